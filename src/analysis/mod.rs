@@ -1,0 +1,1 @@
+//! Pure functions over a `Snapshot`: impact, re-runs, PR relevance, first occurrence.

@@ -1,0 +1,162 @@
+//! The only place clap lives. Parses the command line, resolves settings (flag > environment >
+//! `flakestat.toml` > default), runs one command, and maps its outcome to a named exit code
+//! (`crate::exit`). One file per command; each orchestrates the layers below and returns the exit
+//! code to use on success.
+
+mod classify;
+mod completions;
+mod nightly;
+pub mod output;
+mod report;
+mod signatures;
+mod survey;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit;
+
+const EXAMPLES: &str = "\
+Examples:
+  flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15
+  flakestat survey --repo NVIDIA/cuda-python --since 30d --format markdown --output flakes.md
+  flakestat report --repo NVIDIA/cuda-python --since 2026-06-15 --signature wait-until-timeout
+  flakestat classify job.log run-logs.zip
+  flakestat signatures check signatures/
+  flakestat completions bash > /etc/bash_completion.d/flakestat";
+
+/// Which of our red CI runs are flakes, how often does each one hit, where in the job matrix,
+/// and since which merge?
+#[derive(Debug, Parser)]
+#[command(name = "flakestat", version, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Print nothing on stderr but errors; no progress bars.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say more on stderr (-v: each phase; -vv: each request).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Colour in terminal output. `NO_COLOR` set to anything turns `auto` off.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Classify local job logs (files, `-` for stdin, or a run's logs `.zip`) against signatures.
+    Classify(classify::ClassifyArgs),
+    /// Check or import signature files.
+    #[command(subcommand)]
+    Signatures(signatures::SignaturesCommand),
+    /// Fetch every run, attempt, job and failed-job log of a window into the store, classify them
+    /// and report.
+    Survey(survey::SurveyArgs),
+    /// Report from the store alone: the overview, or one signature's issue-ready account.
+    Report(report::ReportArgs),
+    /// What changed since the last period: new, rising and fading flakes, new unknown failures.
+    Nightly(nightly::NightlyArgs),
+    /// Print a shell completion script.
+    Completions(completions::CompletionsArgs),
+}
+
+/// Parses the process arguments, runs the command, prints any error, returns the exit code.
+pub fn main() -> u8 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return exit::SUCCESS;
+            }
+            eprintln!("flakestat: error: {}", render_chain(&err));
+            exit_code_for(&err)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    let global = cli.global;
+    match cli.command {
+        Command::Classify(args) => classify::run(&global, args),
+        Command::Signatures(cmd) => signatures::run(&global, cmd),
+        Command::Survey(args) => survey::run(&global, args),
+        Command::Report(args) => report::run(&global, args),
+        Command::Nightly(args) => nightly::run(&global, args),
+        Command::Completions(args) => completions::run(args),
+    }
+}
+
+/// The error and its causes on one line, de-duplicated (thiserror messages often repeat their
+/// source).
+fn render_chain(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    parts.join(": ")
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// An error that carries its own exit code; commands wrap user-facing failures in it.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct CodedError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl CodedError {
+    pub fn new(code: u8, message: impl Into<String>) -> CodedError {
+        CodedError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The first cause in the chain that knows its exit code decides; otherwise `exit::ERROR`.
+/// Each layer's error type that maps to a code is listed here.
+fn exit_code_for(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if let Some(coded) = cause.downcast_ref::<CodedError>() {
+            return coded.code;
+        }
+    }
+    exit::ERROR
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

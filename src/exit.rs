@@ -1,0 +1,25 @@
+//! Named exit codes: the contract with shell scripts, cron and CI. Documented in the README;
+//! never renumber one.
+
+/// Success; for `classify`, at least one log matched a signature.
+pub const SUCCESS: u8 = 0;
+/// `classify`: no log matched any signature (like grep's 1).
+pub const NO_MATCH: u8 = 1;
+/// An error that fits no narrower code, and command-line usage errors (clap's own code).
+pub const ERROR: u8 = 2;
+/// Bad input: a broken signature file or config, a malformed date, an unreadable or binary log.
+pub const INVALID_INPUT: u8 = 3;
+/// GitHub refused the credentials (401) or access (403).
+pub const GITHUB_AUTH: u8 = 4;
+/// GitHub does not know the repository or resource (404).
+pub const GITHUB_NOT_FOUND: u8 = 5;
+/// The rate limit ran out: what was collected is stored; run the same command again later.
+pub const RATE_LIMITED: u8 = 6;
+/// The API host did not answer (DNS, connection, timeouts after retries).
+pub const NETWORK: u8 = 7;
+/// The cache directory or store cannot be opened, written or locked.
+pub const STORE: u8 = 8;
+/// `nightly --fail-on`: the kind of change asked about was found.
+pub const ALERT: u8 = 10;
+/// Interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it.
+pub const INTERRUPTED: u8 = 130;

@@ -1,0 +1,1 @@
+//! Job name → matrix dimensions.

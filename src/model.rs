@@ -1,0 +1,239 @@
+//! Plain data shared by every layer: ID newtypes, runs, jobs, pull requests, and what the matcher
+//! found in a log. No I/O, no async, no dependency on any other flakestat module: this file is the
+//! contract between the fetcher, the store, the matcher, the analysis and the reporters.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A point in time, always UTC.
+pub type Timestamp = DateTime<Utc>;
+
+macro_rules! id_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// A workflow run id (`/actions/runs/{id}`); one id covers every attempt of the run.
+    RunId
+);
+id_newtype!(
+    /// A job id; unique across attempts, exceeds 32 bits on github.com.
+    JobId
+);
+id_newtype!(
+    /// A workflow id.
+    WorkflowId
+);
+
+/// A signature id: the stem of its TOML file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SignatureId(pub String);
+
+impl fmt::Display for SignatureId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A git commit sha (40 hex digits on GitHub).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(transparent)]
+pub struct Sha(pub String);
+
+impl fmt::Display for Sha {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `OWNER/NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Repo {
+    pub owner: String,
+    pub name: String,
+}
+
+impl Repo {
+    /// Parses `OWNER/NAME`; `None` when it is not of that form.
+    pub fn parse(text: &str) -> Option<Repo> {
+        let (owner, name) = text.split_once('/')?;
+        let valid = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        };
+        (valid(owner) && valid(name)).then(|| Repo {
+            owner: owner.to_string(),
+            name: name.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Repo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// A workflow run as the run listing shows it: at its latest attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: RunId,
+    pub workflow_id: WorkflowId,
+    /// The workflow's name (`name` in the API).
+    pub workflow_name: String,
+    /// The workflow file, e.g. `.github/workflows/ci.yml` (`path` in the API).
+    pub workflow_path: String,
+    pub display_title: String,
+    pub event: String,
+    pub head_branch: Option<String>,
+    pub head_sha: Sha,
+    pub run_number: u64,
+    /// The latest attempt's number (1-based).
+    pub run_attempt: u32,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub run_started_at: Option<Timestamp>,
+    pub html_url: String,
+    /// PR numbers from `pull_requests[]` (empty for forks and mirrored branches).
+    pub pull_requests: Vec<u64>,
+}
+
+impl Run {
+    /// A run whose latest attempt is completed cannot change any more, except by a new attempt.
+    pub fn is_completed(&self) -> bool {
+        self.status == "completed"
+    }
+}
+
+/// One job execution: a job of one attempt of one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: JobId,
+    pub run_id: RunId,
+    pub run_attempt: u32,
+    pub name: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub completed_at: Option<Timestamp>,
+    pub html_url: Option<String>,
+    pub head_sha: Sha,
+}
+
+impl Job {
+    /// `failure` and `timed_out` are failures; `cancelled` and `skipped` are not.
+    pub fn is_failed(&self) -> bool {
+        matches!(self.conclusion.as_deref(), Some("failure" | "timed_out"))
+    }
+}
+
+/// What is known of a failed job's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogStatus {
+    /// Downloaded and kept in the store.
+    Stored,
+    /// GitHub answered 410: past the repository's log retention.
+    Expired,
+    /// GitHub answered 404: the job has no log.
+    Missing,
+    /// Not downloaded yet.
+    Pending,
+}
+
+/// A pull request, with the files it changed when they have been fetched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    pub title: String,
+    pub state: String,
+    pub base_ref: String,
+    pub head_ref: String,
+    pub merged_at: Option<Timestamp>,
+    pub merge_commit_sha: Option<Sha>,
+    pub html_url: String,
+    /// Changed file paths; `None` when not fetched or unavailable.
+    pub files: Option<Vec<String>>,
+}
+
+/// A line of a log: its 1-based number in the original file and its normalized text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LogLine {
+    pub line: u64,
+    pub text: String,
+}
+
+/// One signature found in one log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureMatch {
+    pub signature: SignatureId,
+    /// First matching line, 1-based, counted in the original file.
+    pub line: u64,
+    /// Every matching line number (1-based).
+    pub lines: Vec<u64>,
+    /// The first matching line, normalized (no timestamp, BOM or ANSI codes).
+    pub text: String,
+    /// The step (`##[group]` title) the first match occurred in.
+    pub step: Option<String>,
+    /// Number of matching lines.
+    pub count: u64,
+    /// Test ids extracted by the signature's `test` regex, sorted.
+    pub tests: BTreeSet<String>,
+}
+
+/// What the matcher found in one log.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Classification {
+    /// Sorted by signature id.
+    pub matches: Vec<SignatureMatch>,
+    /// The log's most telling error lines; filled whether or not a signature matched.
+    pub error_lines: Vec<LogLine>,
+}
+
+impl Classification {
+    pub fn is_unclassified(&self) -> bool {
+        self.matches.is_empty()
+    }
+}
+
+/// Everything the analysis needs, read from the store for one repository and window.
+/// The analysis is a pure function of this and the signatures.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub repo: Option<Repo>,
+    pub default_branch: String,
+    /// Inclusive.
+    pub since: Option<Timestamp>,
+    /// Exclusive.
+    pub until: Option<Timestamp>,
+    /// Runs created in `[since, until)` and, for bisection, runs before `since` that the store
+    /// holds; sorted by (`created_at`, `id`).
+    pub runs: Vec<Run>,
+    /// Every job of every attempt of those runs, sorted by (`run_id`, `run_attempt`, `id`).
+    pub jobs: Vec<Job>,
+    /// For failed jobs only.
+    pub logs: BTreeMap<JobId, LogStatus>,
+    /// For failed jobs whose log is stored.
+    pub classifications: BTreeMap<JobId, Classification>,
+    /// Pull requests the store knows, by number.
+    pub pulls: BTreeMap<u64, PullRequest>,
+}

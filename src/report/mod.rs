@@ -1,0 +1,1 @@
+//! Pure renderers of `analysis::ReportData`: table, markdown, json.

@@ -1,0 +1,1 @@
+//! Signature files: load, compile into one matcher, normalize GitHub Actions raw logs.

@@ -1,0 +1,1 @@
+//! The only place SQL appears: the embedded SQLite store.
