@@ -237,3 +237,14 @@ pub struct Snapshot {
     /// Pull requests the store knows, by number.
     pub pulls: BTreeMap<u64, PullRequest>,
 }
+
+/// What the analysis needs to know of a signature (the matcher's spec carries more).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureInfo {
+    pub id: SignatureId,
+    pub title: String,
+    /// Globs of repository files; a PR changing one is *related* to the signature.
+    pub paths: Vec<String>,
+    /// URL of the tracking issue.
+    pub issue: Option<String>,
+}
