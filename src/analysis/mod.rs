@@ -1,6 +1,8 @@
 //! Pure functions over a `Snapshot`: impact, re-runs, PR relevance, first occurrence. No I/O, no
 //! clock: everything comes in as arguments, one `ReportData` goes out.
 
+pub mod prs;
+
 use serde::Serialize;
 
 use crate::model::{Repo, SignatureId, SignatureInfo, Snapshot, Timestamp};
