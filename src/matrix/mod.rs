@@ -405,6 +405,17 @@ mod tests {
                 ],
             ),
             (
+                "Test linux-64 / Python 3.14t, CUDA 12.9.1 (local), GPU t4",
+                &[
+                    ("job", "Test linux-64"),
+                    ("platform", "linux-64"),
+                    ("python", "3.14t"),
+                    ("cuda", "12.9.1"),
+                    ("source", "local"),
+                    ("gpu", "t4"),
+                ],
+            ),
+            (
                 "Build linux-64 / py3.14t",
                 &[
                     ("job", "Build linux-64"),
