@@ -22,10 +22,10 @@ use crate::model::{
 };
 
 pub use signature::{
-    DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, Hit, HitOrigin, ImpactWindow,
-    SignatureReport,
+    DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, FindingKind, Hit, HitOrigin,
+    ImpactWindow, SignatureReport,
 };
-pub use unclassified::{UnclassifiedGroup, normalize_for_grouping};
+pub use unclassified::{JobRef, UnclassifiedGroup, normalize_for_grouping};
 
 /// Settings the analysis needs (from `flakestat.toml` and flags, resolved by `cli`).
 #[derive(Debug, Clone, Default)]
