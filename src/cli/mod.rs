@@ -8,8 +8,10 @@ mod completions;
 mod nightly;
 pub mod output;
 mod report;
+pub mod settings;
 mod signatures;
 mod survey;
+pub mod when;
 
 use clap::{Args, Parser, Subcommand};
 
