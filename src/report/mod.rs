@@ -30,8 +30,6 @@ pub enum Format {
 pub struct RenderOptions {
     /// ANSI colour in `table` output.
     pub color: bool,
-    /// The terminal's width in columns, for `table`; `None` leaves tables unwrapped.
-    pub width: Option<u16>,
 }
 
 /// Renders `data` in `format` to `out`.

@@ -66,15 +66,8 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
     } else {
         t.force_no_tty();
     }
-    match options.width {
-        Some(w) => {
-            t.set_content_arrangement(ContentArrangement::Dynamic);
-            t.set_width(w);
-        }
-        None => {
-            t.set_content_arrangement(ContentArrangement::Disabled);
-        }
-    }
+    // No terminal reads here: tables keep their natural width.
+    t.set_content_arrangement(ContentArrangement::Disabled);
     t.set_header(table.headers.iter().map(|h| {
         let c = Cell::new(*h);
         if options.color {
