@@ -23,6 +23,7 @@ use crate::fetch::{
 };
 use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
 use crate::report::{self, Format, RenderOptions};
+use crate::signatures;
 use crate::store::{Store, StoreError};
 
 const EXAMPLES: &str = "\
@@ -224,6 +225,11 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     };
     let options = RenderOptions {
         color: args.output.is_none() && use_color(global.color),
+        width: if args.output.is_none() && std::io::stdout().is_terminal() {
+            terminal_width()
+        } else {
+            None
+        },
     };
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
@@ -252,13 +258,12 @@ fn prs_with_hits(
     let in_window = |t: &Timestamp| {
         snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
     };
-    let _ = config;
-    let conventions = analysis::prs::PrConventions::default();
+    let conventions = &config.pr_conventions;
     snapshot
         .runs
         .iter()
         .filter(|r| hit_runs.contains(&r.id) && in_window(&r.created_at))
-        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, &conventions).pr())
+        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, conventions).pr())
         .collect()
 }
 
@@ -307,22 +312,22 @@ fn fetch_error(err: FetchError) -> CodedError {
 }
 
 /// The signature set as the survey needs it: something that classifies, and what the analysis
-/// must know of each signature.
+/// must know of each signature. A broken signature file is invalid input.
 fn load_signatures(
     dir: Option<&std::path::Path>,
 ) -> anyhow::Result<(Arc<dyn Classifier>, Vec<SignatureInfo>)> {
-    let _ = dir;
-    // Until the matcher lands: no signatures, every failed job unclassified.
-    struct NoSignatures;
-    impl Classifier for NoSignatures {
-        fn fingerprint(&self) -> String {
-            "none".into()
-        }
-        fn classify(&self, _log: &[u8]) -> crate::model::Classification {
-            crate::model::Classification::default()
-        }
-    }
-    Ok((Arc::new(NoSignatures), Vec::new()))
+    let source = signatures::resolve_dir(dir);
+    let invalid =
+        |e: signatures::SignatureError| CodedError::new(exit::INVALID_INPUT, e.to_string());
+    let specs = source.load().map_err(invalid)?;
+    let set = signatures::SignatureSet::compile(specs).map_err(invalid)?;
+    let infos = set.info();
+    Ok((Arc::new(set), infos))
+}
+
+/// `COLUMNS` when the shell exports it; comfy-table measures the terminal itself otherwise.
+fn terminal_width() -> Option<u16> {
+    std::env::var("COLUMNS").ok()?.trim().parse().ok()
 }
 
 /// Progress bars on stderr: runs listed, jobs fetched, logs downloaded. Hidden when stderr is
