@@ -669,7 +669,8 @@ impl Survey {
                 .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
             let merged: Vec<_> = page
                 .into_iter()
-                .filter(|p| p.merged_at.is_some())
+                // Merged within the window's history; a page also holds older ones.
+                .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
                 .map(WirePull::into_model)
                 .collect();
             self.store().store_pulls(&self.repo, &merged)?;
