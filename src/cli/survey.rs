@@ -206,7 +206,13 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     if let Some(stats) = stats
         && !global.quiet
     {
-        eprintln!("flakestat: {}", closing_line(&stats));
+        let mut line = closing_line(&stats);
+        if global.verbose > 0
+            && let Some(peak) = peak_memory()
+        {
+            line.push_str(&format!(", peak memory {}", human_bytes(peak)));
+        }
+        eprintln!("flakestat: {line}");
     }
     if let Some(err) = fetch_failure {
         return Err(fetch_error(err).into());
@@ -282,6 +288,14 @@ fn closing_line(stats: &StatsSnapshot) -> String {
         _ => {}
     }
     line
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), for `-v` and the benchmark.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn human_bytes(n: u64) -> String {
