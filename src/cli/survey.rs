@@ -422,3 +422,55 @@ impl Progress for Bars {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_fetch_failure_has_its_exit_code() {
+        let t = chrono::Utc::now();
+        let cases = [
+            (
+                FetchError::Unauthorized {
+                    status: 401,
+                    message: "Bad credentials".into(),
+                },
+                exit::GITHUB_AUTH,
+            ),
+            (
+                FetchError::Forbidden {
+                    status: 403,
+                    message: "no".into(),
+                },
+                exit::GITHUB_AUTH,
+            ),
+            (FetchError::NotFound("x".into()), exit::GITHUB_NOT_FOUND),
+            (FetchError::RateLimited { reset: t }, exit::RATE_LIMITED),
+            (FetchError::SecondaryLimit("x".into()), exit::RATE_LIMITED),
+            (FetchError::Network("x".into()), exit::NETWORK),
+            (FetchError::Interrupted, exit::INTERRUPTED),
+        ];
+        for (err, code) in cases {
+            let text = err.to_string();
+            assert_eq!(fetch_error(err).code, code, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_closing_line_says_requests_logs_bytes_and_budget() {
+        let stats = StatsSnapshot {
+            requests: 120,
+            not_modified: 10,
+            retries: 2,
+            logs_downloaded: 7,
+            log_bytes: 3 << 20,
+            rate_limit_remaining: Some(4880),
+            rate_limit_limit: Some(5000),
+        };
+        assert_eq!(
+            closing_line(&stats),
+            "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 4880/5000 left"
+        );
+    }
+}

@@ -726,6 +726,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn refusals_map_to_auth_errors_with_github_s_message() {
+        let response = |status: u16| Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: http::HeaderMap::new(),
+            body: br#"{"message": "Resource not accessible by integration"}"#.to_vec(),
+        };
+        let err = unexpected("u", &response(403));
+        assert!(matches!(err, FetchError::Forbidden { status: 403, .. }));
+        assert!(err.to_string().contains("Resource not accessible"), "{err}");
+        assert!(matches!(
+            unexpected("u", &response(401)),
+            FetchError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            unexpected("u", &response(422)),
+            FetchError::Unexpected { status: 422, .. }
+        ));
+    }
+
+    #[test]
     fn query_values_are_encoded() {
         assert_eq!(
             encode("2026-06-15T00:00:00Z..2026-06-15T23:59:59Z"),
