@@ -5,6 +5,7 @@
 
 mod classify;
 mod completions;
+pub mod config;
 mod nightly;
 pub mod output;
 mod report;

@@ -104,14 +104,20 @@ fn inline(line: &Line, in_table: bool) -> String {
 fn text(s: &str) -> String {
     let chars: Vec<char> = one_line(s).chars().collect();
     let mut out = String::with_capacity(chars.len() + 8);
-    let digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
+    let start = chars.iter().take_while(|c| **c == ' ').count();
+    let digits = start
+        + chars[start..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
     for (i, &c) in chars.iter().enumerate() {
         let escape = match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '#' | '~' | '!' | '$' | '{'
-            | '}' | '|' | '^' => true,
-            '-' | '+' | '=' => i == 0,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '~' | '!' | '$' | '{' | '}'
+            | '|' | '^' => true,
+            // Only at the start of a line do these open a heading, a list or a rule.
+            '#' | '-' | '+' | '=' => i == start,
             // `1.` or `1)` then a space starts an ordered list.
-            '.' | ')' => i == digits && i > 0 && chars.get(i + 1).is_none_or(|n| *n == ' '),
+            '.' | ')' => i == digits && i > start && chars.get(i + 1).is_none_or(|n| *n == ' '),
             _ => false,
         };
         if escape {
@@ -124,7 +130,7 @@ fn text(s: &str) -> String {
 
 /// A code span holding `s` verbatim (cut to `MAX_LOG_CHARS`).
 fn code(s: &str, in_table: bool) -> String {
-    let mut s = one_line(s);
+    let mut s = one_line(s).trim().to_string();
     if s.chars().count() > MAX_LOG_CHARS {
         s = s.chars().take(MAX_LOG_CHARS).collect::<String>() + "…";
     }
@@ -133,9 +139,8 @@ fn code(s: &str, in_table: bool) -> String {
     }
     if in_table {
         // A table row is split on pipes before code spans are parsed; `\|` is a pipe inside a
-        // cell. A backslash already before a pipe would escape the escape, so it is doubled
-        // into a visible full-width reverse solidus instead.
-        s = s.replace("\\|", "\u{ff3c}|").replace('|', "\\|");
+        // cell (GFM strips exactly that backslash, even after another backslash).
+        s = s.replace('|', "\\|");
     }
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);

@@ -1,7 +1,8 @@
 //! Log text on its way to a terminal or a markdown file: escape sequences and control characters
 //! removed, one line.
 
-/// One line of plain text: control characters dropped, whitespace runs collapsed.
+/// One line of plain text: control characters dropped, whitespace runs (newlines included)
+/// collapsed into one space.
 pub fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;
@@ -13,11 +14,14 @@ pub fn one_line(s: &str) -> String {
         if c.is_control() || is_invisible(c) {
             continue;
         }
-        if space && !out.is_empty() {
+        if space {
             out.push(' ');
         }
         space = false;
         out.push(c);
+    }
+    if space {
+        out.push(' ');
     }
     out
 }
@@ -85,6 +89,6 @@ mod tests {
 
     #[test]
     fn one_line_drops_controls_and_collapses_space() {
-        assert_eq!(one_line("  a\r\n\tb\u{7}c\u{202e}d  "), "a bcd");
+        assert_eq!(one_line("  a\r\n\tb\u{7}c\u{202e}d  "), " a bcd ");
     }
 }
