@@ -292,3 +292,42 @@ fn survey_help_has_examples() {
         "{text}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_with_what_is_collected_and_exit_130() {
+    let gh = FakeGitHub::start_blocking(
+        dataset(60),
+        Faults {
+            latency: Duration::from_millis(30),
+            ..Faults::default()
+        },
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let args = survey_args(&gh.api_url(), cache.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = flakestat(&args)
+        .env("GH_TOKEN", "tok")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while gh.request_count(RouteKind::LogBlob) < 2 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "no report from a partial survey");
+
+    gh.set_faults(Faults::default());
+    let (out, json) = json_survey(&gh.api_url(), cache.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json.unwrap()["runs_total"], 60);
+}

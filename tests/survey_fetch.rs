@@ -419,3 +419,119 @@ fn an_unreachable_host_is_a_network_error() {
     let result = session.survey(store, Arc::new(Marker("m")), &plan, &|_| BTreeSet::new());
     assert!(matches!(result, Err(FetchError::Network(_))), "{result:?}");
 }
+
+fn pull(
+    number: u64,
+    updated: Timestamp,
+    merged: bool,
+    files: &[&str],
+) -> flakestat::fake::FakePull {
+    use flakestat::fake::{FakeFile, FakePull};
+    use flakestat::model::Sha;
+    FakePull {
+        number,
+        title: format!("PR {number}"),
+        state: "closed".into(),
+        user: "octocat".into(),
+        base_ref: "main".into(),
+        head_ref: format!("feature-{number}"),
+        head_sha: Sha("c".repeat(40)),
+        base_sha: Sha("d".repeat(40)),
+        created_at: updated - TimeDelta::days(1),
+        updated_at: updated,
+        closed_at: Some(updated),
+        merged_at: merged.then_some(updated),
+        merge_commit_sha: merged.then(|| Sha("e".repeat(40))),
+        draft: false,
+        locked: false,
+        files: files
+            .iter()
+            .map(|f| FakeFile {
+                filename: f.to_string(),
+                status: "modified".into(),
+                previous_filename: None,
+                additions: 1,
+                deletions: 1,
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
+    let spec = spec(20);
+    let mut ds = with_token(synthetic(&spec));
+    let (since, until) = window(&spec);
+    // Run 5 fails with the marker on a mirrored PR branch; run 6 is green on another PR branch.
+    ds.run_mut(synthetic_run_id(4)).unwrap().run.head_branch = Some("pull-request/7".into());
+    ds.run_mut(synthetic_run_id(5)).unwrap().run.head_branch = Some("pull-request/8".into());
+    ds.pulls = vec![
+        pull(5, since + TimeDelta::hours(2), true, &["docs/a.md"]),
+        pull(6, since - TimeDelta::days(30), true, &["old.py"]),
+        pull(7, since + TimeDelta::hours(3), false, &["cuda/core.py"]),
+        pull(8, since + TimeDelta::hours(4), false, &["other.py"]),
+    ];
+    ds.pulls[2].state = "open".into();
+    ds.pulls[3].state = "open".into();
+    let gh = start(ds, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+    let session = Session::new(config(&gh, Some("tok")), Arc::new(())).unwrap();
+    let plan = SurveyPlan {
+        repo: spec.repo.clone(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    // The caller's policy: PRs named by the branch of a run with a hit.
+    let wanted = |snapshot: &Snapshot| -> BTreeSet<u64> {
+        let hit: BTreeSet<_> = snapshot
+            .classifications
+            .iter()
+            .filter(|(_, c)| !c.is_unclassified())
+            .filter_map(|(job, _)| snapshot.jobs.iter().find(|j| j.id == *job))
+            .map(|j| j.run_id)
+            .collect();
+        snapshot
+            .runs
+            .iter()
+            .filter(|r| hit.contains(&r.id))
+            .filter_map(|r| {
+                r.head_branch
+                    .as_deref()?
+                    .strip_prefix("pull-request/")?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    };
+    let summary = session
+        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &wanted)
+        .unwrap();
+    assert_eq!(summary.pulls_files_fetched, 1);
+    let snap = store
+        .lock()
+        .unwrap()
+        .load_snapshot(&spec.repo, since, until, "m1")
+        .unwrap();
+    assert_eq!(snap.default_branch, "main");
+    let merged = &snap.pulls[&5];
+    assert_eq!(merged.merged_at, Some(since + TimeDelta::hours(2)));
+    assert!(merged.merge_commit_sha.is_some());
+    assert_eq!(merged.files, None, "no hit, no files");
+    assert!(!snap.pulls.contains_key(&6), "older than the lookback");
+    assert_eq!(snap.pulls[&7].files, Some(vec!["cuda/core.py".to_string()]));
+    assert!(!snap.pulls.contains_key(&8), "no hit: not fetched");
+    assert_eq!(gh.request_count(RouteKind::PullFiles), 1);
+
+    // Files are cached: a repeat does not ask again.
+    gh.clear_requests();
+    session
+        .survey(store, Arc::new(Marker("m1")), &plan, &wanted)
+        .unwrap();
+    assert_eq!(gh.request_count(RouteKind::PullFiles), 0);
+    assert_eq!(gh.request_count(RouteKind::Pull), 0);
+}

@@ -23,6 +23,7 @@ use crate::fetch::{
 };
 use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
 use crate::report::{self, Format, RenderOptions};
+use crate::signatures;
 use crate::store::{Store, StoreError};
 
 const EXAMPLES: &str = "\
@@ -205,7 +206,13 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     if let Some(stats) = stats
         && !global.quiet
     {
-        eprintln!("flakestat: {}", closing_line(&stats));
+        let mut line = closing_line(&stats);
+        if global.verbose > 0
+            && let Some(peak) = peak_memory()
+        {
+            line.push_str(&format!(", peak memory {}", human_bytes(peak)));
+        }
+        eprintln!("flakestat: {line}");
     }
     if let Some(err) = fetch_failure {
         return Err(fetch_error(err).into());
@@ -224,6 +231,11 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     };
     let options = RenderOptions {
         color: args.output.is_none() && use_color(global.color),
+        width: if args.output.is_none() && std::io::stdout().is_terminal() {
+            terminal_width()
+        } else {
+            None
+        },
     };
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
@@ -252,13 +264,12 @@ fn prs_with_hits(
     let in_window = |t: &Timestamp| {
         snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
     };
-    let _ = config;
-    let conventions = analysis::prs::PrConventions::default();
+    let conventions = &config.pr_conventions;
     snapshot
         .runs
         .iter()
         .filter(|r| hit_runs.contains(&r.id) && in_window(&r.created_at))
-        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, &conventions).pr())
+        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, conventions).pr())
         .collect()
 }
 
@@ -277,6 +288,14 @@ fn closing_line(stats: &StatsSnapshot) -> String {
         _ => {}
     }
     line
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), for `-v` and the benchmark.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn human_bytes(n: u64) -> String {
@@ -307,22 +326,22 @@ fn fetch_error(err: FetchError) -> CodedError {
 }
 
 /// The signature set as the survey needs it: something that classifies, and what the analysis
-/// must know of each signature.
+/// must know of each signature. A broken signature file is invalid input.
 fn load_signatures(
     dir: Option<&std::path::Path>,
 ) -> anyhow::Result<(Arc<dyn Classifier>, Vec<SignatureInfo>)> {
-    let _ = dir;
-    // Until the matcher lands: no signatures, every failed job unclassified.
-    struct NoSignatures;
-    impl Classifier for NoSignatures {
-        fn fingerprint(&self) -> String {
-            "none".into()
-        }
-        fn classify(&self, _log: &[u8]) -> crate::model::Classification {
-            crate::model::Classification::default()
-        }
-    }
-    Ok((Arc::new(NoSignatures), Vec::new()))
+    let source = signatures::resolve_dir(dir);
+    let invalid =
+        |e: signatures::SignatureError| CodedError::new(exit::INVALID_INPUT, e.to_string());
+    let specs = source.load().map_err(invalid)?;
+    let set = signatures::SignatureSet::compile(specs).map_err(invalid)?;
+    let infos = set.info();
+    Ok((Arc::new(set), infos))
+}
+
+/// `COLUMNS` when the shell exports it; comfy-table measures the terminal itself otherwise.
+fn terminal_width() -> Option<u16> {
+    std::env::var("COLUMNS").ok()?.trim().parse().ok()
 }
 
 /// Progress bars on stderr: runs listed, jobs fetched, logs downloaded. Hidden when stderr is
@@ -401,5 +420,57 @@ impl Progress for Bars {
                 let _ = self.multi.println(format!("flakestat: {note}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_fetch_failure_has_its_exit_code() {
+        let t = chrono::Utc::now();
+        let cases = [
+            (
+                FetchError::Unauthorized {
+                    status: 401,
+                    message: "Bad credentials".into(),
+                },
+                exit::GITHUB_AUTH,
+            ),
+            (
+                FetchError::Forbidden {
+                    status: 403,
+                    message: "no".into(),
+                },
+                exit::GITHUB_AUTH,
+            ),
+            (FetchError::NotFound("x".into()), exit::GITHUB_NOT_FOUND),
+            (FetchError::RateLimited { reset: t }, exit::RATE_LIMITED),
+            (FetchError::SecondaryLimit("x".into()), exit::RATE_LIMITED),
+            (FetchError::Network("x".into()), exit::NETWORK),
+            (FetchError::Interrupted, exit::INTERRUPTED),
+        ];
+        for (err, code) in cases {
+            let text = err.to_string();
+            assert_eq!(fetch_error(err).code, code, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_closing_line_says_requests_logs_bytes_and_budget() {
+        let stats = StatsSnapshot {
+            requests: 120,
+            not_modified: 10,
+            retries: 2,
+            logs_downloaded: 7,
+            log_bytes: 3 << 20,
+            rate_limit_remaining: Some(4880),
+            rate_limit_limit: Some(5000),
+        };
+        assert_eq!(
+            closing_line(&stats),
+            "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 4880/5000 left"
+        );
     }
 }

@@ -95,6 +95,15 @@ pub trait Classifier: Send + Sync {
     fn classify(&self, log: &[u8]) -> Classification;
 }
 
+impl Classifier for crate::signatures::SignatureSet {
+    fn fingerprint(&self) -> String {
+        crate::signatures::SignatureSet::fingerprint(self)
+    }
+    fn classify(&self, log: &[u8]) -> Classification {
+        crate::signatures::SignatureSet::classify(self, log)
+    }
+}
+
 /// Classifies, from the store alone, every stored log of `repo` that has no classification for
 /// the classifier's fingerprint (signatures changed, or a survey stopped between download and
 /// classification). Returns how many were classified. No network.

@@ -669,7 +669,8 @@ impl Survey {
                 .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
             let merged: Vec<_> = page
                 .into_iter()
-                .filter(|p| p.merged_at.is_some())
+                // Merged within the window's history; a page also holds older ones.
+                .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
                 .map(WirePull::into_model)
                 .collect();
             self.store().store_pulls(&self.repo, &merged)?;
@@ -723,6 +724,26 @@ impl Survey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_map_to_auth_errors_with_github_s_message() {
+        let response = |status: u16| Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: http::HeaderMap::new(),
+            body: br#"{"message": "Resource not accessible by integration"}"#.to_vec(),
+        };
+        let err = unexpected("u", &response(403));
+        assert!(matches!(err, FetchError::Forbidden { status: 403, .. }));
+        assert!(err.to_string().contains("Resource not accessible"), "{err}");
+        assert!(matches!(
+            unexpected("u", &response(401)),
+            FetchError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            unexpected("u", &response(422)),
+            FetchError::Unexpected { status: 422, .. }
+        ));
+    }
 
     #[test]
     fn query_values_are_encoded() {

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+pub mod cuda_python;
+
 use chrono::{TimeDelta, TimeZone, Utc};
 
 use super::dataset::{Dataset, DatasetError, FakeAttempt, FakeCommit, FakeLog, FakeRun};
@@ -143,8 +145,32 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
     ds
 }
 
+/// The `scenario.toml` of a bundled scenario folder.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// Which generator builds the dataset: `cuda-python-flake`.
+    pub generator: String,
+    /// The generator's seed: the same seed always gives the same dataset.
+    pub seed: u64,
+}
+
+/// Builds the dataset a scenario folder describes.
 pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
-    Err(DatasetError::NotADataset {
-        dir: dir.to_path_buf(),
-    })
+    let path = dir.join("scenario.toml");
+    let text = std::fs::read_to_string(&path).map_err(|source| DatasetError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let spec: ScenarioSpec = toml::from_str(&text).map_err(|e| DatasetError::Invalid {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    match spec.generator.as_str() {
+        "cuda-python-flake" => cuda_python::generate(dir, spec.seed),
+        other => Err(DatasetError::Invalid {
+            path,
+            message: format!("unknown generator `{other}` (known: cuda-python-flake)"),
+        }),
+    }
 }
