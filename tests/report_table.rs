@@ -35,7 +35,10 @@ fn no_escape_sequences_without_colour() {
 
 #[test]
 fn colour_is_ours_only() {
-    let options = RenderOptions { color: true };
+    let options = RenderOptions {
+        color: true,
+        width: Some(100),
+    };
     let out = table(&AnalysisConfig::default(), &options);
     assert!(out.contains("\u{1b}[1m"), "headings are bold");
     // The log's own red never reaches the terminal.

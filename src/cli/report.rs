@@ -2,6 +2,7 @@
 //! signatures and `flakestat.toml`, classifies stored logs the current signatures have not seen
 //! yet, loads the snapshot, analyzes it and renders the overview or one signature's account.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -155,8 +156,13 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
     };
+    let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let options = RenderOptions {
         color: format == Format::Table && args.output.is_none() && use_color(global.color),
+        // The shell's COLUMNS when exported; otherwise tables keep their natural width.
+        width: on_terminal
+            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+            .flatten(),
     };
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)

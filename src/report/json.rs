@@ -145,11 +145,17 @@ pub mod wire {
         pub dimension: String,
         /// `confined` or `everywhere`.
         pub kind: String,
+        /// `dimension=value, …` when read among the jobs of the primary finding.
+        pub within: Option<String>,
         pub hit_values: Vec<String>,
         pub jobs_hit: u64,
         pub jobs_total: u64,
         pub never_values: Vec<String>,
         pub never_jobs_total: u64,
+        /// The chance that no hit lands on `never_values` if the dimension did not matter.
+        pub chance: f64,
+        /// Confined, with enough hits and a small enough chance to be worth saying.
+        pub significant: bool,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -283,11 +289,14 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
             .map(|f| wire::Finding {
                 dimension: f.dimension.clone(),
                 kind: name_of(&f.kind),
+                within: f.within.clone(),
                 hit_values: f.hit_values.clone(),
                 jobs_hit: f.jobs_hit,
                 jobs_total: f.jobs_total,
                 never_values: f.never_values.clone(),
                 never_jobs_total: f.never_jobs_total,
+                chance: f.chance,
+                significant: f.significant,
             })
             .collect(),
         tests: s.tests.clone(),

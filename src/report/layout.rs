@@ -384,30 +384,7 @@ pub fn summary(s: &SignatureReport) -> Line {
         ));
     }
     parts.push(before_text);
-    let confined: Vec<&DimensionFinding> = s
-        .findings
-        .iter()
-        .filter(|f| f.kind == FindingKind::Confined && f.dimension != crate::matrix::JOB)
-        .collect();
-    for f in &confined {
-        parts.push(format!(
-            "only on {}={} ({} jobs), never on {} ({} jobs)",
-            f.dimension,
-            f.hit_values.join(", "),
-            share(f.jobs_hit, f.jobs_total),
-            f.never_values.join(", "),
-            share(0, f.never_jobs_total)
-        ));
-    }
-    let everywhere: Vec<String> = s
-        .findings
-        .iter()
-        .filter(|f| f.kind == FindingKind::Everywhere && f.dimension != crate::matrix::JOB)
-        .map(|f| format!("{} ({})", f.dimension, f.hit_values.len()))
-        .collect();
-    if !everywhere.is_empty() {
-        parts.push(format!("on every {}", everywhere.join(", ")));
-    }
+    parts.extend(matrix_phrases(&s.findings));
     let excluded = s.excluded_runs.len();
     if excluded > 0 {
         let mut prs: Vec<u64> = s.excluded_runs.iter().map(|r| r.pr).collect();
@@ -424,6 +401,59 @@ pub fn summary(s: &SignatureReport) -> Line {
         Span::Strong(headline),
         text(format!(" {}.", parts.join("; "))),
     ]
+}
+
+/// "only on python=3.14t (…), never on …", then what holds among those jobs. Confinements that
+/// could be luck (few hits, or a likely chance) are left to the matrix table.
+fn matrix_phrases(findings: &[DimensionFinding]) -> Vec<String> {
+    let only = |f: &DimensionFinding| {
+        format!(
+            "only on {}={} ({} jobs), never on {} ({} jobs)",
+            f.dimension,
+            f.hit_values.join(", "),
+            share(f.jobs_hit, f.jobs_total),
+            f.never_values.join(", "),
+            share(0, f.never_jobs_total)
+        )
+    };
+    let everywhere = |fs: &[&DimensionFinding]| {
+        let names: Vec<String> = fs
+            .iter()
+            .map(|f| format!("{} ({})", f.dimension, f.hit_values.len()))
+            .collect();
+        format!("on every {}", names.join(", "))
+    };
+    let not_job = |f: &&DimensionFinding| f.dimension != crate::matrix::JOB;
+    let mut out = Vec::new();
+    let primary = findings
+        .iter()
+        .filter(not_job)
+        .find(|f| f.within.is_none() && f.significant);
+    let scope: Vec<&DimensionFinding> = findings
+        .iter()
+        .filter(not_job)
+        .filter(|f| f.within.is_some() == primary.is_some())
+        .collect();
+    if let Some(p) = primary {
+        out.push(only(p));
+    }
+    let prefix = if primary.is_some() {
+        "among those, "
+    } else {
+        ""
+    };
+    for f in scope.iter().filter(|f| f.significant) {
+        out.push(format!("{prefix}{}", only(f)));
+    }
+    let all: Vec<&DimensionFinding> = scope
+        .iter()
+        .filter(|f| f.kind == FindingKind::Everywhere)
+        .copied()
+        .collect();
+    if !all.is_empty() {
+        out.push(format!("{prefix}{}", everywhere(&all)));
+    }
+    out
 }
 
 fn origin_cell(h: &Hit) -> Line {
@@ -490,7 +520,11 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         ))]);
     }
     if let Some(h) = &s.first_hit {
-        let mut l = vec![text(format!("First hit: {} in ", date(h.created_at)))];
+        let mut l = vec![text(format!(
+            "First hit: run created {} (job {}) in ",
+            date(h.run_created_at),
+            date(h.created_at)
+        ))];
         l.push(Span::Link {
             text: h.job.clone(),
             url: h.html_url.clone().or_else(|| Some(h.run_url.clone())),

@@ -66,8 +66,16 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
     } else {
         t.force_no_tty();
     }
-    // No terminal reads here: tables keep their natural width.
-    t.set_content_arrangement(ContentArrangement::Disabled);
+    // The width was decided at the edge; no terminal reads here.
+    match options.width {
+        Some(w) => {
+            t.set_content_arrangement(ContentArrangement::Dynamic);
+            t.set_width(w);
+        }
+        None => {
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
     t.set_header(table.headers.iter().map(|h| {
         let c = Cell::new(*h);
         if options.color {
