@@ -59,6 +59,9 @@ pub struct SignatureReport {
     pub dimensions: Vec<DimensionReport>,
     /// What the dimensions say: confined to some values, or everywhere.
     pub findings: Vec<DimensionFinding>,
+    /// The matrix again, among the jobs of the primary confinement (`python=3.14t`), when the
+    /// hits are significantly confined.
+    pub within: Option<WithinReport>,
     /// Test id → hits.
     pub tests: BTreeMap<String, u64>,
     /// Every counted hit, oldest first.
@@ -130,6 +133,14 @@ pub struct ExcludedRun {
     pub file: String,
     pub glob: String,
     pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WithinReport {
+    /// `dimension=value, …`.
+    pub label: String,
+    /// Every other dimension, over those jobs only.
+    pub dimensions: Vec<DimensionReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -275,6 +286,7 @@ pub(super) fn analyze_signature(
         excluded_runs: Vec::new(),
         dimensions: Vec::new(),
         findings: Vec::new(),
+        within: None,
         tests: BTreeMap::new(),
         hits,
     };
@@ -435,7 +447,9 @@ pub(super) fn analyze_signature(
         .map(|j| (&cache[j.name.as_str()], hit_jobs.contains(&j.id)))
         .collect();
     report.dimensions = tabulate(&rows);
-    report.findings = findings(&report.dimensions, &rows);
+    let (findings, within) = findings(&report.dimensions, &rows);
+    report.findings = findings;
+    report.within = within;
     report
 }
 
@@ -486,7 +500,10 @@ fn tabulate(rows: &[(&Dimensions, bool)]) -> Vec<DimensionReport> {
 /// that only looks confined because the primary one is (GPUs that never run 3.14t jobs) reads
 /// as "everywhere among those". Without a significant confinement, every dimension is read
 /// over all jobs.
-fn findings(dimensions: &[DimensionReport], rows: &[(&Dimensions, bool)]) -> Vec<DimensionFinding> {
+fn findings(
+    dimensions: &[DimensionReport],
+    rows: &[(&Dimensions, bool)],
+) -> (Vec<DimensionFinding>, Option<WithinReport>) {
     let all: Vec<DimensionFinding> = dimensions.iter().filter_map(|d| finding(d, None)).collect();
     let primary = all
         .iter()
@@ -498,7 +515,7 @@ fn findings(dimensions: &[DimensionReport], rows: &[(&Dimensions, bool)]) -> Vec
                 .then_with(|| a.dimension.cmp(&b.dimension))
         });
     let Some(primary) = primary else {
-        return all;
+        return (all, None);
     };
     let within = format!("{}={}", primary.dimension, primary.hit_values.join(", "));
     let inside: Vec<(&Dimensions, bool)> = rows
@@ -509,14 +526,24 @@ fn findings(dimensions: &[DimensionReport], rows: &[(&Dimensions, bool)]) -> Vec
         })
         .copied()
         .collect();
+    let inside_dims: Vec<DimensionReport> = tabulate(&inside)
+        .into_iter()
+        .filter(|d| d.name != primary.dimension)
+        .collect();
     let mut out = vec![primary.clone()];
     out.extend(
-        tabulate(&inside)
+        inside_dims
             .iter()
-            .filter(|d| d.name != primary.dimension && d.name != matrix::JOB)
+            .filter(|d| d.name != matrix::JOB)
             .filter_map(|d| finding(d, Some(within.clone()))),
     );
-    out
+    (
+        out,
+        Some(WithinReport {
+            label: within,
+            dimensions: inside_dims,
+        }),
+    )
 }
 
 /// Confined or everywhere; `None` when the dimension has a single value or no hit.

@@ -3,6 +3,7 @@
 //! them that removes or renames a field needs a new `SCHEMA_VERSION`. Maps are `BTreeMap`s and
 //! lists keep the analysis' deterministic order, so the same data gives byte-identical output.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::analysis::{self, ReportData};
@@ -80,6 +81,8 @@ pub mod wire {
         /// Dimension → value → jobs hit and jobs run in the impact window.
         pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
         pub findings: Vec<Finding>,
+        /// The matrix among the jobs of the primary confinement, when there is one.
+        pub within: Option<Within>,
         /// Test id → hits.
         pub tests: BTreeMap<String, u64>,
         pub hits: Vec<Hit>,
@@ -132,6 +135,13 @@ pub mod wire {
         pub file: String,
         pub glob: String,
         pub html_url: String,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Within {
+        /// `dimension=value, …`.
+        pub label: String,
+        pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +221,30 @@ fn hit(h: &analysis::Hit) -> wire::Hit {
     }
 }
 
+type WireDimensions = BTreeMap<String, BTreeMap<String, wire::DimensionCell>>;
+
+fn dimensions(dims: &[analysis::DimensionReport]) -> WireDimensions {
+    dims.iter()
+        .map(|d| {
+            (
+                d.name.clone(),
+                d.values
+                    .iter()
+                    .map(|v| {
+                        (
+                            v.value.clone(),
+                            wire::DimensionCell {
+                                jobs_hit: v.jobs_hit,
+                                jobs_total: v.jobs_total,
+                            },
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 fn signature(s: &analysis::SignatureReport) -> wire::Signature {
     wire::Signature {
         id: s.id.0.clone(),
@@ -262,27 +296,11 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
                 html_url: r.html_url.clone(),
             })
             .collect(),
-        dimensions: s
-            .dimensions
-            .iter()
-            .map(|d| {
-                (
-                    d.name.clone(),
-                    d.values
-                        .iter()
-                        .map(|v| {
-                            (
-                                v.value.clone(),
-                                wire::DimensionCell {
-                                    jobs_hit: v.jobs_hit,
-                                    jobs_total: v.jobs_total,
-                                },
-                            )
-                        })
-                        .collect(),
-                )
-            })
-            .collect(),
+        dimensions: dimensions(&s.dimensions),
+        within: s.within.as_ref().map(|w| wire::Within {
+            label: w.label.clone(),
+            dimensions: dimensions(&w.dimensions),
+        }),
         findings: s
             .findings
             .iter()

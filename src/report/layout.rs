@@ -4,7 +4,8 @@
 //! wording and formatting the figures `ReportData` carries.
 
 use crate::analysis::{
-    DimensionFinding, FindingKind, Hit, HitOrigin, ReportData, SignatureReport, UnclassifiedGroup,
+    DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ReportData, SignatureReport,
+    UnclassifiedGroup,
 };
 use crate::model::Timestamp;
 
@@ -377,6 +378,9 @@ pub fn summary(s: &SignatureReport) -> Line {
         plural(s.runs_hit_before, "hit", "hits"),
         before
     );
+    if let Some(t) = s.before_from {
+        before_text.push_str(&format!(" (from {})", day(t)));
+    }
     if s.runs_before_unknown > 0 {
         before_text.push_str(&format!(
             " ({} more unknown: failed with no readable log)",
@@ -469,6 +473,39 @@ fn origin_cell(h: &Hit) -> Line {
         HitOrigin::UnknownPullRequest => vec![text("PR (number unknown)")],
         HitOrigin::Other => vec![text(h.branch.clone().unwrap_or_else(|| h.event.clone()))],
     }
+}
+
+fn matrix_table(title: &str, dimensions: &[DimensionReport]) -> Block {
+    let rows: Vec<Vec<Line>> = dimensions
+        .iter()
+        .flat_map(|d| {
+            d.values.iter().map(move |v| {
+                vec![
+                    vec![text(d.name.clone())],
+                    vec![text(v.value.clone())],
+                    vec![text(v.jobs_hit.to_string())],
+                    vec![text(v.jobs_total.to_string())],
+                    vec![text(if v.jobs_hit == 0 {
+                        "never".to_string()
+                    } else {
+                        percent(Some(
+                            (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
+                        ))
+                    })],
+                ]
+            })
+        })
+        .collect();
+    let n = rows.len();
+    collapse(
+        title,
+        n,
+        Block::Table(Table {
+            headers: vec!["Dimension", "Value", "Jobs hit", "Jobs run", "Hit rate"],
+            numeric: vec![false, false, true, true, true],
+            rows,
+        }),
+    )
 }
 
 fn collapse(summary: &str, rows: usize, block: Block) -> Block {
@@ -608,37 +645,18 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         blocks.push(Block::Paragraph(vec![text(
             "Jobs hit of jobs run in the impact window, per value; values never hit are shown too.",
         )]));
-        let rows: Vec<Vec<Line>> = s
-            .dimensions
-            .iter()
-            .flat_map(|d| {
-                d.values.iter().map(move |v| {
-                    vec![
-                        vec![text(d.name.clone())],
-                        vec![text(v.value.clone())],
-                        vec![text(v.jobs_hit.to_string())],
-                        vec![text(v.jobs_total.to_string())],
-                        vec![text(if v.jobs_hit == 0 {
-                            "never".to_string()
-                        } else {
-                            percent(Some(
-                                (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
-                            ))
-                        })],
-                    ]
-                })
-            })
-            .collect();
-        let n = rows.len();
-        blocks.push(collapse(
-            "Matrix values",
-            n,
-            Block::Table(Table {
-                headers: vec!["Dimension", "Value", "Jobs hit", "Jobs run", "Hit rate"],
-                numeric: vec![false, false, true, true, true],
-                rows,
-            }),
-        ));
+        blocks.push(matrix_table("Matrix values", &s.dimensions));
+        if let Some(w) = &s.within {
+            blocks.push(Block::Paragraph(vec![
+                text("Among the "),
+                code(w.label.clone()),
+                text(" jobs only:"),
+            ]));
+            blocks.push(matrix_table(
+                &format!("Matrix values among {}", w.label),
+                &w.dimensions,
+            ));
+        }
     }
 
     if !s.tests.is_empty() {
