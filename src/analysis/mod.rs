@@ -23,7 +23,7 @@ use crate::model::{
 
 pub use signature::{
     DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, FindingKind, Hit, HitOrigin,
-    ImpactWindow, SignatureReport,
+    ImpactStart, ImpactWindow, SignatureReport,
 };
 pub use unclassified::{JobRef, UnclassifiedGroup, normalize_for_grouping};
 

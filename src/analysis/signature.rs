@@ -68,8 +68,18 @@ pub struct SignatureReport {
     pub hits: Vec<Hit>,
 }
 
+/// What the impact window starts at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImpactStart {
+    /// The first counted hit's run (the only start for now; a bisection will add the merge that
+    /// introduced the failure).
+    FirstHit,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImpactWindow {
+    pub starts_at: ImpactStart,
     pub start: Timestamp,
     pub end: Timestamp,
     /// Runs of the workflows where it occurs, created in `[start, end)`, related PRs excluded.
@@ -385,6 +395,7 @@ pub(super) fn analyze_signature(
         .map(|r| r.id)
         .collect();
     report.impact_window = Some(ImpactWindow {
+        starts_at: ImpactStart::FirstHit,
         start,
         end,
         runs: impact_runs.len() as u64,

@@ -90,6 +90,8 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ImpactWindow {
+        /// `first_hit` (later also `merge`, when a bisection finds the change that introduced it).
+        pub starts_at: String,
         pub start: Timestamp,
         pub end: Timestamp,
         pub runs: u64,
@@ -256,6 +258,7 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         runs_hit: s.runs_hit,
         jobs_hit: s.jobs_hit,
         impact_window: s.impact_window.as_ref().map(|w| wire::ImpactWindow {
+            starts_at: name_of(&w.starts_at),
             start: w.start,
             end: w.end,
             runs: w.runs,
