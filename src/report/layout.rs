@@ -373,19 +373,23 @@ pub fn summary(s: &SignatureReport) -> Line {
         "none re-run to green".to_string()
     });
     let before = s.clean_runs_before + s.runs_hit_before;
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(t) = s.before_from {
+        notes.push(format!("from {}", day(t)));
+    }
+    if s.runs_before_unknown > 0 {
+        notes.push(format!(
+            "{} more unknown: failed with no readable log",
+            s.runs_before_unknown
+        ));
+    }
     let mut before_text = format!(
         "{} in {} runs before",
         plural(s.runs_hit_before, "hit", "hits"),
         before
     );
-    if let Some(t) = s.before_from {
-        before_text.push_str(&format!(" (from {})", day(t)));
-    }
-    if s.runs_before_unknown > 0 {
-        before_text.push_str(&format!(
-            " ({} more unknown: failed with no readable log)",
-            s.runs_before_unknown
-        ));
+    if !notes.is_empty() {
+        before_text.push_str(&format!(" ({})", notes.join("; ")));
     }
     parts.push(before_text);
     parts.extend(matrix_phrases(&s.findings));
