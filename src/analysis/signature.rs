@@ -27,6 +27,9 @@ pub struct SignatureReport {
     pub runs_hit: u64,
     /// Job executions (every attempt) with a counted hit.
     pub jobs_hit: u64,
+    /// Failed jobs in the impact window whose log cannot be read (expired, missing, not
+    /// downloaded or not classified): each could be a hit, unseen.
+    pub jobs_unknown: u64,
     /// `None` when nothing was hit.
     pub impact_window: Option<ImpactWindow>,
     pub runs_hit_default_branch: u64,
@@ -86,6 +89,8 @@ pub struct ImpactWindow {
     pub runs: u64,
     /// `runs_hit / runs`, in percent, one decimal.
     pub percent: Option<f64>,
+    /// Runs of the window not completed and not hit (yet): left out of `runs`.
+    pub runs_in_progress: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -279,6 +284,7 @@ pub(super) fn analyze_signature(
         workflows: workflow_names.into_iter().collect(),
         runs_hit: hit_runs.len() as u64,
         jobs_hit: hit_jobs.len() as u64,
+        jobs_unknown: 0,
         impact_window: None,
         runs_hit_default_branch: 0,
         runs_hit_pr: 0,
@@ -386,12 +392,17 @@ pub(super) fn analyze_signature(
     });
     let same_workflows = |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none();
 
-    // The impact window's runs, and the jobs they ran.
-    let impact_runs: BTreeSet<RunId> = snapshot
+    // The impact window's runs, and the jobs they ran. A run still going may yet be hit, so
+    // it counts only once it has been.
+    let window_runs: Vec<&Run> = snapshot
         .runs
         .iter()
         .filter(same_workflows)
         .filter(|r| r.created_at >= start && in_survey_window(snapshot, r.created_at))
+        .collect();
+    let impact_runs: BTreeSet<RunId> = window_runs
+        .iter()
+        .filter(|r| r.is_completed() || hit_runs.contains(&r.id))
         .map(|r| r.id)
         .collect();
     report.impact_window = Some(ImpactWindow {
@@ -400,7 +411,15 @@ pub(super) fn analyze_signature(
         end,
         runs: impact_runs.len() as u64,
         percent: percent(report.runs_hit, impact_runs.len() as u64),
+        runs_in_progress: (window_runs.len() - impact_runs.len()) as u64,
     });
+    // Failed jobs of the window whose log cannot be read: each could be a hit nobody saw.
+    report.jobs_unknown = snapshot
+        .jobs
+        .iter()
+        .filter(|j| impact_runs.contains(&j.run_id) && j.is_failed())
+        .filter(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)))
+        .count() as u64;
 
     // Before the impact window: clean, hit (before the survey window), or unknown.
     let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =

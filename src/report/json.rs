@@ -61,6 +61,8 @@ pub mod wire {
         pub workflows: Vec<String>,
         pub runs_hit: u64,
         pub jobs_hit: u64,
+        /// Failed jobs in the impact window with no readable log: possible hits, unseen.
+        pub jobs_unknown: u64,
         /// `null` when nothing was hit.
         pub impact_window: Option<ImpactWindow>,
         pub runs_hit_default_branch: u64,
@@ -96,6 +98,8 @@ pub mod wire {
         pub end: Timestamp,
         pub runs: u64,
         pub percent: Option<f64>,
+        /// Runs not completed and not hit yet, left out of `runs`.
+        pub runs_in_progress: u64,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -257,12 +261,14 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         workflows: s.workflows.clone(),
         runs_hit: s.runs_hit,
         jobs_hit: s.jobs_hit,
+        jobs_unknown: s.jobs_unknown,
         impact_window: s.impact_window.as_ref().map(|w| wire::ImpactWindow {
             starts_at: name_of(&w.starts_at),
             start: w.start,
             end: w.end,
             runs: w.runs,
             percent: w.percent,
+            runs_in_progress: w.runs_in_progress,
         }),
         runs_hit_default_branch: s.runs_hit_default_branch,
         runs_hit_pr: s.runs_hit_pr,

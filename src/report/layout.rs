@@ -560,6 +560,21 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
             s.jobs_hit
         ))]);
     }
+    if let Some(w) = &s.impact_window
+        && w.runs_in_progress > 0
+    {
+        facts.push(vec![text(format!(
+            "{} of the impact window still in progress, not counted.",
+            plural(w.runs_in_progress, "run", "runs")
+        ))]);
+    }
+    if s.jobs_unknown > 0 {
+        facts.push(vec![text(format!(
+            "Unknown: {} in the impact window with no readable log (expired, missing or not \
+             downloaded); any of them could be a hit.",
+            plural(s.jobs_unknown, "failed job", "failed jobs")
+        ))]);
+    }
     if let Some(h) = &s.first_hit {
         let mut l = vec![text(format!(
             "First hit: run created {} (job {}) in ",
