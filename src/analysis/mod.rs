@@ -1,6 +1,7 @@
 //! Pure functions over a `Snapshot`: impact, re-runs, PR relevance, first occurrence. No I/O, no
 //! clock: everything comes in as arguments, one `ReportData` goes out.
 
+pub mod bisect;
 pub mod prs;
 
 use serde::Serialize;
