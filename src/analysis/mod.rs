@@ -2,6 +2,7 @@
 //! clock: everything comes in as arguments, one `ReportData` goes out.
 
 pub mod bisect;
+pub mod nightly;
 pub mod prs;
 
 use serde::Serialize;
