@@ -1,101 +1,218 @@
-//! Pure functions over a `Snapshot`: impact, re-runs, PR relevance, first occurrence. No I/O, no
-//! clock: everything comes in as arguments, one `ReportData` goes out.
+//! Pure functions over a `Snapshot`: impact, re-runs, PR relevance, where in the job matrix, and
+//! the failures no signature explains. No I/O, no clock: everything comes in as arguments, one
+//! `ReportData` goes out, and every figure in it is counted from the snapshot. What cannot be
+//! known (an expired log, a PR whose files were not fetched) is carried as unknown with its
+//! reason, never guessed.
+//!
+//! Windows: the survey window is `[since, until)` of run creation times. A signature's *impact
+//! window* starts at its first counted hit (a later `bisect` module will move it to the merge that
+//! introduced it) and ends where the survey ends.
 
 pub mod bisect;
 pub mod nightly;
 pub mod prs;
+mod signature;
+mod unclassified;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::model::{Repo, SignatureId, SignatureInfo, Snapshot, Timestamp};
+use crate::matrix::MatrixParser;
+use crate::model::{
+    JobId, LogStatus, Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp,
+};
+
+pub use signature::{
+    DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, FindingKind, Hit, HitOrigin,
+    ImpactWindow, SignatureReport,
+};
+pub use unclassified::{JobRef, UnclassifiedGroup, normalize_for_grouping};
 
 /// Settings the analysis needs (from `flakestat.toml` and flags, resolved by `cli`).
 #[derive(Debug, Clone, Default)]
-pub struct AnalysisConfig {}
+pub struct AnalysisConfig {
+    /// How branch names name PRs.
+    pub pr_conventions: prs::PrConventions,
+    /// How job names name matrix values.
+    pub matrix: MatrixParser,
+    /// Report this signature alone (`--signature`); `None` is the overview of all.
+    pub focus: Option<SignatureId>,
+}
 
 /// Everything a reporter renders. Reporters compute nothing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportData {
     pub repo: Option<Repo>,
+    pub default_branch: String,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
+    /// The signature asked for with `--signature`; `signatures` then holds it alone (or nothing
+    /// when no loaded signature has that id).
+    pub focus: Option<SignatureId>,
+    /// Runs created in the survey window.
     pub runs_total: u64,
+    /// Runs with a failed job in any attempt (or concluded `failure` with no job known).
     pub runs_failed: u64,
+    /// Runs with more than one attempt.
+    pub runs_rerun: u64,
+    /// Failed runs whose every failed job a signature explains.
+    pub runs_failed_classified: u64,
+    /// Failed job executions (every attempt).
     pub jobs_failed: u64,
+    /// Failed jobs a signature explains.
+    pub jobs_classified: u64,
+    /// Failed jobs no signature explains: read and unmatched, or with no log to read.
     pub jobs_unclassified: u64,
+    /// Of `jobs_unclassified`, those without a readable log, by reason.
+    pub logs_unknown: Vec<LogGap>,
+    /// Ranked by runs hit (descending), ties by id.
     pub signatures: Vec<SignatureReport>,
+    /// Failed jobs whose log was read and matched nothing, grouped by their normalized error
+    /// lines; largest group first.
+    pub unclassified: Vec<UnclassifiedGroup>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SignatureReport {
-    pub id: SignatureId,
-    pub title: String,
-    pub runs_hit: u64,
-    pub jobs_hit: u64,
+/// Failed jobs whose log cannot be classified, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogGap {
+    pub reason: LogGapReason,
+    pub jobs: u64,
 }
 
-/// The whole analysis. (First version: totals and hits per signature; the reports work deepens it.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogGapReason {
+    /// GitHub answered 410: past the log retention.
+    Expired,
+    /// GitHub answered 404: the job has no log.
+    Missing,
+    /// Not downloaded yet.
+    Pending,
+    /// Stored but not classified yet.
+    NotClassified,
+    /// The store has no record of the log at all.
+    NotRecorded,
+}
+
+impl LogGapReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            LogGapReason::Expired => "log expired (GitHub answered 410)",
+            LogGapReason::Missing => "no log (GitHub answered 404)",
+            LogGapReason::Pending => "log not downloaded yet",
+            LogGapReason::NotClassified => "log stored but not classified yet",
+            LogGapReason::NotRecorded => "no record of the log in the store",
+        }
+    }
+}
+
+/// What is known of one failed job's log.
+pub(crate) enum JobVerdict<'a> {
+    Classified(&'a crate::model::Classification),
+    Gap(LogGapReason),
+}
+
+pub(crate) fn verdict(snapshot: &Snapshot, job: JobId) -> JobVerdict<'_> {
+    if let Some(c) = snapshot.classifications.get(&job) {
+        return JobVerdict::Classified(c);
+    }
+    JobVerdict::Gap(match snapshot.logs.get(&job) {
+        Some(LogStatus::Expired) => LogGapReason::Expired,
+        Some(LogStatus::Missing) => LogGapReason::Missing,
+        Some(LogStatus::Pending) => LogGapReason::Pending,
+        Some(LogStatus::Stored) => LogGapReason::NotClassified,
+        None => LogGapReason::NotRecorded,
+    })
+}
+
+/// Whether `t` lies in the survey window `[since, until)`.
+pub(crate) fn in_survey_window(snapshot: &Snapshot, t: Timestamp) -> bool {
+    snapshot.since.is_none_or(|s| t >= s) && snapshot.until.is_none_or(|u| t < u)
+}
+
+/// The whole analysis.
 pub fn analyze(
     snapshot: &Snapshot,
     signatures: &[SignatureInfo],
-    _config: &AnalysisConfig,
+    config: &AnalysisConfig,
 ) -> ReportData {
-    use std::collections::BTreeSet;
-    let in_window = |t: &Timestamp| {
-        snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
-    };
-    let runs: BTreeSet<_> = snapshot
+    let window_runs: BTreeSet<RunId> = snapshot
         .runs
         .iter()
-        .filter(|r| in_window(&r.created_at))
+        .filter(|r| in_survey_window(snapshot, r.created_at))
         .map(|r| r.id)
         .collect();
     let failed_jobs: Vec<_> = snapshot
         .jobs
         .iter()
-        .filter(|j| runs.contains(&j.run_id) && j.is_failed())
+        .filter(|j| window_runs.contains(&j.run_id) && j.is_failed())
         .collect();
-    let runs_failed = failed_jobs
+
+    let mut runs_failed: BTreeSet<RunId> = failed_jobs.iter().map(|j| j.run_id).collect();
+    let runs_with_jobs: BTreeSet<RunId> = snapshot.jobs.iter().map(|j| j.run_id).collect();
+    for run in &snapshot.runs {
+        if window_runs.contains(&run.id)
+            && !runs_with_jobs.contains(&run.id)
+            && matches!(run.conclusion.as_deref(), Some("failure" | "timed_out"))
+        {
+            runs_failed.insert(run.id);
+        }
+    }
+    let runs_rerun = snapshot
+        .runs
         .iter()
-        .map(|j| j.run_id)
-        .collect::<BTreeSet<_>>();
-    let jobs_unclassified = failed_jobs
+        .filter(|r| window_runs.contains(&r.id) && r.run_attempt > 1)
+        .count() as u64;
+
+    let mut jobs_classified = 0u64;
+    let mut gaps: BTreeMap<LogGapReason, u64> = BTreeMap::new();
+    let mut unexplained_runs: BTreeSet<RunId> = runs_failed
         .iter()
-        .filter(|j| {
-            snapshot
-                .classifications
-                .get(&j.id)
-                .is_some_and(|c| c.is_unclassified())
-        })
-        .count();
-    let signatures = signatures
-        .iter()
-        .map(|info| {
-            let hits: Vec<_> = failed_jobs
-                .iter()
-                .filter(|j| {
-                    snapshot
-                        .classifications
-                        .get(&j.id)
-                        .is_some_and(|c| c.matches.iter().any(|m| m.signature == info.id))
-                })
-                .collect();
-            SignatureReport {
-                id: info.id.clone(),
-                title: info.title.clone(),
-                runs_hit: hits.iter().map(|j| j.run_id).collect::<BTreeSet<_>>().len() as u64,
-                jobs_hit: hits.len() as u64,
+        .filter(|r| !runs_with_jobs.contains(r))
+        .copied()
+        .collect();
+    let mut unmatched = Vec::new();
+    for job in &failed_jobs {
+        match verdict(snapshot, job.id) {
+            JobVerdict::Classified(c) if !c.is_unclassified() => jobs_classified += 1,
+            JobVerdict::Classified(c) => {
+                unexplained_runs.insert(job.run_id);
+                unmatched.push((*job, c));
             }
-        })
+            JobVerdict::Gap(reason) => {
+                unexplained_runs.insert(job.run_id);
+                *gaps.entry(reason).or_default() += 1;
+            }
+        }
+    }
+    let jobs_unclassified = failed_jobs.len() as u64 - jobs_classified;
+
+    let mut reports: Vec<SignatureReport> = signatures
+        .iter()
+        .filter(|s| config.focus.as_ref().is_none_or(|f| *f == s.id))
+        .map(|info| signature::analyze_signature(snapshot, info, config))
         .collect();
+    reports.sort_by(|a, b| b.runs_hit.cmp(&a.runs_hit).then_with(|| a.id.cmp(&b.id)));
+
     ReportData {
         repo: snapshot.repo.clone(),
+        default_branch: snapshot.default_branch.clone(),
         since: snapshot.since,
         until: snapshot.until,
-        runs_total: runs.len() as u64,
+        focus: config.focus.clone(),
+        runs_total: window_runs.len() as u64,
         runs_failed: runs_failed.len() as u64,
+        runs_rerun,
+        runs_failed_classified: runs_failed.difference(&unexplained_runs).count() as u64,
         jobs_failed: failed_jobs.len() as u64,
-        jobs_unclassified: jobs_unclassified as u64,
-        signatures,
+        jobs_classified,
+        jobs_unclassified,
+        logs_unknown: gaps
+            .into_iter()
+            .map(|(reason, jobs)| LogGap { reason, jobs })
+            .collect(),
+        signatures: reports,
+        unclassified: unclassified::group(snapshot, &unmatched),
     }
 }

@@ -85,6 +85,111 @@ fn pr_from_branch(branch: &str, conventions: &PrConventions) -> Option<u64> {
     })
 }
 
+/// Whether a PR's changes touch a signature's `paths`. Related PRs' runs are left out of the
+/// signature's counts: the PR itself may be what fails, which is no flake.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PrRelevance {
+    /// The PR changes `file`, which `glob` matches.
+    Related { file: String, glob: String },
+    /// The PR's changed files are known and none matches.
+    Unrelated,
+    /// Cannot be told; never guessed.
+    Unknown(RelevanceUnknown),
+}
+
+/// Why a PR's relevance cannot be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RelevanceUnknown {
+    /// The signature lists no `paths`.
+    NoPaths,
+    /// A fork PR whose number appears nowhere in the run.
+    PrNumberUnknown,
+    /// The store holds no record of the PR.
+    PrNotStored,
+    /// The PR is known but its changed files were not fetched or were unavailable.
+    FilesNotFetched,
+}
+
+impl RelevanceUnknown {
+    /// Says why, for reports.
+    pub fn reason(self) -> &'static str {
+        match self {
+            RelevanceUnknown::NoPaths => "the signature lists no paths",
+            RelevanceUnknown::PrNumberUnknown => "the PR number is unknown (fork PR)",
+            RelevanceUnknown::PrNotStored => "the PR is not in the store",
+            RelevanceUnknown::FilesNotFetched => "the PR's changed files were not fetched",
+        }
+    }
+}
+
+/// A signature's `paths`, compiled. Globs follow gitignore conventions: `*` stops at `/`, `**`
+/// crosses directories.
+#[derive(Debug, Clone)]
+pub struct PathMatcher {
+    globs: Vec<(String, globset::GlobMatcher)>,
+    /// Globs that do not compile; reported, never silently dropped.
+    pub invalid: Vec<String>,
+}
+
+impl PathMatcher {
+    pub fn new(paths: &[String]) -> PathMatcher {
+        let mut globs = Vec::new();
+        let mut invalid = Vec::new();
+        for p in paths {
+            match globset::GlobBuilder::new(p).literal_separator(true).build() {
+                Ok(g) => globs.push((p.clone(), g.compile_matcher())),
+                Err(_) => invalid.push(p.clone()),
+            }
+        }
+        PathMatcher { globs, invalid }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.globs.is_empty()
+    }
+
+    /// The first changed file a glob matches, with that glob.
+    pub fn first_match<'a>(&self, files: &'a [String]) -> Option<(&'a str, &str)> {
+        files.iter().find_map(|f| {
+            self.globs
+                .iter()
+                .find(|(_, m)| m.is_match(f))
+                .map(|(g, _)| (f.as_str(), g.as_str()))
+        })
+    }
+}
+
+/// The relevance of a run's PR to a signature; `None` when the run is not a PR's.
+pub fn pr_relevance(
+    origin: RunOrigin,
+    pulls: &std::collections::BTreeMap<u64, crate::model::PullRequest>,
+    paths: &PathMatcher,
+) -> Option<PrRelevance> {
+    let number = match origin {
+        RunOrigin::PullRequest(n) => n,
+        RunOrigin::UnknownPullRequest => {
+            return Some(PrRelevance::Unknown(RelevanceUnknown::PrNumberUnknown));
+        }
+        RunOrigin::DefaultBranch | RunOrigin::Other => return None,
+    };
+    if paths.is_empty() {
+        return Some(PrRelevance::Unknown(RelevanceUnknown::NoPaths));
+    }
+    let Some(pull) = pulls.get(&number) else {
+        return Some(PrRelevance::Unknown(RelevanceUnknown::PrNotStored));
+    };
+    let Some(files) = &pull.files else {
+        return Some(PrRelevance::Unknown(RelevanceUnknown::FilesNotFetched));
+    };
+    Some(match paths.first_match(files) {
+        Some((file, glob)) => PrRelevance::Related {
+            file: file.to_string(),
+            glob: glob.to_string(),
+        },
+        None => PrRelevance::Unrelated,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +256,63 @@ mod tests {
                 run.head_branch
             );
         }
+    }
+
+    #[test]
+    fn relevance_is_known_only_from_fetched_files() {
+        use crate::model::PullRequest;
+        let pull = |n: u64, files: Option<&[&str]>| PullRequest {
+            number: n,
+            title: String::new(),
+            state: "open".into(),
+            base_ref: "main".into(),
+            head_ref: "x".into(),
+            merged_at: None,
+            merge_commit_sha: None,
+            html_url: String::new(),
+            files: files.map(|f| f.iter().map(|s| s.to_string()).collect()),
+        };
+        let pulls = [
+            (
+                1,
+                pull(1, Some(&["cuda_core/tests/helpers.py", "README.md"])),
+            ),
+            (2, pull(2, Some(&["docs/index.rst"]))),
+            (3, pull(3, None)),
+        ]
+        .into_iter()
+        .collect();
+        let paths = PathMatcher::new(&["cuda_core/tests/**".to_string(), "[".to_string()]);
+        assert_eq!(paths.invalid, ["["]);
+        assert_eq!(
+            pr_relevance(RunOrigin::PullRequest(1), &pulls, &paths),
+            Some(PrRelevance::Related {
+                file: "cuda_core/tests/helpers.py".into(),
+                glob: "cuda_core/tests/**".into()
+            })
+        );
+        assert_eq!(
+            pr_relevance(RunOrigin::PullRequest(2), &pulls, &paths),
+            Some(PrRelevance::Unrelated)
+        );
+        assert_eq!(
+            pr_relevance(RunOrigin::PullRequest(3), &pulls, &paths),
+            Some(PrRelevance::Unknown(RelevanceUnknown::FilesNotFetched))
+        );
+        assert_eq!(
+            pr_relevance(RunOrigin::PullRequest(4), &pulls, &paths),
+            Some(PrRelevance::Unknown(RelevanceUnknown::PrNotStored))
+        );
+        assert_eq!(
+            pr_relevance(RunOrigin::PullRequest(2), &pulls, &PathMatcher::new(&[])),
+            Some(PrRelevance::Unknown(RelevanceUnknown::NoPaths))
+        );
+        assert_eq!(pr_relevance(RunOrigin::DefaultBranch, &pulls, &paths), None);
+        // `*` does not cross directories.
+        let shallow = PathMatcher::new(&["cuda_core/*".to_string()]);
+        assert_eq!(
+            pr_relevance(RunOrigin::PullRequest(1), &pulls, &shallow),
+            Some(PrRelevance::Unrelated)
+        );
     }
 }

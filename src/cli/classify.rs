@@ -1,12 +1,440 @@
-//! `flakestat classify`.
+//! `flakestat classify`: classify local job logs (files, `-` for stdin, a run's logs `.zip`)
+//! against signatures; print a table or the versioned JSON; exit like grep (0 some log matched,
+//! 1 none did, 3 invalid input, 2 other errors).
+//!
+//! Logs are streamed (bounded memory whatever their size) and classified on a few threads at once,
+//! one file per thread; a `.zip` is one unit of work, its entries read in archive order. The
+//! table is built here rather than in `report/` because it renders a classification, not a
+//! survey's `ReportData`.
 
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::Context;
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-use super::GlobalArgs;
+use super::output::write_output;
+use super::{CodedError, GlobalArgs};
+use crate::exit;
+use crate::model::Classification;
+use crate::signatures::normalize::{looks_binary, sanitize_for_terminal};
+use crate::signatures::{SignatureSet, resolve_dir};
+
+/// Bytes looked at to tell a binary file from a log.
+const SNIFF: usize = 64 * 1024;
+/// Most files classified at once.
+const MAX_WORKERS: usize = 8;
 
 #[derive(Debug, Args)]
-pub struct ClassifyArgs {}
+pub struct ClassifyArgs {
+    /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ClassifyFormat::Table)]
+    pub format: ClassifyFormat,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Files classified at once [default: the number of CPUs, at most 8].
+    #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Job logs: files, `-` for stdin, or `.zip` archives of a run's logs as GitHub serves them.
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+}
 
-pub fn run(_global: &GlobalArgs, _args: ClassifyArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`flakestat classify` is not built yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClassifyFormat {
+    Table,
+    Json,
+}
+
+/// The JSON document (`--format json`), schema 1. Documented in docs/matching.md; fields are
+/// only ever added, and a breaking change bumps `schema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassifyJson {
+    pub schema: u32,
+    pub files: Vec<FileJson>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileJson {
+    /// The path as given, `-` for stdin, `archive.zip:entry` for a zip entry.
+    pub file: String,
+    pub matches: Vec<MatchJson>,
+    pub unclassified: bool,
+    pub error_lines: Vec<LineJson>,
+    /// Something worth knowing, e.g. `empty file`.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchJson {
+    pub signature: String,
+    pub line: u64,
+    pub lines: Vec<u64>,
+    pub text: String,
+    pub step: Option<String>,
+    pub count: u64,
+    pub tests: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineJson {
+    pub line: u64,
+    pub text: String,
+}
+
+/// One classified log.
+#[derive(Debug)]
+struct Classified {
+    name: String,
+    classification: Classification,
+    note: Option<String>,
+}
+
+/// A log that could not be classified: unreadable, binary, a broken archive.
+#[derive(Debug)]
+struct InputError {
+    message: String,
+}
+
+type UnitResult = Vec<Result<Classified, InputError>>;
+
+pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
+    let source = resolve_dir(args.signatures.as_deref());
+    let set = load_set(&source)?;
+    if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(
+            CodedError::new(exit::INVALID_INPUT, "`-` (stdin) may be given only once").into(),
+        );
+    }
+    let workers = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(MAX_WORKERS)
+        })
+        .min(args.logs.len())
+        .max(1);
+    let results = classify_all(&set, &args.logs, workers);
+
+    let mut files = Vec::new();
+    let mut invalid = 0;
+    for result in results.into_iter().flatten() {
+        match result {
+            Ok(c) => files.push(c),
+            Err(e) => {
+                invalid += 1;
+                eprintln!("flakestat: error: {}", e.message);
+            }
+        }
+    }
+    if !global.quiet {
+        for f in &files {
+            if let Some(note) = &f.note {
+                eprintln!("flakestat: note: {}: {note}", f.name);
+            }
+        }
+    }
+    let any_match = files.iter().any(|f| !f.classification.is_unclassified());
+    let color_table = args.output.is_none() && io::stdout().is_terminal();
+    write_output(args.output.as_deref(), |w| match args.format {
+        ClassifyFormat::Json => render_json(w, &files),
+        ClassifyFormat::Table => render_table(w, &files, color_table),
+    })?;
+    Ok(if invalid > 0 {
+        exit::INVALID_INPUT
+    } else if any_match {
+        exit::SUCCESS
+    } else {
+        exit::NO_MATCH
+    })
+}
+
+/// Loads and compiles the signatures of `source`; a broken file is invalid input.
+pub(crate) fn load_set(
+    source: &crate::signatures::SignatureSource,
+) -> anyhow::Result<SignatureSet> {
+    let specs = source
+        .load()
+        .and_then(SignatureSet::compile)
+        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))
+        .with_context(|| format!("cannot use {source}"))?;
+    Ok(specs)
+}
+
+fn classify_all(set: &SignatureSet, logs: &[PathBuf], workers: usize) -> Vec<UnitResult> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<UnitResult>> = logs.iter().map(|_| Mutex::new(Vec::new())).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = logs.get(i) else { break };
+                    let result = classify_unit(set, path);
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = result;
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
+    let name = path.display().to_string();
+    if path.as_os_str() == "-" {
+        let stdin = io::stdin();
+        return vec![classify_stream(set, "-".into(), stdin.lock())];
+    }
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return vec![Err(unreadable(&name, &e))],
+    };
+    if path.is_dir() {
+        return vec![Err(InputError {
+            message: format!("{name} is a directory; give the log files inside it"),
+        })];
+    }
+    let mut reader = BufReader::with_capacity(SNIFF, file);
+    let is_zip = match reader.fill_buf() {
+        Ok(head) => head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06"),
+        Err(e) => return vec![Err(unreadable(&name, &e))],
+    };
+    if is_zip
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+    {
+        return classify_zip(set, &name, path);
+    }
+    vec![classify_stream(set, name, reader)]
+}
+
+fn unreadable(name: &str, e: &io::Error) -> InputError {
+    InputError {
+        message: format!("cannot read {name}: {e}; check the path and its permissions"),
+    }
+}
+
+/// Classifies one log stream, refusing binary input.
+fn classify_stream(
+    set: &SignatureSet,
+    name: String,
+    reader: impl Read,
+) -> Result<Classified, InputError> {
+    let mut reader = BufReader::with_capacity(SNIFF, reader);
+    // fill_buf may return less than is available; gather a full sample for the binary check.
+    let mut sample = Vec::with_capacity(SNIFF);
+    while sample.len() < SNIFF {
+        let got = reader.fill_buf().map_err(|e| unreadable(&name, &e))?;
+        if got.is_empty() {
+            break;
+        }
+        let take = got.len().min(SNIFF - sample.len());
+        sample.extend_from_slice(&got[..take]);
+        reader.consume(take);
+    }
+    if looks_binary(&sample) {
+        return Err(InputError {
+            message: format!(
+                "{name} looks binary (many NUL bytes), not a text job log; give the log itself \
+                 (a run's logs .zip is read directly)"
+            ),
+        });
+    }
+    let empty = sample.is_empty();
+    let classification = set
+        .classify_reader(io::Cursor::new(sample).chain(reader))
+        .map_err(|e| unreadable(&name, &e))?;
+    Ok(Classified {
+        name,
+        classification,
+        note: empty.then(|| "empty file".to_string()),
+    })
+}
+
+fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
+    let bad_zip = |e: &dyn std::fmt::Display| InputError {
+        message: format!(
+            "{name} is not a readable zip archive ({e}); download the run's logs again"
+        ),
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return vec![Err(unreadable(name, &e))],
+    };
+    let mut archive = match zip::ZipArchive::new(io::BufReader::new(file)) {
+        Ok(a) => a,
+        Err(e) => return vec![Err(bad_zip(&e))],
+    };
+    let mut out = Vec::new();
+    for i in 0..archive.len() {
+        let entry = match archive.by_index(i) {
+            Ok(entry) => entry,
+            Err(e) => {
+                out.push(Err(bad_zip(&e)));
+                continue;
+            }
+        };
+        if entry.is_dir() {
+            continue;
+        }
+        let entry_name = format!("{name}:{}", entry.name());
+        out.push(classify_stream(set, entry_name, entry));
+    }
+    if out.is_empty() {
+        out.push(Err(InputError {
+            message: format!("{name} holds no files; download the run's logs again"),
+        }));
+    }
+    out
+}
+
+fn to_json(files: &[Classified]) -> ClassifyJson {
+    ClassifyJson {
+        schema: 1,
+        files: files
+            .iter()
+            .map(|f| FileJson {
+                file: f.name.clone(),
+                matches: f
+                    .classification
+                    .matches
+                    .iter()
+                    .map(|m| MatchJson {
+                        signature: m.signature.0.clone(),
+                        line: m.line,
+                        lines: m.lines.clone(),
+                        text: m.text.clone(),
+                        step: m.step.clone(),
+                        count: m.count,
+                        tests: m.tests.iter().cloned().collect(),
+                    })
+                    .collect(),
+                unclassified: f.classification.is_unclassified(),
+                error_lines: f
+                    .classification
+                    .error_lines
+                    .iter()
+                    .map(|l| LineJson {
+                        line: l.line,
+                        text: l.text.clone(),
+                    })
+                    .collect(),
+                note: f.note.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn render_json(w: &mut dyn Write, files: &[Classified]) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &to_json(files))?;
+    writeln!(w)
+}
+
+/// Longest log text shown in a table cell.
+const CELL: usize = 120;
+
+fn cell(text: &str) -> String {
+    let clean = sanitize_for_terminal(text);
+    if clean.chars().count() <= CELL {
+        clean.into_owned()
+    } else {
+        let mut s: String = clean.chars().take(CELL - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// Error lines shown for an unclassified log in the table (JSON has them all).
+const TABLE_ERROR_LINES: usize = 3;
+
+fn render_table(w: &mut dyn Write, files: &[Classified], terminal: bool) -> io::Result<()> {
+    use comfy_table::{ContentArrangement, Table, presets};
+    let mut table = Table::new();
+    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    if terminal {
+        table.set_content_arrangement(ContentArrangement::Dynamic);
+    }
+    table.set_header(vec!["log", "signature", "line", "count", "step", "text"]);
+    for f in files {
+        let file = cell(&f.name);
+        if f.classification.is_unclassified() {
+            let label = match &f.note {
+                Some(note) => format!("unclassified ({note})"),
+                None => "unclassified".to_string(),
+            };
+            let lines = &f.classification.error_lines;
+            if lines.is_empty() {
+                table.add_row(vec![
+                    file.clone(),
+                    label.clone(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
+            for (i, l) in lines.iter().take(TABLE_ERROR_LINES).enumerate() {
+                let (file, label) = if i == 0 {
+                    (file.clone(), label.clone())
+                } else {
+                    (String::new(), String::new())
+                };
+                table.add_row(vec![
+                    file,
+                    label,
+                    l.line.to_string(),
+                    String::new(),
+                    String::new(),
+                    cell(&l.text),
+                ]);
+            }
+        } else {
+            for (i, m) in f.classification.matches.iter().enumerate() {
+                let tests = if m.tests.is_empty() {
+                    String::new()
+                } else {
+                    let shown: Vec<&str> = m.tests.iter().take(3).map(String::as_str).collect();
+                    let more = m.tests.len().saturating_sub(shown.len());
+                    let more = if more > 0 {
+                        format!(" (+{more})")
+                    } else {
+                        String::new()
+                    };
+                    format!("\ntests: {}{more}", shown.join(", "))
+                };
+                table.add_row(vec![
+                    if i == 0 { file.clone() } else { String::new() },
+                    cell(&m.signature.0),
+                    m.line.to_string(),
+                    m.count.to_string(),
+                    m.step.as_deref().map(cell).unwrap_or_default(),
+                    format!("{}{}", cell(&m.text), cell_multiline(&tests)),
+                ]);
+            }
+        }
+    }
+    writeln!(w, "{table}")?;
+    let matched = files
+        .iter()
+        .filter(|f| !f.classification.is_unclassified())
+        .count();
+    writeln!(w, "{matched} of {} logs matched a signature", files.len())
+}
+
+fn cell_multiline(text: &str) -> String {
+    text.split('\n').map(cell).collect::<Vec<_>>().join("\n")
 }

@@ -5,11 +5,14 @@
 
 mod classify;
 mod completions;
+pub mod config;
 mod nightly;
 pub mod output;
 mod report;
+pub mod settings;
 mod signatures;
 mod survey;
+pub mod when;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -65,7 +68,7 @@ pub enum Command {
     Signatures(signatures::SignaturesCommand),
     /// Fetch every run, attempt, job and failed-job log of a window into the store, classify them
     /// and report.
-    Survey(survey::SurveyArgs),
+    Survey(Box<survey::SurveyArgs>),
     /// Report from the store alone: the overview, or one signature's issue-ready account.
     Report(report::ReportArgs),
     /// What changed since the last period: new, rising and fading flakes, new unknown failures.
@@ -94,7 +97,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Classify(args) => classify::run(&global, args),
         Command::Signatures(cmd) => signatures::run(&global, cmd),
-        Command::Survey(args) => survey::run(&global, args),
+        Command::Survey(args) => survey::run(&global, *args),
         Command::Report(args) => report::run(&global, args),
         Command::Nightly(args) => nightly::run(&global, args),
         Command::Completions(args) => completions::run(args),

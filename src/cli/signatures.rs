@@ -1,15 +1,178 @@
-//! `flakestat signatures check|import`.
+//! `flakestat signatures check|import`: validate signature files and run their examples; convert
+//! another tool's rule file into signature files.
 
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
 use clap::Subcommand;
 
-use super::GlobalArgs;
+use super::classify::load_set;
+use super::{CodedError, GlobalArgs};
+use crate::exit;
+use crate::signatures::check::check;
+use crate::signatures::import::import_pytorch;
+use crate::signatures::normalize::sanitize_for_terminal;
+use crate::signatures::resolve_dir;
 
 #[derive(Debug, Subcommand)]
 pub enum SignaturesCommand {
-    /// Validate every signature file and run its examples.
-    Check {},
+    /// Validate every signature file, run its examples, and report signatures that match the
+    /// same example line (overlaps).
+    Check {
+        /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Report overlapping signatures without failing.
+        #[arg(long)]
+        allow_overlaps: bool,
+    },
+    /// Convert another tool's rule file into signature files, patterns unchanged.
+    Import {
+        /// The rule file's format.
+        #[arg(long, value_enum)]
+        format: ImportFormat,
+        /// Folder to write the signature files into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Overwrite signature files that already exist.
+        #[arg(long)]
+        force: bool,
+        /// The rule file, e.g. PyTorch's `aws/lambda/log-classifier/ruleset.toml`.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
-pub fn run(_global: &GlobalArgs, _cmd: SignaturesCommand) -> anyhow::Result<u8> {
-    anyhow::bail!("`flakestat signatures` is not built yet")
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// PyTorch's log classifier `ruleset.toml` (ordered `[[rule]]` name/pattern entries).
+    Pytorch,
+}
+
+pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> anyhow::Result<u8> {
+    match cmd {
+        SignaturesCommand::Check {
+            dir,
+            allow_overlaps,
+        } => run_check(global, dir, allow_overlaps),
+        SignaturesCommand::Import {
+            format: ImportFormat::Pytorch,
+            out,
+            force,
+            file,
+        } => run_import(global, file, out, force),
+    }
+}
+
+fn run_check(
+    global: &GlobalArgs,
+    dir: Option<PathBuf>,
+    allow_overlaps: bool,
+) -> anyhow::Result<u8> {
+    let source = resolve_dir(dir.as_deref());
+    let set = load_set(&source)?;
+    let report = check(&set);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let show = |s: &str| sanitize_for_terminal(s).into_owned();
+    for f in &report.failures {
+        writeln!(
+            out,
+            "FAIL {}: {}[{}] {:?}: {}",
+            f.file.display(),
+            f.key,
+            f.index,
+            show(&f.example),
+            f.reason
+        )?;
+    }
+    for o in &report.overlaps {
+        writeln!(
+            out,
+            "{} {} and {} both match {:?} (an example of {}); make one of the patterns narrower",
+            if allow_overlaps {
+                "overlap:"
+            } else {
+                "OVERLAP"
+            },
+            o.first,
+            o.second,
+            show(&o.example),
+            o.owner
+        )?;
+    }
+    if !global.quiet {
+        for id in &report.without_examples {
+            writeln!(
+                out,
+                "note: {id} has no examples.match lines; add a real log line it must match"
+            )?;
+        }
+    }
+    let failed = !report.failures.is_empty() || (!allow_overlaps && !report.overlaps.is_empty());
+    writeln!(
+        out,
+        "{}: {} signatures, {} examples, {} failing, {} overlaps in {source}",
+        if failed { "FAILED" } else { "ok" },
+        report.signatures,
+        report.examples,
+        report.failures.len(),
+        report.overlaps.len(),
+    )?;
+    Ok(if failed {
+        exit::INVALID_INPUT
+    } else {
+        exit::SUCCESS
+    })
+}
+
+fn run_import(global: &GlobalArgs, file: PathBuf, out: PathBuf, force: bool) -> anyhow::Result<u8> {
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        CodedError::new(
+            exit::INVALID_INPUT,
+            format!("cannot read {}: {e}; check the path", file.display()),
+        )
+    })?;
+    let imported = import_pytorch(&text)
+        .map_err(|e| CodedError::new(exit::INVALID_INPUT, format!("{}: {e}", file.display())))?;
+    std::fs::create_dir_all(&out).with_context(|| {
+        format!(
+            "cannot create {}; check it is a writable folder",
+            out.display()
+        )
+    })?;
+    if !force {
+        let existing: Vec<String> = imported
+            .iter()
+            .map(|s| out.join(format!("{}.toml", s.id)))
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        if !existing.is_empty() {
+            return Err(CodedError::new(
+                exit::INVALID_INPUT,
+                format!(
+                    "{} signature files already exist (first: {}); pass --force to overwrite them, or choose another --out",
+                    existing.len(),
+                    existing[0]
+                ),
+            )
+            .into());
+        }
+    }
+    for sig in &imported {
+        let path = out.join(format!("{}.toml", sig.id));
+        std::fs::write(&path, &sig.toml)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !global.quiet {
+        eprintln!(
+            "imported {} signatures into {}; check them with `flakestat signatures check {}`",
+            imported.len(),
+            out.display(),
+            out.display()
+        );
+    }
+    Ok(exit::SUCCESS)
 }

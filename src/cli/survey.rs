@@ -1,12 +1,476 @@
-//! `flakestat survey`.
+//! `flakestat survey`: resolve settings, open the store, run the fetch session (or stay offline),
+//! then analyze the store's snapshot and render the report. Progress bars and every terminal or
+//! environment decision live here; the layers below get plain values.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::GlobalArgs;
+use super::output::{FormatArg, resolve_format, use_color, write_output};
+use super::settings::{self, TokenSource};
+use super::when::{WHEN_FORMS, parse_window};
+use super::{CodedError, GlobalArgs};
+use crate::analysis::{self, AnalysisConfig};
+use crate::exit;
+use crate::fetch::{
+    self, Classifier, ClientConfig, DEFAULT_CONCURRENCY, FetchError, Progress, ProgressEvent,
+    Session, StatsSnapshot, SurveyPlan,
+};
+use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
+use crate::report::{self, Format, RenderOptions};
+use crate::signatures;
+use crate::store::{Store, StoreError};
+
+const EXAMPLES: &str = "\
+Examples:
+  flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15
+  flakestat survey --repo NVIDIA/cuda-python --since 7d --workflow ci.yml --branch main
+  flakestat survey --repo NVIDIA/cuda-python --since 2026-06-01 --until 2026-06-30 --format json --output june.json
+  flakestat survey --repo NVIDIA/cuda-python --since 30d --offline --signatures ./signatures
+  flakestat survey --replay fixtures/cuda-python-flake --since 2026-06-15
+
+WHEN is a date (2026-06-15, UTC), an RFC 3339 datetime (2026-06-15T08:00:00Z) or a span back
+from now (30m, 24h, 7d, 2w). --since is inclusive; a date given to --until means through the end
+of that day.
+
+The token comes from GITHUB_TOKEN, else GH_TOKEN, else `gh auth token`; without one, public
+repositories work within GitHub's anonymous limit (60 requests an hour). The store lives in
+--cache-dir, else FLAKESTAT_CACHE_DIR, else the platform cache folder; a repeated survey only
+asks GitHub for what can have changed.";
 
 #[derive(Debug, Args)]
-pub struct SurveyArgs {}
+#[command(after_help = EXAMPLES)]
+pub struct SurveyArgs {
+    /// The repository, OWNER/NAME (with --replay: the dataset's by default).
+    #[arg(long, value_name = "OWNER/NAME", required_unless_present = "replay")]
+    pub repo: Option<String>,
+    /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
+    #[arg(long, value_name = "WHEN")]
+    pub since: String,
+    /// End of the window (a date means through the end of that day). Default: now.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only runs of this workflow (its name, file name such as ci.yml, or id); repeatable.
+    #[arg(long = "workflow", value_name = "NAME_OR_FILE")]
+    pub workflows: Vec<String>,
+    /// Only runs on this branch.
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Only runs triggered by this event (push, pull_request, schedule, …).
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
+    /// Requests in flight at once (GitHub asks for few; see docs/survey.md).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u16,
+          value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub concurrency: u16,
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
+    /// (with --replay: a fresh temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Use only what the store holds: no network (re-classifies stored logs if the signatures
+    /// changed).
+    #[arg(long, conflicts_with_all = ["api_url", "replay"])]
+    pub offline: bool,
+    /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Survey a recorded dataset served by the built-in fake GitHub on 127.0.0.1: no token, no
+    /// network.
+    #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
+    pub replay: Option<PathBuf>,
+    /// Signature files. Default: ./signatures if present, else the bundled set.
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Report format. Default: table on a terminal, markdown otherwise.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
+    #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
+    pub max_retries: u32,
+}
 
-pub fn run(_global: &GlobalArgs, _args: SurveyArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`flakestat survey` is not built yet")
+pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
+    // Replay: the dataset decides the repository and what "now" is.
+    let replay = match &args.replay {
+        Some(dir) => Some(crate::fake::Dataset::load(dir).map_err(|e| {
+            CodedError::new(
+                exit::INVALID_INPUT,
+                format!("--replay {}: {e}", dir.display()),
+            )
+        })?),
+        None => None,
+    };
+    let now = replay.as_ref().map_or_else(chrono::Utc::now, |ds| ds.now);
+    let repo = match (&args.repo, &replay) {
+        (Some(text), _) => Repo::parse(text).ok_or_else(|| {
+            CodedError::new(
+                exit::INVALID_INPUT,
+                format!("--repo {text:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"),
+            )
+        })?,
+        (None, Some(ds)) => ds.repo.clone(),
+        (None, None) => unreachable!("clap requires --repo without --replay"),
+    };
+    let (since, until) = parse_window(&args.since, args.until.as_deref(), now)
+        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
+    debug_assert!(!WHEN_FORMS.is_empty());
+
+    let (classifier, infos) = load_signatures(args.signatures.as_deref())?;
+
+    // With --replay the store defaults to a fresh folder, so a replay never mixes with real data.
+    let temp_cache;
+    let cache_dir = match (&args.cache_dir, &replay) {
+        (None, Some(_)) => {
+            temp_cache = tempfile::tempdir()
+                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
+            temp_cache.path().to_path_buf()
+        }
+        _ => settings::resolve_cache_dir(args.cache_dir.as_deref())
+            .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?,
+    };
+    let store = Store::open(&cache_dir).map_err(store_error)?;
+    let store = Arc::new(Mutex::new(store));
+
+    let show_progress = !global.quiet && std::io::stderr().is_terminal();
+    let bars = Arc::new(Bars::new(show_progress));
+    let mut fetch_failure: Option<FetchError> = None;
+    let mut stats: Option<StatsSnapshot> = None;
+
+    if args.offline {
+        fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
+    } else {
+        let _fake; // keeps the replay server alive through the survey
+        let (api_url, token) = match replay {
+            Some(ds) => {
+                let gh =
+                    crate::fake::FakeGitHub::start_blocking(ds, crate::fake::Faults::default())
+                        .map_err(|e| {
+                            CodedError::new(
+                                exit::ERROR,
+                                format!("cannot start the replay server: {e}"),
+                            )
+                        })?;
+                let url = gh.api_url();
+                _fake = gh;
+                (url, None)
+            }
+            None => {
+                let url = settings::resolve_api_url(args.api_url.as_deref());
+                let token = settings::resolve_token();
+                if token.is_none() && !global.quiet {
+                    eprintln!(
+                        "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
+                    );
+                }
+                if let Some((_, source)) = &token
+                    && global.verbose > 0
+                {
+                    eprintln!("flakestat: token from {source}");
+                }
+                let _: Option<TokenSource> = token.as_ref().map(|(_, s)| *s);
+                (url, token.map(|(t, _)| t.expose().to_string()))
+            }
+        };
+        let mut config = ClientConfig::new(api_url, token);
+        config.concurrency = usize::from(args.concurrency);
+        config.max_retries = args.max_retries;
+        let session = Session::new(config, bars.clone())
+            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let plan = SurveyPlan {
+            repo: repo.clone(),
+            since,
+            until,
+            workflows: args.workflows.clone(),
+            branch: args.branch.clone(),
+            event: args.event.clone(),
+            interruptible: true,
+        };
+        let config = AnalysisConfig::default();
+        let infos_for_prs = infos.clone();
+        let wanted = move |snapshot: &Snapshot| prs_with_hits(snapshot, &infos_for_prs, &config);
+        match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
+            Ok(_) => {}
+            Err(e) => fetch_failure = Some(e),
+        }
+        stats = Some(session.stats());
+    }
+    bars.finish();
+    if let Some(stats) = stats
+        && !global.quiet
+    {
+        let mut line = closing_line(&stats);
+        if global.verbose > 0
+            && let Some(peak) = peak_memory()
+        {
+            line.push_str(&format!(", peak memory {}", human_bytes(peak)));
+        }
+        eprintln!("flakestat: {line}");
+    }
+    if let Some(err) = fetch_failure {
+        return Err(fetch_error(err).into());
+    }
+
+    let snapshot = store
+        .lock()
+        .expect("store lock")
+        .load_snapshot(&repo, since, until, &classifier.fingerprint())
+        .map_err(store_error)?;
+    let data = analysis::analyze(&snapshot, &infos, &AnalysisConfig::default());
+    let format = match resolve_format(args.format, args.output.as_deref()) {
+        FormatArg::Table => Format::Table,
+        FormatArg::Markdown => Format::Markdown,
+        FormatArg::Json => Format::Json,
+    };
+    let options = RenderOptions {
+        color: args.output.is_none() && use_color(global.color),
+        width: if args.output.is_none() && std::io::stdout().is_terminal() {
+            terminal_width()
+        } else {
+            None
+        },
+    };
+    write_output(args.output.as_deref(), |out| {
+        report::render(&data, format, &options, out)
+    })?;
+    Ok(exit::SUCCESS)
+}
+
+/// PRs whose runs in the window have a failed job that hit some signature: their changed files
+/// decide whether a PR is related to a flake.
+fn prs_with_hits(
+    snapshot: &Snapshot,
+    _infos: &[SignatureInfo],
+    config: &AnalysisConfig,
+) -> BTreeSet<u64> {
+    let hit_runs: BTreeSet<_> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| {
+            snapshot
+                .classifications
+                .get(&j.id)
+                .is_some_and(|c| !c.is_unclassified())
+        })
+        .map(|j| j.run_id)
+        .collect();
+    let in_window = |t: &Timestamp| {
+        snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
+    };
+    let conventions = &config.pr_conventions;
+    snapshot
+        .runs
+        .iter()
+        .filter(|r| hit_runs.contains(&r.id) && in_window(&r.created_at))
+        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, conventions).pr())
+        .collect()
+}
+
+fn closing_line(stats: &StatsSnapshot) -> String {
+    let mut line = format!(
+        "{} requests ({} not modified, {} retried), {} logs downloaded ({})",
+        stats.requests,
+        stats.not_modified,
+        stats.retries,
+        stats.logs_downloaded,
+        human_bytes(stats.log_bytes)
+    );
+    match (stats.rate_limit_remaining, stats.rate_limit_limit) {
+        (Some(left), Some(limit)) => line.push_str(&format!(", rate limit {left}/{limit} left")),
+        (Some(left), None) => line.push_str(&format!(", rate limit {left} left")),
+        _ => {}
+    }
+    line
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), for `-v` and the benchmark.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+fn store_error(err: StoreError) -> CodedError {
+    CodedError::new(exit::STORE, err.to_string())
+}
+
+fn fetch_error(err: FetchError) -> CodedError {
+    let code = match &err {
+        FetchError::Unauthorized { .. } | FetchError::Forbidden { .. } => exit::GITHUB_AUTH,
+        FetchError::NotFound(_) => exit::GITHUB_NOT_FOUND,
+        FetchError::RateLimited { .. } | FetchError::SecondaryLimit(_) => exit::RATE_LIMITED,
+        FetchError::Network(_) => exit::NETWORK,
+        FetchError::Store(_) => exit::STORE,
+        FetchError::Interrupted => exit::INTERRUPTED,
+        FetchError::Config(_) => exit::INVALID_INPUT,
+        FetchError::Unexpected { .. } | FetchError::Parse { .. } => exit::ERROR,
+    };
+    CodedError::new(code, err.to_string())
+}
+
+/// The signature set as the survey needs it: something that classifies, and what the analysis
+/// must know of each signature. A broken signature file is invalid input.
+fn load_signatures(
+    dir: Option<&std::path::Path>,
+) -> anyhow::Result<(Arc<dyn Classifier>, Vec<SignatureInfo>)> {
+    let source = signatures::resolve_dir(dir);
+    let invalid =
+        |e: signatures::SignatureError| CodedError::new(exit::INVALID_INPUT, e.to_string());
+    let specs = source.load().map_err(invalid)?;
+    let set = signatures::SignatureSet::compile(specs).map_err(invalid)?;
+    let infos = set.info();
+    Ok((Arc::new(set), infos))
+}
+
+/// `COLUMNS` when the shell exports it; comfy-table measures the terminal itself otherwise.
+fn terminal_width() -> Option<u16> {
+    std::env::var("COLUMNS").ok()?.trim().parse().ok()
+}
+
+/// Progress bars on stderr: runs listed, jobs fetched, logs downloaded. Hidden when stderr is
+/// not a terminal or with `-q`.
+struct Bars {
+    multi: MultiProgress,
+    runs: ProgressBar,
+    jobs: ProgressBar,
+    logs: ProgressBar,
+}
+
+impl Bars {
+    fn new(visible: bool) -> Bars {
+        let target = if visible {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let multi = MultiProgress::with_draw_target(target);
+        let spinner = ProgressStyle::with_template("{spinner} {prefix:>5} {pos} listed {msg}")
+            .expect("valid template");
+        let bar = ProgressStyle::with_template(
+            "{spinner} {prefix:>5} [{bar:30}] {pos}/{len} eta {eta} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> ");
+        let runs = multi.add(
+            ProgressBar::new_spinner()
+                .with_style(spinner)
+                .with_prefix("runs"),
+        );
+        let jobs = multi.add(
+            ProgressBar::new(0)
+                .with_style(bar.clone())
+                .with_prefix("jobs"),
+        );
+        let logs = multi.add(ProgressBar::new(0).with_style(bar).with_prefix("logs"));
+        if visible {
+            runs.enable_steady_tick(Duration::from_millis(120));
+        }
+        Bars {
+            multi,
+            runs,
+            jobs,
+            logs,
+        }
+    }
+
+    fn finish(&self) {
+        for bar in [&self.runs, &self.jobs, &self.logs] {
+            bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+impl Progress for Bars {
+    fn event(&self, event: ProgressEvent) {
+        match event {
+            ProgressEvent::RunsListed(n) => self.runs.set_position(n),
+            ProgressEvent::JobsQueued(n) => self.jobs.inc_length(n),
+            ProgressEvent::JobsDone => self.jobs.inc(1),
+            ProgressEvent::LogsQueued(n) => self.logs.inc_length(n),
+            ProgressEvent::LogDone { bytes } => {
+                self.logs.inc(1);
+                if bytes > 0 {
+                    self.logs.set_message(format!("+{}", human_bytes(bytes)));
+                }
+            }
+            ProgressEvent::Waiting { until, why } => self.runs.set_message(format!(
+                "({why}: waiting until {} UTC)",
+                until.format("%H:%M:%S")
+            )),
+            ProgressEvent::Phase(phase) => self.runs.set_message(format!("({phase})")),
+            ProgressEvent::Note(note) => {
+                let _ = self.multi.println(format!("flakestat: {note}"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_fetch_failure_has_its_exit_code() {
+        let t = chrono::Utc::now();
+        let cases = [
+            (
+                FetchError::Unauthorized {
+                    status: 401,
+                    message: "Bad credentials".into(),
+                },
+                exit::GITHUB_AUTH,
+            ),
+            (
+                FetchError::Forbidden {
+                    status: 403,
+                    message: "no".into(),
+                },
+                exit::GITHUB_AUTH,
+            ),
+            (FetchError::NotFound("x".into()), exit::GITHUB_NOT_FOUND),
+            (FetchError::RateLimited { reset: t }, exit::RATE_LIMITED),
+            (FetchError::SecondaryLimit("x".into()), exit::RATE_LIMITED),
+            (FetchError::Network("x".into()), exit::NETWORK),
+            (FetchError::Interrupted, exit::INTERRUPTED),
+        ];
+        for (err, code) in cases {
+            let text = err.to_string();
+            assert_eq!(fetch_error(err).code, code, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_closing_line_says_requests_logs_bytes_and_budget() {
+        let stats = StatsSnapshot {
+            requests: 120,
+            not_modified: 10,
+            retries: 2,
+            logs_downloaded: 7,
+            log_bytes: 3 << 20,
+            rate_limit_remaining: Some(4880),
+            rate_limit_limit: Some(5000),
+        };
+        assert_eq!(
+            closing_line(&stats),
+            "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 4880/5000 left"
+        );
+    }
 }

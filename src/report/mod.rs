@@ -1,9 +1,22 @@
 //! Pure renderers of `analysis::ReportData`: table, markdown, json. No clock, environment or
 //! terminal reads: every decision arrives in `RenderOptions`.
+//!
+//! The two text formats share one layout (`layout.rs`: headings, sentences, tables of cells), so
+//! the terminal and the GitHub issue say the same thing; each file only decides how a cell is
+//! written and escaped. JSON has its own versioned wire types (`json.rs`).
+
+mod json;
+mod layout;
+mod markdown;
+mod sanitize;
+mod table;
 
 use std::io::{self, Write};
 
 use crate::analysis::ReportData;
+
+pub use json::wire;
+pub use json::{SCHEMA_VERSION, to_wire};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -15,16 +28,20 @@ pub enum Format {
 /// Decisions made at the edge (the `cli` layer) and passed down.
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
+    /// ANSI colour in `table` output.
     pub color: bool,
 }
 
-/// Renders `data` in `format` to `out`. (First version: JSON only; the reports work adds the rest.)
+/// Renders `data` in `format` to `out`.
 pub fn render(
     data: &ReportData,
-    _format: Format,
-    _options: &RenderOptions,
+    format: Format,
+    options: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, data)?;
-    writeln!(out)
+    match format {
+        Format::Json => json::render(data, out),
+        Format::Markdown => markdown::render(&layout::document(data), out),
+        Format::Table => table::render(&layout::document(data), options, out),
+    }
 }

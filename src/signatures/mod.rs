@@ -1,1 +1,184 @@
-//! Signature files: load, compile into one matcher, normalize GitHub Actions raw logs.
+//! Failure signatures: load TOML files (collecting every error), compile them into one matcher,
+//! normalize GitHub Actions raw job logs, and classify a log into a [`model::Classification`].
+//! Also checks signatures against their examples and imports other tools' rule files.
+//!
+//! Boundaries: the only I/O here is reading signature files ([`load_dir`]) and the `Read` a
+//! caller hands to [`SignatureSet::classify_reader`]; no terminal, no environment, no clap.
+//!
+//! - [`load`]: files → [`SignatureSpec`]s, every problem with file, line, column and key.
+//! - [`normalize`]: one raw log line → the text patterns see.
+//! - [`matcher`]: [`SignatureSet`], the compiled matcher (literal prefilter + per-line regexes).
+//! - [`check`]: examples and overlaps, for `flakestat signatures check`.
+//! - [`import`]: PyTorch's `ruleset.toml` → signature files.
+
+pub mod check;
+pub mod import;
+mod literals;
+pub mod load;
+pub mod matcher;
+pub mod normalize;
+pub mod telling;
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::SignatureId;
+
+pub use load::{load_bundled, load_dir};
+pub use matcher::SignatureSet;
+
+/// One signature, as loaded from `<id>.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureSpec {
+    /// The file stem.
+    pub id: SignatureId,
+    /// One line saying what failed.
+    pub title: String,
+    /// Rust regex matched against each normalized log line.
+    pub pattern: String,
+    /// Regex with a named group `test` extracting the failing test id from a matching line.
+    pub test: Option<String>,
+    /// Globs of repository files; a PR changing one is *related* to the signature.
+    pub paths: Vec<String>,
+    /// URL of the tracking issue.
+    pub issue: Option<String>,
+    /// Lines that must and must not match, checked by `flakestat signatures check`.
+    pub examples: Examples,
+    /// Regexes for lines that never count for this signature even when `pattern` matches them
+    /// (wrapper boilerplate, known noise).
+    pub exclude: Vec<String>,
+    /// The file it was loaded from (`bundled:signatures/<id>.toml` for bundled ones).
+    pub source: PathBuf,
+}
+
+/// `[examples]` of a signature file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Examples {
+    /// Lines the pattern must match (raw log lines or already normalized text).
+    #[serde(default, rename = "match")]
+    pub matches: Vec<String>,
+    /// Lines the pattern must not match.
+    #[serde(default)]
+    pub no_match: Vec<String>,
+}
+
+/// Where signatures come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignatureSource {
+    /// A directory of `*.toml` files.
+    Dir(PathBuf),
+    /// The set compiled into the binary.
+    Bundled,
+}
+
+impl SignatureSource {
+    /// Loads the specs of this source.
+    pub fn load(&self) -> Result<Vec<SignatureSpec>, SignatureError> {
+        match self {
+            SignatureSource::Dir(dir) => load_dir(dir),
+            SignatureSource::Bundled => Ok(load_bundled()),
+        }
+    }
+}
+
+impl fmt::Display for SignatureSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignatureSource::Dir(dir) => write!(f, "{}", dir.display()),
+            SignatureSource::Bundled => f.write_str("the bundled signatures"),
+        }
+    }
+}
+
+/// `--signatures DIR` when given, else `./signatures` when it is a directory, else the bundled
+/// set. Relative to the current directory; this is the only place that looks at it.
+pub fn resolve_dir(given: Option<&Path>) -> SignatureSource {
+    match given {
+        Some(dir) => SignatureSource::Dir(dir.to_path_buf()),
+        None if Path::new("signatures").is_dir() => {
+            SignatureSource::Dir(PathBuf::from("signatures"))
+        }
+        None => SignatureSource::Bundled,
+    }
+}
+
+/// One thing wrong with one signature file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: PathBuf,
+    /// 1-based line and column in the file, when known.
+    pub position: Option<(usize, usize)>,
+    /// The key at fault (`pattern`, `examples.match`, …), when known.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some((line, column)) = self.position {
+            write!(f, ":{line}:{column}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key `{key}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Why signatures could not be loaded or compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum SignatureError {
+    #[error("cannot read signatures from {}: {source}; check the path exists and is readable", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("no signature files (*.toml) in {}; add one, or point --signatures at the right folder", dir.display())]
+    Empty { dir: PathBuf },
+    #[error("{}", render_problems(problems))]
+    Invalid { problems: Vec<Problem> },
+}
+
+impl SignatureError {
+    /// The problems, for an `Invalid` error.
+    pub fn problems(&self) -> &[Problem] {
+        match self {
+            SignatureError::Invalid { problems } => problems,
+            _ => &[],
+        }
+    }
+}
+
+fn render_problems(problems: &[Problem]) -> String {
+    let mut files: Vec<&Path> = problems.iter().map(|p| p.file.as_path()).collect();
+    files.sort();
+    files.dedup();
+    let mut out = format!(
+        "{} invalid signature file{} (fix {}, then run `flakestat signatures check`):",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        if files.len() == 1 { "it" } else { "them" },
+    );
+    for p in problems {
+        out.push_str("\n  ");
+        out.push_str(&p.to_string());
+    }
+    out
+}
+
+/// Longest text kept for a line in a classification; longer lines are cut (on a character
+/// boundary) and end with `…`, so a pathological multi-megabyte line cannot blow up memory.
+pub const MAX_TEXT: usize = 4096;
+
+pub(crate) fn bounded_text(text: &str) -> String {
+    if text.len() <= MAX_TEXT {
+        return text.to_string();
+    }
+    let mut end = MAX_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}

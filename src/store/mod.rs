@@ -1,1 +1,719 @@
-//! The only place SQL appears: the embedded SQLite store.
+//! The only place SQL appears: the embedded SQLite store that a survey fills and every report
+//! reads.
+//!
+//! One file, `<cache dir>/store-v1/flakestat.sqlite3` (the folder's version changes only if the
+//! layout ever changes incompatibly; compatible changes are migrations, see `schema`). The folder
+//! is created 0700 and the file 0600: it holds private repositories' logs. WAL mode, so a report
+//! can read while a survey writes, and every write that belongs together is one transaction: a
+//! run's jobs, a log with its classification. What is in the store is therefore always whole, and
+//! an interrupted survey resumes from it.
+//!
+//! Raw logs are kept zstd-compressed, so a change of signatures re-classifies them without a
+//! download; classifications are keyed by the signature set's fingerprint.
+
+mod schema;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::model::{
+    Classification, Job, JobId, LogStatus, PullRequest, Repo, Run, RunId, Snapshot, Timestamp,
+};
+
+pub use schema::SCHEMA_VERSION;
+
+/// The folder inside the cache dir; its number changes only with an incompatible layout.
+pub const STORE_DIR: &str = "store-v1";
+/// The database file inside `STORE_DIR`.
+pub const STORE_FILE: &str = "flakestat.sqlite3";
+/// How far before `since` `load_snapshot` reaches for earlier runs ("clean runs before" the
+/// first hit, bisection). Surveys fetch merged PRs over the same lookback.
+pub const HISTORY_DAYS: i64 = 14;
+/// zstd level for logs: fast, and raw logs still shrink ~10×.
+const LOG_ZSTD_LEVEL: i32 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "cannot create the cache folder {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
+    )]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error(
+        "cannot create the store {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
+    )]
+    CreateFile { path: PathBuf, source: io::Error },
+    #[error(
+        "cannot open the store {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
+    )]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the store was written by a newer flakestat (schema {found}, this one knows {known}); upgrade flakestat or use another --cache-dir"
+    )]
+    TooNew { found: u32, known: u32 },
+    #[error("store: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("store: a stored record does not parse ({0}); delete the cache folder to start over")]
+    Corrupt(String),
+    #[error("store: cannot read a stored log: {0}")]
+    Log(io::Error),
+}
+
+/// What became of a failed job's log, ready to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogEntry {
+    /// The log, compressed by `compress_log`.
+    Stored(CompressedLog),
+    Expired,
+    Missing,
+}
+
+/// A zstd-compressed raw log and its uncompressed size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompressedLog {
+    raw_size: u64,
+    zstd: Vec<u8>,
+}
+
+impl CompressedLog {
+    pub fn raw_size(&self) -> u64 {
+        self.raw_size
+    }
+}
+
+/// Compresses a raw log for `Store::store_log`. CPU work: call it off the async threads.
+pub fn compress_log(raw: &[u8]) -> CompressedLog {
+    CompressedLog {
+        raw_size: raw.len() as u64,
+        zstd: zstd::encode_all(raw, LOG_ZSTD_LEVEL).expect("compressing into memory cannot fail"),
+    }
+}
+
+/// A body kept with its ETag, for conditional requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedResponse {
+    pub etag: String,
+    pub body: Vec<u8>,
+}
+
+/// Counts of what the store holds for one repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreCounts {
+    pub runs: u64,
+    pub jobs: u64,
+    pub logs_stored: u64,
+    pub logs_expired: u64,
+    pub logs_missing: u64,
+}
+
+/// The embedded store. Not `Sync`: share it behind a mutex.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+fn secs(t: Timestamp) -> i64 {
+    t.timestamp()
+}
+
+fn from_secs(s: i64) -> Timestamp {
+    DateTime::<Utc>::from_timestamp(s, 0).unwrap_or_default()
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("model types serialize")
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `cache_dir`: `cache_dir/store-v1/flakestat.sqlite3`.
+    pub fn open(cache_dir: &Path) -> Result<Store, StoreError> {
+        let dir = cache_dir.join(STORE_DIR);
+        create_private_dir(&dir).map_err(|source| StoreError::CreateDir {
+            path: dir.clone(),
+            source,
+        })?;
+        Store::open_file(&dir.join(STORE_FILE))
+    }
+
+    /// Opens (creating if needed) the store at exactly `path`; the file is created 0600.
+    pub fn open_file(path: &Path) -> Result<Store, StoreError> {
+        create_private_file(path).map_err(|source| StoreError::CreateFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(open_err)?;
+        // Fails on a read-only file or folder, which is the moment to say so.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        schema::migrate(&mut conn).map_err(|e| match e {
+            StoreError::Sql(source) => open_err(source),
+            other => other,
+        })?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn repo_id(&self, repo: &Repo) -> Result<Option<i64>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM repos WHERE owner = ?1 AND name = ?2",
+                params![repo.owner, repo.name],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
+    fn ensure_repo(tx: &Transaction<'_>, repo: &Repo) -> Result<i64, StoreError> {
+        tx.execute(
+            "INSERT INTO repos (owner, name) VALUES (?1, ?2) ON CONFLICT (owner, name) DO NOTHING",
+            params![repo.owner, repo.name],
+        )?;
+        Ok(tx.query_row(
+            "SELECT id FROM repos WHERE owner = ?1 AND name = ?2",
+            params![repo.owner, repo.name],
+            |row| row.get(0),
+        )?)
+    }
+
+    /// Records the repository and its default branch.
+    pub fn store_repo(&mut self, repo: &Repo, default_branch: &str) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let id = Store::ensure_repo(&tx, repo)?;
+        tx.execute(
+            "UPDATE repos SET default_branch = ?1 WHERE id = ?2",
+            params![default_branch, id],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The default branch recorded by `store_repo`, if any.
+    pub fn default_branch(&self, repo: &Repo) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT default_branch FROM repos WHERE owner = ?1 AND name = ?2",
+                params![repo.owner, repo.name],
+                |row| row.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
+    /// Inserts or updates runs as a listing shows them (at their latest attempt), in one
+    /// transaction. Returns the ids of those whose jobs must be (re)fetched: new runs, runs with a
+    /// new attempt, and runs whose stored attempt was not completed when its jobs were fetched.
+    pub fn store_runs(&mut self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let mut need_jobs = Vec::new();
+        {
+            let mut upsert = tx.prepare_cached(
+                "INSERT INTO runs (id, repo_id, created_at, run_attempt, status, json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (id) DO UPDATE SET
+                    created_at = excluded.created_at, run_attempt = excluded.run_attempt,
+                    status = excluded.status, json = excluded.json
+                 RETURNING jobs_attempt, jobs_completed",
+            )?;
+            for run in runs {
+                let (jobs_attempt, jobs_completed): (Option<u32>, bool) = upsert.query_row(
+                    params![
+                        run.id.0,
+                        repo_id,
+                        secs(run.created_at),
+                        run.run_attempt,
+                        run.status,
+                        to_json(run)
+                    ],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?;
+                let up_to_date = jobs_attempt == Some(run.run_attempt) && jobs_completed;
+                if !up_to_date {
+                    need_jobs.push(run.id);
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(need_jobs)
+    }
+
+    /// Stores every job of every attempt of a run up to `run_attempt`, in one transaction, and
+    /// marks the run's jobs as fetched for that attempt (final when `completed`).
+    pub fn store_jobs(
+        &mut self,
+        run: RunId,
+        run_attempt: u32,
+        completed: bool,
+        jobs: &[Job],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut upsert = tx.prepare_cached(
+                "INSERT INTO jobs (id, run_id, run_attempt, failed, json) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (id) DO UPDATE SET
+                    run_attempt = excluded.run_attempt, failed = excluded.failed,
+                    json = excluded.json",
+            )?;
+            for job in jobs {
+                upsert.execute(params![
+                    job.id.0,
+                    job.run_id.0,
+                    job.run_attempt,
+                    job.is_failed(),
+                    to_json(job)
+                ])?;
+            }
+        }
+        tx.execute(
+            "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2 WHERE id = ?3",
+            params![run_attempt, completed, run.0],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Failed jobs (failure, timed_out) of the repository's runs created in `[since, until)`
+    /// whose log is not stored yet, with their run, oldest first.
+    pub fn failed_jobs_without_log(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(RunId, JobId)>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT jobs.run_id, jobs.id FROM jobs JOIN runs ON runs.id = jobs.run_id
+             LEFT JOIN logs ON logs.job_id = jobs.id
+             WHERE runs.repo_id = ?1 AND runs.created_at >= ?2 AND runs.created_at < ?3
+               AND jobs.failed AND logs.job_id IS NULL
+             ORDER BY runs.created_at, jobs.run_id, jobs.id",
+        )?;
+        let rows = stmt.query_map(params![repo_id, secs(since), secs(until)], |row| {
+            Ok((RunId(row.get(0)?), JobId(row.get(1)?)))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Whether a job's log outcome (stored, expired or missing) is recorded.
+    pub fn has_log(&self, job: JobId) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT 1 FROM logs WHERE job_id = ?1", [job.0], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Writes a log outcome and, for a stored log, its classification, in one transaction.
+    pub fn store_log(
+        &mut self,
+        job: JobId,
+        entry: &LogEntry,
+        classification: Option<(&str, &Classification)>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let (status, size, blob) = match entry {
+            LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
+            LogEntry::Expired => ("expired", 0, None),
+            LogEntry::Missing => ("missing", 0, None),
+        };
+        tx.execute(
+            "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
+            params![job.0, status, size, blob],
+        )?;
+        if let Some((fingerprint, classification)) = classification {
+            tx.execute(
+                "INSERT OR REPLACE INTO classifications (job_id, fingerprint, json)
+                 VALUES (?1, ?2, ?3)",
+                params![job.0, fingerprint, to_json(classification)],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// A stored log, decompressed; `None` when not stored.
+    pub fn load_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError> {
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT zstd FROM logs WHERE job_id = ?1 AND status = 'stored'",
+                [job.0],
+                |row| row.get(0),
+            )
+            .optional()?;
+        blob.map(|b| zstd::decode_all(&b[..]).map_err(StoreError::Log))
+            .transpose()
+    }
+
+    /// Stored logs of the repository with no classification for `fingerprint` (the signatures
+    /// changed since they were classified, or classification was interrupted).
+    pub fn logs_to_classify(
+        &self,
+        repo: &Repo,
+        fingerprint: &str,
+    ) -> Result<Vec<JobId>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT logs.job_id FROM logs JOIN jobs ON jobs.id = logs.job_id
+             JOIN runs ON runs.id = jobs.run_id
+             LEFT JOIN classifications c ON c.job_id = logs.job_id AND c.fingerprint = ?2
+             WHERE runs.repo_id = ?1 AND logs.status = 'stored' AND c.job_id IS NULL
+             ORDER BY logs.job_id",
+        )?;
+        let rows = stmt.query_map(params![repo_id, fingerprint], |row| Ok(JobId(row.get(0)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Stores one classification.
+    pub fn store_classification(
+        &mut self,
+        job: JobId,
+        fingerprint: &str,
+        classification: &Classification,
+    ) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO classifications (job_id, fingerprint, json) VALUES (?1, ?2, ?3)",
+            params![job.0, fingerprint, to_json(classification)],
+        )?;
+        Ok(())
+    }
+
+    /// Inserts or updates pull requests; files already stored are kept when `files` is `None`.
+    pub fn store_pulls(&mut self, repo: &Repo, pulls: &[PullRequest]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        {
+            let mut upsert = tx.prepare_cached(
+                "INSERT INTO pulls (repo_id, number, json, files) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (repo_id, number) DO UPDATE SET
+                    json = excluded.json, files = coalesce(excluded.files, pulls.files)",
+            )?;
+            for pull in pulls {
+                let mut bare = pull.clone();
+                let files = bare.files.take().map(|f| to_json(&f));
+                upsert.execute(params![repo_id, pull.number, to_json(&bare), files])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores the files a pull request changed.
+    pub fn store_pull_files(
+        &mut self,
+        repo: &Repo,
+        number: u64,
+        files: &[String],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        tx.execute(
+            "UPDATE pulls SET files = ?1 WHERE repo_id = ?2 AND number = ?3",
+            params![to_json(&files), repo_id, number],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// One stored pull request (with its files when fetched).
+    pub fn load_pull(&self, repo: &Repo, number: u64) -> Result<Option<PullRequest>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(None);
+        };
+        let row: Option<(String, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT json, files FROM pulls WHERE repo_id = ?1 AND number = ?2",
+                params![repo_id, number],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        row.map(|(json, files)| pull_from_row(&json, files.as_deref()))
+            .transpose()
+    }
+
+    /// The body and ETag last stored for `url`.
+    pub fn cached_response(&self, url: &str) -> Result<Option<CachedResponse>, StoreError> {
+        let row: Option<(String, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT etag, zstd FROM etags WHERE url = ?1",
+                [url],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        row.map(|(etag, zstd)| {
+            Ok(CachedResponse {
+                etag,
+                body: zstd::decode_all(&zstd[..]).map_err(StoreError::Log)?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Keeps a response body with its ETag.
+    pub fn store_response(&mut self, url: &str, etag: &str, body: &[u8]) -> Result<(), StoreError> {
+        let zstd = zstd::encode_all(body, LOG_ZSTD_LEVEL).map_err(StoreError::Log)?;
+        self.conn.execute(
+            "INSERT OR REPLACE INTO etags (url, etag, zstd) VALUES (?1, ?2, ?3)",
+            params![url, etag, zstd],
+        )?;
+        Ok(())
+    }
+
+    /// Listing windows `[since, until)` that fitted under the cap last time, in `[from, to)`.
+    pub fn load_windows(
+        &self,
+        repo: &Repo,
+        scope: &str,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT since, until FROM windows
+             WHERE repo_id = ?1 AND scope = ?2 AND since >= ?3 AND until <= ?4 ORDER BY since",
+        )?;
+        let rows = stmt.query_map(params![repo_id, scope, secs(from), secs(to)], |row| {
+            Ok((from_secs(row.get(0)?), from_secs(row.get(1)?)))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Records that the listing of `[since, until)` completed in one window; windows inside it
+    /// recorded before are replaced.
+    pub fn store_window(
+        &mut self,
+        repo: &Repo,
+        scope: &str,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        tx.execute(
+            "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3",
+            params![repo_id, scope, secs(since), secs(until)],
+        )?;
+        tx.execute(
+            "INSERT INTO windows (repo_id, scope, since, until) VALUES (?1, ?2, ?3, ?4)",
+            params![repo_id, scope, secs(since), secs(until)],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// What the store holds for a repository.
+    pub fn counts(&self, repo: &Repo) -> Result<StoreCounts, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(StoreCounts::default());
+        };
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            Ok(self.conn.query_row(sql, [repo_id], |row| row.get(0))?)
+        };
+        let logs = |status: &str| -> Result<u64, StoreError> {
+            Ok(self.conn.query_row(
+                "SELECT count(*) FROM logs JOIN jobs ON jobs.id = logs.job_id
+                 JOIN runs ON runs.id = jobs.run_id WHERE runs.repo_id = ?1 AND logs.status = ?2",
+                params![repo_id, status],
+                |row| row.get(0),
+            )?)
+        };
+        Ok(StoreCounts {
+            runs: count("SELECT count(*) FROM runs WHERE repo_id = ?1")?,
+            jobs: count(
+                "SELECT count(*) FROM jobs JOIN runs ON runs.id = jobs.run_id WHERE runs.repo_id = ?1",
+            )?,
+            logs_stored: logs("stored")?,
+            logs_expired: logs("expired")?,
+            logs_missing: logs("missing")?,
+        })
+    }
+
+    /// Everything the analysis needs for `repo` and the window `[since, until)`:
+    ///
+    /// - `runs`: the stored runs of the repository created in `[since − HISTORY_DAYS, until)`
+    ///   (the earlier ones let the analysis count clean runs before a first hit), sorted by
+    ///   (`created_at`, `id`), each at the latest attempt the store knows;
+    /// - `jobs`: every stored job of every attempt of those runs, sorted by (`run_id`,
+    ///   `run_attempt`, `id`);
+    /// - `logs`: for each failed job among them, its log status (`Pending` when not fetched);
+    /// - `classifications`: for failed jobs with a stored log, the classification made with the
+    ///   signature set whose fingerprint is `fingerprint` (absent when not classified with it);
+    /// - `pulls`: every pull request the store holds for the repository, with files when fetched.
+    pub fn load_snapshot(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+        fingerprint: &str,
+    ) -> Result<Snapshot, StoreError> {
+        let mut snapshot = Snapshot {
+            repo: Some(repo.clone()),
+            default_branch: self.default_branch(repo)?.unwrap_or_default(),
+            since: Some(since),
+            until: Some(until),
+            ..Snapshot::default()
+        };
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(snapshot);
+        };
+        let from = secs(since - TimeDelta::days(HISTORY_DAYS));
+        let to = secs(until);
+
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT json FROM runs WHERE repo_id = ?1 AND created_at >= ?2 AND created_at < ?3
+             ORDER BY created_at, id",
+        )?;
+        let mut rows = stmt.query(params![repo_id, from, to])?;
+        while let Some(row) = rows.next()? {
+            let run: Run = from_json(&row.get::<_, String>(0)?)?;
+            snapshot.runs.push(run);
+        }
+        // SQLite orders by the creation second; ties by id as documented.
+        snapshot.runs.sort_by_key(|r| (r.created_at, r.id));
+
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT jobs.json, jobs.failed, logs.status, c.json
+             FROM jobs JOIN runs ON runs.id = jobs.run_id
+             LEFT JOIN logs ON logs.job_id = jobs.id
+             LEFT JOIN classifications c ON c.job_id = jobs.id AND c.fingerprint = ?4
+             WHERE runs.repo_id = ?1 AND runs.created_at >= ?2 AND runs.created_at < ?3
+             ORDER BY jobs.run_id, jobs.run_attempt, jobs.id",
+        )?;
+        let mut rows = stmt.query(params![repo_id, from, to, fingerprint])?;
+        while let Some(row) = rows.next()? {
+            let job: Job = from_json(&row.get::<_, String>(0)?)?;
+            let failed: bool = row.get(1)?;
+            let status: Option<String> = row.get(2)?;
+            let classification: Option<String> = row.get(3)?;
+            if failed {
+                let status = match status.as_deref() {
+                    Some("stored") => LogStatus::Stored,
+                    Some("expired") => LogStatus::Expired,
+                    Some("missing") => LogStatus::Missing,
+                    _ => LogStatus::Pending,
+                };
+                snapshot.logs.insert(job.id, status);
+                if let (LogStatus::Stored, Some(c)) = (status, classification) {
+                    snapshot
+                        .classifications
+                        .insert(job.id, from_json::<Classification>(&c)?);
+                }
+            }
+            snapshot.jobs.push(job);
+        }
+
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT json, files FROM pulls WHERE repo_id = ?1 ORDER BY number")?;
+        let mut rows = stmt.query([repo_id])?;
+        let mut pulls = BTreeMap::new();
+        while let Some(row) = rows.next()? {
+            let json: String = row.get(0)?;
+            let files: Option<String> = row.get(1)?;
+            let pull = pull_from_row(&json, files.as_deref())?;
+            pulls.insert(pull.number, pull);
+        }
+        snapshot.pulls = pulls;
+        Ok(snapshot)
+    }
+
+    /// Every stored run of the repository, by id (for tests and `report`).
+    pub fn load_runs(&self, repo: &Repo) -> Result<HashMap<RunId, Run>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(HashMap::new());
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT json FROM runs WHERE repo_id = ?1")?;
+        let mut rows = stmt.query([repo_id])?;
+        let mut runs = HashMap::new();
+        while let Some(row) = rows.next()? {
+            let run: Run = from_json(&row.get::<_, String>(0)?)?;
+            runs.insert(run.id, run);
+        }
+        Ok(runs)
+    }
+}
+
+fn pull_from_row(json: &str, files: Option<&str>) -> Result<PullRequest, StoreError> {
+    let mut pull: PullRequest = from_json(json)?;
+    pull.files = files.map(from_json).transpose()?;
+    Ok(pull)
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Creates the file empty with mode 0600 if it does not exist, so SQLite (which gives its -wal and
+/// -shm files the database's mode) never makes it world-readable.
+fn create_private_file(path: &Path) -> io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,527 @@
+//! One signature's account: hits, impact window, where the hits come from (default branch, PRs
+//! that touch none of its paths), re-runs to green, clean runs before, and the matrix.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::prs::{self, PathMatcher, PrRelevance, RunOrigin};
+use super::{AnalysisConfig, JobVerdict, in_survey_window, verdict};
+use crate::matrix::{self, Dimensions};
+use crate::model::{
+    Job, JobId, Run, RunId, SignatureId, SignatureInfo, SignatureMatch, Snapshot, Timestamp,
+    WorkflowId,
+};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SignatureReport {
+    pub id: SignatureId,
+    pub title: String,
+    pub issue: Option<String>,
+    pub paths: Vec<String>,
+    /// `paths` entries that are not valid globs (ignored).
+    pub invalid_paths: Vec<String>,
+    /// Names of the workflows it occurs in.
+    pub workflows: Vec<String>,
+    /// Runs (one id = all its attempts) in the survey window with a counted hit.
+    pub runs_hit: u64,
+    /// Job executions (every attempt) with a counted hit.
+    pub jobs_hit: u64,
+    /// `None` when nothing was hit.
+    pub impact_window: Option<ImpactWindow>,
+    pub runs_hit_default_branch: u64,
+    /// Runs of PRs (mirror and merge-queue branches included), related ones excluded.
+    pub runs_hit_pr: u64,
+    /// Of `runs_hit_pr`: PRs whose changed files are known and match none of `paths`.
+    pub runs_hit_pr_unrelated: u64,
+    /// Of `runs_hit_pr`: PRs whose relevance cannot be told, with the reason.
+    pub pr_relevance_unknown: Vec<RelevanceGap>,
+    /// Runs of other branches and tags.
+    pub runs_hit_other: u64,
+    /// Hit in some attempt, latest attempt succeeded.
+    pub runs_rerun_to_green: u64,
+    /// The most attempts a run re-run to green needed (0 when none was).
+    pub max_attempts: u32,
+    /// Hit runs whose latest attempt did not succeed.
+    pub runs_hit_still_failing: u64,
+    /// Runs of the same workflows before the impact window with no hit and nothing unknown.
+    pub clean_runs_before: u64,
+    /// Runs before the impact window with a failed job whose log cannot be read.
+    pub runs_before_unknown: u64,
+    /// Runs before the impact window (so before the survey window) that were hit.
+    pub runs_hit_before: u64,
+    /// The earliest run counted before the impact window.
+    pub before_from: Option<Timestamp>,
+    pub first_hit: Option<Hit>,
+    /// Runs of PRs whose changes touch `paths`, left out of every count.
+    pub excluded_runs: Vec<ExcludedRun>,
+    /// Per dimension, per value, over the jobs of the impact window; natural order.
+    pub dimensions: Vec<DimensionReport>,
+    /// What the dimensions say: confined to some values, or everywhere.
+    pub findings: Vec<DimensionFinding>,
+    /// Test id → hits.
+    pub tests: BTreeMap<String, u64>,
+    /// Every counted hit, oldest first.
+    pub hits: Vec<Hit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImpactWindow {
+    pub start: Timestamp,
+    pub end: Timestamp,
+    /// Runs of the workflows where it occurs, created in `[start, end)`, related PRs excluded.
+    pub runs: u64,
+    /// `runs_hit / runs`, in percent, one decimal.
+    pub percent: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RelevanceGap {
+    pub pr: Option<u64>,
+    pub runs: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HitOrigin {
+    DefaultBranch,
+    PullRequest,
+    UnknownPullRequest,
+    Other,
+}
+
+/// One job execution a signature hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hit {
+    pub run_id: RunId,
+    pub attempt: u32,
+    pub job_id: JobId,
+    pub job: String,
+    /// When the job was created.
+    pub created_at: Timestamp,
+    pub run_created_at: Timestamp,
+    pub workflow: String,
+    pub event: String,
+    pub branch: Option<String>,
+    pub origin: HitOrigin,
+    pub pr: Option<u64>,
+    pub pr_url: Option<String>,
+    /// The job's page, when GitHub gave one.
+    pub html_url: Option<String>,
+    pub run_url: String,
+    /// The run's latest attempt and its conclusion.
+    pub run_attempts: u32,
+    pub run_conclusion: Option<String>,
+    /// The first matching line.
+    pub line: String,
+    pub tests: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExcludedRun {
+    pub run_id: RunId,
+    pub pr: u64,
+    pub pr_url: Option<String>,
+    pub created_at: Timestamp,
+    pub html_url: String,
+    /// Whether the signature hit this run.
+    pub hit: bool,
+    pub file: String,
+    pub glob: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DimensionReport {
+    pub name: String,
+    pub values: Vec<DimensionValue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DimensionValue {
+    pub value: String,
+    pub jobs_hit: u64,
+    pub jobs_total: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// Hits only on `hit_values`; `never_values` ran and were never hit.
+    Confined,
+    /// Every value that ran was hit.
+    Everywhere,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DimensionFinding {
+    pub dimension: String,
+    pub kind: FindingKind,
+    pub hit_values: Vec<String>,
+    /// Hits and jobs over `hit_values`.
+    pub jobs_hit: u64,
+    pub jobs_total: u64,
+    pub never_values: Vec<String>,
+    /// Jobs over `never_values`.
+    pub never_jobs_total: u64,
+}
+
+/// Dimensions in the order people read a matrix; others follow alphabetically.
+const DIMENSION_ORDER: &[&str] = &[
+    "job", "platform", "arch", "python", "cuda", "gpu", "source", "compiler",
+];
+
+fn ran(job: &Job) -> bool {
+    matches!(
+        job.conclusion.as_deref(),
+        Some("success" | "failure" | "timed_out")
+    )
+}
+
+fn percent(n: u64, d: u64) -> Option<f64> {
+    (d > 0).then(|| (n as f64 * 1000.0 / d as f64).round() / 10.0)
+}
+
+pub(super) fn analyze_signature(
+    snapshot: &Snapshot,
+    info: &SignatureInfo,
+    config: &AnalysisConfig,
+) -> SignatureReport {
+    let paths = PathMatcher::new(&info.paths);
+    let runs: BTreeMap<RunId, &Run> = snapshot.runs.iter().map(|r| (r.id, r)).collect();
+    let origin = |run: &Run| prs::run_origin(run, &snapshot.default_branch, &config.pr_conventions);
+    let relevance = |run: &Run| prs::pr_relevance(origin(run), &snapshot.pulls, &paths);
+    let related = |run: &Run| match relevance(run) {
+        Some(PrRelevance::Related { file, glob }) => Some((file, glob)),
+        _ => None,
+    };
+
+    // Every job execution the signature matched, anywhere in the snapshot.
+    let raw: Vec<(&Job, &SignatureMatch, &Run)> = snapshot
+        .jobs
+        .iter()
+        .filter_map(|job| {
+            let run = runs.get(&job.run_id)?;
+            let c = snapshot.classifications.get(&job.id)?;
+            let m = c.matches.iter().find(|m| m.signature == info.id)?;
+            Some((job, m, *run))
+        })
+        .collect();
+    let raw_runs: BTreeSet<RunId> = raw.iter().map(|(j, _, _)| j.run_id).collect();
+
+    let mut counted: Vec<(&Job, &SignatureMatch, &Run)> = raw
+        .iter()
+        .filter(|(_, _, run)| in_survey_window(snapshot, run.created_at) && related(run).is_none())
+        .copied()
+        .collect();
+    counted.sort_by_key(|(j, _, r)| (r.created_at, r.id, j.run_attempt, j.id));
+    let hit_jobs: BTreeSet<JobId> = counted.iter().map(|(j, _, _)| j.id).collect();
+    let hit_runs: BTreeSet<RunId> = counted.iter().map(|(j, _, _)| j.run_id).collect();
+
+    // The workflows where it occurs (from related hits alone when nothing else was hit).
+    let mut workflows: BTreeSet<WorkflowId> =
+        counted.iter().map(|(_, _, r)| r.workflow_id).collect();
+    if workflows.is_empty() {
+        workflows = raw.iter().map(|(_, _, r)| r.workflow_id).collect();
+    }
+    let workflow_names: BTreeSet<String> = snapshot
+        .runs
+        .iter()
+        .filter(|r| workflows.contains(&r.workflow_id))
+        .map(|r| r.workflow_name.clone())
+        .collect();
+
+    let hits: Vec<Hit> = counted
+        .iter()
+        .map(|(job, m, run)| make_hit(snapshot, job, m, run, origin(run)))
+        .collect();
+
+    let mut report = SignatureReport {
+        id: info.id.clone(),
+        title: info.title.clone(),
+        issue: info.issue.clone(),
+        paths: info.paths.clone(),
+        invalid_paths: paths.invalid.clone(),
+        workflows: workflow_names.into_iter().collect(),
+        runs_hit: hit_runs.len() as u64,
+        jobs_hit: hit_jobs.len() as u64,
+        impact_window: None,
+        runs_hit_default_branch: 0,
+        runs_hit_pr: 0,
+        runs_hit_pr_unrelated: 0,
+        pr_relevance_unknown: Vec::new(),
+        runs_hit_other: 0,
+        runs_rerun_to_green: 0,
+        max_attempts: 0,
+        runs_hit_still_failing: 0,
+        clean_runs_before: 0,
+        runs_before_unknown: 0,
+        runs_hit_before: 0,
+        before_from: None,
+        first_hit: hits.first().cloned(),
+        excluded_runs: Vec::new(),
+        dimensions: Vec::new(),
+        findings: Vec::new(),
+        tests: BTreeMap::new(),
+        hits,
+    };
+
+    // Runs of related PRs: listed, counted nowhere.
+    for run in snapshot
+        .runs
+        .iter()
+        .filter(|r| workflows.contains(&r.workflow_id))
+    {
+        let Some((file, glob)) = related(run) else {
+            continue;
+        };
+        let hit = raw_runs.contains(&run.id);
+        if !hit && !in_survey_window(snapshot, run.created_at) {
+            continue;
+        }
+        let pr = origin(run).pr().unwrap_or_default();
+        report.excluded_runs.push(ExcludedRun {
+            run_id: run.id,
+            pr,
+            pr_url: pr_url(snapshot, pr),
+            created_at: run.created_at,
+            html_url: run.html_url.clone(),
+            hit,
+            reason: format!("PR #{pr} changes {file}, which matches {glob}"),
+            file,
+            glob,
+        });
+    }
+
+    // Where the hit runs come from, and how they ended.
+    let mut unknown: BTreeMap<(Option<u64>, &'static str), u64> = BTreeMap::new();
+    for run_id in &hit_runs {
+        let run = runs[run_id];
+        match origin(run) {
+            RunOrigin::DefaultBranch => report.runs_hit_default_branch += 1,
+            RunOrigin::Other => report.runs_hit_other += 1,
+            o @ (RunOrigin::PullRequest(_) | RunOrigin::UnknownPullRequest) => {
+                report.runs_hit_pr += 1;
+                match relevance(run) {
+                    Some(PrRelevance::Unrelated) => report.runs_hit_pr_unrelated += 1,
+                    Some(PrRelevance::Unknown(why)) => {
+                        *unknown.entry((o.pr(), why.reason())).or_default() += 1;
+                    }
+                    Some(PrRelevance::Related { .. }) | None => {}
+                }
+            }
+        }
+        let hit_before_latest = counted
+            .iter()
+            .any(|(j, _, _)| j.run_id == *run_id && j.run_attempt < run.run_attempt);
+        if run.conclusion.as_deref() == Some("success") && hit_before_latest {
+            report.runs_rerun_to_green += 1;
+            report.max_attempts = report.max_attempts.max(run.run_attempt);
+        } else if run.conclusion.as_deref() != Some("success") {
+            report.runs_hit_still_failing += 1;
+        }
+    }
+    report.pr_relevance_unknown = unknown
+        .into_iter()
+        .map(|((pr, reason), runs)| RelevanceGap {
+            pr,
+            runs,
+            reason: reason.to_string(),
+        })
+        .collect();
+
+    for (_, m, _) in &counted {
+        for test in &m.tests {
+            *report.tests.entry(test.clone()).or_default() += 1;
+        }
+    }
+
+    let Some(first) = report.first_hit.as_ref() else {
+        return report;
+    };
+    let start = first.run_created_at;
+    let end = snapshot.until.unwrap_or_else(|| {
+        snapshot
+            .runs
+            .iter()
+            .filter(|r| in_survey_window(snapshot, r.created_at))
+            .map(|r| r.created_at)
+            .max()
+            .unwrap_or(start)
+    });
+    let same_workflows = |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none();
+
+    // The impact window's runs, and the jobs they ran.
+    let impact_runs: BTreeSet<RunId> = snapshot
+        .runs
+        .iter()
+        .filter(same_workflows)
+        .filter(|r| r.created_at >= start && in_survey_window(snapshot, r.created_at))
+        .map(|r| r.id)
+        .collect();
+    report.impact_window = Some(ImpactWindow {
+        start,
+        end,
+        runs: impact_runs.len() as u64,
+        percent: percent(report.runs_hit, impact_runs.len() as u64),
+    });
+
+    // Before the impact window: clean, hit (before the survey window), or unknown.
+    let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =
+        snapshot.jobs.iter().fold(BTreeMap::new(), |mut acc, j| {
+            acc.entry(j.run_id).or_insert_with(Vec::new).push(j);
+            acc
+        });
+    for run in snapshot
+        .runs
+        .iter()
+        .filter(same_workflows)
+        .filter(|r| r.created_at < start)
+    {
+        report.before_from = Some(
+            report
+                .before_from
+                .map_or(run.created_at, |t| t.min(run.created_at)),
+        );
+        if raw_runs.contains(&run.id) {
+            report.runs_hit_before += 1;
+            continue;
+        }
+        let jobs = jobs_by_run.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
+        let failed_unknown = jobs
+            .iter()
+            .filter(|j| j.is_failed())
+            .any(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)));
+        let failed_without_jobs = jobs.is_empty()
+            && !matches!(
+                run.conclusion.as_deref(),
+                Some("success" | "skipped" | "cancelled")
+            );
+        if failed_unknown || failed_without_jobs {
+            report.runs_before_unknown += 1;
+        } else {
+            report.clean_runs_before += 1;
+        }
+    }
+
+    // The matrix over the impact window's jobs.
+    let mut cache: BTreeMap<&str, Dimensions> = BTreeMap::new();
+    let mut table: BTreeMap<String, BTreeMap<String, (u64, u64)>> = BTreeMap::new();
+    for job in snapshot
+        .jobs
+        .iter()
+        .filter(|j| impact_runs.contains(&j.run_id) && ran(j))
+    {
+        let dims = cache
+            .entry(job.name.as_str())
+            .or_insert_with(|| config.matrix.parse(&job.name));
+        let hit = hit_jobs.contains(&job.id);
+        for (dim, value) in dims.iter() {
+            let cell = table
+                .entry(dim.clone())
+                .or_default()
+                .entry(value.clone())
+                .or_default();
+            cell.0 += u64::from(hit);
+            cell.1 += 1;
+        }
+    }
+    let mut dimensions: Vec<DimensionReport> = table
+        .into_iter()
+        .map(|(name, values)| {
+            let mut values: Vec<DimensionValue> = values
+                .into_iter()
+                .map(|(value, (jobs_hit, jobs_total))| DimensionValue {
+                    value,
+                    jobs_hit,
+                    jobs_total,
+                })
+                .collect();
+            values.sort_by(|a, b| matrix::natural_cmp(&a.value, &b.value));
+            DimensionReport { name, values }
+        })
+        .collect();
+    let rank = |name: &str| {
+        DIMENSION_ORDER
+            .iter()
+            .position(|d| *d == name)
+            .unwrap_or(DIMENSION_ORDER.len())
+    };
+    dimensions.sort_by(|a, b| {
+        rank(&a.name)
+            .cmp(&rank(&b.name))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    report.findings = dimensions.iter().filter_map(finding).collect();
+    report.dimensions = dimensions;
+    report
+}
+
+/// Confined or everywhere; `None` when the dimension has a single value or no hit.
+fn finding(dim: &DimensionReport) -> Option<DimensionFinding> {
+    if dim.values.len() < 2 {
+        return None;
+    }
+    let (hit, never): (Vec<&DimensionValue>, Vec<&DimensionValue>) =
+        dim.values.iter().partition(|v| v.jobs_hit > 0);
+    if hit.is_empty() {
+        return None;
+    }
+    Some(DimensionFinding {
+        dimension: dim.name.clone(),
+        kind: if never.is_empty() {
+            FindingKind::Everywhere
+        } else {
+            FindingKind::Confined
+        },
+        hit_values: hit.iter().map(|v| v.value.clone()).collect(),
+        jobs_hit: hit.iter().map(|v| v.jobs_hit).sum(),
+        jobs_total: hit.iter().map(|v| v.jobs_total).sum(),
+        never_values: never.iter().map(|v| v.value.clone()).collect(),
+        never_jobs_total: never.iter().map(|v| v.jobs_total).sum(),
+    })
+}
+
+fn pr_url(snapshot: &Snapshot, pr: u64) -> Option<String> {
+    snapshot
+        .pulls
+        .get(&pr)
+        .map(|p| p.html_url.clone())
+        .filter(|u| !u.is_empty())
+}
+
+fn make_hit(
+    snapshot: &Snapshot,
+    job: &Job,
+    m: &SignatureMatch,
+    run: &Run,
+    origin: RunOrigin,
+) -> Hit {
+    let pr = origin.pr();
+    Hit {
+        run_id: run.id,
+        attempt: job.run_attempt,
+        job_id: job.id,
+        job: job.name.clone(),
+        created_at: job.created_at,
+        run_created_at: run.created_at,
+        workflow: run.workflow_name.clone(),
+        event: run.event.clone(),
+        branch: run.head_branch.clone(),
+        origin: match origin {
+            RunOrigin::DefaultBranch => HitOrigin::DefaultBranch,
+            RunOrigin::PullRequest(_) => HitOrigin::PullRequest,
+            RunOrigin::UnknownPullRequest => HitOrigin::UnknownPullRequest,
+            RunOrigin::Other => HitOrigin::Other,
+        },
+        pr,
+        pr_url: pr.and_then(|n| pr_url(snapshot, n)),
+        html_url: job.html_url.clone(),
+        run_url: run.html_url.clone(),
+        run_attempts: run.run_attempt,
+        run_conclusion: run.conclusion.clone(),
+        line: m.text.clone(),
+        tests: m.tests.iter().cloned().collect(),
+    }
+}

@@ -1,0 +1,123 @@
+//! Settings every networked or store-reading command resolves the same way, once, at the edge.
+//! Precedence: flag, then environment, then default (written next to each).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The public API root.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+
+/// A GitHub token. Its `Debug` and `Display` never show it.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl Token {
+    /// The secret itself, for the client that sends it to the API host. Nothing else.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(***)")
+    }
+}
+
+/// Where a token came from, for messages (never the token itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenSource {
+    GithubToken,
+    GhToken,
+    GhCli,
+}
+
+impl fmt::Display for TokenSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TokenSource::GithubToken => "GITHUB_TOKEN",
+            TokenSource::GhToken => "GH_TOKEN",
+            TokenSource::GhCli => "`gh auth token`",
+        })
+    }
+}
+
+/// `--cache-dir`, else `FLAKESTAT_CACHE_DIR`, else the platform cache folder
+/// (`~/.cache/flakestat` on Linux, `~/Library/Caches/flakestat` on macOS,
+/// `%LOCALAPPDATA%\flakestat\cache` on Windows).
+pub fn resolve_cache_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(dir) = std::env::var_os("FLAKESTAT_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    directories::ProjectDirs::from("", "", "flakestat")
+        .map(|dirs| dirs.cache_dir().to_path_buf())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no home folder to put the cache in: pass --cache-dir or set FLAKESTAT_CACHE_DIR"
+            )
+        })
+}
+
+/// `--api-url`, else `GITHUB_API_URL`, else `https://api.github.com`; no trailing slash.
+pub fn resolve_api_url(flag: Option<&str>) -> String {
+    let url = flag
+        .map(str::to_string)
+        .or_else(|| {
+            std::env::var("GITHUB_API_URL")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+        .unwrap_or_else(|| DEFAULT_API_URL.to_string());
+    url.trim_end_matches('/').to_string()
+}
+
+/// `GITHUB_TOKEN`, else `GH_TOKEN`, else what `gh auth token` prints when gh is installed and
+/// logged in; `None` means anonymous requests.
+pub fn resolve_token() -> Option<(Token, TokenSource)> {
+    for (var, source) in [
+        ("GITHUB_TOKEN", TokenSource::GithubToken),
+        ("GH_TOKEN", TokenSource::GhToken),
+    ] {
+        if let Some(value) = std::env::var(var).ok().map(|v| v.trim().to_string())
+            && !value.is_empty()
+        {
+            return Some((Token(value), source));
+        }
+    }
+    let output = Command::new("gh")
+        .args(["auth", "token"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let token = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (output.status.success() && !token.is_empty()).then_some((Token(token), TokenSource::GhCli))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_never_shows_in_debug() {
+        let token = Token("ghp_secret".into());
+        assert_eq!(format!("{token:?}"), "Token(***)");
+        assert_eq!(token.expose(), "ghp_secret");
+    }
+
+    #[test]
+    fn flags_win_and_api_url_loses_its_trailing_slash() {
+        assert_eq!(
+            resolve_cache_dir(Some(Path::new("/tmp/x"))).unwrap(),
+            PathBuf::from("/tmp/x")
+        );
+        assert_eq!(
+            resolve_api_url(Some("https://ghe.example/api/v3/")),
+            "https://ghe.example/api/v3"
+        );
+    }
+}

@@ -1,0 +1,374 @@
+//! What the fake serves: one repository's runs (every attempt), jobs, logs, pull requests, commit
+//! graph and issue comments. Plain data with serde, so a scenario can be generated in code or read
+//! from a `dataset.json`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Job, JobId, PullRequest, Repo, Run, RunId, Sha, Timestamp};
+
+/// Everything the fake GitHub knows about one repository.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    pub repo: Repo,
+    pub default_branch: String,
+    /// A private repository answers 404 to anonymous requests and to tokens without access.
+    #[serde(default)]
+    pub private: bool,
+    /// The dataset's "present": used for timestamps the server invents (new comments).
+    pub now: Timestamp,
+    #[serde(default)]
+    pub auth: Auth,
+    /// Every run, any order; the server sorts newest first.
+    pub runs: Vec<FakeRun>,
+    #[serde(default)]
+    pub pulls: Vec<FakePull>,
+    /// The commit graph (`/commits`, `/compare`).
+    #[serde(default)]
+    pub commits: Vec<FakeCommit>,
+    /// Branch name → head commit.
+    #[serde(default)]
+    pub branches: BTreeMap<String, Sha>,
+    /// Job logs. A job absent from this map has no log (404).
+    #[serde(default)]
+    pub logs: BTreeMap<JobId, FakeLog>,
+    /// Plain issues (pull requests are issues too and need no entry here).
+    #[serde(default)]
+    pub issues: Vec<FakeIssue>,
+    /// Issue and pull-request comments, oldest first.
+    #[serde(default)]
+    pub comments: Vec<FakeComment>,
+}
+
+/// Which tokens the fake accepts. The default accepts anything, including no token.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Auth {
+    /// Tokens with access. When non-empty, any other token (not in `tokens_without_access`) is
+    /// answered 401 `Bad credentials`.
+    #[serde(default)]
+    pub tokens: Vec<String>,
+    /// Valid tokens that cannot see the repository: 404 when it is private, read-only otherwise.
+    #[serde(default)]
+    pub tokens_without_access: Vec<String>,
+    /// Anonymous requests are answered 401 `Requires authentication`.
+    #[serde(default)]
+    pub require_token: bool,
+}
+
+/// A run with every attempt. `run` holds the fields at the latest attempt, as the listing shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeRun {
+    pub run: Run,
+    /// Ascending by `attempt`, numbered from 1.
+    pub attempts: Vec<FakeAttempt>,
+}
+
+/// One attempt of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeAttempt {
+    pub attempt: u32,
+    /// When the attempt started (`run_started_at` of the attempt).
+    pub created_at: Timestamp,
+    /// `None` while the attempt is not completed.
+    pub conclusion: Option<String>,
+    /// The jobs that executed in this attempt. A "re-run failed jobs" attempt lists only the
+    /// jobs it re-ran; the jobs it did not re-run are carried over from earlier attempts when the
+    /// attempt's jobs are listed, as GitHub does.
+    pub jobs: Vec<Job>,
+}
+
+/// A job's log as the log endpoint serves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FakeLog {
+    /// 302 to the log host, which serves these bytes.
+    Text(String),
+    /// 410 Gone: past retention.
+    Expired,
+    /// 404: no log. Same as having no entry.
+    Missing,
+}
+
+/// A pull request (with the files it changed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakePull {
+    pub number: u64,
+    pub title: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub user: String,
+    pub base_ref: String,
+    pub head_ref: String,
+    pub head_sha: Sha,
+    pub base_sha: Sha,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub closed_at: Option<Timestamp>,
+    pub merged_at: Option<Timestamp>,
+    pub merge_commit_sha: Option<Sha>,
+    #[serde(default)]
+    pub draft: bool,
+    #[serde(default)]
+    pub locked: bool,
+    pub files: Vec<FakeFile>,
+}
+
+impl FakePull {
+    /// The model's view of this pull request, files included.
+    pub fn to_model(&self, repo: &Repo) -> PullRequest {
+        PullRequest {
+            number: self.number,
+            title: self.title.clone(),
+            state: self.state.clone(),
+            base_ref: self.base_ref.clone(),
+            head_ref: self.head_ref.clone(),
+            merged_at: self.merged_at,
+            merge_commit_sha: self.merge_commit_sha.clone(),
+            html_url: format!("https://github.com/{repo}/pull/{}", self.number),
+            files: Some(self.files.iter().map(|f| f.filename.clone()).collect()),
+        }
+    }
+}
+
+/// A file changed by a pull request (`/pulls/{n}/files`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeFile {
+    pub filename: String,
+    /// added, removed, modified, renamed, copied, changed, unchanged.
+    pub status: String,
+    #[serde(default)]
+    pub previous_filename: Option<String>,
+    #[serde(default)]
+    pub additions: u64,
+    #[serde(default)]
+    pub deletions: u64,
+}
+
+/// A commit of the graph.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeCommit {
+    pub sha: Sha,
+    pub parents: Vec<Sha>,
+    pub message: String,
+    pub author: String,
+    pub date: Timestamp,
+}
+
+/// A plain issue, for comments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeIssue {
+    pub number: u64,
+    pub title: String,
+    pub state: String,
+    #[serde(default)]
+    pub locked: bool,
+}
+
+/// An issue comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeComment {
+    pub id: u64,
+    pub issue_number: u64,
+    pub body: String,
+    pub user: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Why a dataset could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid dataset: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error(
+        "{dir} holds neither dataset.json nor scenario.toml: point --replay at a fixtures/<scenario> folder"
+    )]
+    NotADataset { dir: PathBuf },
+}
+
+impl Dataset {
+    /// An empty dataset for `repo`, default branch `main`, present time `now`.
+    pub fn new(repo: Repo, now: Timestamp) -> Dataset {
+        Dataset {
+            repo,
+            default_branch: "main".to_string(),
+            private: false,
+            now,
+            auth: Auth::default(),
+            runs: Vec::new(),
+            pulls: Vec::new(),
+            commits: Vec::new(),
+            branches: BTreeMap::new(),
+            logs: BTreeMap::new(),
+            issues: Vec::new(),
+            comments: Vec::new(),
+        }
+    }
+
+    /// Loads a scenario folder: `dataset.json` (a serialized `Dataset`) or `scenario.toml` (a
+    /// generator name, a seed, and the templates beside it).
+    pub fn load(dir: &Path) -> Result<Dataset, DatasetError> {
+        let json = dir.join("dataset.json");
+        if json.is_file() {
+            let text = read(&json)?;
+            return serde_json::from_str(&text).map_err(|e| DatasetError::Invalid {
+                path: json,
+                message: e.to_string(),
+            });
+        }
+        let toml_path = dir.join("scenario.toml");
+        if toml_path.is_file() {
+            return super::scenario::load(dir);
+        }
+        Err(DatasetError::NotADataset {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Writes `dataset.json` into `dir`.
+    pub fn save_json(&self, dir: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join("dataset.json"), text)
+    }
+
+    pub fn run(&self, id: RunId) -> Option<&FakeRun> {
+        self.runs.iter().find(|r| r.run.id == id)
+    }
+
+    pub fn run_mut(&mut self, id: RunId) -> Option<&mut FakeRun> {
+        self.runs.iter_mut().find(|r| r.run.id == id)
+    }
+
+    pub fn pull(&self, number: u64) -> Option<&FakePull> {
+        self.pulls.iter().find(|p| p.number == number)
+    }
+
+    pub fn commit(&self, sha: &str) -> Option<&FakeCommit> {
+        self.commits.iter().find(|c| c.sha.0 == sha)
+    }
+
+    /// Every job of every attempt.
+    pub fn jobs(&self) -> impl Iterator<Item = &Job> {
+        self.runs
+            .iter()
+            .flat_map(|r| r.attempts.iter().flat_map(|a| a.jobs.iter()))
+    }
+
+    /// Resolves a branch name or a full or abbreviated (≥ 7 digits) sha.
+    pub fn resolve_ref(&self, name: &str) -> Option<Sha> {
+        if let Some(sha) = self.branches.get(name) {
+            return Some(sha.clone());
+        }
+        let name = name.strip_prefix("refs/heads/").unwrap_or(name);
+        if let Some(sha) = self.branches.get(name) {
+            return Some(sha.clone());
+        }
+        if name.len() >= 7 && name.chars().all(|c| c.is_ascii_hexdigit()) {
+            let mut found = self.commits.iter().filter(|c| c.sha.0.starts_with(name));
+            let first = found.next()?;
+            if found.next().is_none() {
+                return Some(first.sha.clone());
+            }
+        }
+        None
+    }
+
+    /// `sha` and every commit reachable from it through parents.
+    pub fn ancestors(&self, sha: &Sha) -> BTreeSet<Sha> {
+        let by_sha: BTreeMap<&Sha, &FakeCommit> =
+            self.commits.iter().map(|c| (&c.sha, c)).collect();
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![sha.clone()];
+        while let Some(s) = stack.pop() {
+            if !seen.insert(s.clone()) {
+                continue;
+            }
+            if let Some(c) = by_sha.get(&s) {
+                stack.extend(c.parents.iter().cloned());
+            }
+        }
+        seen
+    }
+
+    /// Appends an attempt to a run and updates the run's latest-attempt fields
+    /// (`run_attempt`, `status`, `conclusion`, `run_started_at`, `updated_at`).
+    pub fn push_attempt(&mut self, run_id: RunId, attempt: FakeAttempt) -> bool {
+        let Some(fake) = self.run_mut(run_id) else {
+            return false;
+        };
+        fake.push_attempt(attempt);
+        true
+    }
+}
+
+impl FakeRun {
+    /// A run whose only attempt is `attempt`; `run`'s latest-attempt fields are set from it.
+    pub fn new(mut run: Run, attempt: FakeAttempt) -> FakeRun {
+        run.run_attempt = attempt.attempt;
+        let mut fake = FakeRun {
+            run,
+            attempts: Vec::new(),
+        };
+        fake.push_attempt(attempt);
+        fake
+    }
+
+    /// Appends an attempt and updates the latest-attempt fields of `run`.
+    pub fn push_attempt(&mut self, attempt: FakeAttempt) {
+        self.run.run_attempt = attempt.attempt;
+        self.run.conclusion = attempt.conclusion.clone();
+        self.run.status = if attempt.conclusion.is_some() {
+            "completed".to_string()
+        } else {
+            "in_progress".to_string()
+        };
+        self.run.run_started_at = Some(attempt.created_at);
+        let last = attempt
+            .jobs
+            .iter()
+            .filter_map(|j| j.completed_at.or(j.started_at))
+            .max()
+            .unwrap_or(attempt.created_at);
+        self.run.updated_at = self.run.updated_at.max(last);
+        self.attempts.push(attempt);
+    }
+
+    pub fn attempt(&self, n: u32) -> Option<&FakeAttempt> {
+        self.attempts.iter().find(|a| a.attempt == n)
+    }
+
+    /// The jobs an attempt's listing shows: the attempt's own jobs plus, for each job name it did
+    /// not re-run, that job from the most recent earlier attempt.
+    pub fn jobs_at(&self, n: u32) -> Vec<&Job> {
+        let mut by_name: BTreeMap<&str, &Job> = BTreeMap::new();
+        for attempt in self.attempts.iter().filter(|a| a.attempt <= n) {
+            for job in &attempt.jobs {
+                by_name.insert(job.name.as_str(), job);
+            }
+        }
+        let mut jobs: Vec<&Job> = by_name.into_values().collect();
+        jobs.sort_by_key(|j| j.id);
+        jobs
+    }
+
+    /// Every job of every attempt, by attempt then id.
+    pub fn all_jobs(&self) -> Vec<&Job> {
+        let mut jobs: Vec<&Job> = self.attempts.iter().flat_map(|a| a.jobs.iter()).collect();
+        jobs.sort_by_key(|j| (j.run_attempt, j.id));
+        jobs
+    }
+}
+
+fn read(path: &Path) -> Result<String, DatasetError> {
+    std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,1303 @@
+//! The REST routes: path → `Route`, and `Route` + `Dataset` → a `Reply` with the JSON shapes of
+//! GitHub's OpenAPI description. No networking here: the server in `server.rs` handles faults,
+//! auth, rate limits and ETags around these pure functions.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::created::parse_created;
+use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeCommit, FakeLog, FakePull, FakeRun};
+use crate::model::{Job, JobId, RunId, Sha, Timestamp};
+
+/// What kind of request a path is; the unit of the request counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RouteKind {
+    Repo,
+    ListRuns,
+    Run,
+    RunAttempt,
+    ListJobs,
+    AttemptJobs,
+    JobLog,
+    /// A request to the log host.
+    LogBlob,
+    ListPulls,
+    Pull,
+    PullFiles,
+    Commits,
+    Compare,
+    ListComments,
+    CreateComment,
+    UpdateComment,
+    Unknown,
+}
+
+/// A parsed API route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Route {
+    Repo,
+    ListRuns { workflow: Option<String> },
+    Run(RunId),
+    RunAttempt(RunId, u32),
+    ListJobs(RunId),
+    AttemptJobs(RunId, u32),
+    JobLog(JobId),
+    ListPulls,
+    Pull(u64),
+    PullFiles(u64),
+    Commits,
+    Compare { base: String, head: String },
+    ListComments(u64),
+    CreateComment(u64),
+    UpdateComment(u64),
+    Unknown,
+}
+
+impl Route {
+    pub(crate) fn kind(&self) -> RouteKind {
+        match self {
+            Route::Repo => RouteKind::Repo,
+            Route::ListRuns { .. } => RouteKind::ListRuns,
+            Route::Run(_) => RouteKind::Run,
+            Route::RunAttempt(..) => RouteKind::RunAttempt,
+            Route::ListJobs(_) => RouteKind::ListJobs,
+            Route::AttemptJobs(..) => RouteKind::AttemptJobs,
+            Route::JobLog(_) => RouteKind::JobLog,
+            Route::ListPulls => RouteKind::ListPulls,
+            Route::Pull(_) => RouteKind::Pull,
+            Route::PullFiles(_) => RouteKind::PullFiles,
+            Route::Commits => RouteKind::Commits,
+            Route::Compare { .. } => RouteKind::Compare,
+            Route::ListComments(_) => RouteKind::ListComments,
+            Route::CreateComment(_) => RouteKind::CreateComment,
+            Route::UpdateComment(_) => RouteKind::UpdateComment,
+            Route::Unknown => RouteKind::Unknown,
+        }
+    }
+
+    pub(crate) fn is_write(&self) -> bool {
+        matches!(self, Route::CreateComment(_) | Route::UpdateComment(_))
+    }
+}
+
+/// Splits `/repos/{o}/{r}/rest` into the repository and the route. `None` when the path is not
+/// under `/repos/{o}/{r}`.
+pub(crate) fn parse_route(method: &str, path: &str) -> Option<(String, String, Route)> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    if segs.len() < 3 || segs[0] != "repos" {
+        return None;
+    }
+    let (owner, name) = (segs[1].to_string(), segs[2].to_string());
+    let rest = &segs[3..];
+    let num = |s: &str| s.parse::<u64>().ok();
+    let get = method == "GET";
+    let route = match rest {
+        [] if get => Route::Repo,
+        ["actions", "runs"] if get => Route::ListRuns { workflow: None },
+        ["actions", "workflows", w, "runs"] if get => Route::ListRuns {
+            workflow: Some(percent_decode(w)),
+        },
+        ["actions", "runs", id] if get => num(id).map_or(Route::Unknown, |i| Route::Run(RunId(i))),
+        ["actions", "runs", id, "attempts", n] if get => match (num(id), num(n)) {
+            (Some(i), Some(n)) => Route::RunAttempt(RunId(i), n as u32),
+            _ => Route::Unknown,
+        },
+        ["actions", "runs", id, "jobs"] if get => {
+            num(id).map_or(Route::Unknown, |i| Route::ListJobs(RunId(i)))
+        }
+        ["actions", "runs", id, "attempts", n, "jobs"] if get => match (num(id), num(n)) {
+            (Some(i), Some(n)) => Route::AttemptJobs(RunId(i), n as u32),
+            _ => Route::Unknown,
+        },
+        ["actions", "jobs", id, "logs"] if get => {
+            num(id).map_or(Route::Unknown, |i| Route::JobLog(JobId(i)))
+        }
+        ["pulls"] if get => Route::ListPulls,
+        ["pulls", n] if get => num(n).map_or(Route::Unknown, Route::Pull),
+        ["pulls", n, "files"] if get => num(n).map_or(Route::Unknown, Route::PullFiles),
+        ["commits"] if get => Route::Commits,
+        ["compare", spec] if get => {
+            let spec = percent_decode(spec);
+            match spec.split_once("...") {
+                Some((b, h)) if !b.is_empty() && !h.is_empty() => Route::Compare {
+                    base: b.to_string(),
+                    head: h.to_string(),
+                },
+                _ => Route::Unknown,
+            }
+        }
+        ["issues", n, "comments"] if get => num(n).map_or(Route::Unknown, Route::ListComments),
+        ["issues", n, "comments"] if method == "POST" => {
+            num(n).map_or(Route::Unknown, Route::CreateComment)
+        }
+        ["issues", "comments", id] if method == "PATCH" => {
+            num(id).map_or(Route::Unknown, Route::UpdateComment)
+        }
+        _ => Route::Unknown,
+    };
+    Some((owner, name, route))
+}
+
+/// Decodes `%XX` escapes; `+` stays a plus (a `created` datetime may carry an offset).
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The decoded query parameters; the last occurrence of a name wins.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Query {
+    raw: String,
+    params: BTreeMap<String, String>,
+}
+
+impl Query {
+    pub(crate) fn parse(raw: Option<&str>) -> Query {
+        let raw = raw.unwrap_or("").to_string();
+        let params = raw
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                (percent_decode(k), percent_decode(v))
+            })
+            .collect();
+        Query { raw, params }
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.params.get(name).map(String::as_str)
+    }
+
+    /// The raw query with `page` replaced.
+    fn with_page(&self, page: usize) -> String {
+        let mut parts: Vec<&str> = self
+            .raw
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.starts_with("page="))
+            .collect();
+        let page = format!("page={page}");
+        parts.push(&page);
+        parts.join("&")
+    }
+}
+
+/// A route's answer, before the server adds rate-limit headers and ETags.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Reply {
+    pub(crate) fn json(status: u16, value: &Value) -> Reply {
+        Reply {
+            status,
+            content_type: "application/json; charset=utf-8",
+            body: serde_json::to_vec_pretty(value).expect("JSON values always serialize"),
+            headers: Vec::new(),
+        }
+    }
+
+    pub(crate) fn error(status: u16, message: &str, doc: &str) -> Reply {
+        Reply::json(
+            status,
+            &json!({
+                "message": message,
+                "documentation_url": format!("https://docs.github.com/rest{doc}"),
+                "status": status.to_string(),
+            }),
+        )
+    }
+
+    pub(crate) fn not_found() -> Reply {
+        Reply::error(404, "Not Found", "")
+    }
+
+    fn header(mut self, name: &str, value: String) -> Reply {
+        self.headers.push((name.to_string(), value));
+        self
+    }
+}
+
+/// What a route needs besides the dataset.
+pub(crate) struct Ctx<'a> {
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    pub api: &'a str,
+    pub path: &'a str,
+    pub query: &'a Query,
+    /// Where a job-log redirect points: `(job id) → absolute URL`.
+    pub log_url: &'a dyn Fn(JobId) -> String,
+    pub body: &'a [u8],
+    /// Login of the caller, for comments.
+    pub login: &'a str,
+}
+
+/// Answers a read or a write; writes mutate `ds`.
+pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
+    match route {
+        Route::Repo => Reply::json(200, &repo_full_json(ds, ctx.api)),
+        Route::ListRuns { workflow } => list_runs(ds, workflow.as_deref(), ctx),
+        Route::Run(id) => match ds.run(*id) {
+            Some(run) => Reply::json(200, &run_json(ds, run, None, ctx.api)),
+            None => Reply::not_found(),
+        },
+        Route::RunAttempt(id, n) => match ds.run(*id).and_then(|r| Some((r, r.attempt(*n)?))) {
+            Some((run, attempt)) => Reply::json(200, &run_json(ds, run, Some(attempt), ctx.api)),
+            None => Reply::not_found(),
+        },
+        Route::ListJobs(id) => {
+            let Some(run) = ds.run(*id) else {
+                return Reply::not_found();
+            };
+            let jobs = match ctx.query.get("filter").unwrap_or("latest") {
+                "latest" => run.jobs_at(run.run.run_attempt),
+                "all" => run.all_jobs(),
+                _ => {
+                    return Reply::error(
+                        422,
+                        "Invalid request.\n\nInvalid filter: must be one of latest, all",
+                        "/actions/workflow-jobs#list-jobs-for-a-workflow-run",
+                    );
+                }
+            };
+            list_jobs(ds, run, &jobs, ctx)
+        }
+        Route::AttemptJobs(id, n) => {
+            let Some(run) = ds.run(*id) else {
+                return Reply::not_found();
+            };
+            if run.attempt(*n).is_none() {
+                return Reply::not_found();
+            }
+            list_jobs(ds, run, &run.jobs_at(*n), ctx)
+        }
+        Route::JobLog(id) => {
+            if !ds.jobs().any(|j| j.id == *id) {
+                return Reply::not_found();
+            }
+            match ds.logs.get(id) {
+                Some(FakeLog::Text(_)) => {
+                    let mut reply = Reply {
+                        status: 302,
+                        content_type: "text/html;charset=utf-8",
+                        body: Vec::new(),
+                        headers: Vec::new(),
+                    };
+                    reply = reply.header("location", (ctx.log_url)(*id));
+                    reply
+                }
+                Some(FakeLog::Expired) => Reply::error(
+                    410,
+                    "Gone",
+                    "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
+                ),
+                Some(FakeLog::Missing) | None => Reply::error(
+                    404,
+                    "Not Found",
+                    "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
+                ),
+            }
+        }
+        Route::ListPulls => list_pulls(ds, ctx),
+        Route::Pull(n) => match ds.pull(*n) {
+            Some(p) => Reply::json(200, &pull_json(ds, p, ctx.api, true)),
+            None => Reply::not_found(),
+        },
+        Route::PullFiles(n) => match ds.pull(*n) {
+            Some(p) => {
+                let files: Vec<Value> = p
+                    .files
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let sha = fake_sha(&format!("blob {} {} {i}", p.number, f.filename));
+                        let mut v = json!({
+                            "sha": sha,
+                            "filename": f.filename,
+                            "status": f.status,
+                            "additions": f.additions,
+                            "deletions": f.deletions,
+                            "changes": f.additions + f.deletions,
+                            "blob_url": format!("https://github.com/{}/blob/{}/{}", ds.repo, p.head_sha, f.filename),
+                            "raw_url": format!("https://github.com/{}/raw/{}/{}", ds.repo, p.head_sha, f.filename),
+                            "contents_url": format!("{}/repos/{}/contents/{}?ref={}", ctx.api, ds.repo, f.filename, p.head_sha),
+                            "patch": "@@ -1,3 +1,3 @@",
+                        });
+                        if let Some(prev) = &f.previous_filename {
+                            v["previous_filename"] = json!(prev);
+                        }
+                        v
+                    })
+                    .collect();
+                paginated_array(files, ctx, 3000)
+            }
+            None => Reply::not_found(),
+        },
+        Route::Commits => list_commits(ds, ctx),
+        Route::Compare { base, head } => compare(ds, base, head, ctx.api),
+        Route::ListComments(n) => {
+            if !issue_exists(ds, *n) {
+                return Reply::not_found();
+            }
+            let comments: Vec<Value> = ds
+                .comments
+                .iter()
+                .filter(|c| c.issue_number == *n)
+                .map(|c| comment_json(ds, c, ctx.api))
+                .collect();
+            paginated_array(comments, ctx, usize::MAX)
+        }
+        Route::CreateComment(n) => {
+            if !issue_exists(ds, *n) {
+                return Reply::not_found();
+            }
+            if issue_locked(ds, *n) {
+                return Reply::error(
+                    403,
+                    "Unable to create comment because issue is locked.",
+                    "/issues/comments#create-an-issue-comment",
+                );
+            }
+            let Some(body) = comment_body(ctx.body) else {
+                return validation_failed("body");
+            };
+            let id = ds
+                .comments
+                .iter()
+                .map(|c| c.id)
+                .max()
+                .unwrap_or(3_000_000_000)
+                + 1;
+            let at = comment_time(ds);
+            let comment = FakeComment {
+                id,
+                issue_number: *n,
+                body,
+                user: ctx.login.to_string(),
+                created_at: at,
+                updated_at: at,
+            };
+            let reply = Reply::json(201, &comment_json(ds, &comment, ctx.api)).header(
+                "location",
+                format!("{}/repos/{}/issues/comments/{id}", ctx.api, ds.repo),
+            );
+            ds.comments.push(comment);
+            reply
+        }
+        Route::UpdateComment(id) => {
+            let Some(body) = comment_body(ctx.body) else {
+                return validation_failed("body");
+            };
+            let at = comment_time(ds);
+            let Some(issue) = ds
+                .comments
+                .iter()
+                .find(|c| c.id == *id)
+                .map(|c| c.issue_number)
+            else {
+                return Reply::not_found();
+            };
+            if issue_locked(ds, issue) {
+                return Reply::error(
+                    403,
+                    "Unable to update comment because issue is locked.",
+                    "/issues/comments#update-an-issue-comment",
+                );
+            }
+            let comment = ds
+                .comments
+                .iter_mut()
+                .find(|c| c.id == *id)
+                .expect("found above");
+            comment.body = body;
+            comment.updated_at = at;
+            let comment = comment.clone();
+            Reply::json(200, &comment_json(ds, &comment, ctx.api))
+        }
+        Route::Unknown => Reply::not_found(),
+    }
+}
+
+fn validation_failed(field: &str) -> Reply {
+    Reply::json(
+        422,
+        &json!({
+            "message": "Validation Failed",
+            "errors": [{"resource": "IssueComment", "code": "missing_field", "field": field}],
+            "documentation_url": "https://docs.github.com/rest/issues/comments",
+            "status": "422",
+        }),
+    )
+}
+
+fn comment_body(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    v.get("body")?.as_str().map(str::to_string)
+}
+
+/// New comments are stamped after every existing one, one second apart, from the dataset's `now`.
+fn comment_time(ds: &Dataset) -> Timestamp {
+    let last = ds
+        .comments
+        .iter()
+        .map(|c| c.updated_at.max(c.created_at))
+        .max();
+    match last {
+        Some(t) if t >= ds.now => t + chrono::TimeDelta::seconds(1),
+        _ => ds.now,
+    }
+}
+
+fn issue_exists(ds: &Dataset, n: u64) -> bool {
+    ds.pull(n).is_some() || ds.issues.iter().any(|i| i.number == n)
+}
+
+fn issue_locked(ds: &Dataset, n: u64) -> bool {
+    ds.pull(n).is_some_and(|p| p.locked) || ds.issues.iter().any(|i| i.number == n && i.locked)
+}
+
+/// `per_page` (default 30, at most 100) and `page` (default 1).
+fn page_params(query: &Query) -> (usize, usize) {
+    let per_page = query
+        .get("per_page")
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(30, |v| v.clamp(1, 100));
+    let page = query
+        .get("page")
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(1, |v| v.max(1));
+    (per_page, page)
+}
+
+/// One page of `total` items (of which only the first `cap` can be listed) and its `Link` header.
+/// `last` is computed from `total`, as GitHub does: past the cap, pages are empty.
+fn page_window(
+    total: usize,
+    cap: usize,
+    ctx: &Ctx<'_>,
+) -> (std::ops::Range<usize>, Option<String>) {
+    let (per_page, page) = page_params(ctx.query);
+    let last = total.div_ceil(per_page).max(1);
+    let listable = total.min(cap);
+    let start = ((page - 1) * per_page).min(listable);
+    let end = (start + per_page).min(listable);
+    let url = |p: usize| format!("{}{}?{}", ctx.api, ctx.path, ctx.query.with_page(p));
+    let mut links = Vec::new();
+    if page > 1 {
+        links.push(format!("<{}>; rel=\"prev\"", url((page - 1).min(last))));
+    }
+    if page < last {
+        links.push(format!("<{}>; rel=\"next\"", url(page + 1)));
+        links.push(format!("<{}>; rel=\"last\"", url(last)));
+    }
+    if page > 1 {
+        links.push(format!("<{}>; rel=\"first\"", url(1)));
+    }
+    let link = (!links.is_empty()).then(|| links.join(", "));
+    (start..end, link)
+}
+
+/// A paginated endpoint whose body is a bare array.
+fn paginated_array(items: Vec<Value>, ctx: &Ctx<'_>, cap: usize) -> Reply {
+    let (range, link) = page_window(items.len(), cap, ctx);
+    let page: Vec<Value> = items[range].to_vec();
+    with_link(Reply::json(200, &Value::Array(page)), link)
+}
+
+fn with_link(reply: Reply, link: Option<String>) -> Reply {
+    match link {
+        Some(l) => reply.header("link", l),
+        None => reply,
+    }
+}
+
+/// The filters that make GitHub cap the run listing at 1,000 results.
+const RUN_FILTERS: [&str; 8] = [
+    "actor",
+    "branch",
+    "event",
+    "status",
+    "created",
+    "exclude_pull_requests",
+    "check_suite_id",
+    "head_sha",
+];
+
+const CONCLUSIONS: [&str; 10] = [
+    "success",
+    "failure",
+    "neutral",
+    "cancelled",
+    "skipped",
+    "timed_out",
+    "action_required",
+    "stale",
+    "startup_failure",
+    "completed",
+];
+
+fn list_runs(ds: &Dataset, workflow: Option<&str>, ctx: &Ctx<'_>) -> Reply {
+    let q = ctx.query;
+    let created = match q.get("created") {
+        Some(text) => match parse_created(text) {
+            Some(r) => Some(r),
+            None => {
+                return Reply::error(
+                    422,
+                    &format!("Invalid created qualifier: {text}"),
+                    "/actions/workflow-runs#list-workflow-runs-for-a-repository",
+                );
+            }
+        },
+        None => None,
+    };
+    if let Some(w) = workflow {
+        let known = ds.runs.iter().any(|r| workflow_matches(&r.run, w));
+        if !known {
+            return Reply::not_found();
+        }
+    }
+    let mut runs: Vec<&FakeRun> = ds
+        .runs
+        .iter()
+        .filter(|r| workflow.is_none_or(|w| workflow_matches(&r.run, w)))
+        .filter(|r| created.is_none_or(|c| c.contains(r.run.created_at)))
+        .filter(|r| q.get("event").is_none_or(|e| r.run.event == e))
+        .filter(|r| {
+            q.get("branch")
+                .is_none_or(|b| r.run.head_branch.as_deref() == Some(b))
+        })
+        .filter(|r| q.get("head_sha").is_none_or(|s| r.run.head_sha.0 == s))
+        .filter(|r| {
+            q.get("status").is_none_or(|s| {
+                if CONCLUSIONS.contains(&s) && s != "completed" {
+                    r.run.conclusion.as_deref() == Some(s)
+                } else {
+                    r.run.status == s
+                }
+            })
+        })
+        .collect();
+    runs.sort_by(|a, b| {
+        b.run
+            .created_at
+            .cmp(&a.run.created_at)
+            .then(b.run.id.cmp(&a.run.id))
+    });
+    let filtered = RUN_FILTERS.iter().any(|f| q.get(f).is_some());
+    let cap = if filtered { 1000 } else { usize::MAX };
+    let (range, link) = page_window(runs.len(), cap, ctx);
+    let exclude_prs = q.get("exclude_pull_requests") == Some("true");
+    let page: Vec<Value> = runs[range]
+        .iter()
+        .map(|r| {
+            let mut v = run_json(ds, r, None, ctx.api);
+            if exclude_prs {
+                v["pull_requests"] = json!([]);
+            }
+            v
+        })
+        .collect();
+    with_link(
+        Reply::json(
+            200,
+            &json!({"total_count": runs.len(), "workflow_runs": page}),
+        ),
+        link,
+    )
+}
+
+fn workflow_matches(run: &crate::model::Run, w: &str) -> bool {
+    w.parse::<u64>().is_ok_and(|id| run.workflow_id.0 == id)
+        || run.workflow_path.rsplit('/').next() == Some(w)
+}
+
+fn list_jobs(ds: &Dataset, run: &FakeRun, jobs: &[&Job], ctx: &Ctx<'_>) -> Reply {
+    let (range, link) = page_window(jobs.len(), usize::MAX, ctx);
+    let page: Vec<Value> = jobs[range]
+        .iter()
+        .map(|j| job_json(ds, run, j, ctx.api))
+        .collect();
+    with_link(
+        Reply::json(200, &json!({"total_count": jobs.len(), "jobs": page})),
+        link,
+    )
+}
+
+fn list_pulls(ds: &Dataset, ctx: &Ctx<'_>) -> Reply {
+    let q = ctx.query;
+    let state = q.get("state").unwrap_or("open");
+    let mut pulls: Vec<&FakePull> = ds
+        .pulls
+        .iter()
+        .filter(|p| state == "all" || p.state == state)
+        .filter(|p| q.get("base").is_none_or(|b| p.base_ref == b))
+        .filter(|p| {
+            q.get("head").is_none_or(|h| {
+                let head = h.split_once(':').map_or(h, |(_, r)| r);
+                p.head_ref == head
+            })
+        })
+        .collect();
+    let sort = q.get("sort").unwrap_or("created");
+    let key = |p: &FakePull| -> (Timestamp, u64) {
+        match sort {
+            "updated" => (p.updated_at, p.number),
+            _ => (p.created_at, p.number),
+        }
+    };
+    pulls.sort_by_key(|p| key(p));
+    // GitHub's default direction is desc, except asc for sort=created given explicitly... keep
+    // it simple: desc unless asked otherwise.
+    if q.get("direction").unwrap_or("desc") == "desc" {
+        pulls.reverse();
+    }
+    let items: Vec<Value> = pulls
+        .iter()
+        .map(|p| pull_json(ds, p, ctx.api, false))
+        .collect();
+    paginated_array(items, ctx, usize::MAX)
+}
+
+fn list_commits(ds: &Dataset, ctx: &Ctx<'_>) -> Reply {
+    let q = ctx.query;
+    let start = q.get("sha").unwrap_or(&ds.default_branch).to_string();
+    let Some(head) = ds.resolve_ref(&start) else {
+        return Reply::error(
+            404,
+            &format!("No commit found for SHA: {start}"),
+            "/commits/commits#list-commits",
+        );
+    };
+    let parse_time = |name: &str| -> Result<Option<Timestamp>, Reply> {
+        match q.get(name) {
+            None => Ok(None),
+            Some(text) => chrono::DateTime::parse_from_rfc3339(text)
+                .map(|t| Some(t.with_timezone(&chrono::Utc)))
+                .map_err(|_| {
+                    Reply::error(
+                        422,
+                        &format!("Invalid {name}: {text}"),
+                        "/commits/commits#list-commits",
+                    )
+                }),
+        }
+    };
+    let (since, until) = match (parse_time("since"), parse_time("until")) {
+        (Ok(s), Ok(u)) => (s, u),
+        (Err(r), _) | (_, Err(r)) => return r,
+    };
+    let reachable = ds.ancestors(&head);
+    let mut commits: Vec<&FakeCommit> = ds
+        .commits
+        .iter()
+        .filter(|c| reachable.contains(&c.sha))
+        .filter(|c| since.is_none_or(|s| c.date >= s))
+        .filter(|c| until.is_none_or(|u| c.date <= u))
+        .collect();
+    commits.sort_by(|a, b| b.date.cmp(&a.date).then(b.sha.cmp(&a.sha)));
+    let items: Vec<Value> = commits
+        .iter()
+        .map(|c| commit_json(ds, c, ctx.api))
+        .collect();
+    paginated_array(items, ctx, usize::MAX)
+}
+
+fn compare(ds: &Dataset, base: &str, head: &str, api: &str) -> Reply {
+    let (Some(base_sha), Some(head_sha)) = (ds.resolve_ref(base), ds.resolve_ref(head)) else {
+        return Reply::not_found();
+    };
+    let base_anc = ds.ancestors(&base_sha);
+    let head_anc = ds.ancestors(&head_sha);
+    let common: BTreeSet<&Sha> = base_anc.intersection(&head_anc).collect();
+    // The merge base: the common ancestor no other common ancestor descends from; the newest one
+    // is such a commit.
+    let merge_base = ds
+        .commits
+        .iter()
+        .filter(|c| common.contains(&c.sha))
+        .max_by(|a, b| a.date.cmp(&b.date).then(a.sha.cmp(&b.sha)));
+    let Some(merge_base) = merge_base else {
+        return Reply::error(
+            404,
+            &format!("No common ancestor between {base} and {head}."),
+            "/commits/commits#compare-two-commits",
+        );
+    };
+    let mut ahead: Vec<&FakeCommit> = ds
+        .commits
+        .iter()
+        .filter(|c| head_anc.contains(&c.sha) && !base_anc.contains(&c.sha))
+        .collect();
+    ahead.sort_by(|a, b| a.date.cmp(&b.date).then(a.sha.cmp(&b.sha)));
+    let behind_by = base_anc.difference(&head_anc).count();
+    let ahead_by = ahead.len();
+    let status = match (ahead_by, behind_by) {
+        (0, 0) => "identical",
+        (_, 0) => "ahead",
+        (0, _) => "behind",
+        _ => "diverged",
+    };
+    let base_commit = ds
+        .commit(&base_sha.0)
+        .expect("resolved refs name known commits");
+    let repo = &ds.repo;
+    Reply::json(
+        200,
+        &json!({
+            "url": format!("{api}/repos/{repo}/compare/{base}...{head}"),
+            "html_url": format!("https://github.com/{repo}/compare/{base}...{head}"),
+            "permalink_url": format!("https://github.com/{repo}/compare/{}...{}", base_sha, head_sha),
+            "diff_url": format!("https://github.com/{repo}/compare/{base}...{head}.diff"),
+            "patch_url": format!("https://github.com/{repo}/compare/{base}...{head}.patch"),
+            "base_commit": commit_json(ds, base_commit, api),
+            "merge_base_commit": commit_json(ds, merge_base, api),
+            "status": status,
+            "ahead_by": ahead_by,
+            "behind_by": behind_by,
+            "total_commits": ahead_by,
+            "commits": ahead.iter().take(250).map(|c| commit_json(ds, c, api)).collect::<Vec<_>>(),
+            "files": [],
+        }),
+    )
+}
+
+// ---- JSON shapes ----
+
+/// A deterministic 40-hex-digit id for things the dataset does not name (blob, tree shas).
+pub(crate) fn fake_sha(seed: &str) -> String {
+    let mut out = String::with_capacity(40);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut x = h;
+    while out.len() < 40 {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let _ = write!(out, "{z:016x}");
+    }
+    out.truncate(40);
+    out
+}
+
+fn user_id(login: &str) -> u64 {
+    u64::from_str_radix(&fake_sha(login)[..7], 16).unwrap_or(1) + 1000
+}
+
+pub(crate) fn user_json(login: &str, api: &str) -> Value {
+    let bot = login.ends_with("[bot]");
+    json!({
+        "login": login,
+        "id": user_id(login),
+        "node_id": format!("U_kgDO{}", &fake_sha(login)[..6]),
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{}?v=4", user_id(login)),
+        "gravatar_id": "",
+        "url": format!("{api}/users/{login}"),
+        "html_url": format!("https://github.com/{login}"),
+        "type": if bot { "Bot" } else { "User" },
+        "user_view_type": "public",
+        "site_admin": false,
+    })
+}
+
+fn repo_id(ds: &Dataset) -> u64 {
+    u64::from_str_radix(&fake_sha(&ds.repo.to_string())[..8], 16).unwrap_or(1) % 900_000_000
+        + 100_000_000
+}
+
+fn repo_min_json(ds: &Dataset, api: &str) -> Value {
+    let full = ds.repo.to_string();
+    json!({
+        "id": repo_id(ds),
+        "node_id": format!("R_kgDO{}", &fake_sha(&full)[..6]),
+        "name": ds.repo.name,
+        "full_name": full,
+        "private": ds.private,
+        "owner": user_json(&ds.repo.owner, api),
+        "html_url": format!("https://github.com/{full}"),
+        "description": null,
+        "fork": false,
+        "url": format!("{api}/repos/{full}"),
+    })
+}
+
+fn repo_full_json(ds: &Dataset, api: &str) -> Value {
+    let mut v = repo_min_json(ds, api);
+    let created = ds.commits.iter().map(|c| c.date).min().unwrap_or(ds.now);
+    let extra = json!({
+        "default_branch": ds.default_branch,
+        "visibility": if ds.private { "private" } else { "public" },
+        "archived": false,
+        "disabled": false,
+        "created_at": ts(created),
+        "updated_at": ts(ds.now),
+        "pushed_at": ts(ds.now),
+        "clone_url": format!("https://github.com/{}.git", ds.repo),
+        "language": "Python",
+        "has_issues": true,
+        "open_issues_count": ds.pulls.iter().filter(|p| p.state == "open").count(),
+        "permissions": {"admin": false, "maintain": false, "push": false, "triage": false, "pull": true},
+    });
+    if let (Value::Object(base), Value::Object(more)) = (&mut v, extra) {
+        base.extend(more);
+    }
+    v
+}
+
+pub(crate) fn ts(t: Timestamp) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn commit_author(ds: &Dataset, sha: &Sha) -> (String, Timestamp, String) {
+    match ds.commit(&sha.0) {
+        Some(c) => (c.author.clone(), c.date, c.message.clone()),
+        None => ("github-actions".to_string(), ds.now, String::new()),
+    }
+}
+
+fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &str) -> Value {
+    let r = &fake.run;
+    let repo = &ds.repo;
+    let id = r.id.0;
+    let (run_attempt, status, conclusion, started, updated) = match attempt {
+        Some(a) if a.attempt != r.run_attempt => {
+            let last = a
+                .jobs
+                .iter()
+                .filter_map(|j| j.completed_at)
+                .max()
+                .unwrap_or(a.created_at);
+            let status = if a.conclusion.is_some() {
+                "completed"
+            } else {
+                "in_progress"
+            };
+            (
+                a.attempt,
+                status.to_string(),
+                a.conclusion.clone(),
+                Some(a.created_at),
+                last,
+            )
+        }
+        _ => (
+            r.run_attempt,
+            r.status.clone(),
+            r.conclusion.clone(),
+            r.run_started_at,
+            r.updated_at,
+        ),
+    };
+    let run_url = format!("{api}/repos/{repo}/actions/runs/{id}");
+    let previous = (run_attempt > 1).then(|| format!("{run_url}/attempts/{}", run_attempt - 1));
+    let pulls: Vec<Value> = r
+        .pull_requests
+        .iter()
+        .map(|n| {
+            let (head_ref, head_sha, base_ref, base_sha) = match ds.pull(*n) {
+                Some(p) => (
+                    p.head_ref.clone(),
+                    p.head_sha.0.clone(),
+                    p.base_ref.clone(),
+                    p.base_sha.0.clone(),
+                ),
+                None => (
+                    r.head_branch.clone().unwrap_or_default(),
+                    r.head_sha.0.clone(),
+                    ds.default_branch.clone(),
+                    String::new(),
+                ),
+            };
+            let repo_ref =
+                json!({"id": repo_id(ds), "url": format!("{api}/repos/{repo}"), "name": repo.name});
+            json!({
+                "id": 2_000_000_000u64 + n,
+                "number": n,
+                "url": format!("{api}/repos/{repo}/pulls/{n}"),
+                "head": {"ref": head_ref, "sha": head_sha, "repo": repo_ref},
+                "base": {"ref": base_ref, "sha": base_sha, "repo": repo_ref},
+            })
+        })
+        .collect();
+    let (author, date, message) = commit_author(ds, &r.head_sha);
+    let actor = user_json(&author, api);
+    let check_suite_id = 40_000_000_000u64 + id % 1_000_000_000 * 7 + u64::from(run_attempt);
+    json!({
+        "id": id,
+        "name": r.workflow_name,
+        "node_id": format!("WFR_kwLO{}", &fake_sha(&format!("run {id}"))[..10]),
+        "head_branch": r.head_branch,
+        "head_sha": r.head_sha,
+        "path": r.workflow_path,
+        "display_title": r.display_title,
+        "run_number": r.run_number,
+        "event": r.event,
+        "status": status,
+        "conclusion": conclusion,
+        "workflow_id": r.workflow_id,
+        "check_suite_id": check_suite_id,
+        "check_suite_node_id": format!("CS_kwDO{}", &fake_sha(&format!("cs {check_suite_id}"))[..10]),
+        "url": run_url,
+        "html_url": r.html_url,
+        "pull_requests": pulls,
+        "created_at": ts(r.created_at),
+        "updated_at": ts(updated),
+        "actor": actor,
+        "triggering_actor": actor,
+        "run_attempt": run_attempt,
+        "referenced_workflows": [],
+        "run_started_at": started.map(ts),
+        "jobs_url": format!("{run_url}/jobs"),
+        "logs_url": format!("{run_url}/logs"),
+        "check_suite_url": format!("{api}/repos/{repo}/check-suites/{check_suite_id}"),
+        "artifacts_url": format!("{run_url}/artifacts"),
+        "cancel_url": format!("{run_url}/cancel"),
+        "rerun_url": format!("{run_url}/rerun"),
+        "previous_attempt_url": previous,
+        "workflow_url": format!("{api}/repos/{repo}/actions/workflows/{}", r.workflow_id),
+        "head_commit": {
+            "id": r.head_sha,
+            "tree_id": fake_sha(&format!("tree {}", r.head_sha)),
+            "message": message,
+            "timestamp": ts(date),
+            "author": {"name": author, "email": format!("{author}@users.noreply.github.com")},
+            "committer": {"name": "GitHub", "email": "noreply@github.com"},
+        },
+        "repository": repo_min_json(ds, api),
+        "head_repository": repo_min_json(ds, api),
+        "head_repository_id": repo_id(ds),
+    })
+}
+
+/// The runner labels a job name implies, in the style of NVIDIA's self-hosted runners.
+pub(crate) fn job_labels(name: &str) -> Vec<String> {
+    let lower = name.to_ascii_lowercase();
+    let os = if lower.contains("win-64") {
+        "windows-amd64"
+    } else if lower.contains("aarch64") {
+        "linux-arm64"
+    } else {
+        "linux-amd64"
+    };
+    let gpus = [
+        "rtxpro6000",
+        "rtx4090",
+        "rtx2080",
+        "h100",
+        "a100",
+        "l4",
+        "t4",
+    ];
+    let gpu = gpus.iter().find(|g| {
+        lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == **g)
+    });
+    match gpu {
+        Some(g) => vec![format!("{os}-gpu-{g}-latest-1")],
+        None if lower.starts_with("test") => vec![format!("{os}-gpu-l4-latest-1")],
+        None => vec![format!("{os}-cpu16")],
+    }
+}
+
+fn job_json(ds: &Dataset, run: &FakeRun, j: &Job, api: &str) -> Value {
+    let repo = &ds.repo;
+    let labels = job_labels(&j.name);
+    let done = j.status == "completed";
+    let runner = j.started_at.map(|_| {
+        format!(
+            "{}-{}",
+            labels[0],
+            &fake_sha(&format!("runner {}", j.id))[..5]
+        )
+    });
+    let steps = job_steps(j);
+    json!({
+        "id": j.id,
+        "run_id": j.run_id,
+        "run_url": format!("{api}/repos/{repo}/actions/runs/{}", j.run_id),
+        "run_attempt": j.run_attempt,
+        "node_id": format!("CR_kwDO{}", &fake_sha(&format!("job {}", j.id))[..10]),
+        "head_sha": j.head_sha,
+        "url": format!("{api}/repos/{repo}/actions/jobs/{}", j.id),
+        "html_url": j.html_url,
+        "status": j.status,
+        "conclusion": j.conclusion,
+        "created_at": ts(j.created_at),
+        "started_at": j.started_at.map(ts),
+        "completed_at": if done { j.completed_at.map(ts) } else { None },
+        "name": j.name,
+        "steps": steps,
+        "check_run_url": format!("{api}/repos/{repo}/check-runs/{}", j.id),
+        "labels": labels,
+        "runner_id": runner.as_ref().map(|_| 100_000 + j.id.0 % 90_000),
+        "runner_name": runner,
+        "runner_group_id": runner.as_ref().map(|_| 3),
+        "runner_group_name": runner.as_ref().map(|_| "nv-gpu-runners"),
+        "workflow_name": run.run.workflow_name,
+        "head_branch": run.run.head_branch,
+    })
+}
+
+/// Steps GitHub would list for a job: setup, checkout, the work, cleanup. Only the work step
+/// carries the job's conclusion; an unfinished job is in its work step.
+fn job_steps(j: &Job) -> Vec<Value> {
+    let Some(start) = j.started_at else {
+        return Vec::new();
+    };
+    let end = j.completed_at.unwrap_or(start);
+    let work = if j.name.starts_with("Build") {
+        "Build wheels"
+    } else {
+        "Run tests"
+    };
+    let names = [
+        "Set up job",
+        "Checkout",
+        work,
+        "Post Checkout",
+        "Complete job",
+    ];
+    let span = (end - start).num_seconds().max(5);
+    let completed = j.status == "completed";
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let s = start + chrono::TimeDelta::seconds(span * i as i64 / 5);
+            let e = start + chrono::TimeDelta::seconds(span * (i as i64 + 1) / 5);
+            let (status, conclusion) = match (completed, i) {
+                (false, 0 | 1) => ("completed", Some("success")),
+                (false, 2) => ("in_progress", None),
+                (false, _) => ("queued", None),
+                (true, 2) => ("completed", j.conclusion.as_deref()),
+                (true, _) => ("completed", Some("success")),
+            };
+            json!({
+                "name": name,
+                "status": status,
+                "conclusion": conclusion,
+                "number": i + 1,
+                "started_at": (status != "queued").then(|| ts(s)),
+                "completed_at": (status == "completed").then(|| ts(e)),
+            })
+        })
+        .collect()
+}
+
+fn pull_json(ds: &Dataset, p: &FakePull, api: &str, full: bool) -> Value {
+    let repo = &ds.repo;
+    let n = p.number;
+    let pr_url = format!("{api}/repos/{repo}/pulls/{n}");
+    let issue_url = format!("{api}/repos/{repo}/issues/{n}");
+    let side = |r: &str, sha: &Sha, login: &str| {
+        json!({
+            "label": format!("{login}:{r}"),
+            "ref": r,
+            "sha": sha,
+            "user": user_json(login, api),
+            "repo": repo_min_json(ds, api),
+        })
+    };
+    let mut v = json!({
+        "url": pr_url,
+        "id": 2_000_000_000u64 + n,
+        "node_id": format!("PR_kwDO{}", &fake_sha(&format!("pr {n}"))[..10]),
+        "html_url": format!("https://github.com/{repo}/pull/{n}"),
+        "diff_url": format!("https://github.com/{repo}/pull/{n}.diff"),
+        "patch_url": format!("https://github.com/{repo}/pull/{n}.patch"),
+        "issue_url": issue_url,
+        "commits_url": format!("{pr_url}/commits"),
+        "review_comments_url": format!("{pr_url}/comments"),
+        "review_comment_url": format!("{api}/repos/{repo}/pulls/comments{{/number}}"),
+        "comments_url": format!("{issue_url}/comments"),
+        "statuses_url": format!("{api}/repos/{repo}/statuses/{}", p.head_sha),
+        "number": n,
+        "state": p.state,
+        "locked": p.locked,
+        "title": p.title,
+        "user": user_json(&p.user, api),
+        "body": null,
+        "labels": [],
+        "milestone": null,
+        "active_lock_reason": null,
+        "created_at": ts(p.created_at),
+        "updated_at": ts(p.updated_at),
+        "closed_at": p.closed_at.map(ts),
+        "merged_at": p.merged_at.map(ts),
+        "merge_commit_sha": p.merge_commit_sha,
+        "assignee": null,
+        "assignees": [],
+        "requested_reviewers": [],
+        "requested_teams": [],
+        "head": side(&p.head_ref, &p.head_sha, &p.user),
+        "base": side(&p.base_ref, &p.base_sha, &ds.repo.owner),
+        "_links": {
+            "self": {"href": pr_url},
+            "html": {"href": format!("https://github.com/{repo}/pull/{n}")},
+            "issue": {"href": issue_url},
+        },
+        "author_association": "MEMBER",
+        "auto_merge": null,
+        "draft": p.draft,
+    });
+    if full {
+        let additions: u64 = p.files.iter().map(|f| f.additions).sum();
+        let deletions: u64 = p.files.iter().map(|f| f.deletions).sum();
+        let extra = json!({
+            "merged": p.merged_at.is_some(),
+            "mergeable": if p.state == "open" { Some(true) } else { None },
+            "rebaseable": null,
+            "mergeable_state": if p.state == "open" { "clean" } else { "unknown" },
+            "merged_by": p.merged_at.map(|_| user_json(&ds.repo.owner, api)),
+            "comments": ds.comments.iter().filter(|c| c.issue_number == n).count(),
+            "review_comments": 0,
+            "maintainer_can_modify": false,
+            "commits": 1,
+            "additions": additions,
+            "deletions": deletions,
+            "changed_files": p.files.len(),
+        });
+        if let (Value::Object(base), Value::Object(more)) = (&mut v, extra) {
+            base.extend(more);
+        }
+    }
+    v
+}
+
+fn commit_json(ds: &Dataset, c: &FakeCommit, api: &str) -> Value {
+    let repo = &ds.repo;
+    let person = json!({
+        "name": c.author,
+        "email": format!("{}@users.noreply.github.com", c.author),
+        "date": ts(c.date),
+    });
+    json!({
+        "sha": c.sha,
+        "node_id": format!("C_kwDO{}", &c.sha.0[..c.sha.0.len().min(10)]),
+        "commit": {
+            "author": person,
+            "committer": {"name": "GitHub", "email": "noreply@github.com", "date": ts(c.date)},
+            "message": c.message,
+            "tree": {"sha": fake_sha(&format!("tree {}", c.sha)), "url": format!("{api}/repos/{repo}/git/trees/{}", fake_sha(&format!("tree {}", c.sha)))},
+            "url": format!("{api}/repos/{repo}/git/commits/{}", c.sha),
+            "comment_count": 0,
+            "verification": {"verified": false, "reason": "unsigned", "signature": null, "payload": null, "verified_at": null},
+        },
+        "url": format!("{api}/repos/{repo}/commits/{}", c.sha),
+        "html_url": format!("https://github.com/{repo}/commit/{}", c.sha),
+        "comments_url": format!("{api}/repos/{repo}/commits/{}/comments", c.sha),
+        "author": user_json(&c.author, api),
+        "committer": user_json("web-flow", api),
+        "parents": c.parents.iter().map(|p| json!({
+            "sha": p,
+            "url": format!("{api}/repos/{repo}/commits/{p}"),
+            "html_url": format!("https://github.com/{repo}/commit/{p}"),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn comment_json(ds: &Dataset, c: &FakeComment, api: &str) -> Value {
+    let repo = &ds.repo;
+    json!({
+        "id": c.id,
+        "node_id": format!("IC_kwDO{}", &fake_sha(&format!("comment {}", c.id))[..10]),
+        "url": format!("{api}/repos/{repo}/issues/comments/{}", c.id),
+        "html_url": format!("https://github.com/{repo}/issues/{}#issuecomment-{}", c.issue_number, c.id),
+        "body": c.body,
+        "user": user_json(&c.user, api),
+        "created_at": ts(c.created_at),
+        "updated_at": ts(c.updated_at),
+        "issue_url": format!("{api}/repos/{repo}/issues/{}", c.issue_number),
+        "author_association": "MEMBER",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_parse() {
+        let r = |p: &str| parse_route("GET", p).map(|(_, _, r)| r);
+        assert_eq!(
+            r("/repos/o/r/actions/runs/5/attempts/2/jobs"),
+            Some(Route::AttemptJobs(RunId(5), 2))
+        );
+        assert_eq!(
+            r("/repos/o/r/actions/workflows/ci.yml/runs"),
+            Some(Route::ListRuns {
+                workflow: Some("ci.yml".into())
+            })
+        );
+        assert_eq!(
+            r("/repos/o/r/compare/main...abc1234"),
+            Some(Route::Compare {
+                base: "main".into(),
+                head: "abc1234".into()
+            })
+        );
+        assert_eq!(r("/repos/o/r/actions/runs/x"), Some(Route::Unknown));
+        assert_eq!(r("/user"), None);
+        assert_eq!(
+            parse_route("PATCH", "/repos/o/r/issues/comments/9").map(|x| x.2),
+            Some(Route::UpdateComment(9))
+        );
+    }
+
+    #[test]
+    fn percent_decoding_keeps_plus() {
+        assert_eq!(percent_decode("%3E%3D2026-06-15"), ">=2026-06-15");
+        assert_eq!(percent_decode("a+b%2"), "a+b%2");
+        assert_eq!(percent_decode("x%2B01:00"), "x+01:00");
+    }
+
+    #[test]
+    fn labels_follow_the_job_name() {
+        assert_eq!(
+            job_labels("Test win-64 / Python 3.14t, CUDA 13.0.2 (wheels), GPU a100 (MCDM)"),
+            vec!["windows-amd64-gpu-a100-latest-1"]
+        );
+        assert_eq!(
+            job_labels("Test linux-64 / py3.14t, 12.9.1, local, t4"),
+            vec!["linux-amd64-gpu-t4-latest-1"]
+        );
+        assert_eq!(
+            job_labels("Build linux-aarch64 / py3.13"),
+            vec!["linux-arm64-cpu16"]
+        );
+    }
+
+    #[test]
+    fn fake_shas_are_stable_and_hex() {
+        let a = fake_sha("x");
+        assert_eq!(a.len(), 40);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(a, fake_sha("x"));
+        assert_ne!(a, fake_sha("y"));
+    }
+}

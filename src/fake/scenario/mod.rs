@@ -1,0 +1,176 @@
+//! Datasets built in code: a small synthetic one for tests and benchmarks ([`synthetic`]), and the
+//! bundled scenarios that `Dataset::load` builds from a `scenario.toml` and the templates beside it.
+
+use std::path::Path;
+
+pub mod cuda_python;
+
+use chrono::{TimeDelta, TimeZone, Utc};
+
+use super::dataset::{Dataset, DatasetError, FakeAttempt, FakeCommit, FakeLog, FakeRun};
+use crate::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+
+/// The shape of a [`synthetic`] dataset.
+#[derive(Debug, Clone)]
+pub struct SyntheticSpec {
+    pub repo: Repo,
+    /// How many runs.
+    pub runs: usize,
+    pub jobs_per_run: usize,
+    /// The first run's `created_at`; runs follow every `spacing`.
+    pub start: Timestamp,
+    pub spacing: TimeDelta,
+    /// Every Nth run (1-based) fails: its first job fails with a log.
+    pub fail_every: usize,
+    /// Every Nth run (1-based) was re-run once: attempt 1 failed, attempt 2 green.
+    pub rerun_every: usize,
+}
+
+impl Default for SyntheticSpec {
+    fn default() -> SyntheticSpec {
+        SyntheticSpec {
+            repo: Repo {
+                owner: "octo".into(),
+                name: "demo".into(),
+            },
+            runs: 50,
+            jobs_per_run: 4,
+            start: Utc
+                .with_ymd_and_hms(2026, 6, 1, 0, 0, 0)
+                .single()
+                .expect("valid date"),
+            spacing: TimeDelta::hours(1),
+            fail_every: 5,
+            rerun_every: 10,
+        }
+    }
+}
+
+/// The id of run `i` (0-based) of a synthetic dataset.
+pub fn synthetic_run_id(i: usize) -> RunId {
+    RunId(20_000_000_000 + i as u64 * 1000)
+}
+
+/// A simple, regular dataset: runs alternate `push` and `schedule` on `main`, every commit on one
+/// linear history; the first job of each failing attempt has a small log containing
+/// `FLAKE-MARKER run <id> attempt <n>`. Job ids exceed 32 bits.
+pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
+    let end = spec.start + spec.spacing * spec.runs as i32;
+    let mut ds = Dataset::new(spec.repo.clone(), end + TimeDelta::hours(1));
+    let mut parent: Option<Sha> = None;
+    for i in 0..spec.runs {
+        let created = spec.start + spec.spacing * i as i32;
+        let sha = Sha(super::routes::fake_sha(&format!("synthetic {i}")));
+        ds.commits.push(FakeCommit {
+            sha: sha.clone(),
+            parents: parent.iter().cloned().collect(),
+            message: format!("Commit {i}"),
+            author: "octocat".into(),
+            date: created - TimeDelta::minutes(1),
+        });
+        parent = Some(sha.clone());
+        let id = synthetic_run_id(i);
+        let n = i + 1;
+        let fails = spec.fail_every > 0 && n.is_multiple_of(spec.fail_every);
+        let rerun = spec.rerun_every > 0 && n.is_multiple_of(spec.rerun_every);
+        let run = Run {
+            id,
+            workflow_id: WorkflowId(1001),
+            workflow_name: "CI".into(),
+            workflow_path: ".github/workflows/ci.yml".into(),
+            display_title: format!("Commit {i}"),
+            event: if i % 2 == 0 { "push" } else { "schedule" }.into(),
+            head_branch: Some("main".into()),
+            head_sha: sha.clone(),
+            run_number: n as u64,
+            run_attempt: 1,
+            status: "completed".into(),
+            conclusion: None,
+            created_at: created,
+            updated_at: created,
+            run_started_at: Some(created),
+            html_url: format!("https://github.com/{}/actions/runs/{id}", spec.repo),
+            pull_requests: Vec::new(),
+        };
+        let attempt = |a: u32, failing: bool, ds: &mut Dataset| {
+            let started = created + TimeDelta::minutes(30) * (a as i32 - 1);
+            let jobs: Vec<Job> = (0..spec.jobs_per_run)
+                .map(|k| {
+                    let job_id = JobId(id.0 * 10 + u64::from(a) * 100 + k as u64);
+                    let failed = failing && k == 0;
+                    Job {
+                        id: job_id,
+                        run_id: id,
+                        run_attempt: a,
+                        name: format!("Test job {k}"),
+                        status: "completed".into(),
+                        conclusion: Some(if failed { "failure" } else { "success" }.into()),
+                        created_at: started,
+                        started_at: Some(started + TimeDelta::seconds(10)),
+                        completed_at: Some(started + TimeDelta::minutes(10)),
+                        html_url: Some(format!(
+                            "https://github.com/{}/actions/runs/{id}/job/{job_id}",
+                            spec.repo
+                        )),
+                        head_sha: sha.clone(),
+                    }
+                })
+                .collect();
+            if failing {
+                ds.logs.insert(
+                    jobs[0].id,
+                    FakeLog::Text(format!(
+                        "\u{feff}2026-06-01T00:00:00.0000000Z ##[group]Run tests\n2026-06-01T00:00:01.0000000Z FLAKE-MARKER run {id} attempt {a}\n2026-06-01T00:00:02.0000000Z ##[error]Process completed with exit code 1.\n"
+                    )),
+                );
+            }
+            FakeAttempt {
+                attempt: a,
+                created_at: started,
+                conclusion: Some(if failing { "failure" } else { "success" }.into()),
+                jobs,
+            }
+        };
+        let first = attempt(1, fails || rerun, &mut ds);
+        let mut fake = FakeRun::new(run, first);
+        if rerun {
+            let second = attempt(2, false, &mut ds);
+            fake.push_attempt(second);
+        }
+        ds.runs.push(fake);
+    }
+    if let Some(head) = parent {
+        ds.branches.insert("main".into(), head);
+    }
+    ds
+}
+
+/// The `scenario.toml` of a bundled scenario folder.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// Which generator builds the dataset: `cuda-python-flake`.
+    pub generator: String,
+    /// The generator's seed: the same seed always gives the same dataset.
+    pub seed: u64,
+}
+
+/// Builds the dataset a scenario folder describes.
+pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
+    let path = dir.join("scenario.toml");
+    let text = std::fs::read_to_string(&path).map_err(|source| DatasetError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let spec: ScenarioSpec = toml::from_str(&text).map_err(|e| DatasetError::Invalid {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    match spec.generator.as_str() {
+        "cuda-python-flake" => cuda_python::generate(dir, spec.seed),
+        other => Err(DatasetError::Invalid {
+            path,
+            message: format!("unknown generator `{other}` (known: cuda-python-flake)"),
+        }),
+    }
+}

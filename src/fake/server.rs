@@ -1,0 +1,763 @@
+//! The HTTP side of the fake: two listeners on 127.0.0.1 (the API, and a "blob storage" host that
+//! serves job logs behind signed URLs), deterministic fault injection, auth, rate-limit budgets,
+//! ETags, and a record of every request.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeLog, FakeRun};
+use super::routes::{self, Ctx, Query, Reply, Route, RouteKind};
+use crate::model::{JobId, RunId};
+
+/// Deterministic misbehaviour. Counters run over API requests (not log-host requests), 1-based,
+/// per server: `error_every: Some(3)` fails requests 3, 6, 9…, so a fault-injected run is
+/// reproducible. When several faults pick the same request, the first of drop, error, secondary
+/// limit wins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Faults {
+    /// Slept before answering each request (both hosts).
+    pub latency: Duration,
+    /// Every Nth request is answered 502 (odd occurrences) or 503 (even ones), with a body.
+    pub error_every: Option<u32>,
+    /// Every Nth request: the connection is closed without an answer.
+    pub drop_every: Option<u32>,
+    /// Every Nth request is answered 403 with `retry-after` and the secondary-limit message.
+    pub secondary_limit_every: Option<u32>,
+    /// The `retry-after` value, in seconds.
+    pub retry_after_secs: u64,
+    /// The budget of authenticated requests per window (GitHub: 5,000/h). Once spent, requests
+    /// are answered 403 with `x-ratelimit-remaining: 0` until the window resets. `None`: 5,000.
+    pub rate_limit: Option<u32>,
+    /// The budget of anonymous requests (GitHub: 60/h). `None`: same as `rate_limit`.
+    pub anonymous_rate_limit: Option<u32>,
+    /// How long after its first request a budget window resets (`x-ratelimit-reset`).
+    pub rate_limit_window: Duration,
+    /// How long a log redirect URL stays valid (GitHub: about a minute).
+    pub log_url_ttl: Duration,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults {
+            latency: Duration::ZERO,
+            error_every: None,
+            drop_every: None,
+            secondary_limit_every: None,
+            retry_after_secs: 1,
+            rate_limit: None,
+            anonymous_rate_limit: None,
+            rate_limit_window: Duration::from_secs(3600),
+            log_url_ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Which listener a request reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    Api,
+    LogHost,
+}
+
+/// One request as the fake saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    pub listener: Listener,
+    /// `127.0.0.1:PORT` of the listener.
+    pub host: String,
+    pub method: String,
+    /// Path and query, as sent.
+    pub path: String,
+    /// Whether an `Authorization` header arrived.
+    pub authorization: bool,
+    /// The status answered; 0 when the connection was dropped without an answer.
+    pub status: u16,
+    pub kind: RouteKind,
+}
+
+const DEFAULT_LIMIT: u32 = 5000;
+
+#[derive(Debug)]
+struct Budget {
+    used: u32,
+    /// Epoch seconds; 0 before the first request.
+    reset: u64,
+}
+
+impl Budget {
+    fn refresh(&mut self, now: u64, window: Duration) {
+        if self.reset == 0 || now >= self.reset {
+            self.used = 0;
+            self.reset = now + window.as_secs().max(1);
+        }
+    }
+}
+
+struct State {
+    dataset: Dataset,
+    faults: Faults,
+    requests: Vec<RecordedRequest>,
+    api_count: u64,
+    token_budget: Budget,
+    anonymous_budget: Budget,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    api_addr: SocketAddr,
+    log_addr: SocketAddr,
+    /// Signs log URLs; fixed per server.
+    secret: u64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock (a bug in a route) must not wedge every later request.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn api_url(&self) -> String {
+        format!("http://{}", self.api_addr)
+    }
+
+    fn log_signature(&self, job: JobId, expires: u64) -> String {
+        routes::fake_sha(&format!("{}:{job}:{expires}", self.secret))[..32].to_string()
+    }
+}
+
+/// Returned by a handler to close the connection without an answer.
+#[derive(Debug)]
+struct DropConnection;
+
+impl std::fmt::Display for DropConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("fault injection: connection dropped")
+    }
+}
+
+impl std::error::Error for DropConnection {}
+
+type HttpResponse = Response<Full<Bytes>>;
+
+/// A running fake GitHub. Dropping it (or calling `shutdown`) stops both listeners and every
+/// open connection.
+pub struct FakeGitHub {
+    shared: Arc<Shared>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    thread: Option<(
+        std::thread::JoinHandle<()>,
+        tokio::sync::oneshot::Sender<()>,
+    )>,
+}
+
+impl std::fmt::Debug for FakeGitHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeGitHub")
+            .field("api", &self.shared.api_addr)
+            .field("log_host", &self.shared.log_addr)
+            .finish()
+    }
+}
+
+impl FakeGitHub {
+    /// Binds two ephemeral ports on 127.0.0.1 and serves `dataset` on the current tokio runtime.
+    pub async fn start(dataset: Dataset, faults: Faults) -> std::io::Result<FakeGitHub> {
+        let api = TcpListener::bind("127.0.0.1:0").await?;
+        let logs = TcpListener::bind("127.0.0.1:0").await?;
+        let api_addr = api.local_addr()?;
+        let log_addr = logs.local_addr()?;
+        let secret = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(7, |d| d.as_nanos() as u64)
+            ^ u64::from(api_addr.port());
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                dataset,
+                faults,
+                requests: Vec::new(),
+                api_count: 0,
+                token_budget: Budget { used: 0, reset: 0 },
+                anonymous_budget: Budget { used: 0, reset: 0 },
+            }),
+            api_addr,
+            log_addr,
+            secret,
+        });
+        let tasks = vec![
+            tokio::spawn(accept_loop(api, shared.clone(), Listener::Api)),
+            tokio::spawn(accept_loop(logs, shared.clone(), Listener::LogHost)),
+        ];
+        Ok(FakeGitHub {
+            shared,
+            tasks,
+            thread: None,
+        })
+    }
+
+    /// Starts the server on a runtime of its own, in a background thread: for blocking callers
+    /// (`survey --replay`, synchronous tests).
+    pub fn start_blocking(dataset: Dataset, faults: Faults) -> std::io::Result<FakeGitHub> {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("fake-github".to_string())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    match FakeGitHub::start(dataset, faults).await {
+                        Ok(server) => {
+                            let _ = ready_tx.send(Ok(server.shared.clone()));
+                            let _ = stop_rx.await;
+                            server.shutdown();
+                        }
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                        }
+                    }
+                });
+            })?;
+        let shared = ready_rx
+            .recv()
+            .map_err(|_| std::io::Error::other("the fake GitHub thread died while starting"))??;
+        Ok(FakeGitHub {
+            shared,
+            tasks: Vec::new(),
+            thread: Some((thread, stop_tx)),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`: the API root, no trailing slash.
+    pub fn api_url(&self) -> String {
+        self.shared.api_url()
+    }
+
+    /// `http://127.0.0.1:PORT` of the second listener, which serves log blobs.
+    pub fn log_host_url(&self) -> String {
+        format!("http://{}", self.shared.log_addr)
+    }
+
+    /// Every request so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// How many requests of a kind arrived (faulted ones included).
+    pub fn request_count(&self, kind: RouteKind) -> usize {
+        self.shared
+            .lock()
+            .requests
+            .iter()
+            .filter(|r| r.kind == kind)
+            .count()
+    }
+
+    /// Requests per kind.
+    pub fn request_counts(&self) -> BTreeMap<RouteKind, usize> {
+        let mut counts = BTreeMap::new();
+        for r in &self.shared.lock().requests {
+            *counts.entry(r.kind).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Forgets the recorded requests (the fault counter keeps running).
+    pub fn clear_requests(&self) {
+        self.shared.lock().requests.clear();
+    }
+
+    /// Replaces the faults from the next request on; the request counter keeps running.
+    pub fn set_faults(&self, faults: Faults) {
+        self.shared.lock().faults = faults;
+    }
+
+    /// A copy of the dataset as it is now (comments posted included).
+    pub fn dataset(&self) -> Dataset {
+        self.shared.lock().dataset.clone()
+    }
+
+    /// Changes the dataset in place: the way to simulate "a day later".
+    pub fn mutate<R>(&self, f: impl FnOnce(&mut Dataset) -> R) -> R {
+        f(&mut self.shared.lock().dataset)
+    }
+
+    /// Adds a run (a new run appearing since the last survey).
+    pub fn add_run(&self, run: FakeRun) {
+        self.mutate(|ds| ds.runs.push(run));
+    }
+
+    /// Adds an attempt to a run (a re-run); `false` when the run is unknown.
+    pub fn push_attempt(&self, run: RunId, attempt: FakeAttempt) -> bool {
+        self.mutate(|ds| ds.push_attempt(run, attempt))
+    }
+
+    /// Sets a job's log.
+    pub fn set_log(&self, job: JobId, log: FakeLog) {
+        self.mutate(|ds| {
+            ds.logs.insert(job, log);
+        });
+    }
+
+    /// The comments of an issue or pull request, oldest first.
+    pub fn comments(&self, issue: u64) -> Vec<FakeComment> {
+        self.shared
+            .lock()
+            .dataset
+            .comments
+            .iter()
+            .filter(|c| c.issue_number == issue)
+            .cloned()
+            .collect()
+    }
+
+    /// Stops both listeners and closes every connection.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        if let Some((thread, stop)) = self.thread.take() {
+            let _ = stop.send(());
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, which: Listener) {
+    // Connections live in this set: aborting the accept loop drops it and aborts them all.
+    let mut connections = JoinSet::new();
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(_) => continue,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let shared = shared.clone();
+        connections.spawn(async move {
+            let service = service_fn(move |req| {
+                let shared = shared.clone();
+                async move {
+                    match which {
+                        Listener::Api => serve_api(shared, req).await,
+                        Listener::LogHost => Ok(serve_log(shared, req).await),
+                    }
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn epoch_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn every(n: u64, k: Option<u32>) -> bool {
+    matches!(k, Some(k) if k > 0 && n.is_multiple_of(u64::from(k)))
+}
+
+/// Who is asking.
+enum Caller {
+    Anonymous,
+    /// A token the dataset accepts; `access` false for tokens without access to the repository.
+    Token {
+        access: bool,
+    },
+    BadToken,
+}
+
+fn caller(ds: &Dataset, req: &Request<Incoming>) -> Caller {
+    let Some(value) = req.headers().get(hyper::header::AUTHORIZATION) else {
+        return Caller::Anonymous;
+    };
+    let value = value.to_str().unwrap_or("");
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("token "))
+        .or_else(|| value.strip_prefix("bearer "))
+        .unwrap_or("")
+        .trim();
+    if token.is_empty() {
+        return Caller::BadToken;
+    }
+    if ds.auth.tokens_without_access.iter().any(|t| t == token) {
+        return Caller::Token { access: false };
+    }
+    if ds.auth.tokens.is_empty() || ds.auth.tokens.iter().any(|t| t == token) {
+        Caller::Token { access: true }
+    } else {
+        Caller::BadToken
+    }
+}
+
+async fn serve_api(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, DropConnection> {
+    let latency = shared.lock().faults.latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().to_string();
+    let path_and_query = req
+        .uri()
+        .path_and_query()
+        .map_or(path.clone(), |p| p.as_str().to_string());
+    let query = Query::parse(req.uri().query());
+    let if_none_match = req
+        .headers()
+        .get(hyper::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
+    let parsed = routes::parse_route(&method, &path);
+    let kind = parsed.as_ref().map_or(RouteKind::Unknown, |p| p.2.kind());
+    let who = caller(&shared.lock().dataset, &req);
+    let body = if method == "GET" {
+        Bytes::new()
+    } else {
+        req.into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default()
+    };
+
+    let mut state = shared.lock();
+    state.api_count += 1;
+    let n = state.api_count;
+    let record = |state: &mut State, status: u16| {
+        state.requests.push(RecordedRequest {
+            listener: Listener::Api,
+            host: shared.api_addr.to_string(),
+            method: method.clone(),
+            path: path_and_query.clone(),
+            authorization: has_auth,
+            status,
+            kind,
+        });
+    };
+    let faults = state.faults.clone();
+    if every(n, faults.drop_every) {
+        record(&mut state, 0);
+        return Err(DropConnection);
+    }
+    let anonymous = matches!(who, Caller::Anonymous);
+    let now = epoch_now();
+    let window = faults.rate_limit_window;
+    let limit = if anonymous {
+        faults
+            .anonymous_rate_limit
+            .or(faults.rate_limit)
+            .unwrap_or(DEFAULT_LIMIT)
+    } else {
+        faults.rate_limit.unwrap_or(DEFAULT_LIMIT)
+    };
+    let budget = if anonymous {
+        &mut state.anonymous_budget
+    } else {
+        &mut state.token_budget
+    };
+    budget.refresh(now, window);
+
+    let reply = if every(n, faults.error_every) {
+        let occurrence = n / u64::from(faults.error_every.unwrap_or(1));
+        if occurrence % 2 == 1 {
+            Reply::json(
+                502,
+                &serde_json::json!({"message": "Server Error", "status": "502"}),
+            )
+        } else {
+            Reply {
+                status: 503,
+                content_type: "text/html; charset=utf-8",
+                body: b"<html><body><h1>503 Service Unavailable</h1>No server is available to handle this request.</body></html>\n".to_vec(),
+                headers: Vec::new(),
+            }
+        }
+    } else if every(n, faults.secondary_limit_every) {
+        let mut r = Reply::error(
+            403,
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID FAKE:0000.",
+            "/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+        );
+        r.headers
+            .push(("retry-after".into(), faults.retry_after_secs.to_string()));
+        r
+    } else {
+        let State {
+            dataset,
+            token_budget,
+            anonymous_budget,
+            ..
+        } = &mut *state;
+        let budget = if anonymous {
+            anonymous_budget
+        } else {
+            token_budget
+        };
+        answer_api(
+            &shared,
+            dataset,
+            budget,
+            limit,
+            &who,
+            parsed,
+            &query,
+            &path,
+            &body,
+            if_none_match.as_deref(),
+            faults.log_url_ttl.as_secs().max(1),
+        )
+    };
+    let budget = if anonymous {
+        &state.anonymous_budget
+    } else {
+        &state.token_budget
+    };
+    let rate = [
+        ("x-ratelimit-limit", limit.to_string()),
+        (
+            "x-ratelimit-remaining",
+            limit.saturating_sub(budget.used).to_string(),
+        ),
+        ("x-ratelimit-used", budget.used.min(limit).to_string()),
+        ("x-ratelimit-reset", budget.reset.to_string()),
+        ("x-ratelimit-resource", "core".to_string()),
+    ];
+    record(&mut state, reply.status);
+    drop(state);
+    Ok(build_response(reply, &rate, n))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn answer_api(
+    shared: &Shared,
+    ds: &mut Dataset,
+    budget: &mut Budget,
+    limit: u32,
+    who: &Caller,
+    parsed: Option<(String, String, Route)>,
+    query: &Query,
+    path: &str,
+    body: &[u8],
+    if_none_match: Option<&str>,
+    log_ttl: u64,
+) -> Reply {
+    if matches!(who, Caller::BadToken) {
+        return Reply::error(401, "Bad credentials", "");
+    }
+    if ds.auth.require_token && matches!(who, Caller::Anonymous) {
+        return Reply::error(401, "Requires authentication", "");
+    }
+    if budget.used >= limit {
+        let mut r = Reply::error(
+            403,
+            "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID FAKE:0001.",
+            "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
+        );
+        if matches!(who, Caller::Anonymous) {
+            r = Reply::error(
+                403,
+                "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)",
+                "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
+            );
+        }
+        return r;
+    }
+    let Some((owner, name, route)) = parsed else {
+        budget.used += 1;
+        return Reply::not_found();
+    };
+    let same_repo =
+        owner.eq_ignore_ascii_case(&ds.repo.owner) && name.eq_ignore_ascii_case(&ds.repo.name);
+    let access = match who {
+        Caller::Token { access } => *access,
+        _ => false,
+    };
+    if !same_repo || (ds.private && !access) {
+        budget.used += 1;
+        return Reply::error(404, "Not Found", "/repos/repos#get-a-repository");
+    }
+    if route.is_write() {
+        if matches!(who, Caller::Anonymous) {
+            return Reply::error(401, "Requires authentication", "");
+        }
+        if !access {
+            budget.used += 1;
+            return Reply::error(
+                403,
+                "Resource not accessible by personal access token",
+                "/issues/comments",
+            );
+        }
+    }
+    let log_url = |job: JobId| {
+        let expires = epoch_now() + log_ttl;
+        format!(
+            "http://{}/logs/{job}?se={expires}&sig={}",
+            shared.log_addr,
+            shared.log_signature(job, expires)
+        )
+    };
+    let api = shared.api_url();
+    let login = if access { "flakestat-bot" } else { "anonymous" };
+    let ctx = Ctx {
+        api: &api,
+        path,
+        query,
+        log_url: &log_url,
+        body,
+        login,
+    };
+    let mut reply = routes::answer(ds, &route, &ctx);
+    if !route.is_write() && reply.status == 200 {
+        let etag = format!(
+            "W/\"{}\"",
+            &routes::fake_sha(&String::from_utf8_lossy(&reply.body))[..32]
+        );
+        let matched = if_none_match.is_some_and(|inm| {
+            inm.split(',')
+                .any(|t| t.trim() == "*" || t.trim().trim_start_matches("W/") == &etag[2..])
+        });
+        if matched {
+            reply.status = 304;
+            reply.body.clear();
+            reply.headers.retain(|(k, _)| k != "link");
+            reply.headers.push(("etag".into(), etag));
+            return reply;
+        }
+        reply.headers.push(("etag".into(), etag));
+    }
+    budget.used += 1;
+    reply
+}
+
+fn build_response(reply: Reply, rate: &[(&str, String)], n: u64) -> HttpResponse {
+    let mut builder = Response::builder()
+        .status(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("server", "github.com")
+        .header("x-github-api-version-selected", "2022-11-28")
+        .header("x-github-media-type", "github.v3; format=json")
+        .header("x-github-request-id", format!("FAKE:{n:08X}"));
+    if reply.status != 304 && reply.status != 302 {
+        builder = builder.header("content-type", reply.content_type);
+    }
+    for (k, v) in rate {
+        builder = builder.header(*k, v);
+    }
+    for (k, v) in &reply.headers {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    builder
+        .body(Full::new(Bytes::from(reply.body)))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
+    let latency = shared.lock().faults.latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let path = req.uri().path().to_string();
+    let path_and_query = req
+        .uri()
+        .path_and_query()
+        .map_or(path.clone(), |p| p.as_str().to_string());
+    let query = Query::parse(req.uri().query());
+    let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
+    let job = path
+        .strip_prefix("/logs/")
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(JobId);
+    let expires = query.get("se").and_then(|s| s.parse::<u64>().ok());
+    let signed = match (job, expires, query.get("sig")) {
+        (Some(j), Some(e), Some(sig)) => shared.log_signature(j, e) == sig,
+        _ => false,
+    };
+    let mut state = shared.lock();
+    let (status, content_type, body): (u16, &str, Vec<u8>) = if !signed {
+        (
+            403,
+            "application/xml",
+            azure_error("AuthenticationFailed", "Signature did not match."),
+        )
+    } else if expires.is_some_and(|e| e < epoch_now()) {
+        (
+            403,
+            "application/xml",
+            azure_error(
+                "AuthenticationFailed",
+                "Signed expiry time has to be after signed start time.",
+            ),
+        )
+    } else {
+        match job.and_then(|j| state.dataset.logs.get(&j)) {
+            Some(FakeLog::Text(text)) => {
+                (200, "text/plain; charset=utf-8", text.clone().into_bytes())
+            }
+            _ => (
+                404,
+                "application/xml",
+                azure_error("BlobNotFound", "The specified blob does not exist."),
+            ),
+        }
+    };
+    state.requests.push(RecordedRequest {
+        listener: Listener::LogHost,
+        host: shared.log_addr.to_string(),
+        method: req.method().as_str().to_string(),
+        path: path_and_query,
+        authorization: has_auth,
+        status,
+        kind: RouteKind::LogBlob,
+    });
+    drop(state);
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .header("x-ms-request-id", "00000000-fake-0000-0000-000000000000")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+fn azure_error(code: &str, message: &str) -> Vec<u8> {
+    format!(
+        "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
+    )
+    .into_bytes()
+}

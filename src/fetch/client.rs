@@ -1,0 +1,436 @@
+//! The GitHub client: octocrab for transport and auth, and on top of it what octocrab does not
+//! do (GITHUB.md): status checks before reading a body, bounded concurrency, the rate-limit
+//! budget, secondary limits with `retry-after`, retries with exponential backoff and jitter,
+//! conditional requests, and job logs behind a cross-host 302.
+//!
+//! octocrab's own retry layer is off (`RetryConfig::None`): it retries 5xx immediately and ignores
+//! `retry-after`, which would fight the backoff here and spend budget.
+//!
+//! The token goes only to the API host: octocrab adds `Authorization` only to requests whose
+//! authority is the base URI's, its redirect layer drops the header on a cross-origin hop (the log
+//! host), and `get` refuses absolute URLs on any other origin (a `Link` header pointing
+//! elsewhere).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use chrono::Utc;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use http_body_util::BodyExt;
+use octocrab::Octocrab;
+use octocrab::service::middleware::retry::RetryConfig;
+use tokio::sync::Semaphore;
+
+use super::{FetchError, Progress, ProgressEvent};
+use crate::model::Timestamp;
+
+/// How the client talks to GitHub.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// API root without trailing slash, e.g. `https://api.github.com`, `https://HOST/api/v3`.
+    pub api_url: String,
+    /// Sent only to the API host. `None`: anonymous.
+    pub token: Option<String>,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Retries of one request after a 5xx, a timeout or a dropped connection.
+    pub max_retries: u32,
+    /// First backoff; doubled on each retry, plus up to as much again of jitter.
+    pub backoff_base: Duration,
+    /// Wait for the rate-limit reset when it is at most this far away; stop otherwise.
+    pub max_reset_wait: Duration,
+    /// Whole request, body included.
+    pub request_timeout: Duration,
+    /// Secondary-limit waits of one request before giving up.
+    pub max_secondary_waits: u32,
+}
+
+/// GitHub asks integrators to avoid concurrent requests and to back off on secondary limits
+/// ("make requests serially instead of concurrently"); its secondary limit allows no more than
+/// 100 concurrent requests and counts points per minute. Four in flight keeps a survey within
+/// those limits with room for other tools on the same token, while hiding most of the latency
+/// of serial requests; any secondary limit makes every task wait (`retry-after`).
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+impl ClientConfig {
+    pub fn new(api_url: impl Into<String>, token: Option<String>) -> ClientConfig {
+        ClientConfig {
+            api_url: api_url.into().trim_end_matches('/').to_string(),
+            token,
+            concurrency: DEFAULT_CONCURRENCY,
+            max_retries: 5,
+            backoff_base: Duration::from_millis(250),
+            max_reset_wait: Duration::from_secs(5 * 60),
+            request_timeout: Duration::from_secs(120),
+            max_secondary_waits: 10,
+        }
+    }
+}
+
+/// A response read whole: status, headers, body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// GitHub's `message`, or the start of the body.
+    pub fn message(&self) -> String {
+        serde_json::from_slice::<super::wire::WireError>(&self.body)
+            .map(|e| e.message)
+            .ok()
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| {
+                String::from_utf8_lossy(&self.body[..self.body.len().min(200)]).into()
+            })
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The `rel="next"` URL of the `Link` header.
+    pub fn next_link(&self) -> Option<String> {
+        let link = self.header("link")?;
+        link.split(',').find_map(|part| {
+            let (url, params) = part.split_once(';')?;
+            params
+                .split(';')
+                .any(|p| p.trim() == "rel=\"next\"")
+                .then(|| {
+                    url.trim()
+                        .trim_start_matches('<')
+                        .trim_end_matches('>')
+                        .to_string()
+                })
+        })
+    }
+
+    pub fn etag(&self) -> Option<&str> {
+        self.header("etag")
+    }
+}
+
+/// Counters for the closing line and the benchmark.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub requests: AtomicU64,
+    pub not_modified: AtomicU64,
+    pub retries: AtomicU64,
+    pub logs_downloaded: AtomicU64,
+    pub log_bytes: AtomicU64,
+}
+
+/// A plain copy of `Stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatsSnapshot {
+    pub requests: u64,
+    pub not_modified: u64,
+    pub retries: u64,
+    pub logs_downloaded: u64,
+    pub log_bytes: u64,
+    pub rate_limit_remaining: Option<u64>,
+    pub rate_limit_limit: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Budget {
+    limit: Option<u64>,
+    remaining: Option<u64>,
+    reset: Option<i64>,
+}
+
+/// The GitHub client. Cheap to share behind an `Arc`.
+pub struct GitHubClient {
+    crab: Octocrab,
+    config: ClientConfig,
+    origin: String,
+    permits: Semaphore,
+    budget: Mutex<Budget>,
+    stats: Stats,
+    progress: std::sync::Arc<dyn Progress>,
+}
+
+impl std::fmt::Debug for GitHubClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubClient")
+            .field("api_url", &self.config.api_url)
+            .field("token", &self.config.token.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    format!("{scheme}://{host}")
+}
+
+impl GitHubClient {
+    /// Builds the client; must be called inside a tokio runtime.
+    pub fn new(
+        config: ClientConfig,
+        progress: std::sync::Arc<dyn Progress>,
+    ) -> Result<GitHubClient, FetchError> {
+        let mut builder = Octocrab::builder()
+            .base_uri(config.api_url.as_str())
+            .map_err(|e| FetchError::Config(format!("--api-url {:?}: {e}", config.api_url)))?
+            .add_retry_config(RetryConfig::None)
+            .set_connect_timeout(Some(Duration::from_secs(15)))
+            .set_read_timeout(Some(Duration::from_secs(60)));
+        if let Some(token) = &config.token {
+            builder = builder.personal_token(token.clone());
+        }
+        let crab = builder
+            .build()
+            .map_err(|e| FetchError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(GitHubClient {
+            crab,
+            origin: origin_of(&config.api_url),
+            permits: Semaphore::new(config.concurrency.max(1)),
+            budget: Mutex::new(Budget::default()),
+            stats: Stats::default(),
+            config,
+            progress,
+        })
+    }
+
+    pub fn api_url(&self) -> &str {
+        &self.config.api_url
+    }
+
+    pub fn stats(&self) -> StatsSnapshot {
+        let budget = *self.budget.lock().expect("budget lock");
+        StatsSnapshot {
+            requests: self.stats.requests.load(Ordering::Relaxed),
+            not_modified: self.stats.not_modified.load(Ordering::Relaxed),
+            retries: self.stats.retries.load(Ordering::Relaxed),
+            logs_downloaded: self.stats.logs_downloaded.load(Ordering::Relaxed),
+            log_bytes: self.stats.log_bytes.load(Ordering::Relaxed),
+            rate_limit_remaining: budget.remaining,
+            rate_limit_limit: budget.limit,
+        }
+    }
+
+    pub(super) fn note_log(&self, bytes: u64) {
+        self.stats.logs_downloaded.fetch_add(1, Ordering::Relaxed);
+        self.stats.log_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// The absolute URL of an API path (`/repos/...`).
+    pub fn url(&self, path_and_query: &str) -> String {
+        format!("{}{}", self.config.api_url, path_and_query)
+    }
+
+    /// Waits until the budget allows a request: at once when it is not spent, until the reset
+    /// when that is near, else `RateLimited`.
+    async fn wait_for_budget(&self) -> Result<(), FetchError> {
+        loop {
+            let reset = {
+                let budget = self.budget.lock().expect("budget lock");
+                match (budget.remaining, budget.reset) {
+                    (Some(0), Some(reset)) => reset,
+                    _ => return Ok(()),
+                }
+            };
+            let now = Utc::now().timestamp();
+            let wait = Duration::from_secs((reset - now).max(0) as u64 + 1);
+            let reset_at = Timestamp::from_timestamp(reset, 0).unwrap_or_default();
+            if wait > self.config.max_reset_wait {
+                return Err(FetchError::RateLimited { reset: reset_at });
+            }
+            self.progress.event(ProgressEvent::Waiting {
+                until: reset_at,
+                why: "rate limit spent",
+            });
+            tokio::time::sleep(wait).await;
+            let mut budget = self.budget.lock().expect("budget lock");
+            if budget.reset == Some(reset) {
+                budget.remaining = None;
+            }
+        }
+    }
+
+    fn note_budget(&self, headers: &HeaderMap) {
+        let num = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<i64>().ok())
+        };
+        if let (Some(remaining), Some(reset)) =
+            (num("x-ratelimit-remaining"), num("x-ratelimit-reset"))
+        {
+            let mut budget = self.budget.lock().expect("budget lock");
+            // Responses arrive out of order: keep the lowest count within one reset window.
+            let newer_window = budget.reset.is_none_or(|r| reset > r);
+            if newer_window || budget.remaining.is_none_or(|r| (remaining as u64) < r) {
+                budget.remaining = Some(remaining.max(0) as u64);
+            }
+            budget.reset = Some(reset);
+            budget.limit = num("x-ratelimit-limit").map(|l| l.max(0) as u64);
+        }
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        let base = self
+            .config
+            .backoff_base
+            .saturating_mul(1 << attempt.min(10));
+        let jitter = base.mul_f64(fastrand::f64());
+        base + jitter
+    }
+
+    /// One GET with retries, budget and secondary-limit handling. Answers every status but
+    /// 5xx, 429 and rate-limit 403s to the caller, who knows what a 404 or 410 means there.
+    pub async fn get(&self, url: &str, etag: Option<&str>) -> Result<Response, FetchError> {
+        if origin_of(url) != self.origin {
+            return Err(FetchError::Config(format!(
+                "refusing to follow {url}: not on the API host {}",
+                self.origin
+            )));
+        }
+        let mut failures = 0u32;
+        let mut secondary_waits = 0u32;
+        loop {
+            self.wait_for_budget().await?;
+            let mut headers = HeaderMap::new();
+            if let Some(etag) = etag
+                && let Ok(value) = HeaderValue::from_str(etag)
+            {
+                headers.insert(http::header::IF_NONE_MATCH, value);
+            }
+            let permit = self
+                .permits
+                .acquire()
+                .await
+                .expect("semaphore never closed");
+            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            let sent = tokio::time::timeout(self.config.request_timeout, async {
+                let response = self.crab._get_with_headers(url, Some(headers)).await?;
+                let (parts, body) = response.into_parts();
+                let body = body.collect().await?.to_bytes();
+                Ok::<_, octocrab::Error>((parts, body))
+            })
+            .await;
+            drop(permit);
+            let transient = match sent {
+                Err(_) => format!("no answer within {:?}", self.config.request_timeout),
+                Ok(Err(e)) => transport_message(&e),
+                Ok(Ok((parts, body))) => {
+                    self.note_budget(&parts.headers);
+                    let response = Response {
+                        status: parts.status,
+                        headers: parts.headers,
+                        body: body.to_vec(),
+                    };
+                    let status = response.status;
+                    if status == StatusCode::NOT_MODIFIED {
+                        self.stats.not_modified.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if status == StatusCode::FORBIDDEN || status == StatusCode::TOO_MANY_REQUESTS {
+                        if response.header("x-ratelimit-remaining") == Some("0") {
+                            // Spent: `wait_for_budget` waits for the reset or stops.
+                            continue;
+                        }
+                        let message = response.message();
+                        let retry_after = response
+                            .header("retry-after")
+                            .and_then(|v| v.trim().parse::<u64>().ok());
+                        let secondary = retry_after.is_some()
+                            || message
+                                .to_ascii_lowercase()
+                                .contains("secondary rate limit");
+                        if secondary || status == StatusCode::TOO_MANY_REQUESTS {
+                            secondary_waits += 1;
+                            if secondary_waits > self.config.max_secondary_waits {
+                                return Err(FetchError::SecondaryLimit(message));
+                            }
+                            // GitHub: without `retry-after`, wait at least a minute.
+                            let wait = Duration::from_secs(retry_after.unwrap_or(60));
+                            self.progress.event(ProgressEvent::Waiting {
+                                until: Utc::now()
+                                    + chrono::TimeDelta::from_std(wait).unwrap_or_default(),
+                                why: "secondary rate limit",
+                            });
+                            self.stats.retries.fetch_add(1, Ordering::Relaxed);
+                            tokio::time::sleep(wait).await;
+                            continue;
+                        }
+                        return Ok(response);
+                    }
+                    if !status.is_server_error() {
+                        return Ok(response);
+                    }
+                    format!("{} from {}", status, url)
+                }
+            };
+            failures += 1;
+            if failures > self.config.max_retries {
+                return Err(FetchError::Network(format!(
+                    "{transient} (after {} tries)",
+                    failures
+                )));
+            }
+            self.stats.retries.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(self.backoff(failures - 1)).await;
+        }
+    }
+}
+
+/// octocrab's `Display` is just "GitHub"-like: dig out the transport cause.
+fn transport_message(err: &octocrab::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(link: &str) -> Response {
+        let mut headers = HeaderMap::new();
+        headers.insert("link", HeaderValue::from_str(link).unwrap());
+        Response {
+            status: StatusCode::OK,
+            headers,
+            body: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn next_link_is_found_among_others() {
+        let r = response(
+            "<https://api.github.com/x?page=1>; rel=\"prev\", <https://api.github.com/x?page=3>; rel=\"next\", <https://api.github.com/x?page=9>; rel=\"last\"",
+        );
+        assert_eq!(
+            r.next_link().as_deref(),
+            Some("https://api.github.com/x?page=3")
+        );
+        assert_eq!(
+            response("<https://a/x?page=1>; rel=\"first\"").next_link(),
+            None
+        );
+    }
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        assert_eq!(
+            origin_of("https://ghe.example/api/v3/repos?x=1"),
+            "https://ghe.example"
+        );
+        assert_ne!(
+            origin_of("http://127.0.0.1:1000/a"),
+            origin_of("http://127.0.0.1:1001/a")
+        );
+    }
+}

@@ -1,0 +1,756 @@
+//! The survey: every run created in a window (listing split under the 1,000-result cap), the jobs
+//! of every attempt of the runs that can have changed, the log of every failed job not yet
+//! stored (classified as it arrives), then merged pull requests and the files of the PRs the
+//! caller names.
+//!
+//! Work is a set of tasks (list a window, fetch a run's jobs, fetch a log) run concurrently; the
+//! client bounds what is in flight. Each task commits its own result in one transaction before it
+//! ends, so stopping at any point (Ctrl-C, a spent rate limit, an error) leaves a consistent
+//! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
+//! completed attempt is stored, and downloads only the logs still missing.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::{Arc, Mutex};
+
+use chrono::TimeDelta;
+use http::StatusCode;
+use serde::de::DeserializeOwned;
+use tokio::task::JoinSet;
+
+use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
+use super::{Classifier, FetchError, Progress, ProgressEvent};
+use crate::model::{JobId, Repo, RunId, Snapshot, Timestamp};
+use crate::store::{HISTORY_DAYS, LogEntry, Store, compress_log};
+
+/// A filtered run listing returns at most this many results, whatever `total_count` says.
+const LISTING_CAP: u64 = 1000;
+const PER_PAGE: u64 = 100;
+
+/// What to survey.
+#[derive(Debug, Clone)]
+pub struct SurveyPlan {
+    pub repo: Repo,
+    /// Inclusive.
+    pub since: Timestamp,
+    /// Exclusive.
+    pub until: Timestamp,
+    /// Workflow names, file names (`ci.yml`) or ids; empty: every workflow.
+    pub workflows: Vec<String>,
+    pub branch: Option<String>,
+    pub event: Option<String>,
+    /// Stop on Ctrl-C with `FetchError::Interrupted`.
+    pub interruptible: bool,
+}
+
+/// What a survey did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SurveySummary {
+    pub runs_listed: u64,
+    pub runs_jobs_fetched: u64,
+    pub logs_settled: u64,
+    pub logs_reclassified: u64,
+    pub pulls_files_fetched: u64,
+    pub stats: StatsSnapshot,
+}
+
+/// A tokio runtime and a GitHub client; every method blocks.
+pub struct Session {
+    runtime: tokio::runtime::Runtime,
+    client: Arc<GitHubClient>,
+    progress: Arc<dyn Progress>,
+}
+
+impl Session {
+    pub fn new(config: ClientConfig, progress: Arc<dyn Progress>) -> Result<Session, FetchError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| FetchError::Config(format!("cannot start the async runtime: {e}")))?;
+        let client = {
+            let _guard = runtime.enter();
+            Arc::new(GitHubClient::new(config, progress.clone())?)
+        };
+        Ok(Session {
+            runtime,
+            client,
+            progress,
+        })
+    }
+
+    pub fn stats(&self) -> StatsSnapshot {
+        self.client.stats()
+    }
+
+    /// Runs the whole survey. `prs_of_interest` names, from a snapshot of the store after logs
+    /// are classified, the PRs whose changed files are wanted (those whose runs hit a
+    /// signature); the caller owns that policy.
+    pub fn survey(
+        &self,
+        store: Arc<Mutex<Store>>,
+        classifier: Arc<dyn Classifier>,
+        plan: &SurveyPlan,
+        prs_of_interest: &(dyn Fn(&Snapshot) -> BTreeSet<u64> + Sync),
+    ) -> Result<SurveySummary, FetchError> {
+        let survey = Survey {
+            client: self.client.clone(),
+            store,
+            fingerprint: classifier.fingerprint(),
+            classifier,
+            progress: self.progress.clone(),
+            repo: plan.repo.clone(),
+            plan: plan.clone(),
+            listed: Mutex::new(HashSet::new()),
+            jobs_scheduled: Mutex::new(HashSet::new()),
+            logs_scheduled: Mutex::new(HashSet::new()),
+        };
+        let survey = Arc::new(survey);
+        let interruptible = plan.interruptible;
+        let mut summary = self.runtime.block_on(async {
+            let work = survey.clone().run(prs_of_interest);
+            if interruptible {
+                tokio::select! {
+                    result = work => result,
+                    _ = tokio::signal::ctrl_c() => Err(FetchError::Interrupted),
+                }
+            } else {
+                work.await
+            }
+        })?;
+        summary.stats = self.client.stats();
+        Ok(summary)
+    }
+}
+
+/// One unit of work; each returns the work it uncovers.
+enum Task {
+    /// List runs created in `[since, until)` for one listing scope.
+    Window {
+        scope: Arc<Scope>,
+        since: Timestamp,
+        until: Timestamp,
+    },
+    /// Fetch every attempt's jobs of a run seen at `attempt`.
+    Jobs {
+        run: RunId,
+        attempt: u32,
+        completed: bool,
+    },
+    /// Fetch, classify and store one failed job's log.
+    Log { job: JobId },
+}
+
+/// One run listing: a route and its filters.
+#[derive(Debug)]
+struct Scope {
+    /// e.g. `/repos/o/r/actions/runs`.
+    path: String,
+    /// Already-encoded `&k=v` filters.
+    filters: String,
+    /// Names the scope in the store's `windows` table.
+    key: String,
+}
+
+struct Survey {
+    client: Arc<GitHubClient>,
+    store: Arc<Mutex<Store>>,
+    classifier: Arc<dyn Classifier>,
+    fingerprint: String,
+    progress: Arc<dyn Progress>,
+    repo: Repo,
+    plan: SurveyPlan,
+    listed: Mutex<HashSet<RunId>>,
+    jobs_scheduled: Mutex<HashSet<RunId>>,
+    logs_scheduled: Mutex<HashSet<JobId>>,
+}
+
+/// Percent-encodes a query value (RFC 3986 unreserved characters pass).
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn github_time(t: Timestamp) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn parse_json<T: DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, FetchError> {
+    serde_json::from_slice(body).map_err(|e| FetchError::Parse {
+        url: url.to_string(),
+        error: e.to_string(),
+    })
+}
+
+/// Maps the statuses no caller handles itself.
+fn unexpected(url: &str, response: &Response) -> FetchError {
+    let status = response.status.as_u16();
+    let message = response.message();
+    match response.status {
+        StatusCode::UNAUTHORIZED => FetchError::Unauthorized { status, message },
+        StatusCode::FORBIDDEN => FetchError::Forbidden { status, message },
+        _ => FetchError::Unexpected {
+            url: url.to_string(),
+            status,
+            message,
+        },
+    }
+}
+
+impl Survey {
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store.lock().expect("store lock")
+    }
+
+    fn repo_path(&self) -> String {
+        format!(
+            "/repos/{}/{}",
+            encode(&self.repo.owner),
+            encode(&self.repo.name)
+        )
+    }
+
+    /// GET expecting 200 (or 304 with a stored body when `cached`), returning the body.
+    async fn get_ok(&self, url: &str, cached: bool) -> Result<Vec<u8>, FetchError> {
+        let stored = if cached {
+            self.store().cached_response(url)?
+        } else {
+            None
+        };
+        let response = self
+            .client
+            .get(url, stored.as_ref().map(|c| c.etag.as_str()))
+            .await?;
+        match response.status {
+            StatusCode::OK => {
+                if cached && let Some(etag) = response.etag() {
+                    self.store().store_response(url, etag, &response.body)?;
+                }
+                Ok(response.body)
+            }
+            StatusCode::NOT_MODIFIED if stored.is_some() => Ok(stored.expect("checked above").body),
+            _ => Err(unexpected(url, &response)),
+        }
+    }
+
+    async fn run(
+        self: Arc<Self>,
+        prs_of_interest: &(dyn Fn(&Snapshot) -> BTreeSet<u64> + Sync),
+    ) -> Result<SurveySummary, FetchError> {
+        let mut summary = SurveySummary::default();
+
+        self.progress.event(ProgressEvent::Phase("repository"));
+        let default_branch = self.fetch_repo().await?;
+
+        // Signatures changed since the logs were stored: re-classify them, no download.
+        let this = self.clone();
+        summary.logs_reclassified = tokio::task::spawn_blocking(move || {
+            super::reclassify_stored(&this.store, &this.repo, this.classifier.as_ref())
+        })
+        .await
+        .expect("classification does not panic")?;
+
+        self.progress.event(ProgressEvent::Phase("runs"));
+        let mut tasks: Vec<Task> = Vec::new();
+        for scope in self.scopes().await? {
+            let scope = Arc::new(scope);
+            for (since, until) in self.cover(&scope)? {
+                tasks.push(Task::Window {
+                    scope: scope.clone(),
+                    since,
+                    until,
+                });
+            }
+        }
+        // Logs left behind by an interrupted survey, whatever the listing says now.
+        let pending =
+            self.store()
+                .failed_jobs_without_log(&self.repo, self.plan.since, self.plan.until)?;
+        tasks.extend(self.schedule_logs(pending.into_iter().map(|(_, job)| job)));
+
+        let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
+        for task in tasks {
+            set.spawn(self.clone().perform(task));
+        }
+        while let Some(joined) = set.join_next().await {
+            match joined.expect("survey tasks do not panic") {
+                Ok(more) => {
+                    for task in more {
+                        match task {
+                            Task::Jobs { .. } => summary.runs_jobs_fetched += 1,
+                            Task::Log { .. } => summary.logs_settled += 1,
+                            Task::Window { .. } => {}
+                        }
+                        set.spawn(self.clone().perform(task));
+                    }
+                }
+                Err(err) => {
+                    set.abort_all();
+                    while set.join_next().await.is_some() {}
+                    return Err(err);
+                }
+            }
+        }
+        summary.runs_listed = self.listed.lock().expect("listed lock").len() as u64;
+
+        self.progress.event(ProgressEvent::Phase("pull requests"));
+        self.fetch_merged_pulls(&default_branch).await?;
+        let snapshot = self.store().load_snapshot(
+            &self.repo,
+            self.plan.since,
+            self.plan.until,
+            &self.fingerprint,
+        )?;
+        let wanted = prs_of_interest(&snapshot);
+        for number in wanted {
+            if snapshot
+                .pulls
+                .get(&number)
+                .is_some_and(|p| p.files.is_some())
+            {
+                continue;
+            }
+            if self
+                .fetch_pull_files(number, snapshot.pulls.contains_key(&number))
+                .await?
+            {
+                summary.pulls_files_fetched += 1;
+            }
+        }
+        Ok(summary)
+    }
+
+    async fn perform(self: Arc<Self>, task: Task) -> Result<Vec<Task>, FetchError> {
+        match task {
+            Task::Window {
+                scope,
+                since,
+                until,
+            } => self.list_window(scope, since, until).await,
+            Task::Jobs {
+                run,
+                attempt,
+                completed,
+            } => self.fetch_jobs(run, attempt, completed).await,
+            Task::Log { job } => self.fetch_log(job).await.map(|()| Vec::new()),
+        }
+    }
+
+    /// `GET /repos/{o}/{r}`: the default branch, and the first place an unknown repository or a
+    /// bad token shows.
+    async fn fetch_repo(&self) -> Result<String, FetchError> {
+        let url = self.client.url(&self.repo_path());
+        let response = self.client.get(&url, None).await?;
+        if response.status == StatusCode::NOT_FOUND {
+            return Err(FetchError::NotFound(format!(
+                "GitHub knows no repository {} (or the token cannot see it); check --repo and the token's access",
+                self.repo
+            )));
+        }
+        if response.status != StatusCode::OK {
+            return Err(unexpected(&url, &response));
+        }
+        let repo: WireRepo = parse_json(&url, &response.body)?;
+        self.store().store_repo(&self.repo, &repo.default_branch)?;
+        Ok(repo.default_branch)
+    }
+
+    /// One listing scope per `--workflow` (or one for all), with the branch and event filters.
+    async fn scopes(&self) -> Result<Vec<Scope>, FetchError> {
+        let mut filters = String::new();
+        let mut key = String::new();
+        if let Some(branch) = &self.plan.branch {
+            filters.push_str(&format!("&branch={}", encode(branch)));
+            key.push_str(&format!(" branch={branch}"));
+        }
+        if let Some(event) = &self.plan.event {
+            filters.push_str(&format!("&event={}", encode(event)));
+            key.push_str(&format!(" event={event}"));
+        }
+        let base = self.repo_path();
+        if self.plan.workflows.is_empty() {
+            return Ok(vec![Scope {
+                path: format!("{base}/actions/runs"),
+                filters,
+                key: format!("all{key}"),
+            }]);
+        }
+        let mut scopes = Vec::new();
+        for workflow in &self.plan.workflows {
+            let id = self.resolve_workflow(workflow).await?;
+            scopes.push(Scope {
+                path: format!("{base}/actions/workflows/{}/runs", encode(&id)),
+                filters: filters.clone(),
+                key: format!("workflow={id}{key}"),
+            });
+        }
+        Ok(scopes)
+    }
+
+    /// A file name (`ci.yml`) or id is used as is; a workflow's name is looked up.
+    async fn resolve_workflow(&self, workflow: &str) -> Result<String, FetchError> {
+        let is_file = workflow.ends_with(".yml") || workflow.ends_with(".yaml");
+        if is_file || workflow.chars().all(|c| c.is_ascii_digit()) {
+            return Ok(workflow.rsplit('/').next().unwrap_or(workflow).to_string());
+        }
+        let url = self.client.url(&format!(
+            "{}/actions/workflows?per_page=100",
+            self.repo_path()
+        ));
+        let body = self.get_ok(&url, false).await?;
+        let list: WorkflowList = parse_json(&url, &body)?;
+        list.workflows
+            .iter()
+            .find(|w| w.name.eq_ignore_ascii_case(workflow))
+            .map(|w| w.id.to_string())
+            .ok_or_else(|| {
+                let names: Vec<String> = list
+                    .workflows
+                    .iter()
+                    .map(|w| format!("{} ({})", w.name, w.path))
+                    .collect();
+                FetchError::NotFound(format!(
+                    "no workflow named {workflow:?} in {}; known: {}",
+                    self.repo,
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// The windows to list: those that fitted last time, and new ones for the gaps.
+    fn cover(&self, scope: &Scope) -> Result<Vec<(Timestamp, Timestamp)>, FetchError> {
+        let (since, until) = (self.plan.since, self.plan.until);
+        let known = self
+            .store()
+            .load_windows(&self.repo, &scope.key, since, until)?;
+        let mut cover = Vec::new();
+        let mut cursor = since;
+        for (a, b) in known {
+            if a < cursor {
+                continue;
+            }
+            if a > cursor {
+                cover.push((cursor, a));
+            }
+            cover.push((a, b));
+            cursor = b;
+        }
+        if cursor < until {
+            cover.push((cursor, until));
+        }
+        Ok(cover)
+    }
+
+    fn list_url(&self, scope: &Scope, since: Timestamp, until: Timestamp, page: u64) -> String {
+        // `created=A..B` is inclusive at both ends and has one-second resolution.
+        let last = until - TimeDelta::seconds(1);
+        let created = format!("{}..{}", github_time(since), github_time(last));
+        self.client.url(&format!(
+            "{}?created={}{}&per_page={PER_PAGE}&page={page}",
+            scope.path,
+            encode(&created),
+            scope.filters
+        ))
+    }
+
+    /// Lists one window: splits it in halves while GitHub reports more than the cap, else reads
+    /// all its pages, stores the runs and returns the jobs to fetch.
+    async fn list_window(
+        self: Arc<Self>,
+        scope: Arc<Scope>,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<Task>, FetchError> {
+        let url = self.list_url(&scope, since, until, 1);
+        let first: RunList = parse_json(&url, &self.get_ok(&url, true).await?)?;
+        let span = until - since;
+        if first.total_count > LISTING_CAP {
+            if span > TimeDelta::seconds(1) {
+                let mid = since + TimeDelta::seconds(span.num_seconds() / 2);
+                return Ok(vec![
+                    Task::Window {
+                        scope: scope.clone(),
+                        since,
+                        until: mid,
+                    },
+                    Task::Window {
+                        scope,
+                        since: mid,
+                        until,
+                    },
+                ]);
+            }
+            self.progress.event(ProgressEvent::Note(format!(
+                "{} runs were created in the second {}: GitHub lists only {LISTING_CAP} of them",
+                first.total_count,
+                github_time(since)
+            )));
+        }
+        let pages = first.total_count.min(LISTING_CAP).div_ceil(PER_PAGE);
+        let mut tasks = self.take_runs(first)?;
+        let mut set = JoinSet::new();
+        for page in 2..=pages {
+            let this = self.clone();
+            let url = self.list_url(&scope, since, until, page);
+            set.spawn(async move {
+                let body = this.get_ok(&url, true).await?;
+                parse_json::<RunList>(&url, &body)
+            });
+        }
+        while let Some(joined) = set.join_next().await {
+            let list = joined.expect("listing tasks do not panic")?;
+            tasks.extend(self.take_runs(list)?);
+        }
+        self.store()
+            .store_window(&self.repo, &scope.key, since, until)?;
+        Ok(tasks)
+    }
+
+    /// Stores a page of runs; returns the jobs tasks of those that can have changed.
+    fn take_runs(&self, list: RunList) -> Result<Vec<Task>, FetchError> {
+        let runs: Vec<_> = list
+            .workflow_runs
+            .into_iter()
+            .map(|r| r.into_model())
+            // The listing is by creation time; a run outside the window (a clock edge) is
+            // not ours to store as part of it.
+            .filter(|r| r.created_at >= self.plan.since && r.created_at < self.plan.until)
+            .collect();
+        let need = self.store().store_runs(&self.repo, &runs)?;
+        let listed = {
+            let mut listed = self.listed.lock().expect("listed lock");
+            listed.extend(runs.iter().map(|r| r.id));
+            listed.len() as u64
+        };
+        self.progress.event(ProgressEvent::RunsListed(listed));
+        let need: HashSet<RunId> = need.into_iter().collect();
+        let mut scheduled = self.jobs_scheduled.lock().expect("jobs lock");
+        let tasks: Vec<Task> = runs
+            .iter()
+            .filter(|r| need.contains(&r.id) && scheduled.insert(r.id))
+            .map(|r| Task::Jobs {
+                run: r.id,
+                attempt: r.run_attempt,
+                completed: r.is_completed(),
+            })
+            .collect();
+        self.progress
+            .event(ProgressEvent::JobsQueued(tasks.len() as u64));
+        Ok(tasks)
+    }
+
+    /// Every job of every attempt (`filter=all`), committed with the run in one transaction.
+    async fn fetch_jobs(
+        &self,
+        run: RunId,
+        attempt: u32,
+        completed: bool,
+    ) -> Result<Vec<Task>, FetchError> {
+        let mut url = Some(self.client.url(&format!(
+            "{}/actions/runs/{run}/jobs?filter=all&per_page={PER_PAGE}",
+            self.repo_path()
+        )));
+        let mut jobs = Vec::new();
+        while let Some(page_url) = url.take() {
+            let response = self.client.get(&page_url, None).await?;
+            if response.status != StatusCode::OK {
+                return Err(unexpected(&page_url, &response));
+            }
+            let list: JobList = parse_json(&page_url, &response.body)?;
+            let more =
+                !list.jobs.is_empty() && (jobs.len() + list.jobs.len()) < list.total_count as usize;
+            jobs.extend(list.jobs.into_iter().map(|j| j.into_model()));
+            if more {
+                url = response.next_link();
+            }
+        }
+        self.store().store_jobs(run, attempt, completed, &jobs)?;
+        self.progress.event(ProgressEvent::JobsDone);
+        let failed: Vec<JobId> = jobs
+            .iter()
+            .filter(|j| j.is_failed())
+            .map(|j| j.id)
+            .collect();
+        let mut without_log = Vec::new();
+        {
+            let store = self.store();
+            for job in failed {
+                if !store.has_log(job)? {
+                    without_log.push(job);
+                }
+            }
+        }
+        Ok(self.schedule_logs(without_log))
+    }
+
+    fn schedule_logs(&self, jobs: impl IntoIterator<Item = JobId>) -> Vec<Task> {
+        let mut scheduled = self.logs_scheduled.lock().expect("logs lock");
+        let tasks: Vec<Task> = jobs
+            .into_iter()
+            .filter(|j| scheduled.insert(*j))
+            .map(|job| Task::Log { job })
+            .collect();
+        self.progress
+            .event(ProgressEvent::LogsQueued(tasks.len() as u64));
+        tasks
+    }
+
+    /// `GET …/jobs/{id}/logs`: the 302 to the log host is followed without the token; 410 is an
+    /// expired log, 404 a job without one. The log is classified and compressed on a blocking
+    /// thread, then stored with its classification in one transaction.
+    async fn fetch_log(&self, job: JobId) -> Result<(), FetchError> {
+        let url = self
+            .client
+            .url(&format!("{}/actions/jobs/{job}/logs", self.repo_path()));
+        let response = self.client.get(&url, None).await?;
+        let entry = match response.status {
+            StatusCode::OK => None,
+            StatusCode::GONE => Some(LogEntry::Expired),
+            StatusCode::NOT_FOUND => Some(LogEntry::Missing),
+            _ => return Err(unexpected(&url, &response)),
+        };
+        let downloaded = entry.is_none();
+        let bytes = if downloaded {
+            response.body.len() as u64
+        } else {
+            0
+        };
+        let store = self.store.clone();
+        let classifier = self.classifier.clone();
+        let fingerprint = self.fingerprint.clone();
+        tokio::task::spawn_blocking(move || match entry {
+            Some(entry) => store
+                .lock()
+                .expect("store lock")
+                .store_log(job, &entry, None),
+            None => {
+                let classification = classifier.classify(&response.body);
+                let log = compress_log(&response.body);
+                store.lock().expect("store lock").store_log(
+                    job,
+                    &LogEntry::Stored(log),
+                    Some((&fingerprint, &classification)),
+                )
+            }
+        })
+        .await
+        .expect("classification does not panic")?;
+        if downloaded {
+            self.client.note_log(bytes);
+        }
+        self.progress.event(ProgressEvent::LogDone { bytes });
+        Ok(())
+    }
+
+    /// Closed PRs into the default branch, most recently updated first, until they are older
+    /// than the window's history: their merge time and merge commit date first hits.
+    async fn fetch_merged_pulls(&self, default_branch: &str) -> Result<(), FetchError> {
+        let oldest = self.plan.since - TimeDelta::days(HISTORY_DAYS);
+        let mut url = Some(self.client.url(&format!(
+            "{}/pulls?state=closed&base={}&sort=updated&direction=desc&per_page={PER_PAGE}",
+            self.repo_path(),
+            encode(default_branch)
+        )));
+        while let Some(page_url) = url.take() {
+            let response = self.client.get(&page_url, None).await?;
+            if response.status != StatusCode::OK {
+                return Err(unexpected(&page_url, &response));
+            }
+            let page: Vec<WirePull> = parse_json(&page_url, &response.body)?;
+            let reached_older = page
+                .last()
+                .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
+            let merged: Vec<_> = page
+                .into_iter()
+                // Merged within the window's history; a page also holds older ones.
+                .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
+                .map(WirePull::into_model)
+                .collect();
+            self.store().store_pulls(&self.repo, &merged)?;
+            if !reached_older {
+                url = response.next_link();
+            }
+        }
+        Ok(())
+    }
+
+    /// A PR's changed files (and the PR itself when not stored). `false` when GitHub does not
+    /// know the PR (deleted, or a number from a branch name that is not a PR).
+    async fn fetch_pull_files(&self, number: u64, known: bool) -> Result<bool, FetchError> {
+        let pr_url = self
+            .client
+            .url(&format!("{}/pulls/{number}", self.repo_path()));
+        if !known {
+            let response = self.client.get(&pr_url, None).await?;
+            match response.status {
+                StatusCode::OK => {
+                    let pull: WirePull = parse_json(&pr_url, &response.body)?;
+                    self.store().store_pulls(&self.repo, &[pull.into_model()])?;
+                }
+                StatusCode::NOT_FOUND => return Ok(false),
+                _ => return Err(unexpected(&pr_url, &response)),
+            }
+        }
+        let mut url = Some(format!("{pr_url}/files?per_page={PER_PAGE}"));
+        let mut files = Vec::new();
+        while let Some(page_url) = url.take() {
+            let response = self.client.get(&page_url, None).await?;
+            match response.status {
+                StatusCode::OK => {}
+                StatusCode::NOT_FOUND => return Ok(false),
+                _ => return Err(unexpected(&page_url, &response)),
+            }
+            let page: Vec<WireFile> = parse_json(&page_url, &response.body)?;
+            for file in page {
+                files.extend(file.previous_filename);
+                files.push(file.filename);
+            }
+            url = response.next_link();
+        }
+        files.sort();
+        files.dedup();
+        self.store().store_pull_files(&self.repo, number, &files)?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_map_to_auth_errors_with_github_s_message() {
+        let response = |status: u16| Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: http::HeaderMap::new(),
+            body: br#"{"message": "Resource not accessible by integration"}"#.to_vec(),
+        };
+        let err = unexpected("u", &response(403));
+        assert!(matches!(err, FetchError::Forbidden { status: 403, .. }));
+        assert!(err.to_string().contains("Resource not accessible"), "{err}");
+        assert!(matches!(
+            unexpected("u", &response(401)),
+            FetchError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            unexpected("u", &response(422)),
+            FetchError::Unexpected { status: 422, .. }
+        ));
+    }
+
+    #[test]
+    fn query_values_are_encoded() {
+        assert_eq!(
+            encode("2026-06-15T00:00:00Z..2026-06-15T23:59:59Z"),
+            "2026-06-15T00%3A00%3A00Z..2026-06-15T23%3A59%3A59Z"
+        );
+        assert_eq!(encode("pull-request/12"), "pull-request%2F12");
+    }
+}

@@ -1,0 +1,355 @@
+//! JSON output: a versioned contract. The wire types below are separate from the analysis'
+//! structs so that refactoring the analysis never changes the output by accident; a change to
+//! them that removes or renames a field needs a new `SCHEMA_VERSION`. Maps are `BTreeMap`s and
+//! lists keep the analysis' deterministic order, so the same data gives byte-identical output.
+
+use std::io::{self, Write};
+
+use crate::analysis::{self, ReportData};
+
+/// The `schema` field of every JSON report.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report's types (schema 1). Timestamps are RFC 3339 in UTC.
+pub mod wire {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Serialize};
+
+    use crate::model::Timestamp;
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Report {
+        pub schema: u32,
+        /// `OWNER/NAME`.
+        pub repo: Option<String>,
+        pub default_branch: String,
+        pub since: Option<Timestamp>,
+        pub until: Option<Timestamp>,
+        /// The signature asked for with `--signature`, when one was.
+        pub focus: Option<String>,
+        pub runs_total: u64,
+        pub runs_failed: u64,
+        pub runs_rerun: u64,
+        pub runs_failed_classified: u64,
+        pub jobs_failed: u64,
+        pub jobs_classified: u64,
+        pub jobs_unclassified: u64,
+        /// Failed jobs with no readable log, by reason.
+        pub logs_unknown: Vec<LogGap>,
+        /// Ranked by runs hit, ties by id.
+        pub signatures: Vec<Signature>,
+        pub unclassified: Vec<UnclassifiedGroup>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct LogGap {
+        /// `expired`, `missing`, `pending`, `not_classified` or `not_recorded`.
+        pub reason: String,
+        pub description: String,
+        pub jobs: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Signature {
+        pub id: String,
+        pub title: String,
+        pub issue: Option<String>,
+        pub paths: Vec<String>,
+        pub invalid_paths: Vec<String>,
+        pub workflows: Vec<String>,
+        pub runs_hit: u64,
+        pub jobs_hit: u64,
+        /// `null` when nothing was hit.
+        pub impact_window: Option<ImpactWindow>,
+        pub runs_hit_default_branch: u64,
+        pub runs_hit_pr: u64,
+        pub runs_hit_pr_unrelated: u64,
+        pub pr_relevance_unknown: Vec<RelevanceGap>,
+        pub runs_hit_other: u64,
+        pub runs_rerun_to_green: u64,
+        /// The most attempts a run re-run to green needed; 0 when none was.
+        pub max_attempts: u32,
+        pub runs_hit_still_failing: u64,
+        pub clean_runs_before: u64,
+        pub runs_before_unknown: u64,
+        pub runs_hit_before: u64,
+        pub before_from: Option<Timestamp>,
+        pub first_hit: Option<Hit>,
+        pub excluded_runs: Vec<ExcludedRun>,
+        /// Dimension → value → jobs hit and jobs run in the impact window.
+        pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
+        pub findings: Vec<Finding>,
+        /// Test id → hits.
+        pub tests: BTreeMap<String, u64>,
+        pub hits: Vec<Hit>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ImpactWindow {
+        pub start: Timestamp,
+        pub end: Timestamp,
+        pub runs: u64,
+        pub percent: Option<f64>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct RelevanceGap {
+        pub pr: Option<u64>,
+        pub runs: u64,
+        pub reason: String,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Hit {
+        pub run_id: u64,
+        pub attempt: u32,
+        pub job_id: u64,
+        pub job: String,
+        pub created_at: Timestamp,
+        pub run_created_at: Timestamp,
+        pub workflow: String,
+        pub event: String,
+        pub branch: Option<String>,
+        /// `default_branch`, `pull_request`, `unknown_pull_request` or `other`.
+        pub origin: String,
+        pub pr: Option<u64>,
+        pub html_url: Option<String>,
+        pub run_url: String,
+        pub run_attempts: u32,
+        pub run_conclusion: Option<String>,
+        pub line: String,
+        pub tests: Vec<String>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ExcludedRun {
+        pub run_id: u64,
+        pub pr: u64,
+        pub reason: String,
+        pub created_at: Timestamp,
+        pub hit: bool,
+        pub file: String,
+        pub glob: String,
+        pub html_url: String,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct DimensionCell {
+        pub jobs_hit: u64,
+        pub jobs_total: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Finding {
+        pub dimension: String,
+        /// `confined` or `everywhere`.
+        pub kind: String,
+        pub hit_values: Vec<String>,
+        pub jobs_hit: u64,
+        pub jobs_total: u64,
+        pub never_values: Vec<String>,
+        pub never_jobs_total: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct UnclassifiedGroup {
+        pub key: String,
+        pub lines: Vec<String>,
+        pub jobs: u64,
+        pub runs: u64,
+        pub job_names: Vec<String>,
+        pub first_seen: Timestamp,
+        pub last_seen: Timestamp,
+        pub examples: Vec<JobRef>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct JobRef {
+        pub run_id: u64,
+        pub attempt: u32,
+        pub job_id: u64,
+        pub job: String,
+        pub created_at: Timestamp,
+        pub html_url: Option<String>,
+    }
+}
+
+/// A snake_case name of a unit enum, as serde writes it.
+fn name_of<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn hit(h: &analysis::Hit) -> wire::Hit {
+    wire::Hit {
+        run_id: h.run_id.0,
+        attempt: h.attempt,
+        job_id: h.job_id.0,
+        job: h.job.clone(),
+        created_at: h.created_at,
+        run_created_at: h.run_created_at,
+        workflow: h.workflow.clone(),
+        event: h.event.clone(),
+        branch: h.branch.clone(),
+        origin: name_of(&h.origin),
+        pr: h.pr,
+        html_url: h.html_url.clone(),
+        run_url: h.run_url.clone(),
+        run_attempts: h.run_attempts,
+        run_conclusion: h.run_conclusion.clone(),
+        line: h.line.clone(),
+        tests: h.tests.clone(),
+    }
+}
+
+fn signature(s: &analysis::SignatureReport) -> wire::Signature {
+    wire::Signature {
+        id: s.id.0.clone(),
+        title: s.title.clone(),
+        issue: s.issue.clone(),
+        paths: s.paths.clone(),
+        invalid_paths: s.invalid_paths.clone(),
+        workflows: s.workflows.clone(),
+        runs_hit: s.runs_hit,
+        jobs_hit: s.jobs_hit,
+        impact_window: s.impact_window.as_ref().map(|w| wire::ImpactWindow {
+            start: w.start,
+            end: w.end,
+            runs: w.runs,
+            percent: w.percent,
+        }),
+        runs_hit_default_branch: s.runs_hit_default_branch,
+        runs_hit_pr: s.runs_hit_pr,
+        runs_hit_pr_unrelated: s.runs_hit_pr_unrelated,
+        pr_relevance_unknown: s
+            .pr_relevance_unknown
+            .iter()
+            .map(|g| wire::RelevanceGap {
+                pr: g.pr,
+                runs: g.runs,
+                reason: g.reason.clone(),
+            })
+            .collect(),
+        runs_hit_other: s.runs_hit_other,
+        runs_rerun_to_green: s.runs_rerun_to_green,
+        max_attempts: s.max_attempts,
+        runs_hit_still_failing: s.runs_hit_still_failing,
+        clean_runs_before: s.clean_runs_before,
+        runs_before_unknown: s.runs_before_unknown,
+        runs_hit_before: s.runs_hit_before,
+        before_from: s.before_from,
+        first_hit: s.first_hit.as_ref().map(hit),
+        excluded_runs: s
+            .excluded_runs
+            .iter()
+            .map(|r| wire::ExcludedRun {
+                run_id: r.run_id.0,
+                pr: r.pr,
+                reason: r.reason.clone(),
+                created_at: r.created_at,
+                hit: r.hit,
+                file: r.file.clone(),
+                glob: r.glob.clone(),
+                html_url: r.html_url.clone(),
+            })
+            .collect(),
+        dimensions: s
+            .dimensions
+            .iter()
+            .map(|d| {
+                (
+                    d.name.clone(),
+                    d.values
+                        .iter()
+                        .map(|v| {
+                            (
+                                v.value.clone(),
+                                wire::DimensionCell {
+                                    jobs_hit: v.jobs_hit,
+                                    jobs_total: v.jobs_total,
+                                },
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+        findings: s
+            .findings
+            .iter()
+            .map(|f| wire::Finding {
+                dimension: f.dimension.clone(),
+                kind: name_of(&f.kind),
+                hit_values: f.hit_values.clone(),
+                jobs_hit: f.jobs_hit,
+                jobs_total: f.jobs_total,
+                never_values: f.never_values.clone(),
+                never_jobs_total: f.never_jobs_total,
+            })
+            .collect(),
+        tests: s.tests.clone(),
+        hits: s.hits.iter().map(hit).collect(),
+    }
+}
+
+/// The wire form of `data`.
+pub fn to_wire(data: &ReportData) -> wire::Report {
+    wire::Report {
+        schema: SCHEMA_VERSION,
+        repo: data.repo.as_ref().map(|r| r.to_string()),
+        default_branch: data.default_branch.clone(),
+        since: data.since,
+        until: data.until,
+        focus: data.focus.as_ref().map(|f| f.0.clone()),
+        runs_total: data.runs_total,
+        runs_failed: data.runs_failed,
+        runs_rerun: data.runs_rerun,
+        runs_failed_classified: data.runs_failed_classified,
+        jobs_failed: data.jobs_failed,
+        jobs_classified: data.jobs_classified,
+        jobs_unclassified: data.jobs_unclassified,
+        logs_unknown: data
+            .logs_unknown
+            .iter()
+            .map(|g| wire::LogGap {
+                reason: name_of(&g.reason),
+                description: g.reason.describe().to_string(),
+                jobs: g.jobs,
+            })
+            .collect(),
+        signatures: data.signatures.iter().map(signature).collect(),
+        unclassified: data
+            .unclassified
+            .iter()
+            .map(|g| wire::UnclassifiedGroup {
+                key: g.key.clone(),
+                lines: g.lines.clone(),
+                jobs: g.jobs,
+                runs: g.runs,
+                job_names: g.job_names.clone(),
+                first_seen: g.first_seen,
+                last_seen: g.last_seen,
+                examples: g
+                    .examples
+                    .iter()
+                    .map(|e| wire::JobRef {
+                        run_id: e.run_id.0,
+                        attempt: e.attempt,
+                        job_id: e.job_id.0,
+                        job: e.job.clone(),
+                        created_at: e.created_at,
+                        html_url: e.html_url.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+pub fn render(data: &ReportData, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &to_wire(data))?;
+    writeln!(out)
+}

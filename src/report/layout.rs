@@ -1,0 +1,707 @@
+//! The layout both text formats share: what the overview and the one-signature account say, in
+//! which order, as headings, sentences and tables of cells. Text here is plain and unescaped;
+//! `markdown.rs` and `table.rs` escape it for their medium. Nothing is computed here beyond
+//! wording and formatting the figures `ReportData` carries.
+
+use crate::analysis::{
+    DimensionFinding, FindingKind, Hit, HitOrigin, ReportData, SignatureReport, UnclassifiedGroup,
+};
+use crate::model::Timestamp;
+
+/// Lists longer than this go in a collapsed `<details>` block in markdown.
+pub const COLLAPSE_ROWS: usize = 10;
+/// Log text is cut to this many characters in a cell.
+pub const MAX_LOG_CHARS: usize = 200;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Span {
+    Text(String),
+    Strong(String),
+    /// Text from a log or an identifier: shown verbatim (code in markdown).
+    Code(String),
+    /// A link whose text is what the terminal shows.
+    Link {
+        text: String,
+        url: Option<String>,
+    },
+    /// A link whose URL is what the terminal shows (a "link" column).
+    Url {
+        text: String,
+        url: Option<String>,
+    },
+}
+
+pub type Line = Vec<Span>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub headers: Vec<&'static str>,
+    /// Per column: right-aligned (numbers).
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<Line>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Heading(u8, Line),
+    Paragraph(Line),
+    Bullets(Vec<Line>),
+    Table(Table),
+    /// Collapsed in markdown when long; shown in full on a terminal.
+    Details {
+        summary: String,
+        blocks: Vec<Block>,
+    },
+}
+
+fn text(s: impl Into<String>) -> Span {
+    Span::Text(s.into())
+}
+
+fn code(s: impl Into<String>) -> Span {
+    Span::Code(s.into())
+}
+
+pub fn date(t: Timestamp) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn day(t: Timestamp) -> String {
+    t.format("%Y-%m-%d").to_string()
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn percent(p: Option<f64>) -> String {
+    match p {
+        Some(p) => format!("{p:.0}%"),
+        None => "n/a".to_string(),
+    }
+}
+
+fn share(hit: u64, total: u64) -> String {
+    format!("{hit}/{total}")
+}
+
+/// The whole document for `data`: the overview, or one signature's account.
+pub fn document(data: &ReportData) -> Vec<Block> {
+    match &data.focus {
+        Some(id) => match data.signatures.first() {
+            Some(sig) => signature_document(data, sig),
+            None => vec![
+                Block::Heading(1, vec![text("Signature "), code(id.0.clone())]),
+                Block::Paragraph(vec![text("No loaded signature has this id.")]),
+            ],
+        },
+        None => overview(data),
+    }
+}
+
+fn repo_name(data: &ReportData) -> String {
+    data.repo
+        .as_ref()
+        .map_or_else(|| "this repository".to_string(), |r| r.to_string())
+}
+
+fn window(data: &ReportData) -> String {
+    match (data.since, data.until) {
+        (Some(s), Some(u)) => format!("from {} to {}", date(s), date(u)),
+        (Some(s), None) => format!("since {}", date(s)),
+        (None, Some(u)) => format!("until {}", date(u)),
+        (None, None) => "over every stored run".to_string(),
+    }
+}
+
+fn overview(data: &ReportData) -> Vec<Block> {
+    let mut blocks = vec![Block::Heading(
+        1,
+        vec![text(format!("CI failures in {}", repo_name(data)))],
+    )];
+    blocks.push(Block::Paragraph(vec![text(format!(
+        "{} {}: {} failed, {} re-run; {} of the failed runs fully explained by signatures. \
+         {}: {} matched a signature, {} unclassified.",
+        plural(data.runs_total, "run", "runs"),
+        window(data),
+        data.runs_failed,
+        data.runs_rerun,
+        data.runs_failed_classified,
+        plural(data.jobs_failed, "failed job", "failed jobs"),
+        data.jobs_classified,
+        data.jobs_unclassified,
+    ))]));
+
+    blocks.push(Block::Heading(2, vec![text("Signatures")]));
+    let hit: Vec<&SignatureReport> = data.signatures.iter().filter(|s| s.runs_hit > 0).collect();
+    if hit.is_empty() {
+        blocks.push(Block::Paragraph(vec![text(
+            "No signature matched a failed job.",
+        )]));
+    } else {
+        blocks.push(Block::Table(signature_ranking(&hit)));
+        blocks.push(Block::Bullets(
+            hit.iter()
+                .map(|s| {
+                    let mut line = vec![code(s.id.0.clone()), text(": ")];
+                    line.extend(summary(s));
+                    line
+                })
+                .collect(),
+        ));
+    }
+    let quiet: Vec<String> = data
+        .signatures
+        .iter()
+        .filter(|s| s.runs_hit == 0)
+        .map(|s| s.id.0.clone())
+        .collect();
+    if !quiet.is_empty() {
+        let mut line = vec![text(format!("No hits for {}: ", quiet.len()))];
+        for (i, id) in quiet.into_iter().enumerate() {
+            if i > 0 {
+                line.push(text(", "));
+            }
+            line.push(code(id));
+        }
+        blocks.push(Block::Paragraph(line));
+    }
+
+    blocks.push(Block::Heading(2, vec![text("Unclassified failures")]));
+    if data.jobs_unclassified == 0 {
+        blocks.push(Block::Paragraph(vec![text(
+            "Every failed job matched a signature.",
+        )]));
+    } else {
+        if !data.unclassified.is_empty() {
+            blocks.push(Block::Paragraph(vec![text(format!(
+                "{} whose log matched no signature, grouped by their error lines \
+                 (numbers, hex and paths masked):",
+                plural(
+                    data.unclassified.iter().map(|g| g.jobs).sum(),
+                    "failed job",
+                    "failed jobs"
+                )
+            ))]));
+            blocks.push(collapse(
+                "Unclassified groups",
+                data.unclassified.len(),
+                Block::Table(unclassified_table(&data.unclassified)),
+            ));
+        }
+        if !data.logs_unknown.is_empty() {
+            blocks.push(Block::Paragraph(vec![text(
+                "Failed jobs whose log could not be read (unknown, not counted as any signature):",
+            )]));
+            blocks.push(Block::Bullets(
+                data.logs_unknown
+                    .iter()
+                    .map(|g| {
+                        vec![text(format!(
+                            "{}: {}",
+                            plural(g.jobs, "job", "jobs"),
+                            g.reason.describe()
+                        ))]
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    blocks
+}
+
+fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
+    Table {
+        headers: vec![
+            "#",
+            "Signature",
+            "Runs hit",
+            "Jobs hit",
+            "Share of runs",
+            "Main",
+            "PRs (unrelated)",
+            "Re-run to green",
+            "First hit",
+        ],
+        numeric: vec![true, false, true, true, true, true, true, true, false],
+        rows: sigs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let (runs, first) = match &s.impact_window {
+                    Some(w) => (
+                        format!("{} of {} ({})", s.runs_hit, w.runs, percent(w.percent)),
+                        date(w.start),
+                    ),
+                    None => ("n/a".to_string(), "n/a".to_string()),
+                };
+                let title = if s.title.is_empty() {
+                    vec![code(s.id.0.clone())]
+                } else {
+                    vec![code(s.id.0.clone()), text(" "), text(s.title.clone())]
+                };
+                vec![
+                    vec![text((i + 1).to_string())],
+                    title,
+                    vec![text(s.runs_hit.to_string())],
+                    vec![text(s.jobs_hit.to_string())],
+                    vec![text(runs)],
+                    vec![text(s.runs_hit_default_branch.to_string())],
+                    vec![text(format!(
+                        "{} ({})",
+                        s.runs_hit_pr, s.runs_hit_pr_unrelated
+                    ))],
+                    vec![text(s.runs_rerun_to_green.to_string())],
+                    vec![text(first)],
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
+    Table {
+        headers: vec![
+            "Jobs",
+            "Runs",
+            "Error lines",
+            "Job names",
+            "Last seen",
+            "Example",
+        ],
+        numeric: vec![true, true, false, false, false, false],
+        rows: groups
+            .iter()
+            .map(|g| {
+                let mut lines: Line = Vec::new();
+                if g.lines.is_empty() {
+                    lines.push(text("(no error lines found)"));
+                }
+                for (i, l) in g.lines.iter().enumerate() {
+                    if i > 0 {
+                        lines.push(text(" "));
+                    }
+                    lines.push(code(l.clone()));
+                }
+                let mut names: Line = Vec::new();
+                for (i, n) in g.job_names.iter().take(3).enumerate() {
+                    if i > 0 {
+                        names.push(text("; "));
+                    }
+                    names.push(text(n.clone()));
+                }
+                if g.job_names.len() > 3 {
+                    names.push(text(format!("; {} more", g.job_names.len() - 3)));
+                }
+                let example = g.examples.first().map_or_else(
+                    || vec![text("")],
+                    |e| {
+                        vec![Span::Url {
+                            text: format!("job {}", e.job_id),
+                            url: e.html_url.clone(),
+                        }]
+                    },
+                );
+                vec![
+                    vec![text(g.jobs.to_string())],
+                    vec![text(g.runs.to_string())],
+                    lines,
+                    names,
+                    vec![text(date(g.last_seen))],
+                    example,
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The careful human's sentence: how often since the first hit, where, re-runs, before, matrix.
+pub fn summary(s: &SignatureReport) -> Line {
+    let Some(w) = &s.impact_window else {
+        if s.excluded_runs.iter().any(|r| r.hit) {
+            return vec![text(format!(
+                "hit only runs of related PRs ({} excluded); no other hit.",
+                plural(
+                    s.excluded_runs.iter().filter(|r| r.hit).count() as u64,
+                    "run",
+                    "runs"
+                )
+            ))];
+        }
+        return vec![text("no hit in this window.")];
+    };
+    let headline = format!("{} of {} runs ({})", s.runs_hit, w.runs, percent(w.percent));
+    let mut parts: Vec<String> = vec![format!("since the first hit on {}", date(w.start))];
+    let mut origins = vec![format!("{} on main", s.runs_hit_default_branch)];
+    if s.runs_hit_pr > 0 {
+        let unknown = s.runs_hit_pr - s.runs_hit_pr_unrelated;
+        if unknown == 0 {
+            origins.push(format!(
+                "{} on PRs touching none of its paths",
+                s.runs_hit_pr
+            ));
+        } else {
+            let reasons: Vec<String> = {
+                let mut r: Vec<String> = s
+                    .pr_relevance_unknown
+                    .iter()
+                    .map(|g| g.reason.clone())
+                    .collect();
+                r.dedup();
+                r
+            };
+            origins.push(format!(
+                "{} on PRs ({} touching none of its paths, {} unknown: {})",
+                s.runs_hit_pr,
+                s.runs_hit_pr_unrelated,
+                unknown,
+                reasons.join("; ")
+            ));
+        }
+    }
+    if s.runs_hit_other > 0 {
+        origins.push(format!("{} on other branches", s.runs_hit_other));
+    }
+    parts.push(origins.join(", "));
+    parts.push(if s.runs_rerun_to_green > 0 {
+        format!(
+            "{} re-run to green (max {} attempts)",
+            s.runs_rerun_to_green, s.max_attempts
+        )
+    } else {
+        "none re-run to green".to_string()
+    });
+    let before = s.clean_runs_before + s.runs_hit_before;
+    let mut before_text = format!(
+        "{} in {} runs before",
+        plural(s.runs_hit_before, "hit", "hits"),
+        before
+    );
+    if s.runs_before_unknown > 0 {
+        before_text.push_str(&format!(
+            " ({} more unknown: failed with no readable log)",
+            s.runs_before_unknown
+        ));
+    }
+    parts.push(before_text);
+    let confined: Vec<&DimensionFinding> = s
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Confined && f.dimension != crate::matrix::JOB)
+        .collect();
+    for f in &confined {
+        parts.push(format!(
+            "only on {}={} ({} jobs), never on {} ({} jobs)",
+            f.dimension,
+            f.hit_values.join(", "),
+            share(f.jobs_hit, f.jobs_total),
+            f.never_values.join(", "),
+            share(0, f.never_jobs_total)
+        ));
+    }
+    let everywhere: Vec<String> = s
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Everywhere && f.dimension != crate::matrix::JOB)
+        .map(|f| format!("{} ({})", f.dimension, f.hit_values.len()))
+        .collect();
+    if !everywhere.is_empty() {
+        parts.push(format!("on every {}", everywhere.join(", ")));
+    }
+    let excluded = s.excluded_runs.len();
+    if excluded > 0 {
+        let mut prs: Vec<u64> = s.excluded_runs.iter().map(|r| r.pr).collect();
+        prs.sort_unstable();
+        prs.dedup();
+        let prs: Vec<String> = prs.iter().map(|p| format!("#{p}")).collect();
+        parts.push(format!(
+            "{} of related PRs excluded ({})",
+            plural(excluded as u64, "run", "runs"),
+            prs.join(", ")
+        ));
+    }
+    vec![
+        Span::Strong(headline),
+        text(format!(" {}.", parts.join("; "))),
+    ]
+}
+
+fn origin_cell(h: &Hit) -> Line {
+    match h.origin {
+        HitOrigin::DefaultBranch => vec![text(h.branch.clone().unwrap_or_default())],
+        HitOrigin::PullRequest => {
+            let n = h.pr.unwrap_or_default();
+            vec![Span::Link {
+                text: format!("PR #{n}"),
+                url: h.pr_url.clone(),
+            }]
+        }
+        HitOrigin::UnknownPullRequest => vec![text("PR (number unknown)")],
+        HitOrigin::Other => vec![text(h.branch.clone().unwrap_or_else(|| h.event.clone()))],
+    }
+}
+
+fn collapse(summary: &str, rows: usize, block: Block) -> Block {
+    if rows > COLLAPSE_ROWS {
+        Block::Details {
+            summary: format!("{summary} ({rows})"),
+            blocks: vec![block],
+        }
+    } else {
+        block
+    }
+}
+
+fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut title = vec![code(s.id.0.clone())];
+    if !s.title.is_empty() {
+        title.push(text(format!(": {}", s.title)));
+    }
+    blocks.push(Block::Heading(2, title));
+    blocks.push(Block::Paragraph(summary(s)));
+
+    let mut facts: Vec<Line> = Vec::new();
+    facts.push(vec![text(format!(
+        "Survey: {} in {}, {}.",
+        plural(data.runs_total, "run", "runs"),
+        repo_name(data),
+        window(data)
+    ))]);
+    if !s.workflows.is_empty() {
+        let mut l = vec![text("Workflows: ")];
+        for (i, w) in s.workflows.iter().enumerate() {
+            if i > 0 {
+                l.push(text(", "));
+            }
+            l.push(text(w.clone()));
+        }
+        facts.push(l);
+    }
+    if let Some(w) = &s.impact_window {
+        facts.push(vec![text(format!(
+            "Impact window: {} to {} ({} of the workflows, related PRs excluded): {} runs hit, \
+             {} job executions hit.",
+            date(w.start),
+            date(w.end),
+            plural(w.runs, "run", "runs"),
+            s.runs_hit,
+            s.jobs_hit
+        ))]);
+    }
+    if let Some(h) = &s.first_hit {
+        let mut l = vec![text(format!("First hit: {} in ", date(h.created_at)))];
+        l.push(Span::Link {
+            text: h.job.clone(),
+            url: h.html_url.clone().or_else(|| Some(h.run_url.clone())),
+        });
+        l.push(text(format!(" (run {}, attempt {}, ", h.run_id, h.attempt)));
+        l.extend(origin_cell(h));
+        l.push(text(")."));
+        facts.push(l);
+    }
+    facts.push(vec![text(format!(
+        "Re-runs: {} re-run to green{}; {} still failing at the latest attempt.",
+        s.runs_rerun_to_green,
+        if s.runs_rerun_to_green > 0 {
+            format!(" (the most attempts needed: {})", s.max_attempts)
+        } else {
+            String::new()
+        },
+        s.runs_hit_still_failing
+    ))]);
+    if s.impact_window.is_some() {
+        let mut l = format!(
+            "Before the first hit: {} clean runs of the same workflows",
+            s.clean_runs_before
+        );
+        if let Some(t) = s.before_from {
+            l.push_str(&format!(" since {}", day(t)));
+        }
+        if s.runs_hit_before > 0 {
+            l.push_str(&format!(
+                ", {} hit before the survey window",
+                plural(s.runs_hit_before, "run", "runs")
+            ));
+        }
+        if s.runs_before_unknown > 0 {
+            l.push_str(&format!(
+                ", {} unknown (failed with no readable log)",
+                plural(s.runs_before_unknown, "run", "runs")
+            ));
+        }
+        l.push('.');
+        facts.push(vec![text(l)]);
+    }
+    for gap in &s.pr_relevance_unknown {
+        let mut l = vec![text(format!("{} of ", plural(gap.runs, "run", "runs")))];
+        l.push(text(match gap.pr {
+            Some(n) => format!("PR #{n}"),
+            None => "a PR".to_string(),
+        }));
+        l.push(text(format!(": relevance unknown, {}.", gap.reason)));
+        facts.push(l);
+    }
+    if !s.paths.is_empty() {
+        let mut l = vec![text("Paths: ")];
+        for (i, p) in s.paths.iter().enumerate() {
+            if i > 0 {
+                l.push(text(", "));
+            }
+            l.push(code(p.clone()));
+        }
+        if !s.invalid_paths.is_empty() {
+            l.push(text(format!(
+                " ({} not valid globs, ignored)",
+                s.invalid_paths.len()
+            )));
+        }
+        facts.push(l);
+    }
+    if let Some(issue) = &s.issue {
+        facts.push(vec![
+            text("Tracking issue: "),
+            Span::Url {
+                text: issue.clone(),
+                url: Some(issue.clone()),
+            },
+        ]);
+    }
+    blocks.push(Block::Bullets(facts));
+
+    if !s.dimensions.is_empty() {
+        blocks.push(Block::Heading(3, vec![text("Where in the job matrix")]));
+        blocks.push(Block::Paragraph(vec![text(
+            "Jobs hit of jobs run in the impact window, per value; values never hit are shown too.",
+        )]));
+        let rows: Vec<Vec<Line>> = s
+            .dimensions
+            .iter()
+            .flat_map(|d| {
+                d.values.iter().map(move |v| {
+                    vec![
+                        vec![text(d.name.clone())],
+                        vec![text(v.value.clone())],
+                        vec![text(v.jobs_hit.to_string())],
+                        vec![text(v.jobs_total.to_string())],
+                        vec![text(if v.jobs_hit == 0 {
+                            "never".to_string()
+                        } else {
+                            percent(Some(
+                                (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
+                            ))
+                        })],
+                    ]
+                })
+            })
+            .collect();
+        let n = rows.len();
+        blocks.push(collapse(
+            "Matrix values",
+            n,
+            Block::Table(Table {
+                headers: vec!["Dimension", "Value", "Jobs hit", "Jobs run", "Hit rate"],
+                numeric: vec![false, false, true, true, true],
+                rows,
+            }),
+        ));
+    }
+
+    if !s.tests.is_empty() {
+        blocks.push(Block::Heading(3, vec![text("Tests")]));
+        let mut tests: Vec<(&String, &u64)> = s.tests.iter().collect();
+        tests.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+        let n = tests.len();
+        blocks.push(collapse(
+            "Tests",
+            n,
+            Block::Table(Table {
+                headers: vec!["Test", "Hits"],
+                numeric: vec![false, true],
+                rows: tests
+                    .into_iter()
+                    .map(|(t, c)| vec![vec![code(t.clone())], vec![text(c.to_string())]])
+                    .collect(),
+            }),
+        ));
+    }
+
+    blocks.push(Block::Heading(3, vec![text("Failing jobs")]));
+    if s.hits.is_empty() {
+        blocks.push(Block::Paragraph(vec![text("None.")]));
+    } else {
+        let rows: Vec<Vec<Line>> = s
+            .hits
+            .iter()
+            .map(|h| {
+                vec![
+                    vec![text(date(h.created_at))],
+                    vec![text(h.job.clone())],
+                    vec![text(format!("{} of {}", h.attempt, h.run_attempts))],
+                    origin_cell(h),
+                    vec![Span::Url {
+                        text: format!("run {}", h.run_id),
+                        url: Some(h.run_url.clone()),
+                    }],
+                    vec![Span::Url {
+                        text: format!("job {}", h.job_id),
+                        url: h.html_url.clone(),
+                    }],
+                ]
+            })
+            .collect();
+        let n = rows.len();
+        blocks.push(collapse(
+            "Failing jobs",
+            n,
+            Block::Table(Table {
+                headers: vec!["Date", "Job", "Attempt", "Where", "Run", "Job log"],
+                numeric: vec![false, false, false, false, false, false],
+                rows,
+            }),
+        ));
+    }
+
+    if !s.excluded_runs.is_empty() {
+        blocks.push(Block::Heading(3, vec![text("Excluded runs")]));
+        blocks.push(Block::Paragraph(vec![text(
+            "Runs of PRs whose changes touch the signature's paths: the PR itself may be the \
+             cause, so they are left out of every count above.",
+        )]));
+        let rows: Vec<Vec<Line>> = s
+            .excluded_runs
+            .iter()
+            .map(|r| {
+                vec![
+                    vec![text(date(r.created_at))],
+                    vec![Span::Link {
+                        text: format!("PR #{}", r.pr),
+                        url: r.pr_url.clone(),
+                    }],
+                    vec![text(if r.hit { "yes" } else { "no" })],
+                    vec![
+                        text("PR changes "),
+                        code(r.file.clone()),
+                        text(", matching "),
+                        code(r.glob.clone()),
+                    ],
+                    vec![Span::Url {
+                        text: format!("run {}", r.run_id),
+                        url: Some(r.html_url.clone()),
+                    }],
+                ]
+            })
+            .collect();
+        let n = rows.len();
+        blocks.push(collapse(
+            "Excluded runs",
+            n,
+            Block::Table(Table {
+                headers: vec!["Date", "PR", "Hit", "Reason", "Run"],
+                numeric: vec![false, false, false, false, false],
+                rows,
+            }),
+        ));
+    }
+    blocks
+}

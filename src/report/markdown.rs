@@ -1,0 +1,207 @@
+//! GitHub-flavoured markdown that pastes straight into an issue. Everything that came from
+//! outside (log lines, job names, PR titles, URLs) is escaped so that it can neither break a table
+//! nor inject HTML: text gets backslash escapes and entity-free output for `<`, `>`, `&`; log
+//! lines become code spans with a fence longer than any backtick run inside; pipes are escaped
+//! in tables; newlines and control characters never reach the output.
+
+use std::io::{self, Write};
+
+use super::layout::{Block, Line, MAX_LOG_CHARS, Span, Table};
+use super::sanitize::one_line;
+
+pub fn render(blocks: &[Block], out: &mut dyn Write) -> io::Result<()> {
+    let mut first = true;
+    for block in blocks {
+        if !first {
+            writeln!(out)?;
+        }
+        first = false;
+        write_block(block, out)?;
+    }
+    Ok(())
+}
+
+fn write_block(block: &Block, out: &mut dyn Write) -> io::Result<()> {
+    match block {
+        Block::Heading(level, line) => {
+            writeln!(
+                out,
+                "{} {}",
+                "#".repeat(usize::from(*level)),
+                inline(line, false)
+            )
+        }
+        Block::Paragraph(line) => writeln!(out, "{}", inline(line, false)),
+        Block::Bullets(items) => {
+            for item in items {
+                writeln!(out, "- {}", inline(item, false))?;
+            }
+            Ok(())
+        }
+        Block::Table(table) => write_table(table, out),
+        Block::Details { summary, blocks } => {
+            writeln!(out, "<details><summary>{}</summary>", html_text(summary))?;
+            writeln!(out)?;
+            render(blocks, out)?;
+            writeln!(out)?;
+            writeln!(out, "</details>")
+        }
+    }
+}
+
+fn write_table(table: &Table, out: &mut dyn Write) -> io::Result<()> {
+    let header: Vec<String> = table.headers.iter().map(|h| text(h)).collect();
+    writeln!(out, "| {} |", header.join(" | "))?;
+    let rule: Vec<&str> = table
+        .numeric
+        .iter()
+        .map(|&n| if n { "---:" } else { "---" })
+        .collect();
+    writeln!(out, "| {} |", rule.join(" | "))?;
+    for row in &table.rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|cell| {
+                let s = inline(cell, true);
+                if s.is_empty() {
+                    "\u{a0}".to_string()
+                } else {
+                    s
+                }
+            })
+            .collect();
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    Ok(())
+}
+
+fn inline(line: &Line, in_table: bool) -> String {
+    let mut s = String::new();
+    for span in line {
+        match span {
+            Span::Text(t) => s.push_str(&text(t)),
+            Span::Strong(t) => {
+                let t = text(t);
+                if !t.is_empty() {
+                    s.push_str(&format!("**{t}**"));
+                }
+            }
+            Span::Code(t) => s.push_str(&code(t, in_table)),
+            Span::Link { text: label, url } | Span::Url { text: label, url } => {
+                let label_md = text(label);
+                match url.as_deref().and_then(safe_url) {
+                    Some(u) if !label_md.is_empty() => s.push_str(&format!("[{label_md}]({u})")),
+                    _ => s.push_str(&label_md),
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Plain text, escaped for markdown: every character with a markdown or HTML meaning is
+/// backslash-escaped, and a leading list or heading marker is neutralised.
+fn text(s: &str) -> String {
+    let chars: Vec<char> = one_line(s).chars().collect();
+    let mut out = String::with_capacity(chars.len() + 8);
+    let start = chars.iter().take_while(|c| **c == ' ').count();
+    let digits = start
+        + chars[start..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+    for (i, &c) in chars.iter().enumerate() {
+        let escape = match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '~' | '!' | '$' | '{' | '}'
+            | '|' | '^' => true,
+            // Only at the start of a line do these open a heading, a list or a rule.
+            '#' | '-' | '+' | '=' => i == start,
+            // `1.` or `1)` then a space starts an ordered list.
+            '.' | ')' => i == digits && i > start && chars.get(i + 1).is_none_or(|n| *n == ' '),
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A code span holding `s` verbatim (cut to `MAX_LOG_CHARS`).
+fn code(s: &str, in_table: bool) -> String {
+    let mut s = one_line(s).trim().to_string();
+    if s.chars().count() > MAX_LOG_CHARS {
+        s = s.chars().take(MAX_LOG_CHARS).collect::<String>() + "…";
+    }
+    if s.is_empty() {
+        return String::new();
+    }
+    if in_table {
+        // A table row is split on pipes before code spans are parsed; `\|` is a pipe inside a
+        // cell (GFM strips exactly that backslash, even after another backslash).
+        s = s.replace('|', "\\|");
+    }
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if s.starts_with('`') || s.ends_with('`') || s.starts_with(' ') || s.ends_with(' ') {
+        format!("{fence} {s} {fence}")
+    } else {
+        format!("{fence}{s}{fence}")
+    }
+}
+
+/// An http(s) URL with the characters that could end a markdown link destination encoded.
+fn safe_url(url: &str) -> Option<String> {
+    let url = url.trim();
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return None;
+    }
+    let mut out = String::with_capacity(url.len());
+    for c in url.chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            '|' => out.push_str("%7C"),
+            '"' => out.push_str("%22"),
+            '`' => out.push_str("%60"),
+            '\\' => out.push_str("%5C"),
+            c if c.is_control() || c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// Text inside our own HTML (`<summary>`): entities for the HTML specials.
+fn html_text(s: &str) -> String {
+    one_line(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_outlast_backticks() {
+        assert_eq!(code("a ``b`` c", false), "```a ``b`` c```");
+        assert_eq!(code("`x`", false), "`` `x` ``");
+        assert_eq!(code("a|b", true), "`a\\|b`");
+        assert_eq!(code("a|b", false), "`a|b`");
+    }
+
+    #[test]
+    fn text_escapes_markup() {
+        assert_eq!(text("- item"), "\\- item");
+        assert_eq!(text("1. x"), "1\\. x");
+        assert_eq!(text("<b>&"), "\\<b\\>\\&");
+        assert_eq!(text("a\nb\r\tc"), "a b c");
+        assert_eq!(text("3.14t"), "3.14t");
+    }
+}

@@ -1,0 +1,113 @@
+//! The terminal rendering: headings, sentences and comfy-table tables (this is the only file that
+//! names comfy-table). Log text is stripped of escape sequences and control characters before it
+//! reaches the terminal; colour only when `RenderOptions.color` says so.
+
+use std::io::{self, Write};
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Attribute, Cell, CellAlignment, ContentArrangement, Table as Comfy};
+
+use super::RenderOptions;
+use super::layout::{Block, Line, MAX_LOG_CHARS, Span, Table};
+use super::sanitize::one_line;
+
+const BOLD: &str = "\u{1b}[1m";
+const RESET: &str = "\u{1b}[0m";
+
+pub fn render(blocks: &[Block], options: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        write_block(block, options, out)?;
+    }
+    Ok(())
+}
+
+fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    match block {
+        Block::Heading(level, line) => {
+            let t = plain(line);
+            if options.color {
+                writeln!(out, "{BOLD}{t}{RESET}")?;
+            } else {
+                writeln!(out, "{t}")?;
+            }
+            if *level <= 2 {
+                let rule = if *level == 1 { "=" } else { "-" };
+                writeln!(out, "{}", rule.repeat(unicode_width(&t)))?;
+            }
+            Ok(())
+        }
+        Block::Paragraph(line) => writeln!(out, "{}", plain(line)),
+        Block::Bullets(items) => {
+            for item in items {
+                writeln!(out, "  • {}", plain(item))?;
+            }
+            Ok(())
+        }
+        Block::Table(table) => writeln!(out, "{}", comfy(table, options)),
+        Block::Details { summary, blocks } => {
+            writeln!(out, "{}:", one_line(summary))?;
+            render(blocks, options, out)
+        }
+    }
+}
+
+fn unicode_width(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn comfy(table: &Table, options: &RenderOptions) -> String {
+    let mut t = Comfy::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    if options.color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    // No terminal reads here: tables keep their natural width.
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(table.headers.iter().map(|h| {
+        let c = Cell::new(*h);
+        if options.color {
+            c.add_attribute(Attribute::Bold)
+        } else {
+            c
+        }
+    }));
+    for row in &table.rows {
+        t.add_row(row.iter().map(|cell| Cell::new(plain(cell))));
+    }
+    for (i, numeric) in table.numeric.iter().enumerate() {
+        if *numeric && let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
+/// A line as the terminal shows it: links as their text, or as their URL for link columns.
+fn plain(line: &Line) -> String {
+    let mut s = String::new();
+    for span in line {
+        match span {
+            Span::Text(t) | Span::Strong(t) => s.push_str(&one_line(t)),
+            Span::Code(t) => {
+                let t = one_line(t);
+                if t.chars().count() > MAX_LOG_CHARS {
+                    s.extend(t.chars().take(MAX_LOG_CHARS));
+                    s.push('…');
+                } else {
+                    s.push_str(&t);
+                }
+            }
+            Span::Link { text, .. } => s.push_str(&one_line(text)),
+            Span::Url { text, url } => match url {
+                Some(u) => s.push_str(&one_line(u)),
+                None => s.push_str(&one_line(text)),
+            },
+        }
+    }
+    s
+}

@@ -1,0 +1,652 @@
+//! [`SignatureSet`]: every signature compiled into one matcher, and the scan of a log.
+//!
+//! How a log is scanned (the inner loop of every survey):
+//! 1. The log is cut into chunks of whole lines ([`CHUNK`] bytes), so memory does not depend on
+//!    the log's size.
+//! 2. One Aho-Corasick automaton holds every signature's required literals (see `literals`), the
+//!    `##[group]` marker and the telling-line markers. An overlapping search over the raw chunk
+//!    yields, for each hit, a line and the signatures that could match there.
+//! 3. Lines that hold an escape sequence, a BOM, a C1 control or invalid UTF-8 cannot be trusted
+//!    to show a literal in raw form; they are found with `memchr` and always normalized and
+//!    searched again. Every other line's normalized text is a sub-slice of the raw chunk.
+//! 4. Only on those candidate lines do the signatures' regexes run. Signatures without a usable
+//!    literal run on every line.
+//!
+//! [`SignatureSet::classify_reference`] is the naive line-by-line reference the tests compare
+//! this against.
+
+use std::collections::BTreeSet;
+use std::io::{self, Read};
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::Regex;
+
+use super::literals::required_literals;
+use super::normalize::{
+    group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
+};
+use super::telling::{MARKERS, TellingLines};
+use super::{Problem, SignatureError, SignatureSpec, bounded_text};
+use crate::model::{Classification, SignatureInfo, SignatureMatch};
+
+/// Bytes of log handled at a time by [`SignatureSet::classify_reader`].
+pub const CHUNK: usize = 8 << 20;
+/// Longest line kept whole when streaming; the rest of a longer line is dropped.
+pub const MAX_LINE: usize = 64 << 20;
+/// Most line numbers recorded per match (`count` stays exact beyond it).
+pub const MAX_LINES_PER_MATCH: usize = 100_000;
+/// Most distinct test ids recorded per match.
+pub const MAX_TESTS_PER_MATCH: usize = 1_000;
+
+/// Bumped whenever normalization or matching semantics change, so stored classifications made
+/// by an older flakestat are redone.
+const MATCHER_VERSION: u32 = 1;
+
+struct Rule {
+    pattern: Regex,
+    test: Option<Regex>,
+    exclude: Vec<Regex>,
+}
+
+/// What one literal of the automaton stands for.
+#[derive(Default, Clone)]
+struct Target {
+    rules: Vec<u32>,
+    group: bool,
+    telling: bool,
+}
+
+/// Every signature compiled into one matcher. `Send + Sync`: classify on any number of threads.
+pub struct SignatureSet {
+    specs: Vec<SignatureSpec>,
+    rules: Vec<Rule>,
+    automaton: AhoCorasick,
+    targets: Vec<Target>,
+    /// Rules with no usable literal: run on every line.
+    always: Vec<u32>,
+    fingerprint: String,
+}
+
+impl std::fmt::Debug for SignatureSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignatureSet")
+            .field("signatures", &self.specs.len())
+            .field("literals", &self.targets.len())
+            .field("always", &self.always.len())
+            .finish()
+    }
+}
+
+impl SignatureSet {
+    /// Compiles specs (from any source) into a matcher; specs are sorted by id. Fails on a
+    /// duplicate id or a regex that does not compile, naming every one.
+    pub fn compile(mut specs: Vec<SignatureSpec>) -> Result<SignatureSet, SignatureError> {
+        specs.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut problems = Vec::new();
+        for pair in specs.windows(2) {
+            if pair[0].id == pair[1].id {
+                problems.push(Problem {
+                    file: pair[1].source.clone(),
+                    position: None,
+                    key: None,
+                    message: format!(
+                        "signature id `{}` is also defined by {}; ids must be unique",
+                        pair[1].id,
+                        pair[0].source.display()
+                    ),
+                });
+            }
+        }
+        let mut rules = Vec::with_capacity(specs.len());
+        let mut literal_sets = Vec::with_capacity(specs.len());
+        for spec in &specs {
+            let compile = |key: &str, pattern: &str, problems: &mut Vec<Problem>| {
+                Regex::new(pattern)
+                    .map_err(|e| {
+                        problems.push(Problem {
+                            file: spec.source.clone(),
+                            position: None,
+                            key: Some(key.to_string()),
+                            message: format!("regex does not compile: {e}"),
+                        })
+                    })
+                    .ok()
+            };
+            let pattern = compile("pattern", &spec.pattern, &mut problems);
+            let test = spec
+                .test
+                .as_deref()
+                .and_then(|t| compile("test", t, &mut problems));
+            let exclude: Vec<Regex> = spec
+                .exclude
+                .iter()
+                .filter_map(|x| compile("exclude", x, &mut problems))
+                .collect();
+            let Some(pattern) = pattern else { continue };
+            let literals = regex_syntax::parse(&spec.pattern)
+                .ok()
+                .and_then(|hir| required_literals(&hir));
+            literal_sets.push(literals);
+            rules.push(Rule {
+                pattern,
+                test,
+                exclude,
+            });
+        }
+        if !problems.is_empty() {
+            return Err(SignatureError::Invalid { problems });
+        }
+
+        let mut literals: Vec<Vec<u8>> = Vec::new();
+        let mut targets: Vec<Target> = Vec::new();
+        let mut index = std::collections::HashMap::<Vec<u8>, usize>::new();
+        let mut slot = |lit: &[u8], literals: &mut Vec<Vec<u8>>, targets: &mut Vec<Target>| {
+            *index.entry(lit.to_vec()).or_insert_with(|| {
+                literals.push(lit.to_vec());
+                targets.push(Target::default());
+                literals.len() - 1
+            })
+        };
+        let mut always = Vec::new();
+        for (i, set) in literal_sets.iter().enumerate() {
+            match set {
+                Some(set) => {
+                    for lit in set {
+                        let t = slot(lit, &mut literals, &mut targets);
+                        if !targets[t].rules.contains(&(i as u32)) {
+                            targets[t].rules.push(i as u32);
+                        }
+                    }
+                }
+                None => always.push(i as u32),
+            }
+        }
+        let t = slot(b"##[group]", &mut literals, &mut targets);
+        targets[t].group = true;
+        for marker in MARKERS {
+            let t = slot(marker.as_bytes(), &mut literals, &mut targets);
+            targets[t].telling = true;
+        }
+        let automaton = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .build(&literals)
+            .map_err(|e| SignatureError::Invalid {
+                problems: vec![Problem {
+                    file: "signatures".into(),
+                    position: None,
+                    key: None,
+                    message: format!("cannot build the literal search: {e}"),
+                }],
+            })?;
+        let fingerprint = fingerprint(&specs);
+        Ok(SignatureSet {
+            specs,
+            rules,
+            automaton,
+            targets,
+            always,
+            fingerprint,
+        })
+    }
+
+    /// The specs, sorted by id.
+    pub fn specs(&self) -> &[SignatureSpec] {
+        &self.specs
+    }
+
+    /// What the analysis needs of each signature, sorted by id.
+    pub fn info(&self) -> Vec<SignatureInfo> {
+        self.specs
+            .iter()
+            .map(|s| SignatureInfo {
+                id: s.id.clone(),
+                title: s.title.clone(),
+                paths: s.paths.clone(),
+                issue: s.issue.clone(),
+            })
+            .collect()
+    }
+
+    /// A stable hash of everything that decides a classification (ids, patterns, test regexes,
+    /// excludes, and the matcher's own version); titles, paths and examples do not count. The
+    /// store re-classifies its logs when it changes.
+    pub fn fingerprint(&self) -> String {
+        self.fingerprint.clone()
+    }
+
+    /// Ids of signatures that have no usable literal and so run on every line (slower).
+    pub fn unfiltered(&self) -> Vec<&str> {
+        self.always
+            .iter()
+            .map(|&i| self.specs[i as usize].id.0.as_str())
+            .collect()
+    }
+
+    /// Classifies a whole log held in memory.
+    pub fn classify(&self, log: &[u8]) -> Classification {
+        let mut scan = Scan::new(self);
+        let mut rest = log;
+        while !rest.is_empty() {
+            let cut = if rest.len() <= CHUNK {
+                rest.len()
+            } else {
+                memchr::memchr(b'\n', &rest[CHUNK..]).map_or(rest.len(), |i| CHUNK + i + 1)
+            };
+            scan.feed(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        scan.finish()
+    }
+
+    /// Classifies a log read from `r` in chunks: memory stays bounded (about [`CHUNK`] bytes
+    /// plus the longest line, at most [`MAX_LINE`]) whatever the log's size.
+    pub fn classify_reader(&self, mut r: impl Read) -> io::Result<Classification> {
+        let mut scan = Scan::new(self);
+        let mut buf: Vec<u8> = vec![0; CHUNK];
+        let mut filled = 0;
+        // After cutting an over-long line: drop bytes up to its end.
+        let mut skipping = false;
+        loop {
+            if filled == buf.len() {
+                // No newline in a full buffer: one line is longer than the buffer.
+                if buf.len() < MAX_LINE {
+                    buf.resize(buf.len() * 2, 0);
+                } else {
+                    scan.feed(&buf[..filled]);
+                    filled = 0;
+                    skipping = true;
+                }
+            }
+            let n = match r.read(&mut buf[filled..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                if filled > 0 && !skipping {
+                    scan.feed(&buf[..filled]);
+                }
+                break;
+            }
+            let mut start = filled;
+            filled += n;
+            if skipping {
+                match memchr::memchr(b'\n', &buf[start..filled]) {
+                    Some(i) => {
+                        buf.copy_within(start + i + 1..filled, 0);
+                        filled -= start + i + 1;
+                        start = 0;
+                        skipping = false;
+                    }
+                    None => {
+                        filled = 0;
+                        continue;
+                    }
+                }
+            }
+            let _ = start;
+            if let Some(nl) = memchr::memrchr(b'\n', &buf[..filled]) {
+                scan.feed(&buf[..=nl]);
+                buf.copy_within(nl + 1..filled, 0);
+                filled -= nl + 1;
+                if buf.len() > CHUNK && filled < CHUNK {
+                    buf.truncate(CHUNK);
+                    buf.shrink_to_fit();
+                }
+            }
+        }
+        Ok(scan.finish())
+    }
+
+    /// The naive reference: every line normalized, every signature's regex run on every line.
+    /// Slow; for tests that check the fast path finds exactly the same.
+    #[doc(hidden)]
+    pub fn classify_reference(&self, log: &[u8]) -> Classification {
+        let mut scan = Scan::new(self);
+        let all: Vec<u32> = (0..self.rules.len() as u32).collect();
+        let mut text = String::new();
+        let mut lines = log.split(|&b| b == b'\n').peekable();
+        let mut number = 0;
+        while let Some(raw) = lines.next() {
+            if lines.peek().is_none() && raw.is_empty() {
+                break;
+            }
+            number += 1;
+            normalize_into(raw, &mut text);
+            scan.step_line(&text);
+            scan.telling.consider(number, &text);
+            if !is_exit_code_boilerplate(&text) {
+                for &r in &all {
+                    scan.try_rule(r, number, text.as_bytes());
+                }
+            }
+        }
+        scan.finish()
+    }
+}
+
+fn fingerprint(specs: &[SignatureSpec]) -> String {
+    // FNV-1a, 64 bits: stable across Rust versions and platforms, unlike std's hasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes.iter().chain(&[0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(&MATCHER_VERSION.to_le_bytes());
+    for spec in specs {
+        eat(spec.id.0.as_bytes());
+        eat(spec.pattern.as_bytes());
+        eat(spec.test.as_deref().unwrap_or("\u{0}none").as_bytes());
+        for x in &spec.exclude {
+            eat(x.as_bytes());
+        }
+        eat(b"\x00end");
+    }
+    format!("v{MATCHER_VERSION}-{h:016x}")
+}
+
+/// What one signature found so far in one log.
+struct Found {
+    first: u64,
+    text: String,
+    step: Option<String>,
+    count: u64,
+    lines: Vec<u64>,
+    tests: BTreeSet<String>,
+}
+
+/// The state of one log's scan.
+struct Scan<'s> {
+    set: &'s SignatureSet,
+    /// Lines consumed so far.
+    lines: u64,
+    step: Option<String>,
+    step_is_run: bool,
+    found: Vec<Option<Found>>,
+    telling: TellingLines,
+    hits: Vec<(usize, u32)>,
+    dirty: Vec<usize>,
+    candidates: Vec<u32>,
+    text: String,
+}
+
+impl<'s> Scan<'s> {
+    fn new(set: &'s SignatureSet) -> Scan<'s> {
+        Scan {
+            set,
+            lines: 0,
+            step: None,
+            step_is_run: false,
+            found: (0..set.rules.len()).map(|_| None).collect(),
+            telling: TellingLines::default(),
+            hits: Vec::new(),
+            dirty: Vec::new(),
+            candidates: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Scans whole lines: `chunk` ends with `\n`, or is the end of the log.
+    fn feed(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.hits.clear();
+        for m in self.set.automaton.find_overlapping_iter(chunk) {
+            // Literals hold no newline, so the hit's last byte is on the hit's line.
+            self.hits.push((m.end() - 1, m.pattern().as_u32()));
+        }
+        self.dirty.clear();
+        self.dirty
+            .extend(memchr::memchr3_iter(0x1b, 0xef, 0xc2, chunk));
+        if std::str::from_utf8(chunk).is_err() {
+            let mut at = 0;
+            while let Err(e) = std::str::from_utf8(&chunk[at..]) {
+                let bad = at + e.valid_up_to();
+                self.dirty.push(bad);
+                at = bad + e.error_len().unwrap_or(1);
+                if at >= chunk.len() {
+                    break;
+                }
+            }
+            self.dirty.sort_unstable();
+        }
+
+        let every_line = !self.set.always.is_empty();
+        let (mut h, mut d) = (0, 0);
+        // Start of the first line not yet consumed, and its number minus one.
+        let mut pos = 0;
+        let mut number = self.lines;
+        loop {
+            let start = if every_line {
+                if pos >= chunk.len() {
+                    break;
+                }
+                pos
+            } else {
+                let next = match (self.hits.get(h), self.dirty.get(d)) {
+                    (Some(&(hp, _)), Some(&dp)) => hp.min(dp),
+                    (Some(&(hp, _)), None) => hp,
+                    (None, Some(&dp)) => dp,
+                    (None, None) => break,
+                };
+                memchr::memrchr(b'\n', &chunk[pos..next]).map_or(pos, |i| pos + i + 1)
+            };
+            number += memchr::memchr_iter(b'\n', &chunk[pos..start]).count() as u64 + 1;
+            let end = memchr::memchr(b'\n', &chunk[start..]).map_or(chunk.len(), |i| start + i);
+            self.candidates.clear();
+            while let Some(&(hp, lit)) = self.hits.get(h) {
+                if hp >= end {
+                    break;
+                }
+                self.candidates.push(lit);
+                h += 1;
+            }
+            let mut maybe_dirty = false;
+            while let Some(&dp) = self.dirty.get(d) {
+                if dp >= end {
+                    break;
+                }
+                maybe_dirty = true;
+                d += 1;
+            }
+            self.line(&chunk[start..end], number, maybe_dirty);
+            pos = (end + 1).min(chunk.len());
+            if end == chunk.len() {
+                break;
+            }
+        }
+        number += memchr::memchr_iter(b'\n', &chunk[pos..]).count() as u64;
+        if pos < chunk.len() && !chunk.ends_with(b"\n") {
+            // The log's last line has no newline.
+            number += 1;
+        }
+        self.lines = number;
+    }
+
+    /// One candidate line; `self.candidates` holds the literals hit in its raw form.
+    fn line(&mut self, raw: &[u8], number: u64, maybe_dirty: bool) {
+        let mut text = std::mem::take(&mut self.text);
+        let clean: &[u8] = if maybe_dirty && needs_cleaning(raw) {
+            normalize_into(raw, &mut text);
+            self.candidates.clear();
+            for m in self.set.automaton.find_overlapping_iter(text.as_bytes()) {
+                self.candidates.push(m.pattern().as_u32());
+            }
+            text.as_bytes()
+        } else {
+            strip_prefix(raw)
+        };
+        // Valid UTF-8: either normalized, or a line free of invalid bytes.
+        let as_str = std::str::from_utf8(clean).unwrap_or_default();
+
+        let mut group = false;
+        let mut telling = false;
+        let mut rules: Vec<u32> = Vec::new();
+        for &lit in &self.candidates {
+            let target = &self.set.targets[lit as usize];
+            group |= target.group;
+            telling |= target.telling;
+            rules.extend_from_slice(&target.rules);
+        }
+        rules.extend_from_slice(&self.set.always);
+        if group {
+            self.step_line(as_str);
+        }
+        if telling {
+            self.telling.consider(number, as_str);
+        }
+        if !rules.is_empty() && !is_exit_code_boilerplate(as_str) {
+            rules.sort_unstable();
+            rules.dedup();
+            for r in rules {
+                self.try_rule(r, number, clean);
+            }
+        }
+        self.text = text;
+    }
+
+    /// Follows the step a line belongs to: `##[group]Run …` opens a step; other groups name
+    /// the step only until the first `Run` step (the "Set up job" groups).
+    fn step_line(&mut self, text: &str) {
+        if let Some(title) = group_title(text) {
+            let is_run = title.starts_with("Run ");
+            if is_run || !self.step_is_run {
+                self.step = Some(bounded_text(title));
+                self.step_is_run = is_run;
+            }
+        }
+    }
+
+    fn try_rule(&mut self, r: u32, number: u64, text: &[u8]) {
+        let rule = &self.set.rules[r as usize];
+        if !rule.pattern.is_match(text) || rule.exclude.iter().any(|x| x.is_match(text)) {
+            return;
+        }
+        let as_str = String::from_utf8_lossy(text);
+        let found = self.found[r as usize].get_or_insert_with(|| Found {
+            first: number,
+            text: bounded_text(&as_str),
+            step: self.step.clone(),
+            count: 0,
+            lines: Vec::new(),
+            tests: BTreeSet::new(),
+        });
+        found.count += 1;
+        if found.lines.len() < MAX_LINES_PER_MATCH {
+            found.lines.push(number);
+        }
+        if let Some(test) = &rule.test
+            && found.tests.len() < MAX_TESTS_PER_MATCH
+            && let Some(m) = test.captures(text).and_then(|c| c.name("test"))
+        {
+            found
+                .tests
+                .insert(bounded_text(&String::from_utf8_lossy(m.as_bytes())));
+        }
+    }
+
+    fn finish(self) -> Classification {
+        let matches = self
+            .found
+            .into_iter()
+            .zip(&self.set.specs)
+            .filter_map(|(found, spec)| {
+                let f = found?;
+                Some(SignatureMatch {
+                    signature: spec.id.clone(),
+                    line: f.first,
+                    lines: f.lines,
+                    text: f.text,
+                    step: f.step,
+                    count: f.count,
+                    tests: f.tests,
+                })
+            })
+            .collect();
+        Classification {
+            matches,
+            error_lines: self.telling.finish(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SignatureId;
+
+    fn spec(id: &str, pattern: &str) -> SignatureSpec {
+        SignatureSpec {
+            id: SignatureId(id.into()),
+            title: id.into(),
+            pattern: pattern.into(),
+            test: None,
+            paths: vec![],
+            issue: None,
+            examples: Default::default(),
+            exclude: vec![],
+            source: format!("{id}.toml").into(),
+        }
+    }
+
+    #[test]
+    fn send_and_sync() {
+        fn assert<T: Send + Sync>() {}
+        assert::<SignatureSet>();
+    }
+
+    #[test]
+    fn matches_record_lines_step_and_count() {
+        let set = SignatureSet::compile(vec![spec("boom", "^boom \\d+$")]).unwrap();
+        let log = b"\xef\xbb\xbf2026-07-15T21:26:03.1234567Z ##[group]Run make\n\
+2026-07-15T21:26:03.1234567Z boom 1\n\
+2026-07-15T21:26:03.1234567Z \x1b[31mboom\x1b[0m 2\r\n\
+2026-07-15T21:26:03.1234567Z ##[error]Process completed with exit code 1.\n";
+        let c = set.classify(log);
+        assert_eq!(c.matches.len(), 1);
+        let m = &c.matches[0];
+        assert_eq!((m.line, m.count, m.lines.clone()), (2, 2, vec![2, 3]));
+        assert_eq!(m.text, "boom 1");
+        assert_eq!(m.step.as_deref(), Some("Run make"));
+        assert_eq!(c, set.classify_reference(log));
+    }
+
+    #[test]
+    fn exit_code_line_never_matches() {
+        let set = SignatureSet::compile(vec![spec("any-error", "^##\\[error\\]")]).unwrap();
+        let c = set.classify(b"##[error]Process completed with exit code 2.\n");
+        assert!(c.is_unclassified());
+        assert_eq!(c.error_lines.len(), 1);
+    }
+
+    #[test]
+    fn rule_without_literal_runs_on_every_line() {
+        let set = SignatureSet::compile(vec![spec("digits", "^\\d+$")]).unwrap();
+        assert_eq!(set.unfiltered(), vec!["digits"]);
+        let c = set.classify(b"a\n12\nb\n34");
+        assert_eq!(c.matches[0].lines, vec![2, 4]);
+    }
+
+    #[test]
+    fn reader_and_memory_agree_across_chunks() {
+        let set = SignatureSet::compile(vec![spec("needle", "needle (\\d+)")]).unwrap();
+        let mut log = Vec::new();
+        for i in 0..300_000 {
+            if i % 1000 == 7 {
+                log.extend_from_slice(
+                    format!("2026-07-15T21:26:03.1234567Z needle {i}\n").as_bytes(),
+                );
+            } else {
+                log.extend_from_slice(b"2026-07-15T21:26:03.1234567Z hay hay hay hay hay\n");
+            }
+        }
+        let a = set.classify(&log);
+        let b = set.classify_reader(std::io::Cursor::new(&log)).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.matches[0].count, 300);
+        assert_eq!(a.matches[0].line, 8);
+    }
+}

@@ -1,0 +1,105 @@
+//! The store's schema and its forward migrations.
+//!
+//! `PRAGMA user_version` holds the number of migrations applied. A new table or column is a new
+//! entry at the end of `MIGRATIONS`, never an edit of an old one: a store written by an older
+//! flakestat is brought forward on open. A store written by a newer flakestat (a higher version
+//! than this binary knows) is refused rather than guessed at.
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// One SQL batch per schema version; index 0 takes an empty database to version 1.
+///
+/// Rows keep the columns queries filter or join on, and the full record as JSON (`json`) so a
+/// field added to `model` does not need a migration to be carried through.
+const MIGRATIONS: &[&str] = &[
+    // Version 1.
+    "
+    CREATE TABLE repos (
+        id INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        name TEXT NOT NULL,
+        default_branch TEXT,
+        UNIQUE (owner, name)
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        created_at INTEGER NOT NULL,
+        run_attempt INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        -- The attempt whose jobs (of every attempt up to it) are stored, and whether that attempt
+        -- was completed then: a completed attempt never changes, so it needs no new jobs request.
+        jobs_attempt INTEGER,
+        jobs_completed INTEGER NOT NULL DEFAULT 0,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_repo_created ON runs (repo_id, created_at);
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        run_attempt INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX jobs_by_run ON jobs (run_id, run_attempt, id);
+    -- Written in the same transaction as the log's classification: a row here is a whole log.
+    CREATE TABLE logs (
+        job_id INTEGER PRIMARY KEY,
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing')),
+        raw_size INTEGER NOT NULL DEFAULT 0,
+        zstd BLOB
+    );
+    CREATE TABLE classifications (
+        job_id INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        json TEXT NOT NULL,
+        PRIMARY KEY (job_id, fingerprint)
+    );
+    CREATE TABLE pulls (
+        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        number INTEGER NOT NULL,
+        updated_at INTEGER,
+        json TEXT NOT NULL,
+        -- JSON array of paths; NULL until fetched.
+        files TEXT,
+        PRIMARY KEY (repo_id, number)
+    );
+    CREATE TABLE etags (
+        url TEXT PRIMARY KEY,
+        etag TEXT NOT NULL,
+        zstd BLOB NOT NULL
+    );
+    -- Listing windows (`created=` ranges) that fitted under the 1,000-result cap last time, per
+    -- listing scope (workflow, branch, event): a repeat starts from them instead of re-splitting.
+    CREATE TABLE windows (
+        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        scope TEXT NOT NULL,
+        since INTEGER NOT NULL,
+        until INTEGER NOT NULL,
+        PRIMARY KEY (repo_id, scope, since)
+    );
+    ",
+];
+
+/// The schema version this binary writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Brings the database to `SCHEMA_VERSION`, one transaction per migration.
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: u32 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            found: current,
+            known: SCHEMA_VERSION,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (index + 1) as u32)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

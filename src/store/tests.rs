@@ -1,0 +1,285 @@
+use super::*;
+use crate::model::{Sha, SignatureId, SignatureMatch, WorkflowId};
+
+fn t(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+
+fn repo() -> Repo {
+    Repo::parse("NVIDIA/cuda-python").unwrap()
+}
+
+fn run(id: u64, created: &str, attempt: u32, status: &str) -> Run {
+    Run {
+        id: RunId(id),
+        workflow_id: WorkflowId(7),
+        workflow_name: "CI".into(),
+        workflow_path: ".github/workflows/ci.yml".into(),
+        display_title: format!("run {id}"),
+        event: "push".into(),
+        head_branch: Some("main".into()),
+        head_sha: Sha("a".repeat(40)),
+        run_number: id,
+        run_attempt: attempt,
+        status: status.into(),
+        conclusion: (status == "completed").then(|| "failure".into()),
+        created_at: t(created),
+        updated_at: t(created),
+        run_started_at: Some(t(created)),
+        html_url: String::new(),
+        pull_requests: vec![],
+    }
+}
+
+fn job(id: u64, run: u64, attempt: u32, conclusion: &str) -> Job {
+    Job {
+        id: JobId(id),
+        run_id: RunId(run),
+        run_attempt: attempt,
+        name: format!("test ({id})"),
+        status: "completed".into(),
+        conclusion: Some(conclusion.into()),
+        created_at: t("2026-06-15T10:00:00Z"),
+        started_at: None,
+        completed_at: None,
+        html_url: None,
+        head_sha: Sha("a".repeat(40)),
+    }
+}
+
+fn hit(sig: &str) -> Classification {
+    Classification {
+        matches: vec![SignatureMatch {
+            signature: SignatureId(sig.into()),
+            line: 3,
+            lines: vec![3],
+            text: "boom".into(),
+            step: None,
+            count: 1,
+            tests: Default::default(),
+        }],
+        error_lines: vec![],
+    }
+}
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn open_creates_private_versioned_store_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = {
+        let store = Store::open(dir.path()).unwrap();
+        store.path().to_path_buf()
+    };
+    assert_eq!(path, dir.path().join("store-v1").join("flakestat.sqlite3"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.path().join("store-v1")), 0o700);
+        assert_eq!(mode(&path), 0o600);
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let version: u32 = store
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+}
+
+#[test]
+fn a_store_from_a_newer_flakestat_is_refused() {
+    let (dir, store) = open();
+    store
+        .conn
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(store);
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
+}
+
+#[test]
+fn runs_need_jobs_until_a_completed_attempt_is_stored() {
+    let (_dir, mut store) = open();
+    let r = repo();
+    let first = run(1, "2026-06-15T10:00:00Z", 1, "in_progress");
+    assert_eq!(
+        store.store_runs(&r, std::slice::from_ref(&first)).unwrap(),
+        vec![RunId(1)]
+    );
+    store.store_jobs(RunId(1), 1, false, &[]).unwrap();
+    // Still in progress when its jobs were fetched: ask again.
+    assert_eq!(store.store_runs(&r, &[first]).unwrap(), vec![RunId(1)]);
+    let done = run(1, "2026-06-15T10:00:00Z", 1, "completed");
+    store.store_runs(&r, std::slice::from_ref(&done)).unwrap();
+    store
+        .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
+        .unwrap();
+    assert!(store.store_runs(&r, &[done]).unwrap().is_empty());
+    // A re-run makes a new attempt: its jobs are needed again.
+    let rerun = run(1, "2026-06-15T10:00:00Z", 2, "completed");
+    assert_eq!(store.store_runs(&r, &[rerun]).unwrap(), vec![RunId(1)]);
+}
+
+#[test]
+fn logs_round_trip_and_leave_the_pending_list() {
+    let (_dir, mut store) = open();
+    let r = repo();
+    store
+        .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
+        .unwrap();
+    store
+        .store_jobs(
+            RunId(1),
+            1,
+            true,
+            &[
+                job(10, 1, 1, "failure"),
+                job(11, 1, 1, "timed_out"),
+                job(12, 1, 1, "success"),
+                job(13, 1, 1, "failure"),
+            ],
+        )
+        .unwrap();
+    let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
+    let pending = store.failed_jobs_without_log(&r, since, until).unwrap();
+    assert_eq!(
+        pending,
+        vec![
+            (RunId(1), JobId(10)),
+            (RunId(1), JobId(11)),
+            (RunId(1), JobId(13))
+        ]
+    );
+    let raw = b"\xef\xbb\xbf2026-06-15T10:00:00.0000000Z boom\n".repeat(100);
+    store
+        .store_log(
+            JobId(10),
+            &LogEntry::Stored(compress_log(&raw)),
+            Some(("fp1", &hit("x"))),
+        )
+        .unwrap();
+    store
+        .store_log(JobId(11), &LogEntry::Expired, None)
+        .unwrap();
+    assert_eq!(store.load_log(JobId(10)).unwrap().unwrap(), raw);
+    assert_eq!(store.load_log(JobId(11)).unwrap(), None);
+    assert_eq!(
+        store.failed_jobs_without_log(&r, since, until).unwrap(),
+        vec![(RunId(1), JobId(13))]
+    );
+    assert!(store.logs_to_classify(&r, "fp1").unwrap().is_empty());
+    assert_eq!(store.logs_to_classify(&r, "fp2").unwrap(), vec![JobId(10)]);
+
+    let snap = store.load_snapshot(&r, since, until, "fp1").unwrap();
+    assert_eq!(snap.logs[&JobId(10)], LogStatus::Stored);
+    assert_eq!(snap.logs[&JobId(11)], LogStatus::Expired);
+    assert_eq!(snap.logs[&JobId(13)], LogStatus::Pending);
+    assert!(!snap.logs.contains_key(&JobId(12)), "only failed jobs");
+    assert_eq!(snap.classifications[&JobId(10)], hit("x"));
+    let other = store.load_snapshot(&r, since, until, "fp2").unwrap();
+    assert!(other.classifications.is_empty(), "other fingerprint");
+}
+
+#[test]
+fn snapshot_takes_the_window_and_the_history_before_it() {
+    let (_dir, mut store) = open();
+    let r = repo();
+    let runs = [
+        run(1, "2026-05-01T00:00:00Z", 1, "completed"), // too early
+        run(2, "2026-06-05T00:00:00Z", 1, "completed"), // history
+        run(4, "2026-06-15T00:00:00Z", 1, "completed"), // since, inclusive
+        run(3, "2026-06-15T00:00:00Z", 1, "completed"), // same second: by id
+        run(5, "2026-06-16T00:00:00Z", 1, "completed"), // until, exclusive
+    ];
+    store.store_runs(&r, &runs).unwrap();
+    for (i, attempt) in [(4, 2), (4, 1)] {
+        store
+            .store_jobs(
+                RunId(i),
+                attempt,
+                true,
+                &[job(i * 10 + attempt as u64, i, attempt, "failure")],
+            )
+            .unwrap();
+    }
+    let other = Repo::parse("other/repo").unwrap();
+    store
+        .store_runs(&other, &[run(9, "2026-06-15T01:00:00Z", 1, "completed")])
+        .unwrap();
+    store.store_repo(&r, "main").unwrap();
+    let snap = store
+        .load_snapshot(
+            &r,
+            t("2026-06-15T00:00:00Z"),
+            t("2026-06-16T00:00:00Z"),
+            "fp",
+        )
+        .unwrap();
+    let ids: Vec<u64> = snap.runs.iter().map(|r| r.id.0).collect();
+    assert_eq!(ids, vec![2, 3, 4]);
+    let jobs: Vec<(u32, u64)> = snap.jobs.iter().map(|j| (j.run_attempt, j.id.0)).collect();
+    assert_eq!(jobs, vec![(1, 41), (2, 42)]);
+    assert_eq!(snap.default_branch, "main");
+}
+
+#[test]
+fn pulls_keep_their_files_when_updated_without_them() {
+    let (_dir, mut store) = open();
+    let r = repo();
+    let pr = PullRequest {
+        number: 2371,
+        title: "Bump".into(),
+        state: "closed".into(),
+        base_ref: "main".into(),
+        head_ref: "bump".into(),
+        merged_at: Some(t("2026-06-14T10:00:00Z")),
+        merge_commit_sha: Some(Sha("b".repeat(40))),
+        html_url: String::new(),
+        files: None,
+    };
+    store.store_pulls(&r, std::slice::from_ref(&pr)).unwrap();
+    store
+        .store_pull_files(&r, 2371, &["cuda/core.py".to_string()])
+        .unwrap();
+    store.store_pulls(&r, &[pr]).unwrap();
+    let got = store.load_pull(&r, 2371).unwrap().unwrap();
+    assert_eq!(got.files, Some(vec!["cuda/core.py".to_string()]));
+}
+
+#[test]
+fn windows_and_etags_are_remembered() {
+    let (_dir, mut store) = open();
+    let r = repo();
+    let (a, b, c) = (
+        t("2026-06-15T00:00:00Z"),
+        t("2026-06-15T12:00:00Z"),
+        t("2026-06-16T00:00:00Z"),
+    );
+    store.store_window(&r, "all", a, c).unwrap();
+    store.store_window(&r, "all", a, b).unwrap();
+    store.store_window(&r, "all", b, c).unwrap();
+    assert_eq!(
+        store.load_windows(&r, "all", a, c).unwrap(),
+        vec![(a, b), (b, c)]
+    );
+    assert!(
+        store
+            .load_windows(&r, "wf:ci.yml", a, c)
+            .unwrap()
+            .is_empty()
+    );
+    store
+        .store_response("https://x/1", "\"e1\"", b"body")
+        .unwrap();
+    let cached = store.cached_response("https://x/1").unwrap().unwrap();
+    assert_eq!(
+        (cached.etag.as_str(), &cached.body[..]),
+        ("\"e1\"", &b"body"[..])
+    );
+}

@@ -1,0 +1,537 @@
+//! The survey against the fake GitHub on 127.0.0.1, through the library: every run past the
+//! 1,000-result cap, every attempt, logs without the token on the log host, expired and missing
+//! logs, faults, repeats and resumes.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{TimeDelta, TimeZone, Utc};
+use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
+use flakestat::fake::{Dataset, FakeAttempt, FakeGitHub, FakeLog, Faults, Listener, RouteKind};
+use flakestat::fetch::{Classifier, ClientConfig, FetchError, Session, SurveyPlan};
+use flakestat::model::{
+    Classification, JobId, LogStatus, Repo, SignatureId, SignatureMatch, Snapshot, Timestamp,
+};
+use flakestat::store::Store;
+
+/// Finds `FLAKE-MARKER` lines, as the synthetic dataset's failing logs carry.
+struct Marker(&'static str);
+
+impl Classifier for Marker {
+    fn fingerprint(&self) -> String {
+        self.0.to_string()
+    }
+    fn classify(&self, log: &[u8]) -> Classification {
+        let text = String::from_utf8_lossy(log);
+        let lines: Vec<u64> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("FLAKE-MARKER"))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        let matches = lines
+            .first()
+            .map(|&line| SignatureMatch {
+                signature: SignatureId("marker".into()),
+                line,
+                lines: lines.clone(),
+                text: "FLAKE-MARKER".into(),
+                step: None,
+                count: lines.len() as u64,
+                tests: Default::default(),
+            })
+            .into_iter()
+            .collect();
+        Classification {
+            matches,
+            error_lines: vec![],
+        }
+    }
+}
+
+fn spec(runs: usize) -> SyntheticSpec {
+    SyntheticSpec {
+        runs,
+        ..SyntheticSpec::default()
+    }
+}
+
+fn window(spec: &SyntheticSpec) -> (Timestamp, Timestamp) {
+    (spec.start, spec.start + spec.spacing * spec.runs as i32)
+}
+
+fn config(gh: &FakeGitHub, token: Option<&str>) -> ClientConfig {
+    let mut config = ClientConfig::new(gh.api_url(), token.map(String::from));
+    config.backoff_base = Duration::from_millis(5);
+    config.max_reset_wait = Duration::from_secs(2);
+    config
+}
+
+struct Surveyed {
+    result: Result<(), FetchError>,
+    snapshot: Snapshot,
+    store: Arc<Mutex<Store>>,
+}
+
+fn survey_with(
+    config: ClientConfig,
+    dir: &std::path::Path,
+    repo: &Repo,
+    (since, until): (Timestamp, Timestamp),
+) -> Surveyed {
+    let store = Arc::new(Mutex::new(Store::open(dir).unwrap()));
+    let session = Session::new(config, Arc::new(())).unwrap();
+    let plan = SurveyPlan {
+        repo: repo.clone(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    let result = session
+        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &|_| {
+            BTreeSet::new()
+        })
+        .map(drop);
+    let snapshot = store
+        .lock()
+        .unwrap()
+        .load_snapshot(repo, since, until, "m1")
+        .unwrap();
+    Surveyed {
+        result,
+        snapshot,
+        store,
+    }
+}
+
+fn survey(gh: &FakeGitHub, dir: &std::path::Path, spec: &SyntheticSpec) -> Surveyed {
+    survey_with(config(gh, Some("tok")), dir, &spec.repo, window(spec))
+}
+
+fn start(ds: Dataset, faults: Faults) -> FakeGitHub {
+    FakeGitHub::start_blocking(ds, faults).unwrap()
+}
+
+fn with_token(mut ds: Dataset) -> Dataset {
+    ds.auth.tokens = vec!["tok".into()];
+    ds
+}
+
+#[test]
+fn collects_every_attempt_and_every_failed_log_without_leaking_the_token() {
+    let spec = spec(40);
+    let ds = with_token(synthetic(&spec));
+    let gh = start(ds.clone(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+
+    assert_eq!(s.snapshot.runs.len(), 40);
+    let want_jobs: BTreeSet<JobId> = ds.jobs().map(|j| j.id).collect();
+    let got_jobs: BTreeSet<JobId> = s.snapshot.jobs.iter().map(|j| j.id).collect();
+    assert_eq!(got_jobs, want_jobs, "the jobs of every attempt");
+    // Run 10 was re-run to green: its failed first attempt is there.
+    let rerun = synthetic_run_id(9);
+    assert!(
+        s.snapshot
+            .jobs
+            .iter()
+            .any(|j| j.run_id == rerun && j.run_attempt == 1 && j.is_failed())
+    );
+    let failed: Vec<_> = s.snapshot.jobs.iter().filter(|j| j.is_failed()).collect();
+    assert!(!failed.is_empty());
+    for job in &failed {
+        assert_eq!(s.snapshot.logs[&job.id], LogStatus::Stored, "{}", job.id);
+        assert!(!s.snapshot.classifications[&job.id].is_unclassified());
+    }
+
+    let requests = gh.requests();
+    let blobs: Vec<_> = requests
+        .iter()
+        .filter(|r| r.kind == RouteKind::LogBlob)
+        .collect();
+    assert_eq!(blobs.len(), failed.len(), "one download per failed job");
+    assert!(blobs.iter().all(|r| r.listener == Listener::LogHost));
+    assert!(
+        blobs.iter().all(|r| !r.authorization),
+        "the token reached the log host"
+    );
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.listener == Listener::Api)
+            .all(|r| r.authorization),
+        "every API request carries the token"
+    );
+}
+
+#[test]
+fn no_run_is_lost_past_the_listing_cap() {
+    let spec = SyntheticSpec {
+        runs: 2500,
+        jobs_per_run: 1,
+        spacing: TimeDelta::minutes(1),
+        fail_every: 0,
+        rerun_every: 0,
+        ..SyntheticSpec::default()
+    };
+    let gh = start(synthetic(&spec), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    let ids: BTreeSet<_> = s.snapshot.runs.iter().map(|r| r.id).collect();
+    assert_eq!(ids.len(), 2500);
+    assert_eq!(s.snapshot.jobs.len(), 2500);
+    // Listing pages: at least the 25 needed, and splitting costs only a few more.
+    let listings = gh.request_count(RouteKind::ListRuns);
+    assert!((25..=40).contains(&listings), "{listings} listing requests");
+
+    // A repeat starts from the windows that fitted: no splitting, every page a 304 or cheap.
+    gh.clear_requests();
+    let again = survey(&gh, dir.path(), &spec);
+    again.result.unwrap();
+    assert_eq!(again.snapshot, s.snapshot);
+    assert_eq!(gh.request_count(RouteKind::ListJobs), 0);
+    assert!(gh.request_count(RouteKind::ListRuns) <= 28);
+}
+
+#[test]
+fn expired_and_missing_logs_are_recorded_not_errors() {
+    let spec = spec(10);
+    let mut ds = with_token(synthetic(&spec));
+    let failed: Vec<JobId> = ds.jobs().filter(|j| j.is_failed()).map(|j| j.id).collect();
+    assert!(failed.len() >= 2);
+    ds.logs.insert(failed[0], FakeLog::Expired);
+    ds.logs.insert(failed[1], FakeLog::Missing);
+    let gh = start(ds, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    assert_eq!(s.snapshot.logs[&failed[0]], LogStatus::Expired);
+    assert_eq!(s.snapshot.logs[&failed[1]], LogStatus::Missing);
+    assert!(!s.snapshot.classifications.contains_key(&failed[0]));
+
+    // Settled: not asked again.
+    gh.clear_requests();
+    survey(&gh, dir.path(), &spec).result.unwrap();
+    assert_eq!(gh.request_count(RouteKind::JobLog), 0);
+}
+
+#[test]
+fn faults_change_nothing_in_the_result() {
+    let spec = spec(60);
+    let ds = with_token(synthetic(&spec));
+    let clean = {
+        let gh = start(ds.clone(), Faults::default());
+        let dir = tempfile::tempdir().unwrap();
+        let s = survey(&gh, dir.path(), &spec);
+        s.result.unwrap();
+        s.snapshot
+    };
+    let faults = Faults {
+        error_every: Some(5),
+        drop_every: Some(7),
+        secondary_limit_every: Some(11),
+        retry_after_secs: 0,
+        ..Faults::default()
+    };
+    let gh = start(ds, faults);
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    assert_eq!(s.snapshot, clean);
+    let statuses: BTreeSet<u16> = gh.requests().iter().map(|r| r.status).collect();
+    assert!(
+        statuses.contains(&502) && statuses.contains(&403),
+        "faults were injected: {statuses:?}"
+    );
+}
+
+#[test]
+fn a_repeat_asks_only_for_what_can_have_changed() {
+    let spec = spec(30);
+    let gh = start(with_token(synthetic(&spec)), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let first = survey(&gh, dir.path(), &spec);
+    first.result.unwrap();
+
+    gh.clear_requests();
+    let second = survey(&gh, dir.path(), &spec);
+    second.result.unwrap();
+    assert_eq!(second.snapshot, first.snapshot);
+    let counts = gh.request_counts();
+    assert_eq!(counts.get(&RouteKind::ListJobs), None, "{counts:?}");
+    assert_eq!(counts.get(&RouteKind::JobLog), None, "{counts:?}");
+    assert_eq!(counts.get(&RouteKind::LogBlob), None, "{counts:?}");
+
+    // A day later: run 3 was re-run and failed again. Only its jobs and its new log are fetched.
+    let run = synthetic_run_id(2);
+    let template = gh.dataset().run(run).unwrap().attempts[0].clone();
+    let job = JobId(template.jobs[0].id.0 + 100);
+    let mut jobs = template.jobs.clone();
+    for (k, j) in jobs.iter_mut().enumerate() {
+        j.id = JobId(j.id.0 + 100);
+        j.run_attempt = 2;
+        j.conclusion = Some(if k == 0 { "failure" } else { "success" }.into());
+    }
+    assert!(gh.push_attempt(
+        run,
+        FakeAttempt {
+            attempt: 2,
+            created_at: template.created_at + TimeDelta::hours(1),
+            conclusion: Some("failure".into()),
+            jobs,
+        }
+    ));
+    gh.set_log(
+        job,
+        FakeLog::Text("2026-06-01T00:00:00.0000000Z FLAKE-MARKER again\n".into()),
+    );
+    gh.clear_requests();
+    let third = survey(&gh, dir.path(), &spec);
+    third.result.unwrap();
+    let counts = gh.request_counts();
+    assert_eq!(counts.get(&RouteKind::ListJobs), Some(&1), "{counts:?}");
+    assert_eq!(counts.get(&RouteKind::JobLog), Some(&1), "{counts:?}");
+    assert_eq!(third.snapshot.logs[&job], LogStatus::Stored);
+    assert!(third.snapshot.jobs.iter().any(|j| j.id == job));
+}
+
+#[test]
+fn a_spent_rate_limit_stops_cleanly_and_the_next_survey_resumes() {
+    let spec = spec(50);
+    let ds = with_token(synthetic(&spec));
+    let clean = {
+        let gh = start(ds.clone(), Faults::default());
+        let dir = tempfile::tempdir().unwrap();
+        survey(&gh, dir.path(), &spec).snapshot
+    };
+    let gh = start(
+        ds,
+        Faults {
+            rate_limit: Some(25),
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let stopped = survey(&gh, dir.path(), &spec);
+    assert!(
+        matches!(stopped.result, Err(FetchError::RateLimited { .. })),
+        "{:?}",
+        stopped.result
+    );
+    assert!(
+        stopped.snapshot.runs.len() < 50
+            || stopped
+                .snapshot
+                .logs
+                .values()
+                .any(|s| *s == LogStatus::Pending)
+    );
+    drop(stopped);
+
+    gh.set_faults(Faults::default());
+    let resumed = survey(&gh, dir.path(), &spec);
+    resumed.result.unwrap();
+    assert_eq!(resumed.snapshot, clean);
+}
+
+#[test]
+fn changed_signatures_reclassify_stored_logs_without_downloads() {
+    let spec = spec(20);
+    let gh = start(with_token(synthetic(&spec)), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let first = survey(&gh, dir.path(), &spec);
+    first.result.unwrap();
+    gh.clear_requests();
+    let store = first.store;
+    let n = flakestat::fetch::reclassify_stored(&store, &spec.repo, &Marker("m2")).unwrap();
+    assert_eq!(n as usize, first.snapshot.classifications.len());
+    let (since, until) = window(&spec);
+    let snap = store
+        .lock()
+        .unwrap()
+        .load_snapshot(&spec.repo, since, until, "m2")
+        .unwrap();
+    assert_eq!(snap.classifications, first.snapshot.classifications);
+    assert!(gh.requests().is_empty());
+}
+
+#[test]
+fn an_unknown_repository_is_not_found() {
+    let spec = spec(3);
+    let gh = start(synthetic(&spec), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let other = Repo::parse("octo/nope").unwrap();
+    let s = survey_with(config(&gh, None), dir.path(), &other, window(&spec));
+    assert!(
+        matches!(s.result, Err(FetchError::NotFound(_))),
+        "{:?}",
+        s.result
+    );
+}
+
+#[test]
+fn a_bad_token_is_unauthorized() {
+    let spec = spec(3);
+    let gh = start(with_token(synthetic(&spec)), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey_with(
+        config(&gh, Some("wrong")),
+        dir.path(),
+        &spec.repo,
+        window(&spec),
+    );
+    assert!(
+        matches!(s.result, Err(FetchError::Unauthorized { status: 401, .. })),
+        "{:?}",
+        s.result
+    );
+}
+
+#[test]
+fn an_unreachable_host_is_a_network_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = ClientConfig::new(format!("http://127.0.0.1:{port}"), None);
+    config.backoff_base = Duration::from_millis(1);
+    config.max_retries = 2;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+    let session = Session::new(config, Arc::new(())).unwrap();
+    let t = Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap();
+    let plan = SurveyPlan {
+        repo: Repo::parse("octo/demo").unwrap(),
+        since: t,
+        until: t + TimeDelta::days(1),
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    let result = session.survey(store, Arc::new(Marker("m")), &plan, &|_| BTreeSet::new());
+    assert!(matches!(result, Err(FetchError::Network(_))), "{result:?}");
+}
+
+fn pull(
+    number: u64,
+    updated: Timestamp,
+    merged: bool,
+    files: &[&str],
+) -> flakestat::fake::FakePull {
+    use flakestat::fake::{FakeFile, FakePull};
+    use flakestat::model::Sha;
+    FakePull {
+        number,
+        title: format!("PR {number}"),
+        state: "closed".into(),
+        user: "octocat".into(),
+        base_ref: "main".into(),
+        head_ref: format!("feature-{number}"),
+        head_sha: Sha("c".repeat(40)),
+        base_sha: Sha("d".repeat(40)),
+        created_at: updated - TimeDelta::days(1),
+        updated_at: updated,
+        closed_at: Some(updated),
+        merged_at: merged.then_some(updated),
+        merge_commit_sha: merged.then(|| Sha("e".repeat(40))),
+        draft: false,
+        locked: false,
+        files: files
+            .iter()
+            .map(|f| FakeFile {
+                filename: f.to_string(),
+                status: "modified".into(),
+                previous_filename: None,
+                additions: 1,
+                deletions: 1,
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
+    let spec = spec(20);
+    let mut ds = with_token(synthetic(&spec));
+    let (since, until) = window(&spec);
+    // Run 5 fails with the marker on a mirrored PR branch; run 6 is green on another PR branch.
+    ds.run_mut(synthetic_run_id(4)).unwrap().run.head_branch = Some("pull-request/7".into());
+    ds.run_mut(synthetic_run_id(5)).unwrap().run.head_branch = Some("pull-request/8".into());
+    ds.pulls = vec![
+        pull(5, since + TimeDelta::hours(2), true, &["docs/a.md"]),
+        pull(6, since - TimeDelta::days(30), true, &["old.py"]),
+        pull(7, since + TimeDelta::hours(3), false, &["cuda/core.py"]),
+        pull(8, since + TimeDelta::hours(4), false, &["other.py"]),
+    ];
+    ds.pulls[2].state = "open".into();
+    ds.pulls[3].state = "open".into();
+    let gh = start(ds, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+    let session = Session::new(config(&gh, Some("tok")), Arc::new(())).unwrap();
+    let plan = SurveyPlan {
+        repo: spec.repo.clone(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    // The caller's policy: PRs named by the branch of a run with a hit.
+    let wanted = |snapshot: &Snapshot| -> BTreeSet<u64> {
+        let hit: BTreeSet<_> = snapshot
+            .classifications
+            .iter()
+            .filter(|(_, c)| !c.is_unclassified())
+            .filter_map(|(job, _)| snapshot.jobs.iter().find(|j| j.id == *job))
+            .map(|j| j.run_id)
+            .collect();
+        snapshot
+            .runs
+            .iter()
+            .filter(|r| hit.contains(&r.id))
+            .filter_map(|r| {
+                r.head_branch
+                    .as_deref()?
+                    .strip_prefix("pull-request/")?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    };
+    let summary = session
+        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &wanted)
+        .unwrap();
+    assert_eq!(summary.pulls_files_fetched, 1);
+    let snap = store
+        .lock()
+        .unwrap()
+        .load_snapshot(&spec.repo, since, until, "m1")
+        .unwrap();
+    assert_eq!(snap.default_branch, "main");
+    let merged = &snap.pulls[&5];
+    assert_eq!(merged.merged_at, Some(since + TimeDelta::hours(2)));
+    assert!(merged.merge_commit_sha.is_some());
+    assert_eq!(merged.files, None, "no hit, no files");
+    assert!(!snap.pulls.contains_key(&6), "older than the lookback");
+    assert_eq!(snap.pulls[&7].files, Some(vec!["cuda/core.py".to_string()]));
+    assert!(!snap.pulls.contains_key(&8), "no hit: not fetched");
+    assert_eq!(gh.request_count(RouteKind::PullFiles), 1);
+
+    // Files are cached: a repeat does not ask again.
+    gh.clear_requests();
+    session
+        .survey(store, Arc::new(Marker("m1")), &plan, &wanted)
+        .unwrap();
+    assert_eq!(gh.request_count(RouteKind::PullFiles), 0);
+    assert_eq!(gh.request_count(RouteKind::Pull), 0);
+}
