@@ -444,8 +444,15 @@ async fn serve_api(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
-    let parsed = routes::parse_route(&method, &path);
-    let kind = parsed.as_ref().map_or(RouteKind::Unknown, |p| p.2.kind());
+    // GitHub Enterprise Server roots the API at /api/v3: accept both.
+    let api_path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
+    let rate_limit_route = method == "GET" && api_path == "/rate_limit";
+    let parsed = routes::parse_route(&method, &api_path);
+    let kind = match &parsed {
+        Some(p) => p.2.kind(),
+        None if rate_limit_route => RouteKind::RateLimit,
+        None => RouteKind::Unknown,
+    };
     let who = caller(&shared.lock().dataset, &req);
     let body = if method == "GET" {
         Bytes::new()
@@ -583,6 +590,20 @@ fn answer_api(
     }
     if ds.auth.require_token && matches!(who, Caller::Anonymous) {
         return Reply::error(401, "Requires authentication", "");
+    }
+    if parsed.is_none() && path.trim_start_matches("/api/v3") == "/rate_limit" {
+        // Free: GitHub does not count it.
+        let core = serde_json::json!({
+            "limit": limit,
+            "remaining": limit.saturating_sub(budget.used),
+            "reset": budget.reset,
+            "used": budget.used.min(limit),
+            "resource": "core",
+        });
+        return Reply::json(
+            200,
+            &serde_json::json!({"resources": {"core": core}, "rate": core}),
+        );
     }
     if budget.used >= limit {
         let mut r = Reply::error(
