@@ -2012,7 +2012,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
         (top + 2, "Add Device.uuid", false),
     ];
     let mut run_id = ds.runs.iter().map(|r| r.run.id.0).max().unwrap_or(0);
-    let mut run_number = ds.runs.iter().map(|r| r.run.run_number).max().unwrap_or(0);
+    let last_number = ds.runs.iter().map(|r| r.run.run_number).max().unwrap_or(0);
     for (k, (number, title, merge)) in specs.into_iter().enumerate() {
         let opened = old_now + TimeDelta::hours(2 + 3 * k as i64);
         let created = opened + TimeDelta::hours(2);
@@ -2066,7 +2066,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
             )],
         });
         run_id += 1_000_000 + 7_919 * k as u64;
-        run_number += 1;
+        let run_number = last_number + 1 + k as u64;
         let id = RunId(run_id);
         let delta = created - template.run.created_at;
         let mut hit = false;
