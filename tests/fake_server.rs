@@ -893,3 +893,29 @@ fn attempt_listing_keeps_duplicate_names_within_an_attempt() {
     assert_eq!(run.jobs_at(1).len(), 4);
     assert_eq!(run.all_jobs().len(), 8);
 }
+
+#[tokio::test]
+async fn pulls_default_direction_depends_on_sort() {
+    let mut ds = synthetic(&spec(3));
+    for n in 1..=3 {
+        add_pull(&mut ds, n, false);
+    }
+    let gh = FakeGitHub::start(ds, Faults::default()).await.unwrap();
+    let numbers = |q: &'static str| {
+        let url = format!("{}/repos/octo/demo/pulls?state=all&{q}", gh.api_url());
+        async move {
+            get(&url)
+                .await
+                .json()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["number"].as_u64().unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    // add_pull: updated_at grows with the number; created_at is the same, ties by number.
+    assert_eq!(numbers("sort=updated").await, vec![1, 2, 3]);
+    assert_eq!(numbers("sort=updated&direction=desc").await, vec![3, 2, 1]);
+    assert_eq!(numbers("").await, vec![3, 2, 1]);
+}
