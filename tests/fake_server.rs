@@ -919,3 +919,25 @@ async fn pulls_default_direction_depends_on_sort() {
     assert_eq!(numbers("sort=updated&direction=desc").await, vec![3, 2, 1]);
     assert_eq!(numbers("").await, vec![3, 2, 1]);
 }
+
+#[tokio::test]
+async fn limits_can_answer_429() {
+    let faults = Faults {
+        rate_limit: Some(1),
+        rate_limit_status: 429,
+        secondary_limit_every: Some(2),
+        secondary_limit_status: 429,
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start(synthetic(&spec(3)), faults)
+        .await
+        .unwrap();
+    let url = format!("{}/repos/octo/demo", gh.api_url());
+    assert_eq!(get(&url).await.status, 200);
+    let secondary = get(&url).await;
+    assert_eq!(secondary.status, 429);
+    assert!(secondary.header("retry-after").is_some());
+    let exhausted = get(&url).await;
+    assert_eq!(exhausted.status, 429);
+    assert_eq!(exhausted.header("x-ratelimit-remaining"), Some("0"));
+}
