@@ -231,6 +231,40 @@ fn readme_figures_match_the_generated_data() {
 }
 
 #[test]
+fn expected_constants_match_the_generated_data() {
+    use flakestat::fake::scenario::cuda_python::expected as e;
+    let f = facts(dataset());
+    let n = |k: &str| f[k].parse::<usize>().unwrap();
+    assert_eq!(n("runs"), e::RUNS);
+    assert_eq!(
+        n("completed runs after the merge (related PR excluded)"),
+        e::RUNS_AFTER_MERGE
+    );
+    assert_eq!(
+        n("runs up to the merge (related PR excluded)"),
+        e::RUNS_UP_TO_MERGE
+    );
+    assert_eq!(n("runs with a flake hit"), e::HIT_RUNS);
+    assert_eq!(n("hit runs on main"), e::HIT_RUNS_ON_MAIN);
+    assert_eq!(n("hit runs on pull requests"), e::HIT_RUNS_ON_PRS);
+    assert_eq!(n("hit runs re-run to green"), e::HIT_RUNS_RERUN_TO_GREEN);
+    assert_eq!(n("most attempts of a hit run"), e::MOST_ATTEMPTS as usize);
+    assert_eq!(
+        n("flaky job executions (related PR excluded)"),
+        e::FLAKY_JOBS
+    );
+    assert_eq!(
+        n("related PR runs failing with the assertion"),
+        e::RELATED_PR_HIT_RUNS
+    );
+    assert_eq!(t(&f["first hit"]), t(e::FIRST_HIT));
+    assert_eq!(t(&f["#2371 merged at"]), t(e::CULPRIT_MERGED_AT));
+    assert_eq!(n("failed jobs"), e::FAILED_JOBS);
+    assert_eq!(n("expired logs (410)"), e::EXPIRED_LOGS);
+    assert_eq!(n("failed jobs without a log (404)"), e::MISSING_LOGS);
+}
+
+#[test]
 fn generation_is_deterministic() {
     let again = Dataset::load(&dir()).unwrap();
     assert!(again == *dataset(), "two loads differ");

@@ -39,6 +39,38 @@ pub const WORKFLOW_PATH: &str = ".github/workflows/ci.yml";
 /// The title of the PR that renamed the test jobs (old style before it, new style after).
 pub const RENAME_TITLE: &str = "CI: spell out Python, CUDA and GPU in test job names";
 
+/// The figures the bundled folder (`fixtures/cuda-python-flake`, seed 11) produces, for other
+/// tests to assert against. `tests/fake_scenario.rs` counts each one from the data (reading
+/// logs, not the generator's plan) and fails when one is stale. "Hit": a failed job whose log
+/// holds [`FLAKE_MESSAGE`]; [`RELATED_PR`]'s runs are excluded unless said otherwise.
+pub mod expected {
+    /// Every run, the one in progress included.
+    pub const RUNS: usize = 386;
+    /// Runs created after #2371 merged, completed.
+    pub const RUNS_AFTER_MERGE: usize = 77;
+    /// Runs created up to #2371's merge.
+    pub const RUNS_UP_TO_MERGE: usize = 304;
+    /// Runs with a hit in any attempt.
+    pub const HIT_RUNS: usize = 16;
+    pub const HIT_RUNS_ON_MAIN: usize = 5;
+    pub const HIT_RUNS_ON_PRS: usize = 11;
+    /// Hit runs whose latest attempt is green.
+    pub const HIT_RUNS_RERUN_TO_GREEN: usize = 7;
+    pub const MOST_ATTEMPTS: u32 = 6;
+    /// Failed job executions (every attempt) whose log holds the assertion.
+    pub const FLAKY_JOBS: usize = 24;
+    /// The related PR's runs whose logs hold the assertion.
+    pub const RELATED_PR_HIT_RUNS: usize = 3;
+    /// The first hit run's `created_at`.
+    pub const FIRST_HIT: &str = "2026-07-15T21:18:53Z";
+    pub const CULPRIT_MERGED_AT: &str = "2026-07-15T16:52:00Z";
+    /// Failed jobs, every attempt, every cause.
+    pub const FAILED_JOBS: usize = 44;
+    pub const EXPIRED_LOGS: usize = 3;
+    /// Failed jobs without a log (404).
+    pub const MISSING_LOGS: usize = 1;
+}
+
 const WORKFLOW_ID: u64 = 104_315_042;
 const START: &str = "2026-05-20T00:00:00Z";
 const END: &str = "2026-08-01T00:00:00Z";
