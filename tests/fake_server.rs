@@ -941,3 +941,22 @@ async fn limits_can_answer_429() {
     assert_eq!(exhausted.status, 429);
     assert_eq!(exhausted.header("x-ratelimit-remaining"), Some("0"));
 }
+
+#[tokio::test]
+async fn dropping_the_server_closes_both_listeners() {
+    let gh = start(2).await;
+    let (api, logs) = (gh.api_url(), gh.log_host_url());
+    assert_eq!(get(&format!("{api}/repos/octo/demo")).await.status, 200);
+    drop(gh);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        request("GET", &format!("{api}/repos/octo/demo"), &[], None)
+            .await
+            .is_err()
+    );
+    assert!(
+        request("GET", &format!("{logs}/logs/1"), &[], None)
+            .await
+            .is_err()
+    );
+}
