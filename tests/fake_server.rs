@@ -893,3 +893,70 @@ fn attempt_listing_keeps_duplicate_names_within_an_attempt() {
     assert_eq!(run.jobs_at(1).len(), 4);
     assert_eq!(run.all_jobs().len(), 8);
 }
+
+#[tokio::test]
+async fn pulls_default_direction_depends_on_sort() {
+    let mut ds = synthetic(&spec(3));
+    for n in 1..=3 {
+        add_pull(&mut ds, n, false);
+    }
+    let gh = FakeGitHub::start(ds, Faults::default()).await.unwrap();
+    let numbers = |q: &'static str| {
+        let url = format!("{}/repos/octo/demo/pulls?state=all&{q}", gh.api_url());
+        async move {
+            get(&url)
+                .await
+                .json()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["number"].as_u64().unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    // add_pull: updated_at grows with the number; created_at is the same, ties by number.
+    assert_eq!(numbers("sort=updated").await, vec![1, 2, 3]);
+    assert_eq!(numbers("sort=updated&direction=desc").await, vec![3, 2, 1]);
+    assert_eq!(numbers("").await, vec![3, 2, 1]);
+}
+
+#[tokio::test]
+async fn limits_can_answer_429() {
+    let faults = Faults {
+        rate_limit: Some(1),
+        rate_limit_status: 429,
+        secondary_limit_every: Some(2),
+        secondary_limit_status: 429,
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start(synthetic(&spec(3)), faults)
+        .await
+        .unwrap();
+    let url = format!("{}/repos/octo/demo", gh.api_url());
+    assert_eq!(get(&url).await.status, 200);
+    let secondary = get(&url).await;
+    assert_eq!(secondary.status, 429);
+    assert!(secondary.header("retry-after").is_some());
+    let exhausted = get(&url).await;
+    assert_eq!(exhausted.status, 429);
+    assert_eq!(exhausted.header("x-ratelimit-remaining"), Some("0"));
+}
+
+#[tokio::test]
+async fn dropping_the_server_closes_both_listeners() {
+    let gh = start(2).await;
+    let (api, logs) = (gh.api_url(), gh.log_host_url());
+    assert_eq!(get(&format!("{api}/repos/octo/demo")).await.status, 200);
+    drop(gh);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        request("GET", &format!("{api}/repos/octo/demo"), &[], None)
+            .await
+            .is_err()
+    );
+    assert!(
+        request("GET", &format!("{logs}/logs/1"), &[], None)
+            .await
+            .is_err()
+    );
+}

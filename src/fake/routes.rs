@@ -221,7 +221,7 @@ impl Reply {
         Reply {
             status,
             content_type: "application/json; charset=utf-8",
-            body: serde_json::to_vec_pretty(value).expect("JSON values always serialize"),
+            body: serde_json::to_vec(value).expect("JSON values always serialize"),
             headers: Vec::new(),
         }
     }
@@ -729,9 +729,9 @@ fn list_pulls(ds: &Dataset, ctx: &Ctx<'_>) -> Reply {
         }
     };
     pulls.sort_by_key(|p| key(p));
-    // GitHub's default direction is desc, except asc for sort=created given explicitly... keep
-    // it simple: desc unless asked otherwise.
-    if q.get("direction").unwrap_or("desc") == "desc" {
+    // GitHub: "Default: desc when sort is created or sort is not specified, otherwise asc."
+    let default_direction = if sort == "created" { "desc" } else { "asc" };
+    if q.get("direction").unwrap_or(default_direction) == "desc" {
         pulls.reverse();
     }
     let items: Vec<Value> = pulls
