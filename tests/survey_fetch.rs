@@ -535,3 +535,48 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
     assert_eq!(gh.request_count(RouteKind::PullFiles), 0);
     assert_eq!(gh.request_count(RouteKind::Pull), 0);
 }
+
+#[test]
+fn workflow_and_event_filters_pick_their_runs() {
+    let spec = spec(20);
+    let gh = start(synthetic(&spec), Faults::default());
+    let (since, until) = window(&spec);
+    let run_with = |workflows: Vec<String>, event: Option<&str>| -> Result<Vec<_>, FetchError> {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+        let session = Session::new(config(&gh, None), Arc::new(())).unwrap();
+        let plan = SurveyPlan {
+            repo: spec.repo.clone(),
+            since,
+            until,
+            workflows,
+            branch: Some("main".into()),
+            event: event.map(String::from),
+            interruptible: false,
+        };
+        session.survey(store.clone(), Arc::new(Marker("m")), &plan, &|_| {
+            BTreeSet::new()
+        })?;
+        let snap = store
+            .lock()
+            .unwrap()
+            .load_snapshot(&spec.repo, since, until, "m")
+            .unwrap();
+        Ok(snap.runs)
+    };
+    let pushes = run_with(vec!["ci.yml".into()], Some("push")).unwrap();
+    assert_eq!(pushes.len(), 10);
+    assert!(pushes.iter().all(|r| r.event == "push"));
+    let err = run_with(vec!["other.yml".into()], None).unwrap_err();
+    assert!(
+        matches!(&err, FetchError::NotFound(m) if m.contains("other.yml")),
+        "{err:?}"
+    );
+    let requests = gh.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.path.contains("/actions/workflows/ci.yml/runs")),
+        "the per-workflow route"
+    );
+}

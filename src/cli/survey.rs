@@ -83,6 +83,10 @@ pub struct SurveyArgs {
     /// network.
     #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
     pub replay: Option<PathBuf>,
+    /// Analysis settings (matrix pattern, PR branch conventions). Default: ./flakestat.toml if
+    /// present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Signature files. Default: ./signatures if present, else the bundled set.
     #[arg(long, value_name = "DIR")]
     pub signatures: Option<PathBuf>,
@@ -124,6 +128,13 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     debug_assert!(!WHEN_FORMS.is_empty());
 
     let (classifier, infos) = load_signatures(args.signatures.as_deref())?;
+    let file_config = super::config::load_config(args.config.as_deref(), std::path::Path::new("."))
+        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
+    let analysis_config = AnalysisConfig {
+        pr_conventions: file_config.pr_conventions,
+        matrix: file_config.matrix,
+        focus: None,
+    };
 
     // With --replay the store defaults to a fresh folder, so a replay never mixes with real data.
     let temp_cache;
@@ -193,9 +204,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             event: args.event.clone(),
             interruptible: true,
         };
-        let config = AnalysisConfig::default();
-        let infos_for_prs = infos.clone();
-        let wanted = move |snapshot: &Snapshot| prs_with_hits(snapshot, &infos_for_prs, &config);
+        let wanted = |snapshot: &Snapshot| prs_with_hits(snapshot, &analysis_config);
         match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
             Ok(_) => {}
             Err(e) => fetch_failure = Some(e),
@@ -223,7 +232,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         .expect("store lock")
         .load_snapshot(&repo, since, until, &classifier.fingerprint())
         .map_err(store_error)?;
-    let data = analysis::analyze(&snapshot, &infos, &AnalysisConfig::default());
+    let data = analysis::analyze(&snapshot, &infos, &analysis_config);
     let format = match resolve_format(args.format, args.output.as_deref()) {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
@@ -245,11 +254,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
 
 /// PRs whose runs in the window have a failed job that hit some signature: their changed files
 /// decide whether a PR is related to a flake.
-fn prs_with_hits(
-    snapshot: &Snapshot,
-    _infos: &[SignatureInfo],
-    config: &AnalysisConfig,
-) -> BTreeSet<u64> {
+fn prs_with_hits(snapshot: &Snapshot, config: &AnalysisConfig) -> BTreeSet<u64> {
     let hit_runs: BTreeSet<_> = snapshot
         .jobs
         .iter()

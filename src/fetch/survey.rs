@@ -150,6 +150,8 @@ struct Scope {
     filters: String,
     /// Names the scope in the store's `windows` table.
     key: String,
+    /// The `--workflow` this scope lists, for a 404's message.
+    workflow: Option<String>,
 }
 
 struct Survey {
@@ -380,6 +382,7 @@ impl Survey {
                 path: format!("{base}/actions/runs"),
                 filters,
                 key: format!("all{key}"),
+                workflow: None,
             }]);
         }
         let mut scopes = Vec::new();
@@ -389,6 +392,7 @@ impl Survey {
                 path: format!("{base}/actions/workflows/{}/runs", encode(&id)),
                 filters: filters.clone(),
                 key: format!("workflow={id}{key}"),
+                workflow: Some(workflow.clone()),
             });
         }
         Ok(scopes)
@@ -469,7 +473,16 @@ impl Survey {
         until: Timestamp,
     ) -> Result<Vec<Task>, FetchError> {
         let url = self.list_url(&scope, since, until, 1);
-        let first: RunList = parse_json(&url, &self.get_ok(&url, true).await?)?;
+        let body = match (self.get_ok(&url, true).await, &scope.workflow) {
+            (Err(FetchError::Unexpected { status: 404, .. }), Some(workflow)) => {
+                return Err(FetchError::NotFound(format!(
+                    "{} has no workflow {workflow:?}; pass its file name (ci.yml), name or id",
+                    self.repo
+                )));
+            }
+            (result, _) => result?,
+        };
+        let first: RunList = parse_json(&url, &body)?;
         let span = until - since;
         if first.total_count > LISTING_CAP {
             if span > TimeDelta::seconds(1) {
