@@ -11,7 +11,7 @@ use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
 use flakestat::fake::{Dataset, FakeAttempt, FakeGitHub, FakeLog, Faults, Listener, RouteKind};
 use flakestat::fetch::{Classifier, ClientConfig, FetchError, Session, SurveyPlan};
 use flakestat::model::{
-    Classification, JobId, LogStatus, Repo, SignatureId, SignatureMatch, Snapshot, Timestamp,
+    Classification, JobId, LogStatus, Repo, Run, SignatureId, SignatureMatch, Snapshot, Timestamp,
 };
 use flakestat::store::Store;
 
@@ -92,7 +92,7 @@ fn survey_with(
         interruptible: false,
     };
     let result = session
-        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &|_| {
+        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &|_, _| {
             BTreeSet::new()
         })
         .map(drop);
@@ -416,7 +416,7 @@ fn an_unreachable_host_is_a_network_error() {
         event: None,
         interruptible: false,
     };
-    let result = session.survey(store, Arc::new(Marker("m")), &plan, &|_| BTreeSet::new());
+    let result = session.survey(store, Arc::new(Marker("m")), &plan, &|_, _| BTreeSet::new());
     assert!(matches!(result, Err(FetchError::Network(_))), "{result:?}");
 }
 
@@ -487,18 +487,8 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
         interruptible: false,
     };
     // The caller's policy: PRs named by the branch of a run with a hit.
-    let wanted = |snapshot: &Snapshot| -> BTreeSet<u64> {
-        let hit: BTreeSet<_> = snapshot
-            .classifications
-            .iter()
-            .filter(|(_, c)| !c.is_unclassified())
-            .filter_map(|(job, _)| snapshot.jobs.iter().find(|j| j.id == *job))
-            .map(|j| j.run_id)
-            .collect();
-        snapshot
-            .runs
-            .iter()
-            .filter(|r| hit.contains(&r.id))
+    let wanted = |runs: &[Run], _default_branch: &str| -> BTreeSet<u64> {
+        runs.iter()
             .filter_map(|r| {
                 r.head_branch
                     .as_deref()?
@@ -554,7 +544,7 @@ fn workflow_and_event_filters_pick_their_runs() {
             event: event.map(String::from),
             interruptible: false,
         };
-        session.survey(store.clone(), Arc::new(Marker("m")), &plan, &|_| {
+        session.survey(store.clone(), Arc::new(Marker("m")), &plan, &|_, _| {
             BTreeSet::new()
         })?;
         let snap = store

@@ -21,7 +21,7 @@ use crate::fetch::{
     self, Classifier, ClientConfig, DEFAULT_CONCURRENCY, FetchError, Progress, ProgressEvent,
     Session, StatsSnapshot, SurveyPlan,
 };
-use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
+use crate::model::{Repo, Run, SignatureInfo};
 use crate::report::{self, Format, RenderOptions};
 use crate::signatures;
 use crate::store::{Store, StoreError};
@@ -204,7 +204,9 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             event: args.event.clone(),
             interruptible: true,
         };
-        let wanted = |snapshot: &Snapshot| prs_with_hits(snapshot, &analysis_config);
+        let wanted = |runs: &[Run], default_branch: &str| {
+            prs_of_runs(runs, default_branch, &analysis_config)
+        };
         match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
             Ok(_) => {}
             Err(e) => fetch_failure = Some(e),
@@ -252,29 +254,12 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// PRs whose runs in the window have a failed job that hit some signature: their changed files
+/// The PRs of runs that hit some signature (`analysis::prs::run_origin`): their changed files
 /// decide whether a PR is related to a flake.
-fn prs_with_hits(snapshot: &Snapshot, config: &AnalysisConfig) -> BTreeSet<u64> {
-    let hit_runs: BTreeSet<_> = snapshot
-        .jobs
+fn prs_of_runs(hit_runs: &[Run], default_branch: &str, config: &AnalysisConfig) -> BTreeSet<u64> {
+    hit_runs
         .iter()
-        .filter(|j| {
-            snapshot
-                .classifications
-                .get(&j.id)
-                .is_some_and(|c| !c.is_unclassified())
-        })
-        .map(|j| j.run_id)
-        .collect();
-    let in_window = |t: &Timestamp| {
-        snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
-    };
-    let conventions = &config.pr_conventions;
-    snapshot
-        .runs
-        .iter()
-        .filter(|r| hit_runs.contains(&r.id) && in_window(&r.created_at))
-        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, conventions).pr())
+        .filter_map(|r| analysis::prs::run_origin(r, default_branch, &config.pr_conventions).pr())
         .collect()
 }
 

@@ -54,6 +54,8 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE classifications (
         job_id INTEGER NOT NULL,
         fingerprint TEXT NOT NULL,
+        -- Whether some signature matched: finds the runs with a hit without parsing JSON.
+        matched INTEGER NOT NULL,
         json TEXT NOT NULL,
         PRIMARY KEY (job_id, fingerprint)
     );
