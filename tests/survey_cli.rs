@@ -141,7 +141,7 @@ fn a_repeated_survey_gives_the_same_report_and_downloads_nothing() {
 
 #[test]
 fn a_killed_survey_resumes_to_the_same_report() {
-    let ds = dataset(60);
+    let ds = dataset(150);
     let clean = {
         let gh = FakeGitHub::start_blocking(ds.clone(), Faults::default()).unwrap();
         let cache = tempfile::tempdir().unwrap();
@@ -166,10 +166,17 @@ fn a_killed_survey_resumes_to_the_same_report() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it once it has fetched some logs, well before the end.
-    while gh.request_count(RouteKind::LogBlob) < 3 {
+    // Kill it once it has stored some logs, well before the end.
+    let repo = flakestat::model::Repo::parse("octo/demo").unwrap();
+    loop {
         if child.try_wait().unwrap().is_some() {
             panic!("the survey ended before it could be killed");
+        }
+        let stored = flakestat::store::Store::open(cache.path())
+            .and_then(|store| store.counts(&repo))
+            .map_or(0, |counts| counts.logs_stored);
+        if stored >= 2 {
+            break;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -297,7 +304,7 @@ fn survey_help_has_examples() {
 #[test]
 fn ctrl_c_stops_with_what_is_collected_and_exit_130() {
     let gh = FakeGitHub::start_blocking(
-        dataset(60),
+        dataset(150),
         Faults {
             latency: Duration::from_millis(30),
             ..Faults::default()
@@ -329,5 +336,35 @@ fn ctrl_c_stops_with_what_is_collected_and_exit_130() {
     gh.set_faults(Faults::default());
     let (out, json) = json_survey(&gh.api_url(), cache.path());
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(json.unwrap()["runs_total"], 60);
+    assert_eq!(json.unwrap()["runs_total"], 72, "three days of hourly runs");
+}
+
+/// The README's first command: the bundled scenario, replayed, tells the cuda-python story.
+#[test]
+fn the_bundled_scenario_replays_to_its_story() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake");
+    let out = run(&mut flakestat(&[
+        "survey",
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-06-15",
+        "--replay",
+        fixture.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schema"], 1);
+    assert_eq!(json["repo"], "NVIDIA/cuda-python");
+    assert_eq!(json["since"], "2026-06-15T00:00:00Z");
+    let flake = json["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "wait-until-timeout")
+        .expect("the flake's signature is reported");
+    // 5 main runs and 11 PR runs, PR #2362's own runs excluded (see the fixture's README).
+    assert_eq!(flake["runs_hit"], 16, "{flake}");
 }

@@ -11,7 +11,7 @@ use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
 use flakestat::fake::{Dataset, FakeAttempt, FakeGitHub, FakeLog, Faults, Listener, RouteKind};
 use flakestat::fetch::{Classifier, ClientConfig, FetchError, Session, SurveyPlan};
 use flakestat::model::{
-    Classification, JobId, LogStatus, Repo, SignatureId, SignatureMatch, Snapshot, Timestamp,
+    Classification, JobId, LogStatus, Repo, Run, SignatureId, SignatureMatch, Snapshot, Timestamp,
 };
 use flakestat::store::Store;
 
@@ -92,7 +92,7 @@ fn survey_with(
         interruptible: false,
     };
     let result = session
-        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &|_| {
+        .survey(store.clone(), Arc::new(Marker("m1")), &plan, &|_, _| {
             BTreeSet::new()
         })
         .map(drop);
@@ -416,7 +416,7 @@ fn an_unreachable_host_is_a_network_error() {
         event: None,
         interruptible: false,
     };
-    let result = session.survey(store, Arc::new(Marker("m")), &plan, &|_| BTreeSet::new());
+    let result = session.survey(store, Arc::new(Marker("m")), &plan, &|_, _| BTreeSet::new());
     assert!(matches!(result, Err(FetchError::Network(_))), "{result:?}");
 }
 
@@ -487,18 +487,8 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
         interruptible: false,
     };
     // The caller's policy: PRs named by the branch of a run with a hit.
-    let wanted = |snapshot: &Snapshot| -> BTreeSet<u64> {
-        let hit: BTreeSet<_> = snapshot
-            .classifications
-            .iter()
-            .filter(|(_, c)| !c.is_unclassified())
-            .filter_map(|(job, _)| snapshot.jobs.iter().find(|j| j.id == *job))
-            .map(|j| j.run_id)
-            .collect();
-        snapshot
-            .runs
-            .iter()
-            .filter(|r| hit.contains(&r.id))
+    let wanted = |runs: &[Run], _default_branch: &str| -> BTreeSet<u64> {
+        runs.iter()
             .filter_map(|r| {
                 r.head_branch
                     .as_deref()?
@@ -534,4 +524,49 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
         .unwrap();
     assert_eq!(gh.request_count(RouteKind::PullFiles), 0);
     assert_eq!(gh.request_count(RouteKind::Pull), 0);
+}
+
+#[test]
+fn workflow_and_event_filters_pick_their_runs() {
+    let spec = spec(20);
+    let gh = start(synthetic(&spec), Faults::default());
+    let (since, until) = window(&spec);
+    let run_with = |workflows: Vec<String>, event: Option<&str>| -> Result<Vec<_>, FetchError> {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+        let session = Session::new(config(&gh, None), Arc::new(())).unwrap();
+        let plan = SurveyPlan {
+            repo: spec.repo.clone(),
+            since,
+            until,
+            workflows,
+            branch: Some("main".into()),
+            event: event.map(String::from),
+            interruptible: false,
+        };
+        session.survey(store.clone(), Arc::new(Marker("m")), &plan, &|_, _| {
+            BTreeSet::new()
+        })?;
+        let snap = store
+            .lock()
+            .unwrap()
+            .load_snapshot(&spec.repo, since, until, "m")
+            .unwrap();
+        Ok(snap.runs)
+    };
+    let pushes = run_with(vec!["ci.yml".into()], Some("push")).unwrap();
+    assert_eq!(pushes.len(), 10);
+    assert!(pushes.iter().all(|r| r.event == "push"));
+    let err = run_with(vec!["other.yml".into()], None).unwrap_err();
+    assert!(
+        matches!(&err, FetchError::NotFound(m) if m.contains("other.yml")),
+        "{err:?}"
+    );
+    let requests = gh.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.path.contains("/actions/workflows/ci.yml/runs")),
+        "the per-workflow route"
+    );
 }

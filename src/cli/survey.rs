@@ -21,7 +21,7 @@ use crate::fetch::{
     self, Classifier, ClientConfig, DEFAULT_CONCURRENCY, FetchError, Progress, ProgressEvent,
     Session, StatsSnapshot, SurveyPlan,
 };
-use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
+use crate::model::{Repo, Run, SignatureInfo};
 use crate::report::{self, Format, RenderOptions};
 use crate::signatures;
 use crate::store::{Store, StoreError};
@@ -83,6 +83,10 @@ pub struct SurveyArgs {
     /// network.
     #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
     pub replay: Option<PathBuf>,
+    /// Analysis settings (matrix pattern, PR branch conventions). Default: ./flakestat.toml if
+    /// present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Signature files. Default: ./signatures if present, else the bundled set.
     #[arg(long, value_name = "DIR")]
     pub signatures: Option<PathBuf>,
@@ -124,6 +128,13 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     debug_assert!(!WHEN_FORMS.is_empty());
 
     let (classifier, infos) = load_signatures(args.signatures.as_deref())?;
+    let file_config = super::config::load_config(args.config.as_deref(), std::path::Path::new("."))
+        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
+    let analysis_config = AnalysisConfig {
+        pr_conventions: file_config.pr_conventions,
+        matrix: file_config.matrix,
+        focus: None,
+    };
 
     // With --replay the store defaults to a fresh folder, so a replay never mixes with real data.
     let temp_cache;
@@ -193,9 +204,9 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             event: args.event.clone(),
             interruptible: true,
         };
-        let config = AnalysisConfig::default();
-        let infos_for_prs = infos.clone();
-        let wanted = move |snapshot: &Snapshot| prs_with_hits(snapshot, &infos_for_prs, &config);
+        let wanted = |runs: &[Run], default_branch: &str| {
+            prs_of_runs(runs, default_branch, &analysis_config)
+        };
         match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
             Ok(_) => {}
             Err(e) => fetch_failure = Some(e),
@@ -223,7 +234,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         .expect("store lock")
         .load_snapshot(&repo, since, until, &classifier.fingerprint())
         .map_err(store_error)?;
-    let data = analysis::analyze(&snapshot, &infos, &AnalysisConfig::default());
+    let data = analysis::analyze(&snapshot, &infos, &analysis_config);
     let format = match resolve_format(args.format, args.output.as_deref()) {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
@@ -243,33 +254,12 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// PRs whose runs in the window have a failed job that hit some signature: their changed files
+/// The PRs of runs that hit some signature (`analysis::prs::run_origin`): their changed files
 /// decide whether a PR is related to a flake.
-fn prs_with_hits(
-    snapshot: &Snapshot,
-    _infos: &[SignatureInfo],
-    config: &AnalysisConfig,
-) -> BTreeSet<u64> {
-    let hit_runs: BTreeSet<_> = snapshot
-        .jobs
+fn prs_of_runs(hit_runs: &[Run], default_branch: &str, config: &AnalysisConfig) -> BTreeSet<u64> {
+    hit_runs
         .iter()
-        .filter(|j| {
-            snapshot
-                .classifications
-                .get(&j.id)
-                .is_some_and(|c| !c.is_unclassified())
-        })
-        .map(|j| j.run_id)
-        .collect();
-    let in_window = |t: &Timestamp| {
-        snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
-    };
-    let conventions = &config.pr_conventions;
-    snapshot
-        .runs
-        .iter()
-        .filter(|r| hit_runs.contains(&r.id) && in_window(&r.created_at))
-        .filter_map(|r| analysis::prs::run_origin(r, &snapshot.default_branch, conventions).pr())
+        .filter_map(|r| analysis::prs::run_origin(r, default_branch, &config.pr_conventions).pr())
         .collect()
 }
 

@@ -199,6 +199,11 @@ impl GitHubClient {
         })
     }
 
+    /// Requests in flight at once.
+    pub fn concurrency(&self) -> usize {
+        self.config.concurrency.max(1)
+    }
+
     pub fn api_url(&self) -> &str {
         &self.config.api_url
     }

@@ -9,7 +9,7 @@
 //! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
 //! completed attempt is stored, and downloads only the logs still missing.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use chrono::TimeDelta;
@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use crate::model::{JobId, Repo, RunId, Snapshot, Timestamp};
+use crate::model::{JobId, Repo, Run, RunId, Timestamp};
 use crate::store::{HISTORY_DAYS, LogEntry, Store, compress_log};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
@@ -83,15 +83,15 @@ impl Session {
         self.client.stats()
     }
 
-    /// Runs the whole survey. `prs_of_interest` names, from a snapshot of the store after logs
-    /// are classified, the PRs whose changed files are wanted (those whose runs hit a
-    /// signature); the caller owns that policy.
+    /// Runs the whole survey. `prs_of_interest` names, from the window's runs with a signature
+    /// hit and the default branch, the PRs whose changed files are wanted; the caller owns that
+    /// policy (which branch names name a PR).
     pub fn survey(
         &self,
         store: Arc<Mutex<Store>>,
         classifier: Arc<dyn Classifier>,
         plan: &SurveyPlan,
-        prs_of_interest: &(dyn Fn(&Snapshot) -> BTreeSet<u64> + Sync),
+        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
     ) -> Result<SurveySummary, FetchError> {
         let survey = Survey {
             client: self.client.clone(),
@@ -150,6 +150,8 @@ struct Scope {
     filters: String,
     /// Names the scope in the store's `windows` table.
     key: String,
+    /// The `--workflow` this scope lists, for a 404's message.
+    workflow: Option<String>,
 }
 
 struct Survey {
@@ -242,7 +244,7 @@ impl Survey {
 
     async fn run(
         self: Arc<Self>,
-        prs_of_interest: &(dyn Fn(&Snapshot) -> BTreeSet<u64> + Sync),
+        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
     ) -> Result<SurveySummary, FetchError> {
         let mut summary = SurveySummary::default();
 
@@ -275,20 +277,33 @@ impl Survey {
                 .failed_jobs_without_log(&self.repo, self.plan.since, self.plan.until)?;
         tasks.extend(self.schedule_logs(pending.into_iter().map(|(_, job)| job)));
 
+        // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
+        // memory does not grow with the number of runs. Logs go first: they are what the
+        // survey is for, and a stopped survey should have as many as possible.
+        let in_flight = self.client.concurrency() * 2;
+        let mut queue: VecDeque<Task> = tasks.into();
         let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
-        for task in tasks {
-            set.spawn(self.clone().perform(task));
-        }
-        while let Some(joined) = set.join_next().await {
+        loop {
+            while set.len() < in_flight
+                && let Some(task) = queue.pop_front()
+            {
+                match task {
+                    Task::Jobs { .. } => summary.runs_jobs_fetched += 1,
+                    Task::Log { .. } => summary.logs_settled += 1,
+                    Task::Window { .. } => {}
+                }
+                set.spawn(self.clone().perform(task));
+            }
+            let Some(joined) = set.join_next().await else {
+                break;
+            };
             match joined.expect("survey tasks do not panic") {
                 Ok(more) => {
                     for task in more {
                         match task {
-                            Task::Jobs { .. } => summary.runs_jobs_fetched += 1,
-                            Task::Log { .. } => summary.logs_settled += 1,
-                            Task::Window { .. } => {}
+                            Task::Log { .. } => queue.push_front(task),
+                            _ => queue.push_back(task),
                         }
-                        set.spawn(self.clone().perform(task));
                     }
                 }
                 Err(err) => {
@@ -302,25 +317,19 @@ impl Survey {
 
         self.progress.event(ProgressEvent::Phase("pull requests"));
         self.fetch_merged_pulls(&default_branch).await?;
-        let snapshot = self.store().load_snapshot(
+        // Only the runs with a hit are read back, not the whole window.
+        let hit_runs = self.store().runs_with_hits(
             &self.repo,
             self.plan.since,
             self.plan.until,
             &self.fingerprint,
         )?;
-        let wanted = prs_of_interest(&snapshot);
-        for number in wanted {
-            if snapshot
-                .pulls
-                .get(&number)
-                .is_some_and(|p| p.files.is_some())
-            {
+        for number in prs_of_interest(&hit_runs, &default_branch) {
+            let known = self.store().load_pull(&self.repo, number)?;
+            if known.as_ref().is_some_and(|p| p.files.is_some()) {
                 continue;
             }
-            if self
-                .fetch_pull_files(number, snapshot.pulls.contains_key(&number))
-                .await?
-            {
+            if self.fetch_pull_files(number, known.is_some()).await? {
                 summary.pulls_files_fetched += 1;
             }
         }
@@ -380,6 +389,7 @@ impl Survey {
                 path: format!("{base}/actions/runs"),
                 filters,
                 key: format!("all{key}"),
+                workflow: None,
             }]);
         }
         let mut scopes = Vec::new();
@@ -389,6 +399,7 @@ impl Survey {
                 path: format!("{base}/actions/workflows/{}/runs", encode(&id)),
                 filters: filters.clone(),
                 key: format!("workflow={id}{key}"),
+                workflow: Some(workflow.clone()),
             });
         }
         Ok(scopes)
@@ -469,7 +480,16 @@ impl Survey {
         until: Timestamp,
     ) -> Result<Vec<Task>, FetchError> {
         let url = self.list_url(&scope, since, until, 1);
-        let first: RunList = parse_json(&url, &self.get_ok(&url, true).await?)?;
+        let body = match (self.get_ok(&url, true).await, &scope.workflow) {
+            (Err(FetchError::Unexpected { status: 404, .. }), Some(workflow)) => {
+                return Err(FetchError::NotFound(format!(
+                    "{} has no workflow {workflow:?}; pass its file name (ci.yml), name or id",
+                    self.repo
+                )));
+            }
+            (result, _) => result?,
+        };
+        let first: RunList = parse_json(&url, &body)?;
         let span = until - since;
         if first.total_count > LISTING_CAP {
             if span > TimeDelta::seconds(1) {

@@ -360,9 +360,14 @@ impl Store {
         )?;
         if let Some((fingerprint, classification)) = classification {
             tx.execute(
-                "INSERT OR REPLACE INTO classifications (job_id, fingerprint, json)
-                 VALUES (?1, ?2, ?3)",
-                params![job.0, fingerprint, to_json(classification)],
+                "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    job.0,
+                    fingerprint,
+                    !classification.is_unclassified(),
+                    to_json(classification)
+                ],
             )?;
         }
         tx.commit()?;
@@ -412,10 +417,43 @@ impl Store {
         classification: &Classification,
     ) -> Result<(), StoreError> {
         self.conn.execute(
-            "INSERT OR REPLACE INTO classifications (job_id, fingerprint, json) VALUES (?1, ?2, ?3)",
-            params![job.0, fingerprint, to_json(classification)],
+            "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![
+                job.0,
+                fingerprint,
+                !classification.is_unclassified(),
+                to_json(classification)
+            ],
         )?;
         Ok(())
+    }
+
+    /// Runs of the repository created in `[since, until)` with a failed job whose log matched
+    /// some signature (classified with `fingerprint`), oldest first.
+    pub fn runs_with_hits(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+        fingerprint: &str,
+    ) -> Result<Vec<Run>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT runs.json FROM runs WHERE runs.repo_id = ?1
+               AND runs.created_at >= ?2 AND runs.created_at < ?3
+               AND EXISTS (SELECT 1 FROM jobs JOIN classifications c ON c.job_id = jobs.id
+                           WHERE jobs.run_id = runs.id AND c.fingerprint = ?4 AND c.matched)
+             ORDER BY runs.created_at, runs.id",
+        )?;
+        let mut rows = stmt.query(params![repo_id, secs(since), secs(until), fingerprint])?;
+        let mut runs = Vec::new();
+        while let Some(row) = rows.next()? {
+            runs.push(from_json(&row.get::<_, String>(0)?)?);
+        }
+        Ok(runs)
     }
 
     /// Inserts or updates pull requests; files already stored are kept when `files` is `None`.

@@ -5,7 +5,7 @@
 //! flakestat is brought forward on open. A store written by a newer flakestat (a higher version
 //! than this binary knows) is refused rather than guessed at.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 use super::StoreError;
 
@@ -54,6 +54,8 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE classifications (
         job_id INTEGER NOT NULL,
         fingerprint TEXT NOT NULL,
+        -- Whether some signature matched: finds the runs with a hit without parsing JSON.
+        matched INTEGER NOT NULL,
         json TEXT NOT NULL,
         PRIMARY KEY (job_id, fingerprint)
     );
@@ -87,19 +89,24 @@ const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// Brings the database to `SCHEMA_VERSION`, one transaction per migration.
+///
+/// The version is read inside a write transaction, so two processes opening a new store at once
+/// do not both apply the same migration.
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let current: u32 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if current > SCHEMA_VERSION {
-        return Err(StoreError::TooNew {
-            found: current,
-            known: SCHEMA_VERSION,
-        });
-    }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction()?;
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: u32 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if current > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                found: current,
+                known: SCHEMA_VERSION,
+            });
+        }
+        let Some(sql) = MIGRATIONS.get(current as usize) else {
+            return Ok(());
+        };
         tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (index + 1) as u32)?;
+        tx.pragma_update(None, "user_version", current + 1)?;
         tx.commit()?;
     }
-    Ok(())
 }

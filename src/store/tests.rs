@@ -176,14 +176,44 @@ fn logs_round_trip_and_leave_the_pending_list() {
     assert!(store.logs_to_classify(&r, "fp1").unwrap().is_empty());
     assert_eq!(store.logs_to_classify(&r, "fp2").unwrap(), vec![JobId(10)]);
 
+    let hit_runs = store.runs_with_hits(&r, since, until, "fp1").unwrap();
+    assert_eq!(
+        hit_runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![RunId(1)]
+    );
+    assert!(
+        store
+            .runs_with_hits(&r, since, until, "fp2")
+            .unwrap()
+            .is_empty()
+    );
+    store
+        .store_log(
+            JobId(13),
+            &LogEntry::Stored(compress_log(b"nothing")),
+            Some(("fp2", &Classification::default())),
+        )
+        .unwrap();
+    assert!(
+        store
+            .runs_with_hits(&r, since, until, "fp2")
+            .unwrap()
+            .is_empty(),
+        "no match"
+    );
+
     let snap = store.load_snapshot(&r, since, until, "fp1").unwrap();
     assert_eq!(snap.logs[&JobId(10)], LogStatus::Stored);
     assert_eq!(snap.logs[&JobId(11)], LogStatus::Expired);
-    assert_eq!(snap.logs[&JobId(13)], LogStatus::Pending);
+    assert_eq!(snap.logs[&JobId(13)], LogStatus::Stored);
     assert!(!snap.logs.contains_key(&JobId(12)), "only failed jobs");
     assert_eq!(snap.classifications[&JobId(10)], hit("x"));
     let other = store.load_snapshot(&r, since, until, "fp2").unwrap();
-    assert!(other.classifications.is_empty(), "other fingerprint");
+    assert_eq!(
+        other.classifications.keys().collect::<Vec<_>>(),
+        vec![&JobId(13)],
+        "only what was classified with that fingerprint"
+    );
 }
 
 #[test]
