@@ -362,7 +362,7 @@ fn random_hostile_names_and_lines_never_break_a_table() {
         "—",
     ];
     let mut rng = fastrand::Rng::with_seed(2371);
-    let mut word = |rng: &mut fastrand::Rng| -> String {
+    let word = |rng: &mut fastrand::Rng| -> String {
         loop {
             let n = rng.usize(1..12);
             let s: String = (0..n).map(|_| TOKENS[rng.usize(..TOKENS.len())]).collect();
