@@ -156,6 +156,17 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let mut stats: Option<StatsSnapshot> = None;
 
     if args.offline {
+        let counts = store
+            .lock()
+            .expect("store lock")
+            .counts(&repo)
+            .map_err(store_error)?;
+        if counts.runs == 0 && !global.quiet {
+            eprintln!(
+                "flakestat: the store in {} holds nothing for {repo}: run the survey once without --offline",
+                cache_dir.display()
+            );
+        }
         fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
     } else {
         let _fake; // keeps the replay server alive through the survey

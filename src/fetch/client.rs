@@ -150,6 +150,8 @@ pub struct GitHubClient {
     origin: String,
     permits: Semaphore,
     budget: Mutex<Budget>,
+    /// After a secondary limit: no request before this instant.
+    paused_until: Mutex<Option<tokio::time::Instant>>,
     stats: Stats,
     progress: std::sync::Arc<dyn Progress>,
 }
@@ -193,6 +195,7 @@ impl GitHubClient {
             origin: origin_of(&config.api_url),
             permits: Semaphore::new(config.concurrency.max(1)),
             budget: Mutex::new(Budget::default()),
+            paused_until: Mutex::new(None),
             stats: Stats::default(),
             config,
             progress,
@@ -234,6 +237,10 @@ impl GitHubClient {
     /// Waits until the budget allows a request: at once when it is not spent, until the reset
     /// when that is near, else `RateLimited`.
     async fn wait_for_budget(&self) -> Result<(), FetchError> {
+        let paused = *self.paused_until.lock().expect("pause lock");
+        if let Some(until) = paused {
+            tokio::time::sleep_until(until).await;
+        }
         loop {
             let reset = {
                 let budget = self.budget.lock().expect("budget lock");
@@ -257,6 +264,13 @@ impl GitHubClient {
             if budget.reset == Some(reset) {
                 budget.remaining = None;
             }
+        }
+    }
+
+    fn pause_until(&self, until: tokio::time::Instant) {
+        let mut paused = self.paused_until.lock().expect("pause lock");
+        if paused.is_none_or(|p| p < until) {
+            *paused = Some(until);
         }
     }
 
@@ -363,7 +377,9 @@ impl GitHubClient {
                                 why: "secondary rate limit",
                             });
                             self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                            tokio::time::sleep(wait).await;
+                            // Every task pauses, not only this one: more requests now would
+                            // only prolong the limit.
+                            self.pause_until(tokio::time::Instant::now() + wait);
                             continue;
                         }
                         return Ok(response);

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use chrono::TimeDelta;
+use chrono::{TimeDelta, Utc};
 use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
@@ -26,6 +26,8 @@ use crate::store::{HISTORY_DAYS, LogEntry, Store, compress_log};
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
 const PER_PAGE: u64 = 100;
+/// Kept list bodies unused this long are pruned.
+const ETAG_DAYS: i64 = 30;
 
 /// What to survey.
 #[derive(Debug, Clone)]
@@ -233,11 +235,15 @@ impl Survey {
         match response.status {
             StatusCode::OK => {
                 if cached && let Some(etag) = response.etag() {
-                    self.store().store_response(url, etag, &response.body)?;
+                    self.store()
+                        .store_response(url, etag, &response.body, Utc::now())?;
                 }
                 Ok(response.body)
             }
-            StatusCode::NOT_MODIFIED if stored.is_some() => Ok(stored.expect("checked above").body),
+            StatusCode::NOT_MODIFIED if stored.is_some() => {
+                self.store().touch_response(url, Utc::now())?;
+                Ok(stored.expect("checked above").body)
+            }
             _ => Err(unexpected(url, &response)),
         }
     }
@@ -248,6 +254,8 @@ impl Survey {
     ) -> Result<SurveySummary, FetchError> {
         let mut summary = SurveySummary::default();
 
+        self.store()
+            .prune_responses(Utc::now() - TimeDelta::days(ETAG_DAYS))?;
         self.progress.event(ProgressEvent::Phase("repository"));
         let default_branch = self.fetch_repo().await?;
 

@@ -529,14 +529,37 @@ impl Store {
         .transpose()
     }
 
-    /// Keeps a response body with its ETag.
-    pub fn store_response(&mut self, url: &str, etag: &str, body: &[u8]) -> Result<(), StoreError> {
+    /// Keeps a response body with its ETag, used at `now`.
+    pub fn store_response(
+        &mut self,
+        url: &str,
+        etag: &str,
+        body: &[u8],
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
         let zstd = zstd::encode_all(body, LOG_ZSTD_LEVEL).map_err(StoreError::Log)?;
         self.conn.execute(
-            "INSERT OR REPLACE INTO etags (url, etag, zstd) VALUES (?1, ?2, ?3)",
-            params![url, etag, zstd],
+            "INSERT OR REPLACE INTO etags (url, etag, zstd, used_at) VALUES (?1, ?2, ?3, ?4)",
+            params![url, etag, zstd, secs(now)],
         )?;
         Ok(())
+    }
+
+    /// Notes that a kept body was used again (a 304) at `now`.
+    pub fn touch_response(&mut self, url: &str, now: Timestamp) -> Result<(), StoreError> {
+        self.conn.execute(
+            "UPDATE etags SET used_at = ?2 WHERE url = ?1",
+            params![url, secs(now)],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets kept bodies not used since `before` (URLs of windows that ended at a past "now"
+    /// are never asked again); returns how many.
+    pub fn prune_responses(&mut self, before: Timestamp) -> Result<u64, StoreError> {
+        Ok(self
+            .conn
+            .execute("DELETE FROM etags WHERE used_at < ?1", [secs(before)])? as u64)
     }
 
     /// Listing windows `[since, until)` that fitted under the cap last time, in `[from, to)`.

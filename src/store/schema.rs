@@ -68,10 +68,12 @@ const MIGRATIONS: &[&str] = &[
         files TEXT,
         PRIMARY KEY (repo_id, number)
     );
+    -- Bodies of list pages with their ETag; `used_at` (epoch seconds) lets old ones be pruned.
     CREATE TABLE etags (
         url TEXT PRIMARY KEY,
         etag TEXT NOT NULL,
-        zstd BLOB NOT NULL
+        zstd BLOB NOT NULL,
+        used_at INTEGER NOT NULL
     );
     -- Listing windows (`created=` ranges) that fitted under the 1,000-result cap last time, per
     -- listing scope (workflow, branch, event): a repeat starts from them instead of re-splitting.

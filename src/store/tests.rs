@@ -305,8 +305,14 @@ fn windows_and_etags_are_remembered() {
             .is_empty()
     );
     store
-        .store_response("https://x/1", "\"e1\"", b"body")
+        .store_response("https://x/1", "\"e1\"", b"body", a)
         .unwrap();
+    store
+        .store_response("https://x/2", "\"e2\"", b"old", a)
+        .unwrap();
+    store.touch_response("https://x/1", c).unwrap();
+    assert_eq!(store.prune_responses(b).unwrap(), 1);
+    assert!(store.cached_response("https://x/2").unwrap().is_none());
     let cached = store.cached_response("https://x/1").unwrap().unwrap();
     assert_eq!(
         (cached.etag.as_str(), &cached.body[..]),
