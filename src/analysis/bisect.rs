@@ -23,11 +23,13 @@
 //! before the first hit to rule out that the flake predates the data, give a verdict that says so
 //! and pin nothing on a merge.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use globset::GlobSet;
+use serde::Serialize;
 
-use crate::model::{MainlineCommit, RunId, Sha, Timestamp};
+use super::prs::{self, PrConventions, RunOrigin};
+use crate::model::{MainlineCommit, Run, RunId, Sha, SignatureInfo, Snapshot, Timestamp};
 
 /// A merge with likelihood below this is ruled out and not listed as a suspect.
 pub const RULED_OUT: f64 = 0.01;
@@ -42,11 +44,13 @@ pub const PATHS_WEIGHT: f64 = 5.0;
 pub const TESTS_WEIGHT: f64 = 10.0;
 
 /// How a run's contents are placed relative to the default branch's merges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RunPlacement {
-    /// `pull_request` events and scheduled runs: every merge before the run's creation.
+    /// `pull_request` events: every merge before the run's creation.
     ByCreationTime,
-    /// A push to the default branch: every merge up to `head_sha` in the mainline.
+    /// A push (or a scheduled or manual run) on the default branch: every merge up to
+    /// `head_sha` in the mainline, else every merge before the run's creation.
     DefaultBranchHead,
     /// Any other branch: the fork point from ancestry, unknown without it.
     ForkPoint,
@@ -59,8 +63,28 @@ pub struct BisectRun {
     pub created_at: Timestamp,
     pub head_sha: Sha,
     pub placement: RunPlacement,
+    /// The PR the run tests, if any: such a run includes that PR's own change whatever its
+    /// fork point.
+    pub pr: Option<u64>,
     /// Some attempt of the run had a job matching the signature.
     pub hit: bool,
+}
+
+/// Where a run stands relative to the default branch's merges, from its event and branch (the
+/// same `run_origin` the impact analysis uses): a `pull_request` run tests the PR merged into
+/// the base as it was at creation; a run on the default branch tests its `head_sha`; anything
+/// else (mirror branches such as `pull-request/<N>`, release branches, tags) needs its fork point.
+pub fn placement(run: &Run, default_branch: &str, conventions: &PrConventions) -> RunPlacement {
+    if matches!(
+        run.event.as_str(),
+        "pull_request" | "pull_request_target" | "pull_request_review"
+    ) {
+        return RunPlacement::ByCreationTime;
+    }
+    match prs::run_origin(run, default_branch, conventions) {
+        RunOrigin::DefaultBranch => RunPlacement::DefaultBranchHead,
+        _ => RunPlacement::ForkPoint,
+    }
 }
 
 /// A pull request merged into the default branch.
@@ -72,6 +96,8 @@ pub struct Merge {
     pub sha: Sha,
     /// Changed files; `None` when unknown.
     pub files: Option<Vec<String>>,
+    /// The PR's page.
+    pub url: Option<String>,
 }
 
 /// What is known of commit ancestry: the default branch's history and the fork points of runs
@@ -95,10 +121,19 @@ impl Ancestry {
         }
     }
 
+    /// Whether the fork point of a run with this head sha is known.
+    pub fn knows_fork_point(&self, head: &Sha) -> bool {
+        self.fork_points.contains_key(head)
+    }
+
     /// Whether `run` included `merge`; `None` when that cannot be known.
     pub fn includes(&self, run: &BisectRun, merge: &Merge) -> Option<bool> {
-        if run.head_sha == merge.sha {
+        if run.head_sha == merge.sha || run.pr == Some(merge.pr) {
             return Some(true);
+        }
+        // Nothing merged after a run was created can be in it, whatever its branch.
+        if run.created_at < merge.merged_at {
+            return Some(false);
         }
         match run.placement {
             RunPlacement::ByCreationTime => Some(merge.merged_at < run.created_at),
@@ -122,11 +157,70 @@ impl Ancestry {
     }
 }
 
+/// How far before a signature's first hit the runs that need a fork point reach.
+pub const LOOKBACK_DAYS: i64 = 14;
+
+/// What the bisection would like fetched, so that the fetch layer asks only for that.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AncestryNeeds {
+    /// Head shas of runs placed by their fork point that matter: runs of a signature's
+    /// workflows from `LOOKBACK_DAYS` before its first hit up to it, and its hit runs.
+    pub heads: BTreeSet<Sha>,
+    /// Suspect merges whose changed files are unknown.
+    pub merge_files: BTreeSet<u64>,
+}
+
+/// Reads, from the analysis of `snapshot`, which fork points and which merges' files the
+/// bisection lacks. Pure: the caller fetches them and analyzes again.
+pub fn needs(
+    snapshot: &Snapshot,
+    signatures: &[SignatureInfo],
+    config: &super::AnalysisConfig,
+) -> AncestryNeeds {
+    let data = super::analyze(snapshot, signatures, config);
+    let mut needs = AncestryNeeds::default();
+    for report in &data.signatures {
+        let Some(b) = &report.bisection else {
+            continue;
+        };
+        needs.merge_files.extend(
+            b.suspects
+                .iter()
+                .filter(|s| s.touches_paths.is_none())
+                .map(|s| s.pr),
+        );
+        let Some(first_at) = b.first_hit_at else {
+            continue;
+        };
+        let from = first_at - chrono::TimeDelta::days(LOOKBACK_DAYS);
+        let excluded: BTreeSet<RunId> = report.excluded_runs.iter().map(|r| r.run_id).collect();
+        let hits: BTreeSet<RunId> = report.hits.iter().map(|h| h.run_id).collect();
+        needs.heads.extend(
+            snapshot
+                .runs
+                .iter()
+                .filter(|r| report.workflows.contains(&r.workflow_name))
+                .filter(|r| !excluded.contains(&r.id))
+                .filter(|r| {
+                    hits.contains(&r.id) || (r.created_at >= from && r.created_at <= first_at)
+                })
+                .filter(|r| {
+                    placement(r, &snapshot.default_branch, &config.pr_conventions)
+                        == RunPlacement::ForkPoint
+                })
+                .map(|r| r.head_sha.clone()),
+        );
+    }
+    needs
+}
+
 /// The evidence for one merge.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suspect {
     pub pr: u64,
     pub title: String,
+    /// The PR's page.
+    pub url: Option<String>,
     pub merged_at: Timestamp,
     pub sha: Sha,
     /// Changed files matching the signature's `paths`; `None` when the files are unknown.
@@ -146,7 +240,8 @@ pub struct Suspect {
 }
 
 /// How strong the conclusion is.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Verdict {
     /// The signature never hit.
     NoHits,
@@ -175,7 +270,7 @@ pub enum Verdict {
 }
 
 /// The whole result for one signature.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bisection {
     pub first_hit: Option<RunId>,
     pub first_hit_at: Option<Timestamp>,
@@ -187,6 +282,8 @@ pub struct Bisection {
     /// Best first; only merges not ruled out.
     pub suspects: Vec<Suspect>,
     pub verdict: Verdict,
+    /// Minutes from the top suspect's merge to the first hit's run, when placed.
+    pub minutes_after_top_suspect: Option<i64>,
 }
 
 impl Bisection {
@@ -216,6 +313,7 @@ pub fn bisect(
             clean_runs_before_first_hit: runs.len() as u64,
             suspects: Vec::new(),
             verdict: Verdict::NoHits,
+            minutes_after_top_suspect: None,
         };
     };
     let (before, after): (Vec<&BisectRun>, Vec<&BisectRun>) = runs
@@ -234,6 +332,7 @@ pub fn bisect(
         clean_runs_before_first_hit: clean_before,
         suspects: Vec::new(),
         verdict: Verdict::NoHits,
+        minutes_after_top_suspect: None,
     };
     if hits_after < MIN_HITS {
         return Bisection {
@@ -258,7 +357,11 @@ pub fn bisect(
     }
 
     let mut suspects: Vec<(f64, Suspect)> = Vec::new();
-    for merge in merges.iter().filter(|m| m.merged_at < first.created_at) {
+    // Merges before the first hit, and the first hit's own PR when it hit before merging.
+    for merge in merges
+        .iter()
+        .filter(|m| m.merged_at < first.created_at || first.pr == Some(m.pr))
+    {
         if ancestry.includes(first, merge) == Some(false)
             || hits
                 .iter()
@@ -302,6 +405,7 @@ pub fn bisect(
             Suspect {
                 pr: merge.pr,
                 title: merge.title.clone(),
+                url: merge.url.clone(),
                 merged_at: merge.merged_at,
                 sha: merge.sha.clone(),
                 touches_paths,
@@ -332,9 +436,16 @@ pub fn bisect(
             probability: (1.0 - p).powi(top.clean_runs_before as i32),
         },
     };
+    let minutes_after_top_suspect = match verdict {
+        Verdict::Placed { .. } => suspects
+            .first()
+            .map(|top| (first.created_at - top.merged_at).num_minutes()),
+        _ => None,
+    };
     Bisection {
         suspects,
         verdict,
+        minutes_after_top_suspect,
         ..base
     }
 }
@@ -373,6 +484,7 @@ mod tests {
             merged_at: t(hours),
             sha: sha(pr),
             files: Some(files.iter().map(|f| f.to_string()).collect()),
+            url: None,
         }
     }
 
@@ -382,6 +494,7 @@ mod tests {
             created_at: t(hours),
             head_sha: sha(1_000_000 + id),
             placement: RunPlacement::ByCreationTime,
+            pr: None,
             hit,
         }
     }
@@ -552,6 +665,7 @@ mod tests {
                     created_at: t(h as i64),
                     head_sha: side_head.clone(),
                     placement: RunPlacement::ForkPoint,
+                    pr: None,
                     hit: false,
                 });
             } else {
@@ -598,12 +712,82 @@ mod tests {
             created_at: t(45),
             head_sha: old,
             placement: RunPlacement::ForkPoint,
+            pr: None,
             hit: true,
         });
         let merges = vec![merge(2, 10, &[])];
         let b = bisect(&runs, &merges, &ancestry, &globs(&[]), &[]);
         assert!(b.suspects.is_empty());
         assert_eq!(b.verdict, Verdict::NoCandidate);
+    }
+
+    #[test]
+    fn a_run_created_before_a_merge_never_includes_it_even_with_an_unknown_fork_point() {
+        let merges = [merge(7, 50, &[])];
+        let side = |hours: i64| BisectRun {
+            id: RunId(hours as u64),
+            created_at: t(hours),
+            head_sha: sha(9_000 + hours as u64),
+            placement: RunPlacement::ForkPoint,
+            pr: None,
+            hit: false,
+        };
+        let ancestry = Ancestry::default();
+        assert_eq!(ancestry.includes(&side(49), &merges[0]), Some(false));
+        assert_eq!(ancestry.includes(&side(51), &merges[0]), None);
+    }
+
+    #[test]
+    fn a_pr_s_own_runs_include_its_change_before_it_merges() {
+        // Mainline c1 → c2 (#2, the culprit). #2's own mirror-branch run forked from c1 hits
+        // before the merge: it tested #2's change, so it does not rule #2 out.
+        let mainline = vec![
+            MainlineCommit {
+                sha: sha(1),
+                committed_at: t(0),
+            },
+            MainlineCommit {
+                sha: sha(2),
+                committed_at: t(60),
+            },
+        ];
+        let own_head = sha(777);
+        let ancestry = Ancestry::new(&mainline, &BTreeMap::from([(own_head.clone(), sha(1))]));
+        let mut runs = hourly(0, 200, 62);
+        runs.retain(|r| r.created_at != t(55));
+        runs.push(BisectRun {
+            id: RunId(56),
+            created_at: t(55),
+            head_sha: own_head,
+            placement: RunPlacement::ForkPoint,
+            pr: Some(2),
+            hit: false,
+        });
+        let b = bisect(&runs, &[merge(2, 60, &[])], &ancestry, &globs(&[]), &[]);
+        assert_eq!(b.suspects.len(), 1);
+        assert_eq!(
+            b.suspects[0].clean_runs_after, 2,
+            "its own run at hour 55, and hour 61 (the run of hour 60 started as it merged)"
+        );
+        let mut hit_first = runs.clone();
+        hit_first
+            .iter_mut()
+            .find(|r| r.id == RunId(56))
+            .unwrap()
+            .hit = true;
+        let b = bisect(
+            &hit_first,
+            &[merge(2, 60, &[])],
+            &ancestry,
+            &globs(&[]),
+            &[],
+        );
+        assert_eq!(b.first_hit, Some(RunId(56)));
+        assert!(
+            matches!(b.verdict, Verdict::Placed { pr: 2, .. }),
+            "{:?}",
+            b.verdict
+        );
     }
 
     #[test]

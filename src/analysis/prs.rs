@@ -148,6 +148,22 @@ impl PathMatcher {
         self.globs.is_empty()
     }
 
+    /// The valid globs as one set (for the bisection's "touches paths").
+    pub fn globset(&self) -> globset::GlobSet {
+        let mut builder = globset::GlobSetBuilder::new();
+        for (pattern, _) in &self.globs {
+            if let Ok(glob) = globset::GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+            {
+                builder.add(glob);
+            }
+        }
+        builder
+            .build()
+            .unwrap_or_else(|_| globset::GlobSet::empty())
+    }
+
     /// The first changed file a glob matches, with that glob.
     pub fn first_match<'a>(&self, files: &'a [String]) -> Option<(&'a str, &str)> {
         files.iter().find_map(|f| {

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::bisect::{self, Ancestry, BisectRun, Bisection, Merge, Verdict};
 use super::prs::{self, PathMatcher, PrRelevance, RunOrigin};
 use super::{AnalysisConfig, JobVerdict, in_survey_window, verdict};
 use crate::matrix::{self, Dimensions};
@@ -32,6 +33,9 @@ pub struct SignatureReport {
     pub jobs_unknown: u64,
     /// `None` when nothing was hit.
     pub impact_window: Option<ImpactWindow>,
+    /// First occurrence relative to merges: the merges that may have introduced it, with the
+    /// evidence, and how strong the conclusion is. `None` when nothing was hit.
+    pub bisection: Option<Bisection>,
     pub runs_hit_default_branch: u64,
     /// Runs of PRs (mirror and merge-queue branches included), related ones excluded.
     pub runs_hit_pr: u64,
@@ -75,9 +79,10 @@ pub struct SignatureReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ImpactStart {
-    /// The first counted hit's run (the only start for now; a bisection will add the merge that
-    /// introduced the failure).
+    /// The first counted hit's run: no merge could be named.
     FirstHit,
+    /// The merge the bisection names (its top suspect's `merged_at`).
+    Merge,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -286,6 +291,7 @@ pub(super) fn analyze_signature(
         jobs_hit: hit_jobs.len() as u64,
         jobs_unknown: 0,
         impact_window: None,
+        bisection: None,
         runs_hit_default_branch: 0,
         runs_hit_pr: 0,
         runs_hit_pr_unrelated: 0,
@@ -380,7 +386,64 @@ pub(super) fn analyze_signature(
     let Some(first) = report.first_hit.as_ref() else {
         return report;
     };
-    let start = first.run_created_at;
+    let first_hit_at = first.run_created_at;
+    let same_workflows = |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none();
+    let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =
+        snapshot.jobs.iter().fold(BTreeMap::new(), |mut acc, j| {
+            acc.entry(j.run_id).or_insert_with(Vec::new).push(j);
+            acc
+        });
+    let unreadable = |run: &Run| {
+        let jobs = jobs_by_run.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
+        let failed_unknown = jobs
+            .iter()
+            .filter(|j| j.is_failed())
+            .any(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)));
+        let failed_without_jobs = jobs.is_empty()
+            && !matches!(
+                run.conclusion.as_deref(),
+                Some("success" | "skipped" | "cancelled")
+            );
+        failed_unknown || failed_without_jobs
+    };
+
+    // First occurrence relative to merges, over the runs the impact analysis counts (related
+    // PRs left out), before the survey window too. A run that cannot have been hit yet (still
+    // going) or whose failed jobs cannot be read is no evidence of a clean run.
+    let bisect_runs: Vec<BisectRun> = snapshot
+        .runs
+        .iter()
+        .filter(same_workflows)
+        .filter_map(|run| {
+            let hit = raw_runs.contains(&run.id);
+            if !hit && (!run.is_completed() || unreadable(run)) {
+                return None;
+            }
+            Some(BisectRun {
+                id: run.id,
+                created_at: run.created_at,
+                head_sha: run.head_sha.clone(),
+                placement: bisect::placement(run, &snapshot.default_branch, &config.pr_conventions),
+                pr: origin(run).pr(),
+                hit,
+            })
+        })
+        .collect();
+    let failing_tests: Vec<String> = report.tests.keys().cloned().collect();
+    let bisection = bisect::bisect(
+        &bisect_runs,
+        &merges(snapshot),
+        &Ancestry::new(&snapshot.mainline, &snapshot.fork_points),
+        &paths.globset(),
+        &failing_tests,
+    );
+    let (starts_at, start) = match (&bisection.verdict, bisection.suspects.first()) {
+        (Verdict::Placed { .. }, Some(top)) if top.merged_at <= first_hit_at => {
+            (ImpactStart::Merge, top.merged_at)
+        }
+        _ => (ImpactStart::FirstHit, first_hit_at),
+    };
+    report.bisection = Some(bisection);
     let end = snapshot.until.unwrap_or_else(|| {
         snapshot
             .runs
@@ -390,7 +453,6 @@ pub(super) fn analyze_signature(
             .max()
             .unwrap_or(start)
     });
-    let same_workflows = |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none();
 
     // The impact window's runs, and the jobs they ran. A run still going may yet be hit, so
     // it counts only once it has been.
@@ -406,7 +468,7 @@ pub(super) fn analyze_signature(
         .map(|r| r.id)
         .collect();
     report.impact_window = Some(ImpactWindow {
-        starts_at: ImpactStart::FirstHit,
+        starts_at,
         start,
         end,
         runs: impact_runs.len() as u64,
@@ -422,11 +484,6 @@ pub(super) fn analyze_signature(
         .count() as u64;
 
     // Before the impact window: clean, hit (before the survey window), or unknown.
-    let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =
-        snapshot.jobs.iter().fold(BTreeMap::new(), |mut acc, j| {
-            acc.entry(j.run_id).or_insert_with(Vec::new).push(j);
-            acc
-        });
     for run in snapshot
         .runs
         .iter()
@@ -442,17 +499,7 @@ pub(super) fn analyze_signature(
             report.runs_hit_before += 1;
             continue;
         }
-        let jobs = jobs_by_run.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
-        let failed_unknown = jobs
-            .iter()
-            .filter(|j| j.is_failed())
-            .any(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)));
-        let failed_without_jobs = jobs.is_empty()
-            && !matches!(
-                run.conclusion.as_deref(),
-                Some("success" | "skipped" | "cancelled")
-            );
-        if failed_unknown || failed_without_jobs {
+        if unreadable(run) {
             report.runs_before_unknown += 1;
         } else {
             report.clean_runs_before += 1;
@@ -610,6 +657,25 @@ fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFin
         chance,
         significant: confined && jobs_hit >= MIN_HITS && chance < MAX_CHANCE,
     })
+}
+
+/// Pull requests merged into the default branch, with their merge commit.
+fn merges(snapshot: &Snapshot) -> Vec<Merge> {
+    snapshot
+        .pulls
+        .values()
+        .filter(|p| p.base_ref == snapshot.default_branch || snapshot.default_branch.is_empty())
+        .filter_map(|p| {
+            Some(Merge {
+                pr: p.number,
+                title: p.title.clone(),
+                merged_at: p.merged_at?,
+                sha: p.merge_commit_sha.clone()?,
+                files: p.files.clone(),
+                url: Some(p.html_url.clone()).filter(|u| !u.is_empty()),
+            })
+        })
+        .collect()
 }
 
 fn pr_url(snapshot: &Snapshot, pr: u64) -> Option<String> {

@@ -18,13 +18,13 @@ use super::{CodedError, GlobalArgs};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
 use crate::fetch::{
-    self, Classifier, ClientConfig, DEFAULT_CONCURRENCY, FetchError, Progress, ProgressEvent,
-    Session, StatsSnapshot, SurveyPlan,
+    self, AncestrySummary, Classifier, ClientConfig, DEFAULT_CONCURRENCY, FetchError, Progress,
+    ProgressEvent, Session, StatsSnapshot, SurveyPlan,
 };
 use crate::model::{Repo, Run, SignatureInfo};
 use crate::report::{self, Format, RenderOptions};
 use crate::signatures;
-use crate::store::{Store, StoreError};
+use crate::store::{HISTORY_DAYS, Store, StoreError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -154,6 +154,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let bars = Arc::new(Bars::new(show_progress));
     let mut fetch_failure: Option<FetchError> = None;
     let mut stats: Option<StatsSnapshot> = None;
+    let mut ancestry_summary: Option<AncestrySummary> = None;
 
     if args.offline {
         let counts = store
@@ -219,7 +220,21 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             prs_of_runs(runs, default_branch, &analysis_config)
         };
         match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
-            Ok(_) => {}
+            Ok(_) => {
+                let fingerprint = classifier.fingerprint();
+                let ancestry = AncestryPlan {
+                    repo: &repo,
+                    since,
+                    until,
+                    fingerprint: &fingerprint,
+                    signatures: &infos,
+                    config: &analysis_config,
+                };
+                match fetch_ancestry(&session, &store, &ancestry) {
+                    Ok(summary) => ancestry_summary = Some(summary),
+                    Err(e) => fetch_failure = Some(e),
+                }
+            }
             Err(e) => fetch_failure = Some(e),
         }
         stats = Some(session.stats());
@@ -235,6 +250,9 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             line.push_str(&format!(", peak memory {}", human_bytes(peak)));
         }
         eprintln!("flakestat: {line}");
+        if let Some(a) = ancestry_summary {
+            eprintln!("flakestat: {}", ancestry_line(&a));
+        }
     }
     if let Some(err) = fetch_failure {
         return Err(fetch_error(err).into());
@@ -263,6 +281,85 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         report::render(&data, format, &options, out)
     })?;
     Ok(exit::SUCCESS)
+}
+
+/// At most this many rounds of "analyze, fetch what the bisection lacks".
+const ANCESTRY_ROUNDS: usize = 4;
+
+/// What the bisection's fetch needs to know.
+struct AncestryPlan<'a> {
+    repo: &'a Repo,
+    since: chrono::DateTime<chrono::Utc>,
+    until: chrono::DateTime<chrono::Utc>,
+    fingerprint: &'a str,
+    signatures: &'a [SignatureInfo],
+    config: &'a AnalysisConfig,
+}
+
+/// After the survey: the default branch's history over the window and its history, then the
+/// fork points of the runs the bisection needs placed, then the changed files of the merges
+/// that end up suspects. Each step reads the analysis of what the store now holds, so only what
+/// matters is asked for, and nothing the store already knows.
+fn fetch_ancestry(
+    session: &Session,
+    store: &Arc<Mutex<Store>>,
+    plan: &AncestryPlan<'_>,
+) -> Result<AncestrySummary, FetchError> {
+    let mut summary = AncestrySummary::default();
+    let default_branch = store
+        .lock()
+        .expect("store lock")
+        .default_branch(plan.repo)?
+        .unwrap_or_else(|| "main".to_string());
+    let history = plan.since - chrono::TimeDelta::days(HISTORY_DAYS);
+    session.fetch_mainline(
+        store,
+        plan.repo,
+        &default_branch,
+        history,
+        plan.until,
+        &mut summary,
+    )?;
+    let snapshot = |store: &Arc<Mutex<Store>>| {
+        store.lock().expect("store lock").load_snapshot(
+            plan.repo,
+            plan.since,
+            plan.until,
+            plan.fingerprint,
+        )
+    };
+    // Files and fork points change what the analysis sees (a PR found to touch the paths has
+    // its runs left out, which can move the first hit): ask again until nothing new is needed.
+    let mut asked_heads = std::collections::BTreeSet::new();
+    let mut asked_files = std::collections::BTreeSet::new();
+    for _ in 0..ANCESTRY_ROUNDS {
+        let needs = analysis::bisect::needs(&snapshot(store)?, plan.signatures, plan.config);
+        let heads: BTreeSet<_> = needs.heads.difference(&asked_heads).cloned().collect();
+        let files: BTreeSet<u64> = needs
+            .merge_files
+            .difference(&asked_files)
+            .copied()
+            .collect();
+        if heads.is_empty() && files.is_empty() {
+            break;
+        }
+        session.fetch_fork_points(store, plan.repo, &default_branch, &heads, &mut summary)?;
+        session.fetch_merge_files(store, plan.repo, &files, &mut summary)?;
+        asked_heads.extend(heads);
+        asked_files.extend(files);
+    }
+    Ok(summary)
+}
+
+fn ancestry_line(a: &AncestrySummary) -> String {
+    format!(
+        "bisection: {} requests ({} for the default branch's history, {} compare for fork points, {} fork points already known, {} for suspects' changed files)",
+        a.requests(),
+        a.mainline_requests,
+        a.compare_requests,
+        a.fork_points_known,
+        a.files_requests
+    )
 }
 
 /// The PRs of runs that hit some signature (`analysis::prs::run_origin`): their changed files

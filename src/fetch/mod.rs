@@ -6,12 +6,14 @@
 //! synchronous. Nothing here reads the environment or the terminal: settings arrive in
 //! `ClientConfig` and `SurveyPlan`, and progress leaves through the `Progress` trait.
 
+mod ancestry;
 mod client;
 mod survey;
 mod wire;
 
 use std::sync::{Arc, Mutex};
 
+pub use ancestry::AncestrySummary;
 pub use client::{ClientConfig, DEFAULT_CONCURRENCY, GitHubClient, Response, StatsSnapshot};
 pub use survey::{Session, SurveyPlan, SurveySummary};
 

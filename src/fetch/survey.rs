@@ -25,7 +25,7 @@ use crate::store::{HISTORY_DAYS, LogEntry, Store, compress_log};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
-const PER_PAGE: u64 = 100;
+pub(super) const PER_PAGE: u64 = 100;
 /// Kept list bodies unused this long are pruned.
 const ETAG_DAYS: i64 = 30;
 
@@ -58,8 +58,8 @@ pub struct SurveySummary {
 
 /// A tokio runtime and a GitHub client; every method blocks.
 pub struct Session {
-    runtime: tokio::runtime::Runtime,
-    client: Arc<GitHubClient>,
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) client: Arc<GitHubClient>,
     progress: Arc<dyn Progress>,
 }
 
@@ -170,7 +170,7 @@ struct Survey {
 }
 
 /// Percent-encodes a query value (RFC 3986 unreserved characters pass).
-fn encode(value: &str) -> String {
+pub(super) fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -182,11 +182,11 @@ fn encode(value: &str) -> String {
     out
 }
 
-fn github_time(t: Timestamp) -> String {
+pub(super) fn github_time(t: Timestamp) -> String {
     t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-fn parse_json<T: DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, FetchError> {
+pub(super) fn parse_json<T: DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, FetchError> {
     serde_json::from_slice(body).map_err(|e| FetchError::Parse {
         url: url.to_string(),
         error: e.to_string(),
@@ -194,7 +194,7 @@ fn parse_json<T: DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, FetchErr
 }
 
 /// Maps the statuses no caller handles itself.
-fn unexpected(url: &str, response: &Response) -> FetchError {
+pub(super) fn unexpected(url: &str, response: &Response) -> FetchError {
     let status = response.status.as_u16();
     let message = response.message();
     match response.status {

@@ -79,6 +79,14 @@ pub mod wire {
         pub runs_hit_before: u64,
         pub before_from: Option<Timestamp>,
         pub first_hit: Option<Hit>,
+        /// How the first hit stands relative to merges: the evidence and how strong it is;
+        /// `null` when nothing was hit.
+        #[serde(default)]
+        pub bisection: Option<Bisection>,
+        /// Merges that may have introduced it, best first (empty unless `bisection.verdict` is
+        /// `placed`).
+        #[serde(default)]
+        pub suspects: Vec<Suspect>,
         pub excluded_runs: Vec<ExcludedRun>,
         /// Dimension → value → jobs hit and jobs run in the impact window.
         pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
@@ -91,8 +99,57 @@ pub mod wire {
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Bisection {
+        /// `placed`, `present_before_window`, `too_rare_to_place`, `not_enough_hits`,
+        /// `no_candidate` or `no_hits`.
+        pub verdict: String,
+        /// The first hit's run (before the survey window too) and when it was created.
+        pub first_hit_run_id: Option<u64>,
+        pub first_hit_at: Option<Timestamp>,
+        /// The top suspect's PR when placed.
+        pub pr: Option<u64>,
+        /// Minutes from the top suspect's merge to the first hit.
+        pub minutes_after_merge: Option<i64>,
+        /// Hits and runs from the first hit on: the hit rate `p` the likelihoods use.
+        pub hits_after: u64,
+        pub runs_after: u64,
+        pub hit_rate: Option<f64>,
+        /// Clean runs before the first hit.
+        pub clean_runs_before_first_hit: u64,
+        /// The clean runs the verdict rests on: before the top suspect when placed, before the
+        /// first hit otherwise.
+        pub clean_runs_before: Option<u64>,
+        /// Had the flake been there, the probability of seeing no hit in `clean_runs_before`
+        /// runs: `(1 − p)^clean_runs_before`.
+        pub probability: Option<f64>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Suspect {
+        pub pr: u64,
+        pub title: String,
+        pub url: Option<String>,
+        pub merged_at: Timestamp,
+        /// The merge commit.
+        pub sha: String,
+        /// Changed files matching the signature's `paths`; `null` when the files are unknown.
+        pub touches_paths: Option<bool>,
+        /// Changed a file holding one of the failing tests; `null` when unknown.
+        pub touches_tests: Option<bool>,
+        /// Clean runs before the first hit that included this merge.
+        pub clean_runs_after: u64,
+        /// Clean runs before the first hit whose inclusion of it is unknown (not counted).
+        pub unknown_runs_after: u64,
+        /// `(1 − p)^clean_runs_after`.
+        pub likelihood: f64,
+        /// Its share of the evidence (likelihood × prior weight of touching paths or tests).
+        pub posterior: f64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ImpactWindow {
-        /// `first_hit` (later also `merge`, when a bisection finds the change that introduced it).
+        /// `first_hit`, or `merge` when the bisection names the merge that introduced it
+        /// (`start` is then that merge's `merged_at`).
         pub starts_at: String,
         pub start: Timestamp,
         pub end: Timestamp,
@@ -251,6 +308,45 @@ fn dimensions(dims: &[analysis::DimensionReport]) -> WireDimensions {
         .collect()
 }
 
+fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
+    use analysis::bisect::Verdict;
+    let (pr, clean_runs_before, probability) = match &b.verdict {
+        Verdict::Placed {
+            pr,
+            clean_runs_before,
+            probability,
+        } => (Some(*pr), Some(*clean_runs_before), Some(*probability)),
+        Verdict::PresentBeforeWindow {
+            clean_runs_before,
+            probability,
+        }
+        | Verdict::TooRareToPlace {
+            clean_runs_before,
+            probability,
+        } => (None, Some(*clean_runs_before), Some(*probability)),
+        Verdict::NoHits | Verdict::NotEnoughHits { .. } | Verdict::NoCandidate => {
+            (None, None, None)
+        }
+    };
+    let verdict = serde_json::to_value(&b.verdict)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    wire::Bisection {
+        verdict,
+        first_hit_run_id: b.first_hit.map(|r| r.0),
+        first_hit_at: b.first_hit_at,
+        pr,
+        minutes_after_merge: b.minutes_after_top_suspect,
+        hits_after: b.hits_after,
+        runs_after: b.runs_after,
+        hit_rate: b.hit_rate(),
+        clean_runs_before_first_hit: b.clean_runs_before_first_hit,
+        clean_runs_before,
+        probability,
+    }
+}
+
 fn signature(s: &analysis::SignatureReport) -> wire::Signature {
     wire::Signature {
         id: s.id.0.clone(),
@@ -291,6 +387,25 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         runs_hit_before: s.runs_hit_before,
         before_from: s.before_from,
         first_hit: s.first_hit.as_ref().map(hit),
+        bisection: s.bisection.as_ref().map(bisection),
+        suspects: s
+            .bisection
+            .iter()
+            .flat_map(|b| &b.suspects)
+            .map(|x| wire::Suspect {
+                pr: x.pr,
+                title: x.title.clone(),
+                url: x.url.clone(),
+                merged_at: x.merged_at,
+                sha: x.sha.0.clone(),
+                touches_paths: x.touches_paths,
+                touches_tests: x.touches_tests,
+                clean_runs_after: x.clean_runs_after,
+                unknown_runs_after: x.unknown_runs_after,
+                likelihood: x.likelihood,
+                posterior: x.posterior,
+            })
+            .collect(),
         excluded_runs: s
             .excluded_runs
             .iter()

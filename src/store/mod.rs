@@ -11,6 +11,7 @@
 //! Raw logs are kept zstd-compressed, so a change of signatures re-classifies them without a
 //! download; classifications are keyed by the signature set's fingerprint.
 
+mod ancestry;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -25,6 +26,7 @@ use crate::model::{
     Classification, Job, JobId, LogStatus, PullRequest, Repo, Run, RunId, Snapshot, Timestamp,
 };
 
+pub use ancestry::mainline_scope;
 pub use schema::SCHEMA_VERSION;
 
 /// The folder inside the cache dir; its number changes only with an incompatible layout.
@@ -643,7 +645,8 @@ impl Store {
     /// - `logs`: for each failed job among them, its log status (`Pending` when not fetched);
     /// - `classifications`: for failed jobs with a stored log, the classification made with the
     ///   signature set whose fingerprint is `fingerprint` (absent when not classified with it);
-    /// - `pulls`: every pull request the store holds for the repository, with files when fetched.
+    /// - `pulls`: every pull request the store holds for the repository, with files when fetched;
+    /// - `mainline`, `fork_points`: the commit ancestry the store holds (`store/ancestry.rs`).
     pub fn load_snapshot(
         &self,
         repo: &Repo,
@@ -719,6 +722,8 @@ impl Store {
             pulls.insert(pull.number, pull);
         }
         snapshot.pulls = pulls;
+        snapshot.mainline = self.load_mainline(repo, until)?;
+        snapshot.fork_points = self.load_fork_points(repo)?;
         Ok(snapshot)
     }
 

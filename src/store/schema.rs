@@ -85,6 +85,24 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo_id, scope, since)
     );
     ",
+    // Version 2: commit ancestry for the bisection (`store/ancestry.rs`).
+    "
+    -- Commits of the default branch's history; ordered by committed_at.
+    CREATE TABLE mainline (
+        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        sha TEXT NOT NULL,
+        committed_at INTEGER NOT NULL,
+        PRIMARY KEY (repo_id, sha)
+    );
+    CREATE INDEX mainline_by_date ON mainline (repo_id, committed_at);
+    -- A run head's merge base with the default branch (NULL: GitHub could not say). Immutable.
+    CREATE TABLE fork_points (
+        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        head_sha TEXT NOT NULL,
+        fork_sha TEXT,
+        PRIMARY KEY (repo_id, head_sha)
+    );
+    ",
 ];
 
 /// The schema version this binary writes.

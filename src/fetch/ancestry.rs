@@ -1,0 +1,242 @@
+//! Commit ancestry for the bisection, fetched once and kept in the store: the default branch's
+//! history (`/commits?sha=<default>&since=&until=`, paginated), the fork point of each run head
+//! that needs one (`/compare/<default>...<head>`: its `merge_base_commit`), and the changed files
+//! of the merges that end up suspects (`/pulls/{n}/files`).
+//!
+//! The caller (`cli`) decides which heads and which merges matter, from the analysis; this file
+//! only asks GitHub for what the store does not know yet and counts the requests it spends.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use chrono::TimeDelta;
+use http::StatusCode;
+use serde::Deserialize;
+use tokio::task::JoinSet;
+
+use super::FetchError;
+use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
+use super::wire::WireFile;
+use crate::model::{MainlineCommit, Repo, Sha, Timestamp};
+use crate::store::{Store, mainline_scope};
+
+/// What fetching ancestry cost, in requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AncestrySummary {
+    /// Pages of the default branch's commit list.
+    pub mainline_requests: u64,
+    /// Commits of the default branch stored.
+    pub mainline_commits: u64,
+    /// `compare` requests: one per head sha whose fork point was not known.
+    pub compare_requests: u64,
+    /// Heads whose fork point the store already knew (no request).
+    pub fork_points_known: u64,
+    /// `/pulls/{n}/files` pages.
+    pub files_requests: u64,
+}
+
+impl AncestrySummary {
+    pub fn requests(&self) -> u64 {
+        self.mainline_requests + self.compare_requests + self.files_requests
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct WireCommit {
+    sha: String,
+    commit: WireCommitDetail,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireCommitDetail {
+    #[serde(default)]
+    committer: Option<WireSignature>,
+    #[serde(default)]
+    author: Option<WireSignature>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireSignature {
+    #[serde(default)]
+    date: Option<Timestamp>,
+}
+
+impl WireCommit {
+    fn into_model(self) -> Option<MainlineCommit> {
+        let date = self
+            .commit
+            .committer
+            .and_then(|c| c.date)
+            .or(self.commit.author.and_then(|a| a.date))?;
+        Some(MainlineCommit {
+            sha: Sha(self.sha),
+            committed_at: date,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct WireCompare {
+    merge_base_commit: WireCommit,
+}
+
+fn repo_path(repo: &Repo) -> String {
+    format!("/repos/{}/{}", encode(&repo.owner), encode(&repo.name))
+}
+
+impl Session {
+    /// Lists the default branch's commits in `[since, until)` that the store has not listed yet
+    /// and stores them.
+    pub fn fetch_mainline(
+        &self,
+        store: &Arc<Mutex<Store>>,
+        repo: &Repo,
+        default_branch: &str,
+        since: Timestamp,
+        until: Timestamp,
+        summary: &mut AncestrySummary,
+    ) -> Result<(), FetchError> {
+        let scope = mainline_scope(default_branch);
+        let known = store
+            .lock()
+            .expect("store lock")
+            .load_windows(repo, &scope, since, until)?;
+        let mut gaps = Vec::new();
+        let mut cursor = since;
+        for (a, b) in known {
+            if a > cursor {
+                gaps.push((cursor, a));
+            }
+            cursor = cursor.max(b);
+        }
+        if cursor < until {
+            gaps.push((cursor, until));
+        }
+        for (from, to) in gaps {
+            // `until` is inclusive on GitHub's side.
+            let last = to - TimeDelta::seconds(1);
+            let mut url = Some(self.client.url(&format!(
+                "{}/commits?sha={}&since={}&until={}&per_page={PER_PAGE}",
+                repo_path(repo),
+                encode(default_branch),
+                encode(&github_time(from)),
+                encode(&github_time(last)),
+            )));
+            let mut commits = Vec::new();
+            while let Some(page_url) = url.take() {
+                let response = self.runtime.block_on(self.client.get(&page_url, None))?;
+                summary.mainline_requests += 1;
+                if response.status != StatusCode::OK {
+                    return Err(unexpected(&page_url, &response));
+                }
+                let page: Vec<WireCommit> = parse_json(&page_url, &response.body)?;
+                commits.extend(page.into_iter().filter_map(WireCommit::into_model));
+                url = response.next_link();
+            }
+            summary.mainline_commits += commits.len() as u64;
+            let mut store = store.lock().expect("store lock");
+            store.store_mainline(repo, &commits)?;
+            store.store_window(repo, &scope, from, to)?;
+        }
+        Ok(())
+    }
+
+    /// Asks `compare` for the fork point of every head the store has not asked about before,
+    /// concurrently within the client's limit; each answer is stored as it arrives.
+    pub fn fetch_fork_points(
+        &self,
+        store: &Arc<Mutex<Store>>,
+        repo: &Repo,
+        default_branch: &str,
+        heads: &BTreeSet<Sha>,
+        summary: &mut AncestrySummary,
+    ) -> Result<(), FetchError> {
+        let asked = store.lock().expect("store lock").asked_fork_points(repo)?;
+        let todo: Vec<Sha> = heads.difference(&asked).cloned().collect();
+        summary.fork_points_known += (heads.len() - todo.len()) as u64;
+        let client = self.client.clone();
+        let base = format!("{}/compare/{}...", repo_path(repo), encode(default_branch));
+        let requests = self.runtime.block_on(async {
+            let mut set = JoinSet::new();
+            let mut queue = todo.into_iter();
+            let mut requests = 0u64;
+            loop {
+                while set.len() < client.concurrency()
+                    && let Some(head) = queue.next()
+                {
+                    let client = client.clone();
+                    let url = client.url(&format!("{base}{}", encode(&head.0)));
+                    set.spawn(async move {
+                        let response = client.get(&url, None).await?;
+                        let fork = match response.status {
+                            StatusCode::OK => {
+                                let compare: WireCompare = parse_json(&url, &response.body)?;
+                                compare.merge_base_commit.into_model()
+                            }
+                            // A head GitHub no longer knows, or no common history.
+                            StatusCode::NOT_FOUND | StatusCode::UNPROCESSABLE_ENTITY => None,
+                            _ => return Err(unexpected(&url, &response)),
+                        };
+                        Ok::<_, FetchError>((head, fork))
+                    });
+                }
+                let Some(joined) = set.join_next().await else {
+                    break;
+                };
+                let (head, fork) = joined.expect("compare tasks do not panic")?;
+                requests += 1;
+                store
+                    .lock()
+                    .expect("store lock")
+                    .store_fork_point(repo, &head, fork.as_ref())?;
+            }
+            Ok::<_, FetchError>(requests)
+        })?;
+        summary.compare_requests += requests;
+        Ok(())
+    }
+
+    /// The changed files of merged PRs whose files the store lacks. A PR GitHub no longer knows
+    /// is skipped (its files stay unknown).
+    pub fn fetch_merge_files(
+        &self,
+        store: &Arc<Mutex<Store>>,
+        repo: &Repo,
+        prs: &BTreeSet<u64>,
+        summary: &mut AncestrySummary,
+    ) -> Result<(), FetchError> {
+        'prs: for &number in prs {
+            let known = store.lock().expect("store lock").load_pull(repo, number)?;
+            if known.as_ref().is_none_or(|p| p.files.is_some()) {
+                continue;
+            }
+            let mut url = Some(self.client.url(&format!(
+                "{}/pulls/{number}/files?per_page={PER_PAGE}",
+                repo_path(repo)
+            )));
+            let mut files = Vec::new();
+            while let Some(page_url) = url.take() {
+                let response = self.runtime.block_on(self.client.get(&page_url, None))?;
+                summary.files_requests += 1;
+                match response.status {
+                    StatusCode::OK => {}
+                    StatusCode::NOT_FOUND => continue 'prs,
+                    _ => return Err(unexpected(&page_url, &response)),
+                }
+                let page: Vec<WireFile> = parse_json(&page_url, &response.body)?;
+                for file in page {
+                    files.extend(file.previous_filename);
+                    files.push(file.filename);
+                }
+                url = response.next_link();
+            }
+            files.sort();
+            files.dedup();
+            store
+                .lock()
+                .expect("store lock")
+                .store_pull_files(repo, number, &files)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+//! Commit ancestry for the bisection: the default branch's history (`mainline`) and, per head
+//! sha of a run on another branch, the default-branch commit it forked from (`fork_points`).
+//!
+//! Both are facts about immutable commits: a fork point once asked is kept forever and never
+//! asked again (an unanswerable one, such as a head GitHub no longer knows, is kept as unknown
+//! for the same reason). Which stretches of the mainline were listed is kept in `windows` under
+//! the scope `mainline <branch>`, so a repeat survey lists only what it has not seen.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::params;
+
+use super::{Store, StoreError, from_secs, secs};
+use crate::model::{MainlineCommit, Repo, Sha, Timestamp};
+
+/// The `windows` scope under which listed stretches of `branch`'s history are recorded.
+pub fn mainline_scope(branch: &str) -> String {
+    format!("mainline {branch}")
+}
+
+impl Store {
+    /// Adds commits of the default branch's history (already known ones are kept).
+    pub fn store_mainline(
+        &mut self,
+        repo: &Repo,
+        commits: &[MainlineCommit],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO mainline (repo_id, sha, committed_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (repo_id, sha) DO NOTHING",
+            )?;
+            for c in commits {
+                insert.execute(params![repo_id, c.sha.0, secs(c.committed_at)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The default branch's history the store knows, committed before `until`, oldest first.
+    pub fn load_mainline(
+        &self,
+        repo: &Repo,
+        until: Timestamp,
+    ) -> Result<Vec<MainlineCommit>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT sha, committed_at FROM mainline WHERE repo_id = ?1 AND committed_at <= ?2
+             ORDER BY committed_at, rowid",
+        )?;
+        let rows = stmt.query_map(params![repo_id, secs(until)], |row| {
+            Ok(MainlineCommit {
+                sha: Sha(row.get(0)?),
+                committed_at: from_secs(row.get(1)?),
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Records the fork point of `head` (the merge base with the default branch, itself a
+    /// mainline commit), or that it cannot be known (`None`).
+    pub fn store_fork_point(
+        &mut self,
+        repo: &Repo,
+        head: &Sha,
+        fork: Option<&MainlineCommit>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        if let Some(fork) = fork {
+            tx.execute(
+                "INSERT INTO mainline (repo_id, sha, committed_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (repo_id, sha) DO NOTHING",
+                params![repo_id, fork.sha.0, secs(fork.committed_at)],
+            )?;
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO fork_points (repo_id, head_sha, fork_sha) VALUES (?1, ?2, ?3)",
+            params![repo_id, head.0, fork.map(|f| f.sha.0.clone())],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Head sha → fork point, for every head whose fork point is known.
+    pub fn load_fork_points(&self, repo: &Repo) -> Result<BTreeMap<Sha, Sha>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(BTreeMap::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT head_sha, fork_sha FROM fork_points WHERE repo_id = ?1 AND fork_sha IS NOT NULL",
+        )?;
+        let rows = stmt.query_map([repo_id], |row| Ok((Sha(row.get(0)?), Sha(row.get(1)?))))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Every head sha already asked about, answered or not: never asked again.
+    pub fn asked_fork_points(&self, repo: &Repo) -> Result<BTreeSet<Sha>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(BTreeSet::new());
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT head_sha FROM fork_points WHERE repo_id = ?1")?;
+        let rows = stmt.query_map([repo_id], |row| Ok(Sha(row.get(0)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
