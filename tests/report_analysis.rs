@@ -4,7 +4,10 @@
 mod report_fixture;
 
 use chrono::Duration;
-use flakestat::analysis::{AnalysisConfig, FindingKind, HitOrigin, LogGapReason, analyze};
+use flakestat::analysis::bisect::Verdict;
+use flakestat::analysis::{
+    AnalysisConfig, FindingKind, HitOrigin, ImpactStart, LogGapReason, analyze,
+};
 use flakestat::model::{RunId, SignatureId};
 use report_fixture::*;
 
@@ -30,7 +33,10 @@ fn the_story_figures_come_out_of_the_snapshot() {
     assert_eq!(w.end, snapshot.until.unwrap());
     let first = s.first_hit.as_ref().unwrap();
     assert_eq!(Some(first.run_id), story.first_hit_run);
-    assert_eq!(w.start, first.run_created_at);
+    // The bisection names #2371: the impact window starts at its merge, not at the first hit.
+    assert_eq!(w.starts_at, ImpactStart::Merge);
+    assert_eq!(Some(w.start), story.merged_at);
+    assert!(w.start < first.run_created_at);
     let expected = (s.runs_hit as f64 * 1000.0 / w.runs as f64).round() / 10.0;
     assert_eq!(w.percent, Some(expected));
 
@@ -322,4 +328,39 @@ fn runs_still_going_and_unreadable_logs_are_not_counted_as_clean() {
         "run {expired}'s expired log could be a hit"
     );
     assert_eq!(s.runs_hit, 1);
+}
+
+#[test]
+fn the_merge_that_introduced_it_is_named_with_its_evidence() {
+    let (snapshot, sigs, story) = cuda_story();
+    let data = analyze(&snapshot, &sigs, &AnalysisConfig::default());
+    let s = &data.signatures[0];
+    let b = s.bisection.as_ref().expect("a bisection");
+    assert_eq!(b.first_hit, story.first_hit_run);
+    let prs: Vec<u64> = b.suspects.iter().map(|x| x.pr).collect();
+    assert_eq!(
+        prs,
+        [2371, 2380],
+        "#2380 merged later, closer to the first hit, but touches nothing"
+    );
+    let top = &b.suspects[0];
+    assert_eq!(top.touches_paths, Some(true));
+    assert_eq!(b.suspects[1].touches_paths, Some(false));
+    assert_eq!(Some(top.merged_at), story.merged_at);
+    match b.verdict {
+        Verdict::Placed {
+            pr,
+            clean_runs_before,
+            probability,
+        } => {
+            assert_eq!(pr, 2371);
+            // Every clean run before the merge is evidence, the unknown one is not.
+            assert_eq!(clean_runs_before, story.runs_before);
+            let p = b.hit_rate().unwrap();
+            assert!((probability - (1.0 - p).powi(clean_runs_before as i32)).abs() < 1e-12);
+        }
+        ref other => panic!("{other:?}"),
+    }
+    let minutes = (b.first_hit_at.unwrap() - story.merged_at.unwrap()).num_minutes();
+    assert_eq!(b.minutes_after_top_suspect, Some(minutes));
 }

@@ -125,7 +125,26 @@ fn values_match_the_snapshot() {
     assert_eq!(w.runs, story.runs_in_impact);
     let first = s.first_hit.as_ref().unwrap();
     assert_eq!(Some(first.run_id), story.first_hit_run.map(|r| r.0));
-    assert_eq!(w.start, first.run_created_at);
+    // Placed on #2371: the window starts at its merge; the suspects ranked best first.
+    assert_eq!(w.starts_at, "merge");
+    assert_eq!(Some(w.start), story.merged_at);
+    assert_eq!(s.suspects[0].pr, 2371);
+    assert_eq!(s.suspects[0].merged_at, w.start);
+    assert_eq!(s.suspects[0].touches_paths, Some(true));
+    assert!(
+        s.suspects
+            .windows(2)
+            .all(|p| p[0].posterior >= p[1].posterior)
+    );
+    let b = s.bisection.as_ref().unwrap();
+    assert_eq!(b.verdict, "placed");
+    assert_eq!(b.pr, Some(2371));
+    assert_eq!(b.first_hit_run_id, Some(first.run_id));
+    assert_eq!(
+        b.minutes_after_merge,
+        Some((first.run_created_at - w.start).num_minutes())
+    );
+    assert!(b.probability.unwrap() < 0.05);
     let excluded: Vec<(u64, u64)> = s.excluded_runs.iter().map(|r| (r.run_id, r.pr)).collect();
     let want: Vec<(u64, u64)> = story.excluded.iter().map(|(r, pr, _)| (r.0, *pr)).collect();
     assert_eq!(excluded, want);

@@ -194,7 +194,14 @@ fn the_summary_sentence_says_what_a_careful_human_would() {
             "{} re-run to green (max {} attempts)",
             story.rerun_to_green, story.max_attempts
         ),
-        format!("0 hits in {} runs before", story.runs_before),
+        // Placed on #2371: since its merge, how long until the first hit, and the evidence.
+        format!(
+            "since #2371 merged on {}",
+            story.merged_at.unwrap().format("%Y-%m-%d %H:%M UTC")
+        ),
+        "first hit 3.0 h after #2371 merged".to_string(),
+        format!("zero hits in {} runs before #2371", story.runs_before),
+        "had the flake been there, seeing none: probability".to_string(),
         "only on python=3.14t".to_string(),
         "never on 3.12, 3.13, 3.14".to_string(),
     ] {
@@ -427,4 +434,32 @@ fn random_hostile_names_and_lines_never_break_a_table() {
             }
         }
     }
+}
+
+#[test]
+fn the_suspects_table_links_each_pr_and_escapes_its_title() {
+    let (mut snapshot, sigs, _) = cuda_story();
+    snapshot.pulls.get_mut(&2380).unwrap().title = HOSTILE.to_string();
+    let data = analyze(&snapshot, &sigs, &focused(SIG));
+    let md = markdown(&data);
+    let p = parse(&md);
+    assert_only_our_html(&p);
+    let suspects = table_with(&p, "PR", "Title");
+    let b = data.signatures[0].bisection.as_ref().unwrap();
+    assert_eq!(suspects.rows.len(), b.suspects.len());
+    assert_eq!(suspects.rows[0][0], "#2371");
+    assert_eq!(
+        suspects.links[0],
+        ["https://github.com/NVIDIA/cuda-python/pull/2371"]
+    );
+    // The hostile title stays inside its cell, whole: every row has as many cells as the header.
+    assert!(
+        suspects
+            .rows
+            .iter()
+            .all(|r| r.len() == suspects.header.len())
+    );
+    let hostile = suspects.rows.iter().find(|r| r[0] == "#2380").unwrap();
+    assert!(hostile[1].contains("a|b"), "{:?}", hostile[1]);
+    assert!(hostile[1].contains("<script>"), "{:?}", hostile[1]);
 }

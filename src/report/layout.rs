@@ -3,9 +3,10 @@
 //! `markdown.rs` and `table.rs` escape it for their medium. Nothing is computed here beyond
 //! wording and formatting the figures `ReportData` carries.
 
+use crate::analysis::bisect::{self, Bisection, Suspect, Verdict};
 use crate::analysis::{
-    DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ReportData, SignatureReport,
-    UnclassifiedGroup,
+    DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart, ReportData,
+    SignatureReport, UnclassifiedGroup,
 };
 use crate::model::Timestamp;
 
@@ -80,6 +81,91 @@ fn percent(p: Option<f64>) -> String {
         Some(p) => format!("{p:.0}%"),
         None => "n/a".to_string(),
     }
+}
+
+/// A span of minutes the way people say it: "45 min", "4.4 h", "3.2 days".
+pub fn elapsed(minutes: i64) -> String {
+    match minutes {
+        m if m < 60 => format!("{m} min"),
+        m if m < 72 * 60 => format!("{:.1} h", m as f64 / 60.0),
+        m => format!("{:.1} days", m as f64 / (24.0 * 60.0)),
+    }
+}
+
+/// A probability: two decimals, or scientific notation when small.
+pub fn probability(p: f64) -> String {
+    if p >= 0.01 {
+        format!("{p:.2}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+/// The top suspect when the bisection placed the flake on it.
+fn placed(s: &SignatureReport) -> Option<(&Bisection, &Suspect)> {
+    let b = s.bisection.as_ref()?;
+    match b.verdict {
+        Verdict::Placed { .. } => b.suspects.first().map(|top| (b, top)),
+        _ => None,
+    }
+}
+
+/// "first hit 4.4 h after #2371 merged (run N); zero hits in N runs before #2371 (had the flake
+/// been there, seeing none: probability q)", or why no merge is named.
+pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String> {
+    let b = s.bisection.as_ref()?;
+    let run = b
+        .first_hit
+        .map(|r| format!(" (run {r})"))
+        .unwrap_or_default();
+    Some(match &b.verdict {
+        Verdict::Placed {
+            pr,
+            clean_runs_before,
+            probability: q,
+        } => {
+            let mut notes = notes.to_vec();
+            notes.push(format!(
+                "had the flake been there, seeing none: probability {}",
+                probability(*q)
+            ));
+            format!(
+                "first hit {} after #{pr} merged{run}; zero hits in {} before #{pr} ({})",
+                elapsed(b.minutes_after_top_suspect.unwrap_or_default()),
+                plural(*clean_runs_before, "run", "runs"),
+                notes.join("; ")
+            )
+        }
+        Verdict::PresentBeforeWindow {
+            clean_runs_before,
+            probability: q,
+        } => format!(
+            "present since before the window: only {} before the first hit{run}, which had \
+             the flake been there would have shown no hit with probability {}; no merge named",
+            plural(*clean_runs_before, "clean run", "clean runs"),
+            probability(*q)
+        ),
+        Verdict::TooRareToPlace {
+            clean_runs_before,
+            probability: q,
+        } => format!(
+            "too rare to place on a merge: {} before the first hit{run} would have shown no hit \
+             with probability {} even had the flake been there",
+            plural(*clean_runs_before, "clean run", "clean runs"),
+            probability(*q)
+        ),
+        Verdict::NotEnoughHits { hits } => format!(
+            "not enough runs to place it on a merge: {} from the first hit on (at least {} \
+             needed for a hit rate)",
+            plural(*hits, "hit", "hits"),
+            bisect::MIN_HITS
+        ),
+        Verdict::NoCandidate => format!(
+            "no merge fits the hits (merged PRs unknown, or a hit run lacks every candidate)\
+             {run}; no merge named"
+        ),
+        Verdict::NoHits => return None,
+    })
 }
 
 fn share(hit: u64, total: u64) -> String {
@@ -223,18 +309,29 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
             "PRs (unrelated)",
             "Re-run to green",
             "First hit",
+            "Introduced by",
         ],
-        numeric: vec![true, false, true, true, true, true, true, true, false],
+        numeric: vec![
+            true, false, true, true, true, true, true, true, false, false,
+        ],
         rows: sigs
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let (runs, first) = match &s.impact_window {
-                    Some(w) => (
-                        format!("{} of {} ({})", s.runs_hit, w.runs, percent(w.percent)),
-                        date(w.start),
-                    ),
-                    None => ("n/a".to_string(), "n/a".to_string()),
+                let runs = match &s.impact_window {
+                    Some(w) => format!("{} of {} ({})", s.runs_hit, w.runs, percent(w.percent)),
+                    None => "n/a".to_string(),
+                };
+                let first = s
+                    .first_hit
+                    .as_ref()
+                    .map_or_else(|| "n/a".to_string(), |h| date(h.run_created_at));
+                let introduced = match placed(s) {
+                    Some((_, top)) => vec![Span::Link {
+                        text: format!("#{}", top.pr),
+                        url: top.url.clone(),
+                    }],
+                    None => vec![text("not placed")],
                 };
                 let title = if s.title.is_empty() {
                     vec![code(s.id.0.clone())]
@@ -254,6 +351,7 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
                     ))],
                     vec![text(s.runs_rerun_to_green.to_string())],
                     vec![text(first)],
+                    introduced,
                 ]
             })
             .collect(),
@@ -332,7 +430,13 @@ pub fn summary(s: &SignatureReport) -> Line {
         return vec![text("no hit in this window.")];
     };
     let headline = format!("{} of {} runs ({})", s.runs_hit, w.runs, percent(w.percent));
-    let mut parts: Vec<String> = vec![format!("since the first hit on {}", date(w.start))];
+    let since = match (w.starts_at, placed(s)) {
+        (ImpactStart::Merge, Some((_, top))) => {
+            format!("since #{} merged on {}", top.pr, date(w.start))
+        }
+        _ => format!("since the first hit on {}", date(w.start)),
+    };
+    let mut parts: Vec<String> = vec![since];
     let mut origins = vec![format!("{} on main", s.runs_hit_default_branch)];
     if s.runs_hit_pr > 0 {
         let unknown = s.runs_hit_pr - s.runs_hit_pr_unrelated;
@@ -391,7 +495,15 @@ pub fn summary(s: &SignatureReport) -> Line {
     if !notes.is_empty() {
         before_text.push_str(&format!(" ({})", notes.join("; ")));
     }
-    parts.push(before_text);
+    // Placed on a merge, the runs before it are the evidence: said once, with its strength.
+    match (placed(s), first_occurrence(s, &notes)) {
+        (Some(_), Some(sentence)) => parts.push(sentence),
+        (None, sentence) => {
+            parts.push(before_text);
+            parts.extend(sentence);
+        }
+        (Some(_), None) => parts.push(before_text),
+    }
     parts.extend(matrix_phrases(&s.findings));
     let excluded = s.excluded_runs.len();
     if excluded > 0 {
@@ -587,7 +699,15 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         });
         l.push(text(format!(" (run {}, attempt {}, ", h.run_id, h.attempt)));
         l.extend(origin_cell(h));
-        l.push(text(")."));
+        l.push(text(")"));
+        if let Some((b, top)) = placed(s) {
+            l.push(text(format!(
+                ", {} after #{} merged",
+                elapsed(b.minutes_after_top_suspect.unwrap_or_default()),
+                top.pr
+            )));
+        }
+        l.push(text("."));
         facts.push(l);
     }
     facts.push(vec![text(format!(
@@ -601,8 +721,12 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         s.runs_hit_still_failing
     ))]);
     if s.impact_window.is_some() {
+        let before = match (s.impact_window.as_ref().map(|w| w.starts_at), placed(s)) {
+            (Some(ImpactStart::Merge), Some((_, top))) => format!("#{} merged", top.pr),
+            _ => "the first hit".to_string(),
+        };
         let mut l = format!(
-            "Before the first hit: {} clean runs of the same workflows",
+            "Before {before}: {} clean runs of the same workflows",
             s.clean_runs_before
         );
         if let Some(t) = s.before_from {
@@ -658,6 +782,8 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         ]);
     }
     blocks.push(Block::Bullets(facts));
+
+    blocks.extend(first_occurrence_section(s));
 
     if !s.dimensions.is_empty() {
         blocks.push(Block::Heading(3, vec![text("Where in the job matrix")]));
@@ -774,5 +900,88 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
             }),
         ));
     }
+    blocks
+}
+
+fn yes_no(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    }
+}
+
+/// The verdict, the evidence it rests on, and every merge still in the running.
+fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
+    let (Some(b), Some(sentence)) = (&s.bisection, first_occurrence(s, &[])) else {
+        return Vec::new();
+    };
+    let mut blocks = vec![Block::Heading(
+        3,
+        vec![text("First occurrence relative to merges")],
+    )];
+    let mut first = sentence;
+    if let Some(c) = first.get(..1) {
+        first = c.to_uppercase() + &first[1..];
+    }
+    blocks.push(Block::Paragraph(vec![text(format!("{first}."))]));
+    if b.suspects.is_empty() {
+        return blocks;
+    }
+    blocks.push(Block::Paragraph(vec![text(format!(
+        "Hit rate from the first hit on: {} of {} runs ({}). For each merge before the first \
+         hit, its likelihood is the chance of the clean runs that included it, (1 − p)^k; a \
+         merge that changed files matching the paths weighs {}×, one that changed a failing \
+         test's file {}×. A hit run that lacked a merge rules it out; merges with likelihood \
+         below {} are not listed.",
+        b.hits_after,
+        b.runs_after,
+        percent(b.hit_rate().map(|p| (p * 1000.0).round() / 10.0)),
+        bisect::PATHS_WEIGHT,
+        bisect::TESTS_WEIGHT,
+        bisect::RULED_OUT
+    ))]));
+    let rows: Vec<Vec<Line>> = b
+        .suspects
+        .iter()
+        .map(|x| {
+            let mut after = x.clean_runs_after.to_string();
+            if x.unknown_runs_after > 0 {
+                after.push_str(&format!(" (+{} unknown)", x.unknown_runs_after));
+            }
+            vec![
+                vec![Span::Link {
+                    text: format!("#{}", x.pr),
+                    url: x.url.clone(),
+                }],
+                vec![text(x.title.clone())],
+                vec![text(date(x.merged_at))],
+                vec![text(yes_no(x.touches_paths))],
+                vec![text(yes_no(x.touches_tests))],
+                vec![text(after)],
+                vec![text(probability(x.likelihood))],
+                vec![text(format!("{:.0}%", x.posterior * 100.0))],
+            ]
+        })
+        .collect();
+    let n = rows.len();
+    blocks.push(collapse(
+        "Suspect merges",
+        n,
+        Block::Table(Table {
+            headers: vec![
+                "PR",
+                "Title",
+                "Merged",
+                "Touches paths",
+                "Touches tests",
+                "Clean runs after",
+                "Likelihood",
+                "Share",
+            ],
+            numeric: vec![false, false, false, false, false, true, true, true],
+            rows,
+        }),
+    ));
     blocks
 }

@@ -256,6 +256,16 @@ pub struct Story {
     pub unmatched_jobs: u64,
     pub expired_jobs: u64,
     pub tests: std::collections::BTreeMap<String, u64>,
+    /// When the PR that introduced the flake (#2371) merged.
+    pub merged_at: Option<Timestamp>,
+}
+
+/// Marks a PR merged into main at `at`, with a merge commit of its own.
+pub fn merge(b: &mut Builder, number: u64, at: Timestamp) {
+    let pull = b.snapshot.pulls.get_mut(&number).expect("the PR exists");
+    pull.state = "closed".into();
+    pull.merged_at = Some(at);
+    pull.merge_commit_sha = Some(Sha(format!("{:040x}", 0xfeed_0000 + number)));
 }
 
 pub const HOSTILE: &str = "E | a|b | `tick` ``x`` <script>alert(1)</script> \u{1b}[31mred\u{1b}[0m\n# not a heading\n- not a list &amp; [x](javascript:alert(1)) \\| end";
@@ -313,6 +323,10 @@ pub fn cuda_story() -> (Snapshot, Vec<SignatureInfo>, Story) {
     t += hour;
     let r = b.run(t, From::Mirror(related_pr), &[matrix(&[])]);
     story.excluded.push((r, related_pr, false));
+    // #2371 merges; an unrelated merge (#2380) lands after it, just before the first hit.
+    story.merged_at = Some(t + hour);
+    merge(&mut b, related_pr, t + hour);
+    merge(&mut b, 2380, t + hour * 3);
     t += hour * 4;
 
     // The impact window: 40 runs, hits at chosen places.
