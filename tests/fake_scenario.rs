@@ -231,6 +231,40 @@ fn readme_figures_match_the_generated_data() {
 }
 
 #[test]
+fn expected_constants_match_the_generated_data() {
+    use flakestat::fake::scenario::cuda_python::expected as e;
+    let f = facts(dataset());
+    let n = |k: &str| f[k].parse::<usize>().unwrap();
+    assert_eq!(n("runs"), e::RUNS);
+    assert_eq!(
+        n("completed runs after the merge (related PR excluded)"),
+        e::RUNS_AFTER_MERGE
+    );
+    assert_eq!(
+        n("runs up to the merge (related PR excluded)"),
+        e::RUNS_UP_TO_MERGE
+    );
+    assert_eq!(n("runs with a flake hit"), e::HIT_RUNS);
+    assert_eq!(n("hit runs on main"), e::HIT_RUNS_ON_MAIN);
+    assert_eq!(n("hit runs on pull requests"), e::HIT_RUNS_ON_PRS);
+    assert_eq!(n("hit runs re-run to green"), e::HIT_RUNS_RERUN_TO_GREEN);
+    assert_eq!(n("most attempts of a hit run"), e::MOST_ATTEMPTS as usize);
+    assert_eq!(
+        n("flaky job executions (related PR excluded)"),
+        e::FLAKY_JOBS
+    );
+    assert_eq!(
+        n("related PR runs failing with the assertion"),
+        e::RELATED_PR_HIT_RUNS
+    );
+    assert_eq!(t(&f["first hit"]), t(e::FIRST_HIT));
+    assert_eq!(t(&f["#2371 merged at"]), t(e::CULPRIT_MERGED_AT));
+    assert_eq!(n("failed jobs"), e::FAILED_JOBS);
+    assert_eq!(n("expired logs (410)"), e::EXPIRED_LOGS);
+    assert_eq!(n("failed jobs without a log (404)"), e::MISSING_LOGS);
+}
+
+#[test]
 fn generation_is_deterministic() {
     let again = Dataset::load(&dir()).unwrap();
     assert!(again == *dataset(), "two loads differ");
@@ -515,4 +549,149 @@ fn dump_logs() {
             std::fs::write(out.join(format!("{}.log", job.id)), text).unwrap();
         }
     }
+}
+
+/// GET over a raw connection; returns status, headers (lower-case names) and body.
+async fn http_get(url: &str) -> (u16, Vec<(String, String)>, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
+
+#[tokio::test]
+async fn the_scenario_is_served_over_http() {
+    let ds = dataset().clone();
+    let since = t("2026-06-15T00:00:00Z");
+    let expected = ds.runs.iter().filter(|r| r.run.created_at >= since).count();
+    let gh = flakestat::fake::FakeGitHub::start(ds, flakestat::fake::Faults::default())
+        .await
+        .unwrap();
+    let mut url = Some(format!(
+        "{}/repos/NVIDIA/cuda-python/actions/workflows/ci.yml/runs?created=%3E%3D2026-06-15&per_page=100",
+        gh.api_url()
+    ));
+    let mut ids = Vec::new();
+    while let Some(u) = url.take() {
+        let (status, headers, body) = http_get(&u).await;
+        assert_eq!(status, 200);
+        let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(page["total_count"].as_u64().unwrap() as usize, expected);
+        ids.extend(
+            page["workflow_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_u64().unwrap()),
+        );
+        url = headers
+            .iter()
+            .find(|(k, _)| k == "link")
+            .and_then(|(_, v)| v.split(", ").find(|p| p.ends_with("rel=\"next\"")))
+            .map(|p| {
+                p.split(';')
+                    .next()
+                    .unwrap()
+                    .trim_matches(['<', '>'])
+                    .to_string()
+            });
+    }
+    assert_eq!(ids.len(), expected);
+    // A flaky job's log arrives through the redirect, byte for byte.
+    let (job, text) = dataset()
+        .jobs()
+        .find_map(|j| {
+            log_text(dataset(), j)
+                .filter(|l| l.contains(FLAKE_MESSAGE))
+                .map(|l| (j.id, l))
+        })
+        .unwrap();
+    let (status, headers, _) = http_get(&format!(
+        "{}/repos/NVIDIA/cuda-python/actions/jobs/{job}/logs",
+        gh.api_url()
+    ))
+    .await;
+    assert_eq!(status, 302);
+    let location = &headers.iter().find(|(k, _)| k == "location").unwrap().1;
+    let (status, _, body) = http_get(location).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, text);
+}
+
+#[tokio::test]
+async fn a_day_later_brings_new_runs_a_completion_and_a_rerun() {
+    use flakestat::fake::scenario::cuda_python::a_day_later;
+    let mut ds = dataset().clone();
+    let before_now = ds.now;
+    let before_runs = ds.runs.len();
+    let change = a_day_later(&mut ds);
+    assert_eq!(ds.now, before_now + TimeDelta::days(1));
+    assert_eq!(ds.runs.len(), before_runs + 2);
+    assert!(ds.runs.iter().all(|r| r.run.is_completed()));
+
+    let completed = ds.run(change.completed).unwrap();
+    assert_eq!(completed.run.conclusion.as_deref(), Some("failure"));
+    let flaky: Vec<&Job> = completed
+        .all_jobs()
+        .into_iter()
+        .filter(|j| is_flake(&ds, j))
+        .collect();
+    assert_eq!(flaky.len(), 1);
+    assert!(flaky[0].name.contains("3.14t"));
+    let text = log_text(&ds, flaky[0]).unwrap();
+    assert!(text.contains(&format!("Complete job name: {}", flaky[0].name)));
+    let first_stamp = t(&text.trim_start_matches('\u{feff}')[..28]);
+    assert!(first_stamp < flaky[0].started_at.unwrap());
+
+    let rerun = ds.run(change.rerun).unwrap();
+    let old = dataset().run(change.rerun).unwrap();
+    assert_eq!(rerun.run.run_attempt, old.run.run_attempt + 1);
+    assert_eq!(rerun.run.conclusion.as_deref(), Some("success"));
+    assert!(rerun.run.created_at < before_now && rerun.run.updated_at > before_now);
+
+    assert_eq!(change.new_runs.len(), 2);
+    assert_eq!(change.new_hits.len(), 1);
+    for id in &change.new_runs {
+        let r = ds.run(*id).unwrap();
+        assert!(r.run.created_at > before_now && r.run.created_at <= ds.now);
+        assert!(ds.commit(&r.run.head_sha.0).is_some());
+        let hit = r.all_jobs().iter().any(|j| is_flake(&ds, j));
+        assert_eq!(hit, change.new_hits.contains(id));
+    }
+    let merge = ds.run(change.new_runs[0]).unwrap();
+    assert_eq!(ds.resolve_ref("main").unwrap(), merge.run.head_sha);
+
+    // Served: a created-filtered listing since the old `now` shows the new runs, not the re-run.
+    let gh = flakestat::fake::FakeGitHub::start(ds, flakestat::fake::Faults::default())
+        .await
+        .unwrap();
+    let since = before_now.format("%Y-%m-%dT%H:%M:%SZ");
+    let (_, _, body) = http_get(&format!(
+        "{}/repos/NVIDIA/cuda-python/actions/runs?created=%3E%3D{since}",
+        gh.api_url()
+    ))
+    .await;
+    let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let ids: BTreeSet<u64> = page["workflow_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    let expected: BTreeSet<u64> = change.new_runs.iter().map(|r| r.0).collect();
+    assert_eq!(ids, expected);
 }

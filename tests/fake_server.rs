@@ -828,3 +828,135 @@ fn dataset_json_round_trip() {
     let err = Dataset::load(empty.path()).unwrap_err().to_string();
     assert!(err.contains("scenario.toml"), "{err}");
 }
+
+#[tokio::test]
+async fn workflows_rate_limit_and_the_enterprise_prefix() {
+    let faults = Faults {
+        rate_limit: Some(2),
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start(synthetic(&spec(3)), faults)
+        .await
+        .unwrap();
+    let api = gh.api_url();
+    let list = get(&format!("{api}/api/v3/repos/octo/demo/actions/workflows")).await;
+    assert_eq!(list.status, 200);
+    let body = list.json();
+    assert_eq!(body["total_count"], 1);
+    assert_eq!(body["workflows"][0]["path"], ".github/workflows/ci.yml");
+    let one = get(&format!("{api}/repos/octo/demo/actions/workflows/ci.yml")).await;
+    assert_eq!(one.json()["id"], 1001);
+    assert_eq!(gh.request_count(RouteKind::Workflows), 2);
+    // The budget (2) is spent; /rate_limit still answers, and costs nothing.
+    assert_eq!(get(&format!("{api}/repos/octo/demo")).await.status, 403);
+    for _ in 0..2 {
+        let rate = get(&format!("{api}/rate_limit")).await;
+        assert_eq!(rate.status, 200);
+        assert_eq!(rate.json()["resources"]["core"]["remaining"], 0);
+        assert_eq!(rate.json()["resources"]["core"]["limit"], 2);
+    }
+    assert_eq!(gh.request_count(RouteKind::RateLimit), 2);
+}
+
+#[tokio::test]
+async fn expired_log_body_matches_github() {
+    let gh = start(5).await;
+    let job = gh.dataset().run(synthetic_run_id(4)).unwrap().attempts[0].jobs[0].id;
+    gh.set_log(job, FakeLog::Expired);
+    let gone = get(&format!(
+        "{}/repos/octo/demo/actions/jobs/{job}/logs",
+        gh.api_url()
+    ))
+    .await
+    .json();
+    assert_eq!(gone["message"], "Server Error");
+    assert!(
+        gone["documentation_url"]
+            .as_str()
+            .unwrap()
+            .ends_with("#download-job-logs-for-a-workflow-run")
+    );
+}
+
+#[test]
+fn attempt_listing_keeps_duplicate_names_within_an_attempt() {
+    let mut ds = synthetic(&spec(10));
+    let run = ds.run_mut(synthetic_run_id(9)).unwrap();
+    for attempt in &mut run.attempts {
+        for job in &mut attempt.jobs {
+            job.name = "same".into();
+        }
+    }
+    let run = ds.run(synthetic_run_id(9)).unwrap();
+    assert_eq!(run.jobs_at(2).len(), 4, "attempt 2 re-ran all four jobs");
+    assert!(run.jobs_at(2).iter().all(|j| j.run_attempt == 2));
+    assert_eq!(run.jobs_at(1).len(), 4);
+    assert_eq!(run.all_jobs().len(), 8);
+}
+
+#[tokio::test]
+async fn pulls_default_direction_depends_on_sort() {
+    let mut ds = synthetic(&spec(3));
+    for n in 1..=3 {
+        add_pull(&mut ds, n, false);
+    }
+    let gh = FakeGitHub::start(ds, Faults::default()).await.unwrap();
+    let numbers = |q: &'static str| {
+        let url = format!("{}/repos/octo/demo/pulls?state=all&{q}", gh.api_url());
+        async move {
+            get(&url)
+                .await
+                .json()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["number"].as_u64().unwrap())
+                .collect::<Vec<_>>()
+        }
+    };
+    // add_pull: updated_at grows with the number; created_at is the same, ties by number.
+    assert_eq!(numbers("sort=updated").await, vec![1, 2, 3]);
+    assert_eq!(numbers("sort=updated&direction=desc").await, vec![3, 2, 1]);
+    assert_eq!(numbers("").await, vec![3, 2, 1]);
+}
+
+#[tokio::test]
+async fn limits_can_answer_429() {
+    let faults = Faults {
+        rate_limit: Some(1),
+        rate_limit_status: 429,
+        secondary_limit_every: Some(2),
+        secondary_limit_status: 429,
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start(synthetic(&spec(3)), faults)
+        .await
+        .unwrap();
+    let url = format!("{}/repos/octo/demo", gh.api_url());
+    assert_eq!(get(&url).await.status, 200);
+    let secondary = get(&url).await;
+    assert_eq!(secondary.status, 429);
+    assert!(secondary.header("retry-after").is_some());
+    let exhausted = get(&url).await;
+    assert_eq!(exhausted.status, 429);
+    assert_eq!(exhausted.header("x-ratelimit-remaining"), Some("0"));
+}
+
+#[tokio::test]
+async fn dropping_the_server_closes_both_listeners() {
+    let gh = start(2).await;
+    let (api, logs) = (gh.api_url(), gh.log_host_url());
+    assert_eq!(get(&format!("{api}/repos/octo/demo")).await.status, 200);
+    drop(gh);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        request("GET", &format!("{api}/repos/octo/demo"), &[], None)
+            .await
+            .is_err()
+    );
+    assert!(
+        request("GET", &format!("{logs}/logs/1"), &[], None)
+            .await
+            .is_err()
+    );
+}

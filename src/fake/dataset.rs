@@ -344,16 +344,23 @@ impl FakeRun {
         self.attempts.iter().find(|a| a.attempt == n)
     }
 
-    /// The jobs an attempt's listing shows: the attempt's own jobs plus, for each job name it did
-    /// not re-run, that job from the most recent earlier attempt.
+    /// The jobs an attempt's listing shows: the attempt's own jobs plus, from earlier attempts,
+    /// the jobs whose name no later attempt (up to `n`) re-ran.
     pub fn jobs_at(&self, n: u32) -> Vec<&Job> {
-        let mut by_name: BTreeMap<&str, &Job> = BTreeMap::new();
-        for attempt in self.attempts.iter().filter(|a| a.attempt <= n) {
-            for job in &attempt.jobs {
-                by_name.insert(job.name.as_str(), job);
-            }
+        let mut rerun: BTreeSet<&str> = BTreeSet::new();
+        let mut jobs: Vec<&Job> = Vec::new();
+        let mut attempts: Vec<&FakeAttempt> =
+            self.attempts.iter().filter(|a| a.attempt <= n).collect();
+        attempts.sort_by_key(|a| std::cmp::Reverse(a.attempt));
+        for attempt in attempts {
+            jobs.extend(
+                attempt
+                    .jobs
+                    .iter()
+                    .filter(|j| !rerun.contains(j.name.as_str())),
+            );
+            rerun.extend(attempt.jobs.iter().map(|j| j.name.as_str()));
         }
-        let mut jobs: Vec<&Job> = by_name.into_values().collect();
         jobs.sort_by_key(|j| j.id);
         jobs
     }

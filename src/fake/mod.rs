@@ -1,12 +1,34 @@
 //! A fake GitHub REST API on 127.0.0.1, for tests, benchmarks and `survey --replay`.
 //!
 //! [`FakeGitHub`] serves a [`Dataset`] over real HTTP/1.1 the way GitHub's OpenAPI description
-//! and `shared/GITHUB.md` say: run listings with the `created` filter and the 1,000-result cap,
-//! attempts, jobs (`filter=latest|all`), job logs behind a 302 to a second listener, pull
-//! requests and their files, commits and compare, issue comments; `Link` pagination, rate-limit
-//! headers, ETags and 304s, auth, and deterministic fault injection ([`Faults`]).
-//! [`scenario`] builds the bundled datasets (`fixtures/<scenario>/`). Nothing here is used by the
-//! product's own code paths except `--replay`, which starts this server.
+//! and `shared/GITHUB.md` say: run listings (`/actions/runs`, `/actions/workflows/{id|file}/runs`)
+//! with the `created`, `event`, `branch`, `status`, `head_sha` filters and the 1,000-result cap,
+//! runs and attempts, jobs (`filter=latest|all`, per attempt), job logs behind a 302 to a second
+//! listener that records whether a token arrived, pull requests and their files, commits and
+//! compare over the dataset's commit graph, issue comments; `Link` pagination with absolute URLs,
+//! rate-limit headers and budgets, ETags and free 304s, auth, and deterministic fault injection
+//! ([`Faults`]). Paths under `/api/v3` (GitHub Enterprise Server) are served too.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
+//! let dataset = Dataset::load("fixtures/cuda-python-flake".as_ref())?;
+//! let github = FakeGitHub::start(dataset, Faults::default()).await?;
+//! let api = github.api_url(); // point the client's base URL here
+//! // ... run the code under test ...
+//! assert!(github.requests().iter().all(|r| r.kind != RouteKind::LogBlob || !r.authorization));
+//! # Ok(()) }
+//! ```
+//!
+//! [`scenario`] builds datasets: a small regular one for tests ([`scenario::synthetic`]) and the
+//! bundled `fixtures/<scenario>/` folders ([`scenario::cuda_python`]). Nothing here is used by the
+//! product's own code paths except `--replay`, which starts this server
+//! ([`FakeGitHub::start_blocking`] when the caller has no runtime).
+//!
+//! Simplifications, where GitHub's behaviour does not matter to flakestat: one repository per
+//! server; job steps and runner labels are derived from the job's name and conclusion; the
+//! secondary limit is only injected, never triggered by concurrency; comments get timestamps from
+//! the dataset's `now`, not the clock.
 
 mod created;
 mod dataset;

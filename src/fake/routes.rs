@@ -15,6 +15,10 @@ use crate::model::{Job, JobId, RunId, Sha, Timestamp};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RouteKind {
     Repo,
+    /// `/actions/workflows` and `/actions/workflows/{id|file}`.
+    Workflows,
+    /// `/rate_limit`: free, as on GitHub.
+    RateLimit,
     ListRuns,
     Run,
     RunAttempt,
@@ -38,6 +42,8 @@ pub enum RouteKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Route {
     Repo,
+    ListWorkflows,
+    Workflow(String),
     ListRuns { workflow: Option<String> },
     Run(RunId),
     RunAttempt(RunId, u32),
@@ -59,6 +65,7 @@ impl Route {
     pub(crate) fn kind(&self) -> RouteKind {
         match self {
             Route::Repo => RouteKind::Repo,
+            Route::ListWorkflows | Route::Workflow(_) => RouteKind::Workflows,
             Route::ListRuns { .. } => RouteKind::ListRuns,
             Route::Run(_) => RouteKind::Run,
             Route::RunAttempt(..) => RouteKind::RunAttempt,
@@ -96,6 +103,8 @@ pub(crate) fn parse_route(method: &str, path: &str) -> Option<(String, String, R
     let route = match rest {
         [] if get => Route::Repo,
         ["actions", "runs"] if get => Route::ListRuns { workflow: None },
+        ["actions", "workflows"] if get => Route::ListWorkflows,
+        ["actions", "workflows", w] if get => Route::Workflow(percent_decode(w)),
         ["actions", "workflows", w, "runs"] if get => Route::ListRuns {
             workflow: Some(percent_decode(w)),
         },
@@ -212,7 +221,7 @@ impl Reply {
         Reply {
             status,
             content_type: "application/json; charset=utf-8",
-            body: serde_json::to_vec_pretty(value).expect("JSON values always serialize"),
+            body: serde_json::to_vec(value).expect("JSON values always serialize"),
             headers: Vec::new(),
         }
     }
@@ -255,6 +264,25 @@ pub(crate) struct Ctx<'a> {
 pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
     match route {
         Route::Repo => Reply::json(200, &repo_full_json(ds, ctx.api)),
+        Route::ListWorkflows => {
+            let workflows = workflows(ds);
+            let items: Vec<Value> = workflows
+                .iter()
+                .map(|r| workflow_json(ds, r, ctx.api))
+                .collect();
+            let (range, link) = page_window(items.len(), usize::MAX, ctx);
+            with_link(
+                Reply::json(
+                    200,
+                    &json!({"total_count": items.len(), "workflows": items[range].to_vec()}),
+                ),
+                link,
+            )
+        }
+        Route::Workflow(w) => match workflows(ds).into_iter().find(|r| workflow_matches(r, w)) {
+            Some(r) => Reply::json(200, &workflow_json(ds, r, ctx.api)),
+            None => Reply::not_found(),
+        },
         Route::ListRuns { workflow } => list_runs(ds, workflow.as_deref(), ctx),
         Route::Run(id) => match ds.run(*id) {
             Some(run) => Reply::json(200, &run_json(ds, run, None, ctx.api)),
@@ -305,9 +333,11 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
                     reply = reply.header("location", (ctx.log_url)(*id));
                     reply
                 }
+                // What github.com answers for a log past retention (seen in the wild: the
+                // message really is "Server Error").
                 Some(FakeLog::Expired) => Reply::error(
                     410,
-                    "Gone",
+                    "Server Error",
                     "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
                 ),
                 Some(FakeLog::Missing) | None => Reply::error(
@@ -626,6 +656,39 @@ fn list_runs(ds: &Dataset, workflow: Option<&str>, ctx: &Ctx<'_>) -> Reply {
     )
 }
 
+/// One run per workflow: the workflows the dataset's runs belong to, by id.
+fn workflows(ds: &Dataset) -> Vec<&crate::model::Run> {
+    let mut by_id: BTreeMap<u64, &crate::model::Run> = BTreeMap::new();
+    for r in &ds.runs {
+        by_id.entry(r.run.workflow_id.0).or_insert(&r.run);
+    }
+    by_id.into_values().collect()
+}
+
+fn workflow_json(ds: &Dataset, r: &crate::model::Run, api: &str) -> Value {
+    let repo = &ds.repo;
+    let id = r.workflow_id.0;
+    let first = ds
+        .runs
+        .iter()
+        .filter(|x| x.run.workflow_id == r.workflow_id)
+        .map(|x| x.run.created_at)
+        .min()
+        .unwrap_or(ds.now);
+    json!({
+        "id": id,
+        "node_id": format!("W_kwDO{}", &fake_sha(&format!("workflow {id}"))[..10]),
+        "name": r.workflow_name,
+        "path": r.workflow_path,
+        "state": "active",
+        "created_at": ts(first),
+        "updated_at": ts(first),
+        "url": format!("{api}/repos/{repo}/actions/workflows/{id}"),
+        "html_url": format!("https://github.com/{repo}/blob/{}/{}", ds.default_branch, r.workflow_path),
+        "badge_url": format!("https://github.com/{repo}/workflows/{}/badge.svg", r.workflow_name),
+    })
+}
+
 fn workflow_matches(run: &crate::model::Run, w: &str) -> bool {
     w.parse::<u64>().is_ok_and(|id| run.workflow_id.0 == id)
         || run.workflow_path.rsplit('/').next() == Some(w)
@@ -666,9 +729,9 @@ fn list_pulls(ds: &Dataset, ctx: &Ctx<'_>) -> Reply {
         }
     };
     pulls.sort_by_key(|p| key(p));
-    // GitHub's default direction is desc, except asc for sort=created given explicitly... keep
-    // it simple: desc unless asked otherwise.
-    if q.get("direction").unwrap_or("desc") == "desc" {
+    // GitHub: "Default: desc when sort is created or sort is not specified, otherwise asc."
+    let default_direction = if sort == "created" { "desc" } else { "asc" };
+    if q.get("direction").unwrap_or(default_direction) == "desc" {
         pulls.reverse();
     }
     let items: Vec<Value> = pulls

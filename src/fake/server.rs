@@ -35,6 +35,8 @@ pub struct Faults {
     pub secondary_limit_every: Option<u32>,
     /// The `retry-after` value, in seconds.
     pub retry_after_secs: u64,
+    /// The status of a secondary-limit answer: 403 (default) or 429, both seen on GitHub.
+    pub secondary_limit_status: u16,
     /// The budget of authenticated requests per window (GitHub: 5,000/h). Once spent, requests
     /// are answered 403 with `x-ratelimit-remaining: 0` until the window resets. `None`: 5,000.
     pub rate_limit: Option<u32>,
@@ -42,6 +44,8 @@ pub struct Faults {
     pub anonymous_rate_limit: Option<u32>,
     /// How long after its first request a budget window resets (`x-ratelimit-reset`).
     pub rate_limit_window: Duration,
+    /// The status of an exhausted-budget answer: 403 (default) or 429, both seen on GitHub.
+    pub rate_limit_status: u16,
     /// How long a log redirect URL stays valid (GitHub: about a minute).
     pub log_url_ttl: Duration,
 }
@@ -54,9 +58,11 @@ impl Default for Faults {
             drop_every: None,
             secondary_limit_every: None,
             retry_after_secs: 1,
+            secondary_limit_status: 403,
             rate_limit: None,
             anonymous_rate_limit: None,
             rate_limit_window: Duration::from_secs(3600),
+            rate_limit_status: 403,
             log_url_ttl: Duration::from_secs(60),
         }
     }
@@ -444,8 +450,15 @@ async fn serve_api(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
-    let parsed = routes::parse_route(&method, &path);
-    let kind = parsed.as_ref().map_or(RouteKind::Unknown, |p| p.2.kind());
+    // GitHub Enterprise Server roots the API at /api/v3: accept both.
+    let api_path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
+    let rate_limit_route = method == "GET" && api_path == "/rate_limit";
+    let parsed = routes::parse_route(&method, &api_path);
+    let kind = match &parsed {
+        Some(p) => p.2.kind(),
+        None if rate_limit_route => RouteKind::RateLimit,
+        None => RouteKind::Unknown,
+    };
     let who = caller(&shared.lock().dataset, &req);
     let body = if method == "GET" {
         Bytes::new()
@@ -511,7 +524,7 @@ async fn serve_api(
         }
     } else if every(n, faults.secondary_limit_every) {
         let mut r = Reply::error(
-            403,
+            faults.secondary_limit_status,
             "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID FAKE:0000.",
             "/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
         );
@@ -542,6 +555,7 @@ async fn serve_api(
             &body,
             if_none_match.as_deref(),
             faults.log_url_ttl.as_secs().max(1),
+            faults.rate_limit_status,
         )
     };
     let budget = if anonymous {
@@ -577,6 +591,7 @@ fn answer_api(
     body: &[u8],
     if_none_match: Option<&str>,
     log_ttl: u64,
+    limit_status: u16,
 ) -> Reply {
     if matches!(who, Caller::BadToken) {
         return Reply::error(401, "Bad credentials", "");
@@ -584,15 +599,29 @@ fn answer_api(
     if ds.auth.require_token && matches!(who, Caller::Anonymous) {
         return Reply::error(401, "Requires authentication", "");
     }
+    if parsed.is_none() && path.trim_start_matches("/api/v3") == "/rate_limit" {
+        // Free: GitHub does not count it.
+        let core = serde_json::json!({
+            "limit": limit,
+            "remaining": limit.saturating_sub(budget.used),
+            "reset": budget.reset,
+            "used": budget.used.min(limit),
+            "resource": "core",
+        });
+        return Reply::json(
+            200,
+            &serde_json::json!({"resources": {"core": core}, "rate": core}),
+        );
+    }
     if budget.used >= limit {
         let mut r = Reply::error(
-            403,
+            limit_status,
             "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID FAKE:0001.",
             "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
         );
         if matches!(who, Caller::Anonymous) {
             r = Reply::error(
-                403,
+                limit_status,
                 "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)",
                 "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
             );

@@ -8,13 +8,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use chrono::{DateTime, TimeDelta, Timelike, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::fake::dataset::{
     Dataset, DatasetError, FakeAttempt, FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
 };
 use crate::fake::routes::{fake_sha, job_labels};
 use crate::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+
+mod catalog;
+mod day_later;
+mod logs;
+
+use catalog::{CATALOG, FOLLOW_UPS, USERS};
+pub use day_later::{DayLater, a_day_later};
+use logs::{LogContext, Templates, load_templates, render_log};
 
 /// The pull request that introduced the flake.
 pub const CULPRIT_PR: u64 = 2371;
@@ -30,6 +38,38 @@ pub const FLAKE_TEST_FILE: &str = "cuda_core/tests/graph/test_graph_definition_l
 pub const WORKFLOW_PATH: &str = ".github/workflows/ci.yml";
 /// The title of the PR that renamed the test jobs (old style before it, new style after).
 pub const RENAME_TITLE: &str = "CI: spell out Python, CUDA and GPU in test job names";
+
+/// The figures the bundled folder (`fixtures/cuda-python-flake`, seed 11) produces, for other
+/// tests to assert against. `tests/fake_scenario.rs` counts each one from the data (reading
+/// logs, not the generator's plan) and fails when one is stale. "Hit": a failed job whose log
+/// holds [`FLAKE_MESSAGE`]; [`RELATED_PR`]'s runs are excluded unless said otherwise.
+pub mod expected {
+    /// Every run, the one in progress included.
+    pub const RUNS: usize = 386;
+    /// Runs created after #2371 merged, completed.
+    pub const RUNS_AFTER_MERGE: usize = 77;
+    /// Runs created up to #2371's merge.
+    pub const RUNS_UP_TO_MERGE: usize = 304;
+    /// Runs with a hit in any attempt.
+    pub const HIT_RUNS: usize = 16;
+    pub const HIT_RUNS_ON_MAIN: usize = 5;
+    pub const HIT_RUNS_ON_PRS: usize = 11;
+    /// Hit runs whose latest attempt is green.
+    pub const HIT_RUNS_RERUN_TO_GREEN: usize = 7;
+    pub const MOST_ATTEMPTS: u32 = 6;
+    /// Failed job executions (every attempt) whose log holds the assertion.
+    pub const FLAKY_JOBS: usize = 24;
+    /// The related PR's runs whose logs hold the assertion.
+    pub const RELATED_PR_HIT_RUNS: usize = 3;
+    /// The first hit run's `created_at`.
+    pub const FIRST_HIT: &str = "2026-07-15T21:18:53Z";
+    pub const CULPRIT_MERGED_AT: &str = "2026-07-15T16:52:00Z";
+    /// Failed jobs, every attempt, every cause.
+    pub const FAILED_JOBS: usize = 44;
+    pub const EXPIRED_LOGS: usize = 3;
+    /// Failed jobs without a log (404).
+    pub const MISSING_LOGS: usize = 1;
+}
 
 const WORKFLOW_ID: u64 = 104_315_042;
 const START: &str = "2026-05-20T00:00:00Z";
@@ -222,180 +262,6 @@ fn file(name: &str, status: &str) -> FakeFile {
         deletions: name.len() as u64 % 11,
     }
 }
-
-/// Titles and (space-separated) files of ordinary pull requests: none goes near the graph code or
-/// its tests.
-const CATALOG: &[(&str, &str)] = &[
-    (
-        "Add Stream.wait_event timeout argument",
-        "cuda_core/cuda/core/_stream.pyx cuda_core/tests/test_stream.py",
-    ),
-    (
-        "pathfinder: find nvvm in conda layouts",
-        "cuda_pathfinder/cuda/pathfinder/_dynamic_libs/find_nvidia_dynamic_lib.py cuda_pathfinder/tests/test_find_nvidia_dynamic_lib.py",
-    ),
-    (
-        "Regenerate bindings for CUDA 13.0.2",
-        "cuda_bindings/cuda/bindings/driver.pyx.in cuda_bindings/cuda/bindings/runtime.pyx.in cuda_bindings/cuda/bindings/cydriver.pxd.in",
-    ),
-    (
-        "docs: fix the LaunchConfig example",
-        "cuda_core/docs/source/getting-started.rst",
-    ),
-    (
-        "Cache device attributes in Device.properties",
-        "cuda_core/cuda/core/_device.pyx cuda_core/tests/test_device.py",
-    ),
-    (
-        "CI: bump actions/setup-python",
-        ".github/workflows/test-wheel-linux.yml .github/workflows/test-wheel-windows.yml",
-    ),
-    (
-        "Support NVRTC precompiled headers in Program",
-        "cuda_core/cuda/core/_program.py cuda_core/tests/test_program.py",
-    ),
-    (
-        "bindings: expose cuMemBatchDecompressAsync",
-        "cuda_bindings/cuda/bindings/driver.pyx.in cuda_bindings/tests/test_cuda.py",
-    ),
-    (
-        "Fix ObjectCode.from_cubin with bytes input",
-        "cuda_core/cuda/core/_module.py cuda_core/tests/test_module.py",
-    ),
-    (
-        "pathfinder: prefer site-packages over CUDA_HOME for nvJitLink",
-        "cuda_pathfinder/cuda/pathfinder/_dynamic_libs/load_nvidia_dynamic_lib.py",
-    ),
-    (
-        "Add MemoryResource.attributes",
-        "cuda_core/cuda/core/_memory/_memory_pool.pyx cuda_core/tests/memory/test_memory_pool.py",
-    ),
-    (
-        "CI: run the docs build on every PR",
-        ".github/workflows/build-docs.yml",
-    ),
-    (
-        "Typo fixes in the bindings docs",
-        "cuda_bindings/docs/source/overview.rst",
-    ),
-    (
-        "Linker: accept LTO-IR from Program.compile",
-        "cuda_core/cuda/core/_linker.py cuda_core/tests/test_linker.py",
-    ),
-    (
-        "Drop Python 3.9 leftovers",
-        "cuda_core/pyproject.toml cuda_bindings/pyproject.toml cuda_pathfinder/pyproject.toml",
-    ),
-    (
-        "Add a __repr__ to Event",
-        "cuda_core/cuda/core/_event.pyx cuda_core/tests/test_event.py",
-    ),
-    (
-        "bindings: make nvrtcGetSupportedArchs return a tuple",
-        "cuda_bindings/cuda/bindings/nvrtc.pyx.in cuda_bindings/tests/test_nvrtc.py",
-    ),
-    (
-        "Build: pin Cython below 3.3",
-        "cuda_bindings/pyproject.toml cuda_core/pyproject.toml",
-    ),
-    (
-        "StridedMemoryView: support DLPack 1.1 versioned capsules",
-        "cuda_core/cuda/core/_memoryview.pyx cuda_core/tests/test_utils.py",
-    ),
-    (
-        "pathfinder: add find_nvidia_header_directory for cccl",
-        "cuda_pathfinder/cuda/pathfinder/_headers/find_nvidia_headers.py cuda_pathfinder/tests/test_find_nvidia_headers.py",
-    ),
-    (
-        "CI: retry the mini-CTK download",
-        ".github/actions/fetch_ctk/action.yml",
-    ),
-    (
-        "Launch: validate grid dimensions before cuLaunchKernelEx",
-        "cuda_core/cuda/core/_launcher.pyx cuda_core/tests/test_launcher.py",
-    ),
-    (
-        "Release notes for cuda-bindings 13.0.3",
-        "cuda_bindings/docs/source/release/13.0.3-notes.rst",
-    ),
-    (
-        "Device.sync: release the GIL",
-        "cuda_core/cuda/core/_device.pyx",
-    ),
-    (
-        "Add system.get_driver_version to cuda.core",
-        "cuda_core/cuda/core/system/_system.pyx cuda_core/tests/system/test_system.py",
-    ),
-    (
-        "IPC: document the supported memory resources",
-        "cuda_core/docs/source/interoperability.rst",
-    ),
-    (
-        "bindings: fix cyruntime stubs on Windows",
-        "cuda_bindings/cuda/bindings/_bindings/cyruntime_windows.pyx.in",
-    ),
-    ("pre-commit autoupdate", ".pre-commit-config.yaml"),
-    (
-        "Add Program options for -fdevice-time-trace",
-        "cuda_core/cuda/core/_program.py cuda_core/tests/test_program.py",
-    ),
-    (
-        "VMM: implement grow for VirtualMemoryResource",
-        "cuda_core/cuda/core/_memory/_virtual_memory_resource.py cuda_core/tests/memory/test_vmm.py",
-    ),
-    (
-        "CI: move Windows jobs to the MCDM runners",
-        ".github/workflows/test-wheel-windows.yml ci/test-matrix.json",
-    ),
-    (
-        "Fix a refcount leak in Kernel.attributes",
-        "cuda_core/cuda/core/_module.py",
-    ),
-    (
-        "pathfinder: 1.6.0 release notes",
-        "cuda_pathfinder/docs/source/release/1.6.0-notes.rst",
-    ),
-    (
-        "bindings: add nvFatbin bindings",
-        "cuda_bindings/cuda/bindings/nvfatbin.pyx cuda_bindings/tests/test_nvfatbin.py",
-    ),
-    (
-        "Add examples/thread_block_cluster.py",
-        "cuda_core/examples/thread_block_cluster.py",
-    ),
-    (
-        "Test: skip NVML tests on GPUs without NVML support",
-        "cuda_core/tests/system/test_system_device.py",
-    ),
-    (
-        "Checkout: fetch tags for setuptools-scm",
-        ".github/workflows/build-wheel.yml",
-    ),
-    (
-        "Stream: add priority range query",
-        "cuda_core/cuda/core/_stream.pyx cuda_core/tests/test_stream.py",
-    ),
-    (
-        "docs: version switcher for 1.1",
-        "cuda_core/docs/source/conf.py cuda_core/docs/versions.json",
-    ),
-    (
-        "bindings: speed up cudaGetErrorString",
-        "cuda_bindings/cuda/bindings/runtime.pyx.in",
-    ),
-];
-
-const USERS: &[&str] = &[
-    "dev-ana", "dev-bram", "dev-chen", "dev-dara", "dev-eli", "dev-femi", "dev-gus",
-];
-
-const FOLLOW_UPS: &[&str] = &[
-    "Address review comments",
-    "Apply suggestions from code review",
-    "Fix pre-commit",
-    "Add a test",
-    "Rebase on main",
-];
 
 fn slug(title: &str) -> String {
     let mut s: String = title
@@ -815,414 +681,6 @@ const NOISE: &[NoiseSpec] = &[
         rerun: false,
     },
 ];
-
-// ---- log templates ----
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Prefix {
-    Setup,
-    Tests,
-    CoreHead,
-}
-
-struct Tail {
-    prefix: Prefix,
-    exit: Option<u32>,
-    lines: Vec<String>,
-}
-
-struct Templates {
-    setup: String,
-    tests: String,
-    core: String,
-    foot: String,
-    tails: BTreeMap<String, Tail>,
-}
-
-fn read(path: &Path) -> Result<String, DatasetError> {
-    std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-fn load_templates(dir: &Path) -> Result<Templates, DatasetError> {
-    let logs = dir.join("logs");
-    let mut tails = BTreeMap::new();
-    let mut names: BTreeSet<&str> = NOISE.iter().map(|n| n.tail).collect();
-    names.insert("runner-lost");
-    for name in names {
-        let path = dir.join("tails").join(format!("{name}.log"));
-        let text = read(&path)?;
-        let invalid = |message: String| DatasetError::Invalid {
-            path: path.clone(),
-            message,
-        };
-        let mut prefix = None;
-        let mut exit = Some(1);
-        let mut lines = Vec::new();
-        for line in text.lines() {
-            if let Some(p) = line.strip_prefix("#prefix: ") {
-                prefix = Some(match p.trim() {
-                    "setup" => Prefix::Setup,
-                    "tests" => Prefix::Tests,
-                    "core-head" => Prefix::CoreHead,
-                    other => return Err(invalid(format!("unknown prefix `{other}`"))),
-                });
-            } else if let Some(e) = line.strip_prefix("#exit: ") {
-                exit = match e.trim() {
-                    "none" => None,
-                    n => Some(
-                        n.parse()
-                            .map_err(|_| invalid(format!("bad exit code `{n}`")))?,
-                    ),
-                };
-            } else {
-                lines.push(line.to_string());
-            }
-        }
-        let prefix = prefix.ok_or_else(|| invalid("missing `#prefix:` line".into()))?;
-        tails.insert(
-            name.to_string(),
-            Tail {
-                prefix,
-                exit,
-                lines,
-            },
-        );
-    }
-    Ok(Templates {
-        setup: read(&logs.join("setup.log"))?,
-        tests: read(&logs.join("tests-before-core.log"))?,
-        core: read(&logs.join("core.log"))?,
-        foot: read(&logs.join("foot.log"))?,
-        tails,
-    })
-}
-
-/// One log line before rendering: a time offset (`None`: a continuation line, no timestamp).
-struct Line {
-    offset: Option<TimeDelta>,
-    text: String,
-}
-
-/// Appends a template section, keeping its relative timing, starting `gap` after the last line.
-fn push_section(out: &mut Vec<Line>, section: &str, gap: TimeDelta) {
-    let base = out.iter().rev().find_map(|l| l.offset).unwrap_or_default() + gap;
-    let mut first: Option<Timestamp> = None;
-    for raw in section.lines() {
-        let stamp = raw.get(..28).and_then(|s| {
-            DateTime::parse_from_rfc3339(s)
-                .ok()
-                .map(|t| t.with_timezone(&Utc))
-        });
-        match stamp {
-            Some(t) => {
-                let first = *first.get_or_insert(t);
-                out.push(Line {
-                    offset: Some(base + (t - first)),
-                    text: raw[29.min(raw.len())..].to_string(),
-                });
-            }
-            // A line the template leaves unstamped (an expanded marker) runs for a few seconds,
-            // like the test it reports.
-            None => out.push(Line {
-                offset: out
-                    .last()
-                    .and_then(|l| l.offset)
-                    .map(|o| o + TimeDelta::milliseconds(5_370)),
-                text: raw.to_string(),
-            }),
-        }
-    }
-}
-
-/// Appends generated lines, 7.1 ms apart like the runner's buffered output; lines starting with
-/// `~ ` are continuations of the previous message.
-fn push_lines(out: &mut Vec<Line>, lines: &[String], gap: TimeDelta) {
-    let mut t = out.iter().rev().find_map(|l| l.offset).unwrap_or_default() + gap;
-    for line in lines {
-        if let Some(rest) = line.strip_prefix("~ ") {
-            out.push(Line {
-                offset: None,
-                text: rest.to_string(),
-            });
-        } else if line == "~" {
-            out.push(Line {
-                offset: None,
-                text: String::new(),
-            });
-        } else {
-            out.push(Line {
-                offset: Some(t),
-                text: line.clone(),
-            });
-            t += TimeDelta::microseconds(7137);
-        }
-    }
-}
-
-fn flake_progress(tests: &[usize]) -> Vec<String> {
-    tests
-        .iter()
-        .map(|&i| {
-            format!(
-                "tests/graph/test_graph_definition_lifetime.py::{} \\e[31mFAILED\\e[0m [ 38%]",
-                FLAKE_TESTS[i].0
-            )
-        })
-        .collect()
-}
-
-fn flake_failures(tests: &[usize], salt: u64) -> Vec<String> {
-    let mut out = vec![
-        String::new(),
-        "=================================== FAILURES ===================================".into(),
-    ];
-    for (k, &i) in tests.iter().enumerate() {
-        let (name, line, cond) = FLAKE_TESTS[i];
-        let addr = &fake_sha(&format!("lambda {salt} {k}"))[..8];
-        out.extend([
-            format!("{:_^80}", format!(" {name} ")),
-            String::new(),
-            "init_cuda = None".into(),
-            String::new(),
-            format!("    def {name}(init_cuda):"),
-            "        [... test body elided in this composed sample ...]".into(),
-            format!(">       _wait_until(lambda: {cond})"),
-            String::new(),
-            format!("tests/graph/test_graph_definition_lifetime.py:{line}: "),
-            "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ "
-                .into(),
-            String::new(),
-            format!("predicate = <function {name}.<locals>.<lambda> at 0x7f3a{addr}>"),
-            "timeout = 5.0, interval = 0.02".into(),
-            String::new(),
-            "    def _wait_until(predicate, timeout=None, interval=0.02):".into(),
-            "        [... helper body elided in this composed sample ...]".into(),
-            ">       raise AssertionError(f\"condition not satisfied within {timeout}s\")".into(),
-            format!("\\e[1m\\e[31mE       {FLAKE_MESSAGE}\\e[0m"),
-            String::new(),
-            "tests/graph/test_graph_definition_lifetime.py:75: AssertionError".into(),
-        ]);
-    }
-    out.push(
-        "============================== slowest durations ===============================".into(),
-    );
-    for (k, &i) in tests.iter().enumerate() {
-        out.push(format!(
-            "5.{}s call     tests/graph/test_graph_definition_lifetime.py::{}",
-            41 - 11 * k,
-            FLAKE_TESTS[i].0
-        ));
-    }
-    out.push("4.87s call     tests/test_program.py::test_program_compile_nvvm_large".into());
-    out.push("(9841 durations < 0.005s hidden.  Use -vv to show these durations.)".into());
-    out.push(
-        "=========================== short test summary info ============================".into(),
-    );
-    out.push("SKIPPED [6] tests/test_device.py:214: Test requires at least 2 GPUs".into());
-    out.push(
-        "XFAIL tests/test_linker.py::test_linker_link_ptx_nvjitlink_debug - known nvJitLink issue"
-            .into(),
-    );
-    for &i in tests {
-        out.push(format!(
-            "FAILED tests/graph/test_graph_definition_lifetime.py::{} - {FLAKE_MESSAGE}",
-            FLAKE_TESTS[i].0
-        ));
-    }
-    out.push(format!(
-        "\\e[31m====== {} failed, {} passed, 214 skipped, 1 xfailed in 431.27s (0:07:11) ======\\e[0m",
-        tests.len(),
-        3197 - tests.len()
-    ));
-    out
-}
-
-/// Everything a log template can mention about its job.
-struct LogContext {
-    vars: Vec<(&'static str, String)>,
-}
-
-impl LogContext {
-    fn new(m: &MatrixJob, name: &str, job: JobId, run: &RunPlan, run_id: RunId) -> LogContext {
-        let label = job_labels(name).remove(0);
-        let arch = if m.platform == "linux-aarch64" {
-            "arm64"
-        } else {
-            "amd64"
-        };
-        let group = if m.gpu.is_empty() {
-            format!("nv-cpu-{arch}")
-        } else {
-            format!("nv-gpu-{arch}-{}-1gpu", m.gpu)
-        };
-        let workflow_file = match (m.kind, m.platform) {
-            (JobKind::Build | JobKind::Docs, _) => "build-wheel.yml",
-            (_, "win-64") => "test-wheel-windows.yml",
-            _ => "test-wheel-linux.yml",
-        };
-        let free_threaded = m.py.ends_with('t');
-        let pyfull = match m.py.trim_end_matches('t') {
-            "3.10" => "3.10.18",
-            "3.11" => "3.11.13",
-            "3.12" => "3.12.11",
-            "3.13" => "3.13.7",
-            _ => "3.14.5",
-        };
-        let cpu = if m.platform == "linux-aarch64" {
-            "arm64"
-        } else {
-            "x64"
-        };
-        let pyarch = if free_threaded {
-            format!("{cpu}-freethreaded")
-        } else {
-            cpu.to_string()
-        };
-        let gpu_smi = match m.gpu {
-            "t4" => "Tesla T4",
-            "l4" => "NVIDIA L4",
-            "a100" => "NVIDIA A100-SXM4-80GB",
-            "h100" => "NVIDIA H100 80GB HBM3",
-            "rtxpro6000" => "NVIDIA RTX PRO 6000 Blac",
-            "rtx4090" => "NVIDIA GeForce RTX 4090",
-            "rtx2080" => "NVIDIA GeForce RTX 2080",
-            _ => "",
-        };
-        let runner = format!("{label}-{}", &fake_sha(&format!("runner {job}"))[..5]);
-        LogContext {
-            vars: vec![
-                ("JOB_NAME", name.to_string()),
-                ("RUNNER", runner),
-                ("LABEL", label),
-                ("GROUP", group),
-                ("WORKFLOW_FILE", workflow_file.to_string()),
-                ("REF", format!("refs/heads/{}", run.branch)),
-                ("SHA", run.sha.0.clone()),
-                ("SHORT", run.sha.0[..9].to_string()),
-                ("RUN_ID", run_id.to_string()),
-                (
-                    "LOCAL",
-                    if m.mode == "local" { "1" } else { "0" }.to_string(),
-                ),
-                ("CUDA", m.cuda.to_string()),
-                ("PYNODOT", m.py.replace('.', "")),
-                ("PYARCH", pyarch),
-                ("PYFULL", pyfull.to_string()),
-                ("PY", m.py.to_string()),
-                ("PLATFORM", m.platform.to_string()),
-                ("GPU_SMI", format!("{gpu_smi:<31}")),
-            ],
-        }
-    }
-
-    fn apply(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for (k, v) in &self.vars {
-            out = out.replace(&format!("{{{{{k}}}}}"), v);
-        }
-        out.replace("\\e[", "\u{1b}[")
-    }
-}
-
-/// Renders a failed job's log from `start` (when the job was queued). Returns the text and the
-/// time of its last line.
-fn render_log(
-    t: &Templates,
-    ctx: &LogContext,
-    cause: &Cause,
-    start: Timestamp,
-    salt: u64,
-) -> (String, Timestamp) {
-    let mut lines = Vec::new();
-    push_section(&mut lines, &t.setup, TimeDelta::zero());
-    let core_head: String = t
-        .core
-        .lines()
-        .take_while(|l| !l.contains("{{FAILED_PROGRESS}}"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let exit = match cause {
-        Cause::Flake(tests) | Cause::Related(tests) => {
-            push_section(&mut lines, &t.tests, TimeDelta::milliseconds(40));
-            let progress = flake_progress(tests).join("\n");
-            let core = t.core.replace("{{FAILED_PROGRESS}}", &progress);
-            push_section(&mut lines, &core, TimeDelta::milliseconds(60));
-            push_lines(
-                &mut lines,
-                &flake_failures(tests, salt),
-                TimeDelta::milliseconds(300),
-            );
-            Some(1)
-        }
-        Cause::Noise(name, _) => {
-            let tail = &t.tails[*name];
-            match tail.prefix {
-                Prefix::Setup => {}
-                Prefix::Tests => {
-                    push_section(&mut lines, &t.tests, TimeDelta::milliseconds(40));
-                }
-                Prefix::CoreHead => {
-                    push_section(&mut lines, &t.tests, TimeDelta::milliseconds(40));
-                    push_section(&mut lines, &core_head, TimeDelta::milliseconds(60));
-                }
-            }
-            push_lines(&mut lines, &tail.lines, TimeDelta::seconds(2));
-            tail.exit
-        }
-    };
-    if let Some(code) = exit {
-        let foot = t.foot.replacen(
-            "Process completed with exit code 1.",
-            &format!("Process completed with exit code {code}."),
-            1,
-        );
-        push_section(&mut lines, &foot, TimeDelta::milliseconds(180));
-    }
-    // Render: BOM, timestamps with 7 fractional digits, script lines in cyan after `Run`.
-    let jitter = TimeDelta::nanoseconds((salt % 9_999_999) as i64 * 100 % 1_000_000_000);
-    let mut text = String::from("\u{feff}");
-    let mut last = start;
-    let mut previous = "";
-    for line in &lines {
-        let mut body = ctx.apply(&line.text);
-        if body.contains("{{SMI_DATE}}") {
-            let when = start + line.offset.unwrap_or_default();
-            body = body.replace(
-                "{{SMI_DATE}}",
-                &when.format("%a %b %e %H:%M:%S %Y").to_string(),
-            );
-        }
-        let script_echo = previous.starts_with("##[group]Run ")
-            && !body.starts_with("with:")
-            && !body.starts_with("##[");
-        let body = if script_echo && !body.is_empty() {
-            format!("\u{1b}[36;1m{body}\u{1b}[0m")
-        } else {
-            body
-        };
-        match line.offset {
-            Some(offset) if !line.text.is_empty() || line.offset.is_some() => {
-                let when = start + offset + jitter;
-                last = when;
-                let stamp = format!(
-                    "{}.{:07}Z",
-                    when.format("%Y-%m-%dT%H:%M:%S"),
-                    when.nanosecond() / 100
-                );
-                text.push_str(&stamp);
-                text.push(' ');
-                text.push_str(&body);
-            }
-            _ => text.push_str(&body),
-        }
-        text.push('\n');
-        previous = &line.text;
-    }
-    (text, last)
-}
 
 // ---- the generator ----
 
