@@ -1,0 +1,294 @@
+//! `flakestat classify`, the real binary: inputs (files, stdin, zip), formats, exit codes, and
+//! user-facing errors. JSON output is deserialized, never compared as a string.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+fn log(name: &str) -> PathBuf {
+    fixtures().join("logs").join(name)
+}
+
+/// Runs flakestat in an empty directory (so `./signatures` is absent and the bundled set is
+/// used unless `--signatures` says otherwise).
+fn flakestat(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let cwd = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    cmd.args(args)
+        .current_dir(cwd.path())
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn json_schema_and_exit_code_zero_when_a_log_matches() {
+    let a = log("multiple-matches.log");
+    let b = log("no-match.log");
+    let out = flakestat(
+        &[
+            "classify",
+            "--format",
+            "json",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["schema"], 1);
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["file"], a.to_str().unwrap());
+    assert_eq!(files[0]["unclassified"], false);
+    let sigs: Vec<&str> = files[0]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["signature"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sigs,
+        ["network-error", "step-timeout", "wait-until-timeout"]
+    );
+    let m = &files[0]["matches"][2];
+    for key in [
+        "signature",
+        "line",
+        "lines",
+        "text",
+        "step",
+        "count",
+        "tests",
+    ] {
+        assert!(m.get(key).is_some(), "match has {key}");
+    }
+    assert_eq!(m["step"], "Run pytest -v tests/");
+    assert_eq!(files[1]["unclassified"], true);
+    let first_error = &files[1]["error_lines"][0];
+    assert!(first_error["line"].as_u64().unwrap() > 0);
+    assert!(first_error["text"].is_string());
+}
+
+#[test]
+fn exit_code_one_when_nothing_matches() {
+    let out = flakestat(&["classify", log("no-match.log").to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("unclassified"), "{table}");
+    assert!(table.contains("0 of 1 logs matched"), "{table}");
+}
+
+#[test]
+fn stdin_is_a_log_named_dash() {
+    let input = std::fs::read(log("crlf.log")).unwrap();
+    let out = flakestat(&["classify", "--format", "json", "-"], Some(&input));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["files"][0]["file"], "-");
+    assert_eq!(doc["files"][0]["matches"][0]["signature"], "cuda-error");
+}
+
+fn write_zip(path: &Path, entries: &[(&str, Vec<u8>)]) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    zip.add_directory("build/", options).unwrap();
+    for (name, bytes) in entries {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+#[test]
+fn zip_archive_entries_are_reported_as_archive_colon_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("logs_123.zip");
+    write_zip(
+        &archive,
+        &[
+            ("0_build.txt", std::fs::read(log("disk-full.log")).unwrap()),
+            (
+                "build/1_Set up job.txt",
+                std::fs::read(log("no-match.log")).unwrap(),
+            ),
+        ],
+    );
+    let out = flakestat(
+        &["classify", "--format", "json", archive.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    let names: Vec<String> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap().to_string())
+        .collect();
+    let a = archive.to_str().unwrap();
+    assert_eq!(
+        names,
+        [
+            format!("{a}:0_build.txt"),
+            format!("{a}:build/1_Set up job.txt")
+        ]
+    );
+    assert_eq!(doc["files"][0]["matches"][0]["signature"], "disk-full");
+    assert_eq!(doc["files"][1]["unclassified"], true);
+}
+
+#[test]
+fn empty_file_is_unclassified_and_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, b"").unwrap();
+    let out = flakestat(
+        &["classify", "--format", "json", empty.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json(&out);
+    assert_eq!(doc["files"][0]["unclassified"], true);
+    assert_eq!(doc["files"][0]["note"], "empty file");
+    assert!(stderr(&out).contains("empty file"));
+}
+
+#[test]
+fn binary_and_missing_inputs_are_invalid_input_but_the_rest_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("core.bin");
+    let mut bytes = vec![0u8; 4096];
+    bytes.extend_from_slice(b"Segmentation fault\n");
+    std::fs::write(&binary, &bytes).unwrap();
+    let missing = dir.path().join("nope.log");
+    let good = log("disk-full.log");
+    let out = flakestat(
+        &[
+            "classify",
+            "--format",
+            "json",
+            binary.to_str().unwrap(),
+            missing.to_str().unwrap(),
+            good.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("core.bin looks binary"), "{err}");
+    assert!(
+        err.contains("cannot read") && err.contains("nope.log"),
+        "{err}"
+    );
+    let doc = json(&out);
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["files"][0]["matches"][0]["signature"], "disk-full");
+}
+
+#[test]
+fn table_never_passes_control_characters_to_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let sigs = dir.path().join("sigs");
+    std::fs::create_dir(&sigs).unwrap();
+    std::fs::write(sigs.join("boom.toml"), "title = 'Boom'\npattern = 'boom'\n").unwrap();
+    let evil = dir.path().join("evil.log");
+    std::fs::write(&evil, b"boom \x08\x07 \x1b]0;owned\x07 \x1bc done\n").unwrap();
+    let out = flakestat(
+        &[
+            "classify",
+            "--signatures",
+            sigs.to_str().unwrap(),
+            evil.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bad: Vec<u8> = out
+        .stdout
+        .iter()
+        .copied()
+        .filter(|&b| b < 0x20 && b != b'\n')
+        .collect();
+    assert!(bad.is_empty(), "control bytes in the table: {bad:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("boom"));
+}
+
+#[test]
+fn output_file_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("out.json");
+    let out = flakestat(
+        &[
+            "classify",
+            "--format",
+            "json",
+            "--output",
+            target.to_str().unwrap(),
+            log("step-timeout.log").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let doc: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+    assert_eq!(doc["files"][0]["matches"][0]["signature"], "step-timeout");
+}
+
+#[test]
+fn a_signatures_folder_in_the_current_directory_is_used_by_default() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cwd.path().join("signatures")).unwrap();
+    std::fs::write(
+        cwd.path().join("signatures/local.toml"),
+        "title = 'Local'\npattern = 'Post job cleanup'\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        .args(["classify", "--format", "json"])
+        .arg(log("step-timeout.log"))
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    let doc = json(&out);
+    let sigs: Vec<&str> = doc["files"][0]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["signature"].as_str().unwrap())
+        .collect();
+    assert_eq!(sigs, ["local"]);
+}
