@@ -236,6 +236,18 @@ pub struct Snapshot {
     pub classifications: BTreeMap<JobId, Classification>,
     /// Pull requests the store knows, by number.
     pub pulls: BTreeMap<u64, PullRequest>,
+    /// The default branch's history, oldest first (for placing runs relative to merges).
+    pub mainline: Vec<MainlineCommit>,
+    /// For runs on other branches: head sha → the default-branch commit it forked from (the merge
+    /// base from `compare`), so "which merges does this run include" is read from ancestry.
+    pub fork_points: BTreeMap<Sha, Sha>,
+}
+
+/// A commit of the default branch's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MainlineCommit {
+    pub sha: Sha,
+    pub committed_at: Timestamp,
 }
 
 /// What the analysis needs to know of a signature (the matcher's spec carries more).

@@ -261,3 +261,65 @@ fn focus_keeps_one_signature_and_ranking_is_deterministic() {
     assert_eq!(data.signatures[0].runs_hit, 0);
     assert!(data.signatures[0].impact_window.is_none());
 }
+
+#[test]
+fn a_few_hits_say_nothing_about_the_matrix() {
+    let mut b = Builder::new();
+    let t = t0() + Duration::days(1);
+    b.run(
+        t,
+        From::Main,
+        &[matrix(&[("linux-64", "3.12", Outcome::Hit(vec![]))])],
+    );
+    b.run(
+        t + Duration::hours(1),
+        From::Main,
+        &[matrix(&[("win-64", "3.13", Outcome::Hit(vec![]))])],
+    );
+    for i in 2..20 {
+        b.run(t + Duration::hours(i), From::Main, &[matrix(&[])]);
+    }
+    let snapshot = b.finish();
+    let data = analyze(&snapshot, &[signature()], &AnalysisConfig::default());
+    let s = &data.signatures[0];
+    let py = s.findings.iter().find(|f| f.dimension == "python").unwrap();
+    assert_eq!(py.kind, FindingKind::Confined);
+    assert!(!py.significant, "two hits cannot confine: {py:?}");
+    assert!(s.findings.iter().all(|f| f.within.is_none()));
+    let platform = s
+        .findings
+        .iter()
+        .find(|f| f.dimension == "platform")
+        .unwrap();
+    assert_eq!(platform.kind, FindingKind::Everywhere);
+}
+
+#[test]
+fn runs_still_going_and_unreadable_logs_are_not_counted_as_clean() {
+    let mut b = Builder::new();
+    let t = t0() + Duration::days(1);
+    let hit = || matrix(&[("linux-64", "3.14t", Outcome::Hit(vec![]))]);
+    b.run(t, From::Main, &[hit()]);
+    b.run(t + Duration::hours(1), From::Main, &[matrix(&[])]);
+    let expired = b.run(
+        t + Duration::hours(2),
+        From::Main,
+        &[matrix(&[("win-64", "3.14t", Outcome::Expired)])],
+    );
+    let going = b.run(t + Duration::hours(3), From::Main, &[matrix(&[])]);
+    let mut snapshot = b.finish();
+    for run in snapshot.runs.iter_mut().filter(|r| r.id == going) {
+        run.status = "in_progress".into();
+        run.conclusion = None;
+    }
+    let data = analyze(&snapshot, &[signature()], &AnalysisConfig::default());
+    let s = &data.signatures[0];
+    let w = s.impact_window.as_ref().unwrap();
+    assert_eq!(w.runs, 3, "the run in progress is left out");
+    assert_eq!(w.runs_in_progress, 1);
+    assert_eq!(
+        s.jobs_unknown, 1,
+        "run {expired}'s expired log could be a hit"
+    );
+    assert_eq!(s.runs_hit, 1);
+}

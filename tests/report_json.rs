@@ -135,6 +135,18 @@ fn values_match_the_snapshot() {
     assert_eq!(py["3.14t"].jobs_hit, story.jobs_hit);
     assert_eq!(py["3.12"].jobs_hit, 0);
     assert!(py["3.12"].jobs_total > 0);
+    // Among the 3.14t jobs, every platform was hit and nothing else is left to read.
+    let within = s.within.as_ref().unwrap();
+    assert_eq!(within.label, "python=3.14t");
+    assert!(!within.dimensions.contains_key("python"));
+    for (platform, cell) in &within.dimensions["platform"] {
+        assert!(cell.jobs_hit > 0, "{platform}");
+    }
+    let total: u64 = within.dimensions["platform"]
+        .values()
+        .map(|c| c.jobs_total)
+        .sum();
+    assert_eq!(total, py["3.14t"].jobs_total);
     for h in &s.hits {
         assert!(story.hit_runs.contains(&flakestat::model::RunId(h.run_id)));
         assert_eq!(h.origin == "pull_request", h.pr.is_some());

@@ -306,3 +306,125 @@ fn long_lists_are_collapsed() {
         story.jobs_hit
     )));
 }
+
+/// What a GFM reader should see of a text we were given: one line, no control characters or
+/// escape sequences, runs of whitespace as one space, trimmed.
+fn as_read(s: &str) -> String {
+    s.replace("\u{1b}[1m", "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn random_hostile_names_and_lines_never_break_a_table() {
+    const TOKENS: &[&str] = &[
+        "|",
+        "`",
+        "``",
+        "<",
+        ">",
+        "&",
+        "\\",
+        "#",
+        "-",
+        "*",
+        "_",
+        "[",
+        "]",
+        "(",
+        ")",
+        "!",
+        "\n",
+        "\r\n",
+        "\t",
+        " ",
+        "  ",
+        "a",
+        "Z",
+        "7",
+        "1.",
+        "~",
+        "$",
+        ":",
+        "\"",
+        "'",
+        "=",
+        "+",
+        "<br>",
+        "<script>",
+        "&amp;",
+        "&#124;",
+        "\\|",
+        "](x)",
+        "\u{1b}[1m",
+        "é",
+        "—",
+    ];
+    let mut rng = fastrand::Rng::with_seed(2371);
+    let word = |rng: &mut fastrand::Rng| -> String {
+        loop {
+            let n = rng.usize(1..12);
+            let s: String = (0..n).map(|_| TOKENS[rng.usize(..TOKENS.len())]).collect();
+            // A name of spaces only is no name.
+            if !as_read(&s).is_empty() {
+                return format!("x{s}y");
+            }
+        }
+    };
+    for round in 0..150 {
+        let name = word(&mut rng);
+        let line = word(&mut rng);
+        let test = word(&mut rng).replace(char::is_whitespace, "");
+        let mut b = Builder::new();
+        let t = t0() + chrono::Duration::days(1);
+        b.run(
+            t,
+            From::Main,
+            &[vec![(name.clone(), Outcome::Hit(vec![test.clone()]))]],
+        );
+        b.run(
+            t + chrono::Duration::hours(1),
+            From::Main,
+            &[vec![(name.clone(), Outcome::Unmatched(vec![line.clone()]))]],
+        );
+        let snapshot = b.finish();
+        for config in [AnalysisConfig::default(), focused(SIG)] {
+            let data = analyze(&snapshot, &[signature()], &config);
+            let md = markdown(&data);
+            let p = parse(&md);
+            assert_only_our_html(&p);
+            for t in &p.tables {
+                for row in &t.rows {
+                    assert_eq!(row.len(), t.header.len(), "round {round}: {md}");
+                }
+            }
+            if config.focus.is_some() {
+                let jobs = table_with(&p, "Date", "Job");
+                assert_eq!(
+                    jobs.rows[0][1],
+                    as_read(&name),
+                    "round {round}: {name:?}\n{md}"
+                );
+                let tests = table_with(&p, "Test", "Hits");
+                assert_eq!(
+                    tests.rows[0][0],
+                    as_read(&test),
+                    "round {round}: {test:?}\n{md}"
+                );
+            } else {
+                let groups = table_with(&p, "Jobs", "Runs");
+                assert_eq!(
+                    groups.rows[0][2],
+                    as_read(&line),
+                    "round {round}: {line:?}\n{md}"
+                );
+                assert_eq!(
+                    groups.rows[0][3],
+                    as_read(&name),
+                    "round {round}: {name:?}\n{md}"
+                );
+            }
+        }
+    }
+}

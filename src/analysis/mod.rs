@@ -8,6 +8,8 @@
 //! window* starts at its first counted hit (a later `bisect` module will move it to the merge that
 //! introduced it) and ends where the survey ends.
 
+pub mod bisect;
+pub mod nightly;
 pub mod prs;
 mod signature;
 mod unclassified;
@@ -23,7 +25,7 @@ use crate::model::{
 
 pub use signature::{
     DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, FindingKind, Hit, HitOrigin,
-    ImpactWindow, SignatureReport,
+    ImpactStart, ImpactWindow, SignatureReport,
 };
 pub use unclassified::{JobRef, UnclassifiedGroup, normalize_for_grouping};
 

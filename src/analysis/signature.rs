@@ -27,6 +27,9 @@ pub struct SignatureReport {
     pub runs_hit: u64,
     /// Job executions (every attempt) with a counted hit.
     pub jobs_hit: u64,
+    /// Failed jobs in the impact window whose log cannot be read (expired, missing, not
+    /// downloaded or not classified): each could be a hit, unseen.
+    pub jobs_unknown: u64,
     /// `None` when nothing was hit.
     pub impact_window: Option<ImpactWindow>,
     pub runs_hit_default_branch: u64,
@@ -59,20 +62,35 @@ pub struct SignatureReport {
     pub dimensions: Vec<DimensionReport>,
     /// What the dimensions say: confined to some values, or everywhere.
     pub findings: Vec<DimensionFinding>,
+    /// The matrix again, among the jobs of the primary confinement (`python=3.14t`), when the
+    /// hits are significantly confined.
+    pub within: Option<WithinReport>,
     /// Test id → hits.
     pub tests: BTreeMap<String, u64>,
     /// Every counted hit, oldest first.
     pub hits: Vec<Hit>,
 }
 
+/// What the impact window starts at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImpactStart {
+    /// The first counted hit's run (the only start for now; a bisection will add the merge that
+    /// introduced the failure).
+    FirstHit,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImpactWindow {
+    pub starts_at: ImpactStart,
     pub start: Timestamp,
     pub end: Timestamp,
     /// Runs of the workflows where it occurs, created in `[start, end)`, related PRs excluded.
     pub runs: u64,
     /// `runs_hit / runs`, in percent, one decimal.
     pub percent: Option<f64>,
+    /// Runs of the window not completed and not hit (yet): left out of `runs`.
+    pub runs_in_progress: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -133,6 +151,14 @@ pub struct ExcludedRun {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WithinReport {
+    /// `dimension=value, …`.
+    pub label: String,
+    /// Every other dimension, over those jobs only.
+    pub dimensions: Vec<DimensionReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DimensionReport {
     pub name: String,
     pub values: Vec<DimensionValue>,
@@ -154,10 +180,12 @@ pub enum FindingKind {
     Everywhere,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DimensionFinding {
     pub dimension: String,
     pub kind: FindingKind,
+    /// Read among the jobs of this primary finding (`python=3.14t`), or over all jobs.
+    pub within: Option<String>,
     pub hit_values: Vec<String>,
     /// Hits and jobs over `hit_values`.
     pub jobs_hit: u64,
@@ -165,7 +193,17 @@ pub struct DimensionFinding {
     pub never_values: Vec<String>,
     /// Jobs over `never_values`.
     pub never_jobs_total: u64,
+    /// If the hits fell on jobs regardless of this dimension, the chance that none would land
+    /// on `never_values`: small means the confinement is no accident.
+    pub chance: f64,
+    /// Confined, with at least `MIN_HITS` hits and a `chance` below `MAX_CHANCE`: worth saying.
+    pub significant: bool,
 }
+
+/// Fewer hits than this say nothing about where in the matrix a failure lives.
+pub const MIN_HITS: u64 = 3;
+/// A confinement whose chance is at least this could be luck.
+pub const MAX_CHANCE: f64 = 0.01;
 
 /// Dimensions in the order people read a matrix; others follow alphabetically.
 const DIMENSION_ORDER: &[&str] = &[
@@ -246,6 +284,7 @@ pub(super) fn analyze_signature(
         workflows: workflow_names.into_iter().collect(),
         runs_hit: hit_runs.len() as u64,
         jobs_hit: hit_jobs.len() as u64,
+        jobs_unknown: 0,
         impact_window: None,
         runs_hit_default_branch: 0,
         runs_hit_pr: 0,
@@ -263,6 +302,7 @@ pub(super) fn analyze_signature(
         excluded_runs: Vec::new(),
         dimensions: Vec::new(),
         findings: Vec::new(),
+        within: None,
         tests: BTreeMap::new(),
         hits,
     };
@@ -352,20 +392,34 @@ pub(super) fn analyze_signature(
     });
     let same_workflows = |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none();
 
-    // The impact window's runs, and the jobs they ran.
-    let impact_runs: BTreeSet<RunId> = snapshot
+    // The impact window's runs, and the jobs they ran. A run still going may yet be hit, so
+    // it counts only once it has been.
+    let window_runs: Vec<&Run> = snapshot
         .runs
         .iter()
         .filter(same_workflows)
         .filter(|r| r.created_at >= start && in_survey_window(snapshot, r.created_at))
+        .collect();
+    let impact_runs: BTreeSet<RunId> = window_runs
+        .iter()
+        .filter(|r| r.is_completed() || hit_runs.contains(&r.id))
         .map(|r| r.id)
         .collect();
     report.impact_window = Some(ImpactWindow {
+        starts_at: ImpactStart::FirstHit,
         start,
         end,
         runs: impact_runs.len() as u64,
         percent: percent(report.runs_hit, impact_runs.len() as u64),
+        runs_in_progress: (window_runs.len() - impact_runs.len()) as u64,
     });
+    // Failed jobs of the window whose log cannot be read: each could be a hit nobody saw.
+    report.jobs_unknown = snapshot
+        .jobs
+        .iter()
+        .filter(|j| impact_runs.contains(&j.run_id) && j.is_failed())
+        .filter(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)))
+        .count() as u64;
 
     // Before the impact window: clean, hit (before the survey window), or unknown.
     let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =
@@ -407,23 +461,35 @@ pub(super) fn analyze_signature(
 
     // The matrix over the impact window's jobs.
     let mut cache: BTreeMap<&str, Dimensions> = BTreeMap::new();
-    let mut table: BTreeMap<String, BTreeMap<String, (u64, u64)>> = BTreeMap::new();
     for job in snapshot
         .jobs
         .iter()
         .filter(|j| impact_runs.contains(&j.run_id) && ran(j))
     {
-        let dims = cache
+        cache
             .entry(job.name.as_str())
             .or_insert_with(|| config.matrix.parse(&job.name));
-        let hit = hit_jobs.contains(&job.id);
+    }
+    let rows: Vec<(&Dimensions, bool)> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| impact_runs.contains(&j.run_id) && ran(j))
+        .map(|j| (&cache[j.name.as_str()], hit_jobs.contains(&j.id)))
+        .collect();
+    report.dimensions = tabulate(&rows);
+    let (findings, within) = findings(&report.dimensions, &rows);
+    report.findings = findings;
+    report.within = within;
+    report
+}
+
+/// Jobs hit and jobs run per dimension and value, dimensions in reading order, values natural.
+fn tabulate(rows: &[(&Dimensions, bool)]) -> Vec<DimensionReport> {
+    let mut table: BTreeMap<&str, BTreeMap<&str, (u64, u64)>> = BTreeMap::new();
+    for (dims, hit) in rows {
         for (dim, value) in dims.iter() {
-            let cell = table
-                .entry(dim.clone())
-                .or_default()
-                .entry(value.clone())
-                .or_default();
-            cell.0 += u64::from(hit);
+            let cell = table.entry(dim).or_default().entry(value).or_default();
+            cell.0 += u64::from(*hit);
             cell.1 += 1;
         }
     }
@@ -433,13 +499,16 @@ pub(super) fn analyze_signature(
             let mut values: Vec<DimensionValue> = values
                 .into_iter()
                 .map(|(value, (jobs_hit, jobs_total))| DimensionValue {
-                    value,
+                    value: value.to_string(),
                     jobs_hit,
                     jobs_total,
                 })
                 .collect();
             values.sort_by(|a, b| matrix::natural_cmp(&a.value, &b.value));
-            DimensionReport { name, values }
+            DimensionReport {
+                name: name.to_string(),
+                values,
+            }
         })
         .collect();
     let rank = |name: &str| {
@@ -453,13 +522,62 @@ pub(super) fn analyze_signature(
             .cmp(&rank(&b.name))
             .then_with(|| a.name.cmp(&b.name))
     });
-    report.findings = dimensions.iter().filter_map(finding).collect();
-    report.dimensions = dimensions;
-    report
+    dimensions
+}
+
+/// What the matrix says. The strongest significant confinement (outside `job`) comes first;
+/// the other dimensions are then read among the jobs it is confined to, so that a dimension
+/// that only looks confined because the primary one is (GPUs that never run 3.14t jobs) reads
+/// as "everywhere among those". Without a significant confinement, every dimension is read
+/// over all jobs.
+fn findings(
+    dimensions: &[DimensionReport],
+    rows: &[(&Dimensions, bool)],
+) -> (Vec<DimensionFinding>, Option<WithinReport>) {
+    let all: Vec<DimensionFinding> = dimensions.iter().filter_map(|d| finding(d, None)).collect();
+    let primary = all
+        .iter()
+        .filter(|f| f.significant && f.dimension != matrix::JOB)
+        .min_by(|a, b| {
+            a.chance
+                .total_cmp(&b.chance)
+                .then_with(|| a.hit_values.len().cmp(&b.hit_values.len()))
+                .then_with(|| a.dimension.cmp(&b.dimension))
+        });
+    let Some(primary) = primary else {
+        return (all, None);
+    };
+    let within = format!("{}={}", primary.dimension, primary.hit_values.join(", "));
+    let inside: Vec<(&Dimensions, bool)> = rows
+        .iter()
+        .filter(|(dims, _)| {
+            dims.get(&primary.dimension)
+                .is_some_and(|v| primary.hit_values.contains(v))
+        })
+        .copied()
+        .collect();
+    let inside_dims: Vec<DimensionReport> = tabulate(&inside)
+        .into_iter()
+        .filter(|d| d.name != primary.dimension)
+        .collect();
+    let mut out = vec![primary.clone()];
+    out.extend(
+        inside_dims
+            .iter()
+            .filter(|d| d.name != matrix::JOB)
+            .filter_map(|d| finding(d, Some(within.clone()))),
+    );
+    (
+        out,
+        Some(WithinReport {
+            label: within,
+            dimensions: inside_dims,
+        }),
+    )
 }
 
 /// Confined or everywhere; `None` when the dimension has a single value or no hit.
-fn finding(dim: &DimensionReport) -> Option<DimensionFinding> {
+fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFinding> {
     if dim.values.len() < 2 {
         return None;
     }
@@ -468,18 +586,29 @@ fn finding(dim: &DimensionReport) -> Option<DimensionFinding> {
     if hit.is_empty() {
         return None;
     }
+    let jobs_hit: u64 = hit.iter().map(|v| v.jobs_hit).sum();
+    let jobs_total: u64 = hit.iter().map(|v| v.jobs_total).sum();
+    let never_jobs_total: u64 = never.iter().map(|v| v.jobs_total).sum();
+    // If hits fell on jobs regardless of this dimension, the chance that none of them lands on
+    // the never-hit values.
+    let never_share = never_jobs_total as f64 / (jobs_total + never_jobs_total) as f64;
+    let chance = (1.0 - never_share).powi(i32::try_from(jobs_hit).unwrap_or(i32::MAX));
+    let confined = !never.is_empty();
     Some(DimensionFinding {
         dimension: dim.name.clone(),
-        kind: if never.is_empty() {
-            FindingKind::Everywhere
-        } else {
+        kind: if confined {
             FindingKind::Confined
+        } else {
+            FindingKind::Everywhere
         },
+        within,
         hit_values: hit.iter().map(|v| v.value.clone()).collect(),
-        jobs_hit: hit.iter().map(|v| v.jobs_hit).sum(),
-        jobs_total: hit.iter().map(|v| v.jobs_total).sum(),
+        jobs_hit,
+        jobs_total,
         never_values: never.iter().map(|v| v.value.clone()).collect(),
-        never_jobs_total: never.iter().map(|v| v.jobs_total).sum(),
+        never_jobs_total,
+        chance,
+        significant: confined && jobs_hit >= MIN_HITS && chance < MAX_CHANCE,
     })
 }
 

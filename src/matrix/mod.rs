@@ -71,6 +71,16 @@ pub fn parse_job_name(name: &str) -> Dimensions {
     for (index, segment) in split_top_level(rest).into_iter().enumerate() {
         read_segment(segment, index + 1, matrix_form, &mut dims);
     }
+    // A bare `18.17.0` is a CUDA version only where CUDA is in play: a GPU, or CUDA named.
+    let lower = name.to_ascii_lowercase();
+    if !dims.contains_key("gpu")
+        && !["cuda", "cu1", "ctk", "gpu"]
+            .iter()
+            .any(|w| lower.contains(w))
+        && let Some(version) = dims.remove("cuda")
+    {
+        dims.insert("version".to_string(), version);
+    }
     dims
 }
 
@@ -467,6 +477,22 @@ mod tests {
                 ],
             ),
             ("lint", &[("job", "lint")]),
+            (
+                "test (ubuntu-latest, 18.17.0)",
+                &[
+                    ("job", "test"),
+                    ("platform", "ubuntu-latest"),
+                    ("version", "18.17.0"),
+                ],
+            ),
+            (
+                "gpu-tests (ubuntu-22.04, 12.4)",
+                &[
+                    ("job", "gpu-tests"),
+                    ("platform", "ubuntu-22.04"),
+                    ("cuda", "12.4"),
+                ],
+            ),
             (
                 "smoke (cp314t, cu129, rtx4090)",
                 &[

@@ -3,6 +3,7 @@
 //! them that removes or renames a field needs a new `SCHEMA_VERSION`. Maps are `BTreeMap`s and
 //! lists keep the analysis' deterministic order, so the same data gives byte-identical output.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::analysis::{self, ReportData};
@@ -60,6 +61,8 @@ pub mod wire {
         pub workflows: Vec<String>,
         pub runs_hit: u64,
         pub jobs_hit: u64,
+        /// Failed jobs in the impact window with no readable log: possible hits, unseen.
+        pub jobs_unknown: u64,
         /// `null` when nothing was hit.
         pub impact_window: Option<ImpactWindow>,
         pub runs_hit_default_branch: u64,
@@ -80,6 +83,8 @@ pub mod wire {
         /// Dimension → value → jobs hit and jobs run in the impact window.
         pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
         pub findings: Vec<Finding>,
+        /// The matrix among the jobs of the primary confinement, when there is one.
+        pub within: Option<Within>,
         /// Test id → hits.
         pub tests: BTreeMap<String, u64>,
         pub hits: Vec<Hit>,
@@ -87,10 +92,14 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ImpactWindow {
+        /// `first_hit` (later also `merge`, when a bisection finds the change that introduced it).
+        pub starts_at: String,
         pub start: Timestamp,
         pub end: Timestamp,
         pub runs: u64,
         pub percent: Option<f64>,
+        /// Runs not completed and not hit yet, left out of `runs`.
+        pub runs_in_progress: u64,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,6 +144,13 @@ pub mod wire {
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Within {
+        /// `dimension=value, …`.
+        pub label: String,
+        pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct DimensionCell {
         pub jobs_hit: u64,
         pub jobs_total: u64,
@@ -145,11 +161,17 @@ pub mod wire {
         pub dimension: String,
         /// `confined` or `everywhere`.
         pub kind: String,
+        /// `dimension=value, …` when read among the jobs of the primary finding.
+        pub within: Option<String>,
         pub hit_values: Vec<String>,
         pub jobs_hit: u64,
         pub jobs_total: u64,
         pub never_values: Vec<String>,
         pub never_jobs_total: u64,
+        /// The chance that no hit lands on `never_values` if the dimension did not matter.
+        pub chance: f64,
+        /// Confined, with enough hits and a small enough chance to be worth saying.
+        pub significant: bool,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,6 +227,30 @@ fn hit(h: &analysis::Hit) -> wire::Hit {
     }
 }
 
+type WireDimensions = BTreeMap<String, BTreeMap<String, wire::DimensionCell>>;
+
+fn dimensions(dims: &[analysis::DimensionReport]) -> WireDimensions {
+    dims.iter()
+        .map(|d| {
+            (
+                d.name.clone(),
+                d.values
+                    .iter()
+                    .map(|v| {
+                        (
+                            v.value.clone(),
+                            wire::DimensionCell {
+                                jobs_hit: v.jobs_hit,
+                                jobs_total: v.jobs_total,
+                            },
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 fn signature(s: &analysis::SignatureReport) -> wire::Signature {
     wire::Signature {
         id: s.id.0.clone(),
@@ -215,11 +261,14 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         workflows: s.workflows.clone(),
         runs_hit: s.runs_hit,
         jobs_hit: s.jobs_hit,
+        jobs_unknown: s.jobs_unknown,
         impact_window: s.impact_window.as_ref().map(|w| wire::ImpactWindow {
+            starts_at: name_of(&w.starts_at),
             start: w.start,
             end: w.end,
             runs: w.runs,
             percent: w.percent,
+            runs_in_progress: w.runs_in_progress,
         }),
         runs_hit_default_branch: s.runs_hit_default_branch,
         runs_hit_pr: s.runs_hit_pr,
@@ -256,38 +305,25 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
                 html_url: r.html_url.clone(),
             })
             .collect(),
-        dimensions: s
-            .dimensions
-            .iter()
-            .map(|d| {
-                (
-                    d.name.clone(),
-                    d.values
-                        .iter()
-                        .map(|v| {
-                            (
-                                v.value.clone(),
-                                wire::DimensionCell {
-                                    jobs_hit: v.jobs_hit,
-                                    jobs_total: v.jobs_total,
-                                },
-                            )
-                        })
-                        .collect(),
-                )
-            })
-            .collect(),
+        dimensions: dimensions(&s.dimensions),
+        within: s.within.as_ref().map(|w| wire::Within {
+            label: w.label.clone(),
+            dimensions: dimensions(&w.dimensions),
+        }),
         findings: s
             .findings
             .iter()
             .map(|f| wire::Finding {
                 dimension: f.dimension.clone(),
                 kind: name_of(&f.kind),
+                within: f.within.clone(),
                 hit_values: f.hit_values.clone(),
                 jobs_hit: f.jobs_hit,
                 jobs_total: f.jobs_total,
                 never_values: f.never_values.clone(),
                 never_jobs_total: f.never_jobs_total,
+                chance: f.chance,
+                significant: f.significant,
             })
             .collect(),
         tests: s.tests.clone(),

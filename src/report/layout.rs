@@ -4,7 +4,8 @@
 //! wording and formatting the figures `ReportData` carries.
 
 use crate::analysis::{
-    DimensionFinding, FindingKind, Hit, HitOrigin, ReportData, SignatureReport, UnclassifiedGroup,
+    DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ReportData, SignatureReport,
+    UnclassifiedGroup,
 };
 use crate::model::Timestamp;
 
@@ -372,42 +373,26 @@ pub fn summary(s: &SignatureReport) -> Line {
         "none re-run to green".to_string()
     });
     let before = s.clean_runs_before + s.runs_hit_before;
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(t) = s.before_from {
+        notes.push(format!("from {}", day(t)));
+    }
+    if s.runs_before_unknown > 0 {
+        notes.push(format!(
+            "{} more unknown: failed with no readable log",
+            s.runs_before_unknown
+        ));
+    }
     let mut before_text = format!(
         "{} in {} runs before",
         plural(s.runs_hit_before, "hit", "hits"),
         before
     );
-    if s.runs_before_unknown > 0 {
-        before_text.push_str(&format!(
-            " ({} more unknown: failed with no readable log)",
-            s.runs_before_unknown
-        ));
+    if !notes.is_empty() {
+        before_text.push_str(&format!(" ({})", notes.join("; ")));
     }
     parts.push(before_text);
-    let confined: Vec<&DimensionFinding> = s
-        .findings
-        .iter()
-        .filter(|f| f.kind == FindingKind::Confined && f.dimension != crate::matrix::JOB)
-        .collect();
-    for f in &confined {
-        parts.push(format!(
-            "only on {}={} ({} jobs), never on {} ({} jobs)",
-            f.dimension,
-            f.hit_values.join(", "),
-            share(f.jobs_hit, f.jobs_total),
-            f.never_values.join(", "),
-            share(0, f.never_jobs_total)
-        ));
-    }
-    let everywhere: Vec<String> = s
-        .findings
-        .iter()
-        .filter(|f| f.kind == FindingKind::Everywhere && f.dimension != crate::matrix::JOB)
-        .map(|f| format!("{} ({})", f.dimension, f.hit_values.len()))
-        .collect();
-    if !everywhere.is_empty() {
-        parts.push(format!("on every {}", everywhere.join(", ")));
-    }
+    parts.extend(matrix_phrases(&s.findings));
     let excluded = s.excluded_runs.len();
     if excluded > 0 {
         let mut prs: Vec<u64> = s.excluded_runs.iter().map(|r| r.pr).collect();
@@ -426,6 +411,59 @@ pub fn summary(s: &SignatureReport) -> Line {
     ]
 }
 
+/// "only on python=3.14t (…), never on …", then what holds among those jobs. Confinements that
+/// could be luck (few hits, or a likely chance) are left to the matrix table.
+fn matrix_phrases(findings: &[DimensionFinding]) -> Vec<String> {
+    let only = |f: &DimensionFinding| {
+        format!(
+            "only on {}={} ({} jobs), never on {} ({} jobs)",
+            f.dimension,
+            f.hit_values.join(", "),
+            share(f.jobs_hit, f.jobs_total),
+            f.never_values.join(", "),
+            share(0, f.never_jobs_total)
+        )
+    };
+    let everywhere = |fs: &[&DimensionFinding]| {
+        let names: Vec<String> = fs
+            .iter()
+            .map(|f| format!("{} ({})", f.dimension, f.hit_values.len()))
+            .collect();
+        format!("on every {}", names.join(", "))
+    };
+    let not_job = |f: &&DimensionFinding| f.dimension != crate::matrix::JOB;
+    let mut out = Vec::new();
+    let primary = findings
+        .iter()
+        .filter(not_job)
+        .find(|f| f.within.is_none() && f.significant);
+    let scope: Vec<&DimensionFinding> = findings
+        .iter()
+        .filter(not_job)
+        .filter(|f| f.within.is_some() == primary.is_some())
+        .collect();
+    if let Some(p) = primary {
+        out.push(only(p));
+    }
+    let prefix = if primary.is_some() {
+        "among those, "
+    } else {
+        ""
+    };
+    for f in scope.iter().filter(|f| f.significant) {
+        out.push(format!("{prefix}{}", only(f)));
+    }
+    let all: Vec<&DimensionFinding> = scope
+        .iter()
+        .filter(|f| f.kind == FindingKind::Everywhere)
+        .copied()
+        .collect();
+    if !all.is_empty() {
+        out.push(format!("{prefix}{}", everywhere(&all)));
+    }
+    out
+}
+
 fn origin_cell(h: &Hit) -> Line {
     match h.origin {
         HitOrigin::DefaultBranch => vec![text(h.branch.clone().unwrap_or_default())],
@@ -439,6 +477,39 @@ fn origin_cell(h: &Hit) -> Line {
         HitOrigin::UnknownPullRequest => vec![text("PR (number unknown)")],
         HitOrigin::Other => vec![text(h.branch.clone().unwrap_or_else(|| h.event.clone()))],
     }
+}
+
+fn matrix_table(title: &str, dimensions: &[DimensionReport]) -> Block {
+    let rows: Vec<Vec<Line>> = dimensions
+        .iter()
+        .flat_map(|d| {
+            d.values.iter().map(move |v| {
+                vec![
+                    vec![text(d.name.clone())],
+                    vec![text(v.value.clone())],
+                    vec![text(v.jobs_hit.to_string())],
+                    vec![text(v.jobs_total.to_string())],
+                    vec![text(if v.jobs_hit == 0 {
+                        "never".to_string()
+                    } else {
+                        percent(Some(
+                            (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
+                        ))
+                    })],
+                ]
+            })
+        })
+        .collect();
+    let n = rows.len();
+    collapse(
+        title,
+        n,
+        Block::Table(Table {
+            headers: vec!["Dimension", "Value", "Jobs hit", "Jobs run", "Hit rate"],
+            numeric: vec![false, false, true, true, true],
+            rows,
+        }),
+    )
 }
 
 fn collapse(summary: &str, rows: usize, block: Block) -> Block {
@@ -489,8 +560,27 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
             s.jobs_hit
         ))]);
     }
+    if let Some(w) = &s.impact_window
+        && w.runs_in_progress > 0
+    {
+        facts.push(vec![text(format!(
+            "{} of the impact window still in progress, not counted.",
+            plural(w.runs_in_progress, "run", "runs")
+        ))]);
+    }
+    if s.jobs_unknown > 0 {
+        facts.push(vec![text(format!(
+            "Unknown: {} in the impact window with no readable log (expired, missing or not \
+             downloaded); any of them could be a hit.",
+            plural(s.jobs_unknown, "failed job", "failed jobs")
+        ))]);
+    }
     if let Some(h) = &s.first_hit {
-        let mut l = vec![text(format!("First hit: {} in ", date(h.created_at)))];
+        let mut l = vec![text(format!(
+            "First hit: run created {} (job {}) in ",
+            date(h.run_created_at),
+            date(h.created_at)
+        ))];
         l.push(Span::Link {
             text: h.job.clone(),
             url: h.html_url.clone().or_else(|| Some(h.run_url.clone())),
@@ -574,37 +664,18 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         blocks.push(Block::Paragraph(vec![text(
             "Jobs hit of jobs run in the impact window, per value; values never hit are shown too.",
         )]));
-        let rows: Vec<Vec<Line>> = s
-            .dimensions
-            .iter()
-            .flat_map(|d| {
-                d.values.iter().map(move |v| {
-                    vec![
-                        vec![text(d.name.clone())],
-                        vec![text(v.value.clone())],
-                        vec![text(v.jobs_hit.to_string())],
-                        vec![text(v.jobs_total.to_string())],
-                        vec![text(if v.jobs_hit == 0 {
-                            "never".to_string()
-                        } else {
-                            percent(Some(
-                                (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
-                            ))
-                        })],
-                    ]
-                })
-            })
-            .collect();
-        let n = rows.len();
-        blocks.push(collapse(
-            "Matrix values",
-            n,
-            Block::Table(Table {
-                headers: vec!["Dimension", "Value", "Jobs hit", "Jobs run", "Hit rate"],
-                numeric: vec![false, false, true, true, true],
-                rows,
-            }),
-        ));
+        blocks.push(matrix_table("Matrix values", &s.dimensions));
+        if let Some(w) = &s.within {
+            blocks.push(Block::Paragraph(vec![
+                text("Among the "),
+                code(w.label.clone()),
+                text(" jobs only:"),
+            ]));
+            blocks.push(matrix_table(
+                &format!("Matrix values among {}", w.label),
+                &w.dimensions,
+            ));
+        }
     }
 
     if !s.tests.is_empty() {

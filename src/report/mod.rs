@@ -30,7 +30,8 @@ pub enum Format {
 pub struct RenderOptions {
     /// ANSI colour in `table` output.
     pub color: bool,
-    /// The terminal's width in columns, for `table`; `None` leaves tables unwrapped.
+    /// The terminal's width in columns, for `table`; `None` leaves tables at their natural
+    /// width.
     pub width: Option<u16>,
 }
 

@@ -66,6 +66,7 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
     } else {
         t.force_no_tty();
     }
+    // The width was decided at the edge; no terminal reads here.
     match options.width {
         Some(w) => {
             t.set_content_arrangement(ContentArrangement::Dynamic);

@@ -1,0 +1,617 @@
+//! First occurrence relative to merges: which merge introduced a flake, with the evidence.
+//!
+//! A flake that hits one run in five can first show up several merges after the one that caused
+//! it, so the merge just before the first hit is not the answer. Each merge before the first hit
+//! is weighed instead:
+//!
+//! - **Likelihood.** If merge M had introduced the flake, every run that included M could have hit.
+//!   With the hit rate `p` observed from the first hit on, seeing `k` clean runs that included M has
+//!   probability `(1 − p)^k` (each run a Bernoulli trial). A merge with many clean runs after it is
+//!   unlikely to be the culprit; one merged just before the first hit is likely.
+//! - **Contradiction.** A hit run that did not include M rules M out.
+//! - **Relevance.** A merge that changed files matching the signature's `paths`, or the failing
+//!   tests themselves, is a priori more likely: its weight is multiplied by [`PATHS_WEIGHT`] and
+//!   [`TESTS_WEIGHT`]. Both kinds of evidence are reported, not only the ranking.
+//!
+//! Which merges a run includes: a `pull_request` run tests the PR merged into the base as it was
+//! when the run started, so it includes every merge before its creation; a push to the default
+//! branch includes every merge up to its `head_sha` in the default branch's history; a run on any
+//! other branch includes what its fork point (merge base with the default branch, from
+//! `compare`) includes, and is left out of the counts when that is unknown.
+//!
+//! Honest when there is no changepoint: too few hits to estimate a rate, or too few clean runs
+//! before the first hit to rule out that the flake predates the data, give a verdict that says so
+//! and pin nothing on a merge.
+
+use std::collections::BTreeMap;
+
+use globset::GlobSet;
+
+use crate::model::{MainlineCommit, RunId, Sha, Timestamp};
+
+/// A merge with likelihood below this is ruled out and not listed as a suspect.
+pub const RULED_OUT: f64 = 0.01;
+/// If the data before the first hit could have hidden the flake with at least this probability,
+/// the flake cannot be placed inside the data.
+pub const PLACEABLE: f64 = 0.05;
+/// Fewer hits than this give no usable hit rate.
+pub const MIN_HITS: u64 = 3;
+/// Prior weight of a merge that changed files matching the signature's `paths`.
+pub const PATHS_WEIGHT: f64 = 5.0;
+/// Prior weight of a merge that changed a file holding one of the failing tests.
+pub const TESTS_WEIGHT: f64 = 10.0;
+
+/// How a run's contents are placed relative to the default branch's merges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPlacement {
+    /// `pull_request` events and scheduled runs: every merge before the run's creation.
+    ByCreationTime,
+    /// A push to the default branch: every merge up to `head_sha` in the mainline.
+    DefaultBranchHead,
+    /// Any other branch: the fork point from ancestry, unknown without it.
+    ForkPoint,
+}
+
+/// One run of the workflows where the signature occurs, as bisection sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BisectRun {
+    pub id: RunId,
+    pub created_at: Timestamp,
+    pub head_sha: Sha,
+    pub placement: RunPlacement,
+    /// Some attempt of the run had a job matching the signature.
+    pub hit: bool,
+}
+
+/// A pull request merged into the default branch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merge {
+    pub pr: u64,
+    pub title: String,
+    pub merged_at: Timestamp,
+    pub sha: Sha,
+    /// Changed files; `None` when unknown.
+    pub files: Option<Vec<String>>,
+}
+
+/// What is known of commit ancestry: the default branch's history and the fork points of runs
+/// on other branches.
+#[derive(Debug, Clone, Default)]
+pub struct Ancestry {
+    /// Mainline sha → (position, committed_at), oldest first.
+    index: BTreeMap<Sha, (usize, Timestamp)>,
+    fork_points: BTreeMap<Sha, Sha>,
+}
+
+impl Ancestry {
+    pub fn new(mainline: &[MainlineCommit], fork_points: &BTreeMap<Sha, Sha>) -> Ancestry {
+        Ancestry {
+            index: mainline
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.sha.clone(), (i, c.committed_at)))
+                .collect(),
+            fork_points: fork_points.clone(),
+        }
+    }
+
+    /// Whether `run` included `merge`; `None` when that cannot be known.
+    pub fn includes(&self, run: &BisectRun, merge: &Merge) -> Option<bool> {
+        if run.head_sha == merge.sha {
+            return Some(true);
+        }
+        match run.placement {
+            RunPlacement::ByCreationTime => Some(merge.merged_at < run.created_at),
+            RunPlacement::DefaultBranchHead => self
+                .mainline_includes(&run.head_sha, merge)
+                // A push run is created right after its commit lands.
+                .or(Some(merge.merged_at < run.created_at)),
+            RunPlacement::ForkPoint => {
+                let fork = self.fork_points.get(&run.head_sha)?;
+                self.mainline_includes(fork, merge)
+            }
+        }
+    }
+
+    fn mainline_includes(&self, tip: &Sha, merge: &Merge) -> Option<bool> {
+        let &(tip_pos, tip_date) = self.index.get(tip)?;
+        Some(match self.index.get(&merge.sha) {
+            Some(&(merge_pos, _)) => merge_pos <= tip_pos,
+            None => merge.merged_at <= tip_date,
+        })
+    }
+}
+
+/// The evidence for one merge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspect {
+    pub pr: u64,
+    pub title: String,
+    pub merged_at: Timestamp,
+    pub sha: Sha,
+    /// Changed files matching the signature's `paths`; `None` when the files are unknown.
+    pub touches_paths: Option<bool>,
+    /// Changed a file holding a failing test; `None` when the files are unknown.
+    pub touches_tests: Option<bool>,
+    /// Clean runs before the first hit that included this merge.
+    pub clean_runs_after: u64,
+    /// Clean runs before the first hit whose inclusion of this merge is unknown (not counted).
+    pub unknown_runs_after: u64,
+    /// `(1 − p)^clean_runs_after`.
+    pub likelihood: f64,
+    /// Share of the evidence (likelihood × prior weight, normalised over the suspects).
+    pub posterior: f64,
+    /// Clean runs before the first hit that did not include this merge.
+    pub clean_runs_before: u64,
+}
+
+/// How strong the conclusion is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The signature never hit.
+    NoHits,
+    /// Too few hits to estimate a hit rate.
+    NotEnoughHits { hits: u64 },
+    /// The clean runs before the first hit are too few to say the flake was absent before it,
+    /// and the first hit came as early as the hit rate predicts: it was there from the start.
+    PresentBeforeWindow {
+        clean_runs_before: u64,
+        probability: f64,
+    },
+    /// Too rare for the data to place: the clean runs before the first hit prove little.
+    TooRareToPlace {
+        clean_runs_before: u64,
+        probability: f64,
+    },
+    /// No merge is consistent with the hits (merge data missing or the flake is not from a merge).
+    NoCandidate,
+    /// Placed: the top suspect, "zero hits in `clean_runs_before` runs before it; had the flake
+    /// been there, seeing none would have had probability `probability`".
+    Placed {
+        pr: u64,
+        clean_runs_before: u64,
+        probability: f64,
+    },
+}
+
+/// The whole result for one signature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bisection {
+    pub first_hit: Option<RunId>,
+    pub first_hit_at: Option<Timestamp>,
+    /// Hits and runs from the first hit on: the rate `p`.
+    pub hits_after: u64,
+    pub runs_after: u64,
+    /// Runs before the first hit (all clean).
+    pub clean_runs_before_first_hit: u64,
+    /// Best first; only merges not ruled out.
+    pub suspects: Vec<Suspect>,
+    pub verdict: Verdict,
+}
+
+impl Bisection {
+    /// `p`, the hit rate observed from the first hit on.
+    pub fn hit_rate(&self) -> Option<f64> {
+        (self.runs_after > 0).then(|| self.hits_after as f64 / self.runs_after as f64)
+    }
+}
+
+/// Weighs every merge before the first hit. `runs` are the runs of the workflows where the
+/// signature occurs (related PRs' runs already left out), in any order.
+pub fn bisect(
+    runs: &[BisectRun],
+    merges: &[Merge],
+    ancestry: &Ancestry,
+    paths: &GlobSet,
+    failing_tests: &[String],
+) -> Bisection {
+    let mut runs: Vec<&BisectRun> = runs.iter().collect();
+    runs.sort_by_key(|r| (r.created_at, r.id));
+    let Some(first) = runs.iter().copied().find(|r| r.hit) else {
+        return Bisection {
+            first_hit: None,
+            first_hit_at: None,
+            hits_after: 0,
+            runs_after: 0,
+            clean_runs_before_first_hit: runs.len() as u64,
+            suspects: Vec::new(),
+            verdict: Verdict::NoHits,
+        };
+    };
+    let (before, after): (Vec<&BisectRun>, Vec<&BisectRun>) = runs
+        .iter()
+        .partition(|r| (r.created_at, r.id) < (first.created_at, first.id));
+    let hits: Vec<&BisectRun> = after.iter().copied().filter(|r| r.hit).collect();
+    let hits_after = hits.len() as u64;
+    let runs_after = after.len() as u64;
+    let p = hits_after as f64 / runs_after as f64;
+    let clean_before = before.len() as u64;
+    let base = Bisection {
+        first_hit: Some(first.id),
+        first_hit_at: Some(first.created_at),
+        hits_after,
+        runs_after,
+        clean_runs_before_first_hit: clean_before,
+        suspects: Vec::new(),
+        verdict: Verdict::NoHits,
+    };
+    if hits_after < MIN_HITS {
+        return Bisection {
+            verdict: Verdict::NotEnoughHits { hits: hits_after },
+            ..base
+        };
+    }
+    let whole = (1.0 - p).powi(clean_before as i32);
+    if whole >= PLACEABLE {
+        let verdict = if (clean_before as f64) * p <= 1.0 {
+            Verdict::PresentBeforeWindow {
+                clean_runs_before: clean_before,
+                probability: whole,
+            }
+        } else {
+            Verdict::TooRareToPlace {
+                clean_runs_before: clean_before,
+                probability: whole,
+            }
+        };
+        return Bisection { verdict, ..base };
+    }
+
+    let mut suspects: Vec<(f64, Suspect)> = Vec::new();
+    for merge in merges.iter().filter(|m| m.merged_at < first.created_at) {
+        if ancestry.includes(first, merge) == Some(false)
+            || hits
+                .iter()
+                .any(|h| ancestry.includes(h, merge) == Some(false))
+        {
+            continue;
+        }
+        let (mut after_k, mut unknown_k, mut before_k) = (0u64, 0u64, 0u64);
+        for run in &before {
+            match ancestry.includes(run, merge) {
+                Some(true) => after_k += 1,
+                Some(false) => before_k += 1,
+                None => unknown_k += 1,
+            }
+        }
+        let likelihood = (1.0 - p).powi(after_k as i32);
+        if likelihood < RULED_OUT {
+            continue;
+        }
+        let touches_paths = merge
+            .files
+            .as_ref()
+            .map(|files| files.iter().any(|f| paths.is_match(f)));
+        let touches_tests = merge
+            .files
+            .as_ref()
+            .map(|files| files.iter().any(|f| holds_test(f, failing_tests)));
+        let weight = likelihood
+            * if touches_paths == Some(true) {
+                PATHS_WEIGHT
+            } else {
+                1.0
+            }
+            * if touches_tests == Some(true) {
+                TESTS_WEIGHT
+            } else {
+                1.0
+            };
+        suspects.push((
+            weight,
+            Suspect {
+                pr: merge.pr,
+                title: merge.title.clone(),
+                merged_at: merge.merged_at,
+                sha: merge.sha.clone(),
+                touches_paths,
+                touches_tests,
+                clean_runs_after: after_k,
+                unknown_runs_after: unknown_k,
+                likelihood,
+                posterior: 0.0,
+                clean_runs_before: before_k,
+            },
+        ));
+    }
+    let total: f64 = suspects.iter().map(|(w, _)| w).sum();
+    for (w, s) in &mut suspects {
+        s.posterior = *w / total;
+    }
+    suspects.sort_by(|(wa, a), (wb, b)| {
+        wb.total_cmp(wa)
+            .then(b.merged_at.cmp(&a.merged_at))
+            .then(a.pr.cmp(&b.pr))
+    });
+    let suspects: Vec<Suspect> = suspects.into_iter().map(|(_, s)| s).collect();
+    let verdict = match suspects.first() {
+        None => Verdict::NoCandidate,
+        Some(top) => Verdict::Placed {
+            pr: top.pr,
+            clean_runs_before: top.clean_runs_before,
+            probability: (1.0 - p).powi(top.clean_runs_before as i32),
+        },
+    };
+    Bisection {
+        suspects,
+        verdict,
+        ..base
+    }
+}
+
+/// Test ids look like `tests/graph/test_x.py::test_y`; a changed file holds the test when it is
+/// that file, or that file under a package folder (`cuda_core/tests/graph/test_x.py`).
+fn holds_test(file: &str, tests: &[String]) -> bool {
+    tests.iter().any(|t| {
+        let test_file = t.split("::").next().unwrap_or(t);
+        !test_file.is_empty()
+            && (file == test_file
+                || file
+                    .strip_suffix(test_file)
+                    .is_some_and(|prefix| prefix.ends_with('/')))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Duration, TimeZone, Utc};
+    use globset::{Glob, GlobSetBuilder};
+
+    fn t(hours: i64) -> Timestamp {
+        Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap() + Duration::hours(hours)
+    }
+
+    fn sha(n: u64) -> Sha {
+        Sha(format!("{n:040x}"))
+    }
+
+    fn merge(pr: u64, hours: i64, files: &[&str]) -> Merge {
+        Merge {
+            pr,
+            title: format!("PR {pr}"),
+            merged_at: t(hours),
+            sha: sha(pr),
+            files: Some(files.iter().map(|f| f.to_string()).collect()),
+        }
+    }
+
+    fn pr_run(id: u64, hours: i64, hit: bool) -> BisectRun {
+        BisectRun {
+            id: RunId(id),
+            created_at: t(hours),
+            head_sha: sha(1_000_000 + id),
+            placement: RunPlacement::ByCreationTime,
+            hit,
+        }
+    }
+
+    fn globs(patterns: &[&str]) -> GlobSet {
+        let mut b = GlobSetBuilder::new();
+        for p in patterns {
+            b.add(Glob::new(p).unwrap());
+        }
+        b.build().unwrap()
+    }
+
+    /// Runs every hour from `from` to `to`; from `onset` on, every fifth run hits.
+    fn hourly(from: i64, to: i64, onset: i64) -> Vec<BisectRun> {
+        (from..to)
+            .map(|h| pr_run(h as u64 + 1, h, h >= onset && (h - onset) % 5 == 0))
+            .collect()
+    }
+
+    #[test]
+    fn culprit_is_not_the_last_merge_before_the_first_hit() {
+        // #10 merges at hour 100; the flake's first hit is at hour 105; #11 (unrelated) merged at
+        // hour 103 in between. Old merges have ~100 clean runs after them and are ruled out.
+        let mut runs = hourly(0, 300, 105);
+        runs.retain(|r| r.created_at != t(101)); // a gap changes nothing
+        let merges = vec![
+            merge(5, 10, &["README.md"]),
+            merge(10, 100, &["cuda_core/cuda/core/_graph.py"]),
+            merge(11, 103, &["docs/index.md"]),
+        ];
+        let b = bisect(
+            &runs,
+            &merges,
+            &Ancestry::default(),
+            &globs(&["cuda_core/cuda/core/_graph*.py"]),
+            &[],
+        );
+        assert_eq!(b.first_hit, Some(RunId(106)));
+        let prs: Vec<u64> = b.suspects.iter().map(|s| s.pr).collect();
+        assert_eq!(
+            prs,
+            vec![10, 11],
+            "#5 has ~95 clean runs after it: ruled out"
+        );
+        assert_eq!(b.suspects[0].touches_paths, Some(true));
+        assert_eq!(b.suspects[1].clean_runs_after, 1, "hour 104 only");
+        assert!(matches!(b.verdict, Verdict::Placed { pr: 10, .. }));
+        if let Verdict::Placed {
+            clean_runs_before,
+            probability,
+            ..
+        } = b.verdict
+        {
+            assert_eq!(
+                clean_runs_before, 101,
+                "hours 0..=100 started before #10 merged"
+            );
+            assert!(probability < 1e-6);
+        }
+    }
+
+    #[test]
+    fn a_merge_adding_the_failing_test_outranks_a_neutral_one_in_the_same_gap() {
+        let runs = hourly(0, 200, 60);
+        let merges = vec![
+            merge(20, 58, &["tests/graph/test_graph_definition_lifetime.py"]),
+            merge(21, 59, &["setup.py"]),
+        ];
+        let tests = vec!["tests/graph/test_graph_definition_lifetime.py::test_x".to_string()];
+        let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &tests);
+        assert_eq!(b.suspects[0].pr, 20);
+        assert_eq!(b.suspects[0].touches_tests, Some(true));
+        assert_eq!(b.suspects[1].touches_tests, Some(false));
+        // Likelihood alone would prefer #21 (fewer clean runs after it); both are shown.
+        assert!(b.suspects[1].likelihood > b.suspects[0].likelihood);
+    }
+
+    #[test]
+    fn a_flake_present_from_the_start_is_not_pinned_on_a_merge() {
+        let runs = hourly(0, 100, 1);
+        let merges = vec![merge(3, 0, &["a.py"])];
+        let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &[]);
+        assert!(
+            matches!(
+                b.verdict,
+                Verdict::PresentBeforeWindow {
+                    clean_runs_before: 1,
+                    ..
+                }
+            ),
+            "{:?}",
+            b.verdict
+        );
+        assert!(b.suspects.is_empty());
+    }
+
+    #[test]
+    fn a_rare_flake_gives_weak_evidence_and_no_suspect() {
+        // Two hits in 200 runs: no usable rate.
+        let mut runs = hourly(0, 200, 10_000);
+        runs[150].hit = true;
+        runs[190].hit = true;
+        let b = bisect(
+            &runs,
+            &[merge(1, 140, &[])],
+            &Ancestry::default(),
+            &globs(&[]),
+            &[],
+        );
+        assert_eq!(b.verdict, Verdict::NotEnoughHits { hits: 2 });
+        assert!(b.suspects.is_empty());
+        // Hits every 25 runs from hour 150 on, 150 clean runs before: (1-0.04)^150 ≈ 0.002 is
+        // placeable, but 30 clean runs before are not.
+        let runs: Vec<BisectRun> = (0..180)
+            .map(|h| pr_run(h + 1, h as i64, h >= 30 && (h - 30) % 25 == 0))
+            .collect();
+        let b = bisect(
+            &runs,
+            &[merge(1, 29, &[])],
+            &Ancestry::default(),
+            &globs(&[]),
+            &[],
+        );
+        assert!(
+            matches!(
+                b.verdict,
+                Verdict::TooRareToPlace {
+                    clean_runs_before: 30,
+                    ..
+                }
+            ),
+            "{:?}",
+            b.verdict
+        );
+    }
+
+    #[test]
+    fn a_side_branch_that_lacks_the_culprit_does_not_count_as_a_clean_run_after_it() {
+        // Mainline: c1 (#1) → c2 (#2, the culprit) → c3 (#3). Runs on a side branch forked from
+        // c1 keep running clean after #2 merges; they must not count against #2.
+        let mainline = vec![
+            MainlineCommit {
+                sha: sha(1),
+                committed_at: t(0),
+            },
+            MainlineCommit {
+                sha: sha(2),
+                committed_at: t(50),
+            },
+            MainlineCommit {
+                sha: sha(3),
+                committed_at: t(60),
+            },
+        ];
+        let side_head = sha(999);
+        let forks = BTreeMap::from([(side_head.clone(), sha(1))]);
+        let ancestry = Ancestry::new(&mainline, &forks);
+        let mut runs = Vec::new();
+        // Before #2: PR runs, clean.
+        for h in 0..50 {
+            runs.push(pr_run(h + 1, h as i64, false));
+        }
+        // After #2: side-branch runs, clean (they lack #2); PR runs hit every third.
+        for h in 50..120u64 {
+            if h % 2 == 0 {
+                runs.push(BisectRun {
+                    id: RunId(h + 1),
+                    created_at: t(h as i64),
+                    head_sha: side_head.clone(),
+                    placement: RunPlacement::ForkPoint,
+                    hit: false,
+                });
+            } else {
+                runs.push(pr_run(h + 1, h as i64, h >= 61 && h % 3 == 0));
+            }
+        }
+        let merges = vec![merge(1, 0, &[]), merge(2, 50, &[]), merge(3, 60, &[])];
+        let b = bisect(&runs, &merges, &ancestry, &globs(&[]), &[]);
+        let two = b
+            .suspects
+            .iter()
+            .find(|s| s.pr == 2)
+            .expect("#2 is a suspect");
+        // Clean runs after #2 before the first hit (hour 63): PR runs at 51..=61 odd = 6.
+        assert_eq!(two.clean_runs_after, 6);
+        assert!(b.suspects.iter().all(|s| s.pr != 1), "#1 ruled out");
+        // An unknown fork point is not counted either way.
+        let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &[]);
+        let two = b
+            .suspects
+            .iter()
+            .find(|s| s.pr == 2)
+            .expect("#2 is a suspect");
+        assert_eq!(two.unknown_runs_after, 7);
+    }
+
+    #[test]
+    fn a_hit_run_without_the_merge_rules_it_out() {
+        let mainline = vec![
+            MainlineCommit {
+                sha: sha(1),
+                committed_at: t(0),
+            },
+            MainlineCommit {
+                sha: sha(2),
+                committed_at: t(10),
+            },
+        ];
+        let old = sha(500);
+        let ancestry = Ancestry::new(&mainline, &BTreeMap::from([(old.clone(), sha(1))]));
+        let mut runs = hourly(0, 100, 40);
+        runs.push(BisectRun {
+            id: RunId(5000),
+            created_at: t(45),
+            head_sha: old,
+            placement: RunPlacement::ForkPoint,
+            hit: true,
+        });
+        let merges = vec![merge(2, 10, &[])];
+        let b = bisect(&runs, &merges, &ancestry, &globs(&[]), &[]);
+        assert!(b.suspects.is_empty());
+        assert_eq!(b.verdict, Verdict::NoCandidate);
+    }
+
+    #[test]
+    fn test_files_match_under_package_folders_only_at_a_path_boundary() {
+        let tests = vec!["tests/graph/test_a.py::test_x".to_string()];
+        assert!(holds_test("tests/graph/test_a.py", &tests));
+        assert!(holds_test("cuda_core/tests/graph/test_a.py", &tests));
+        assert!(!holds_test("cuda_core/xtests/graph/test_a.py", &tests));
+        assert!(!holds_test("tests/graph/test_b.py", &tests));
+    }
+}
