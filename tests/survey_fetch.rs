@@ -239,7 +239,7 @@ fn faults_change_nothing_in_the_result() {
         retry_after_secs: 0,
         ..Faults::default()
     };
-    let gh = start(ds, faults);
+    let gh = start(ds.clone(), faults.clone());
     let dir = tempfile::tempdir().unwrap();
     let s = survey(&gh, dir.path(), &spec);
     s.result.unwrap();
@@ -248,6 +248,51 @@ fn faults_change_nothing_in_the_result() {
     assert!(
         statuses.contains(&502) && statuses.contains(&403),
         "faults were injected: {statuses:?}"
+    );
+    // The report is a function of the snapshot: the same too.
+    let config = flakestat::analysis::AnalysisConfig::default();
+    assert_eq!(
+        flakestat::analysis::analyze(&s.snapshot, &[], &config),
+        flakestat::analysis::analyze(&clean, &[], &config)
+    );
+
+    // Secondary limits answered 429, as GitHub also does.
+    let gh = start(
+        ds,
+        Faults {
+            secondary_limit_status: 429,
+            ..faults
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    assert_eq!(s.snapshot, clean);
+    assert!(gh.requests().iter().any(|r| r.status == 429));
+}
+
+#[test]
+fn a_near_reset_is_waited_for() {
+    let spec = spec(30);
+    let ds = with_token(synthetic(&spec));
+    let gh = start(
+        ds,
+        Faults {
+            rate_limit: Some(15),
+            rate_limit_window: Duration::from_secs(1),
+            rate_limit_status: 429,
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(&gh, Some("tok"));
+    config.max_reset_wait = Duration::from_secs(30);
+    let s = survey_with(config, dir.path(), &spec.repo, window(&spec));
+    s.result.unwrap();
+    assert_eq!(s.snapshot.runs.len(), 30);
+    assert!(
+        gh.requests().iter().any(|r| r.status == 429),
+        "the budget ran out at least once"
     );
 }
 
