@@ -186,7 +186,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let url = settings::resolve_api_url(args.api_url.as_deref());
-                let token = settings::resolve_token();
+                let token = settings::resolve_token(&url);
                 if token.is_none() && !global.quiet {
                     eprintln!(
                         "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
