@@ -615,3 +615,30 @@ fn workflow_and_event_filters_pick_their_runs() {
         "the per-workflow route"
     );
 }
+
+#[test]
+fn jobs_of_a_large_matrix_are_paged() {
+    // Re-run matrices of 60 jobs: two attempts, 120 jobs, two pages of 100 per run. (The
+    // synthetic job ids collide past 100 jobs per attempt.)
+    let spec = SyntheticSpec {
+        runs: 2,
+        jobs_per_run: 60,
+        fail_every: 0,
+        rerun_every: 1,
+        ..SyntheticSpec::default()
+    };
+    let ds = synthetic(&spec);
+    let gh = start(ds.clone(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    assert_eq!(s.snapshot.jobs.len(), ds.jobs().count());
+    assert_eq!(s.snapshot.jobs.len(), 240);
+    let pages: usize = ds
+        .runs
+        .iter()
+        .map(|r| r.all_jobs().len().div_ceil(100))
+        .sum();
+    assert_eq!(pages, 4);
+    assert_eq!(gh.request_count(RouteKind::ListJobs), pages);
+}

@@ -623,8 +623,9 @@ impl Survey {
                 return Err(unexpected(&page_url, &response));
             }
             let list: JobList = parse_json(&page_url, &response.body)?;
-            let more =
-                !list.jobs.is_empty() && (jobs.len() + list.jobs.len()) < list.total_count as usize;
+            // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning is
+            // not documented, and a short count would lose an attempt's jobs.
+            let more = !list.jobs.is_empty();
             jobs.extend(list.jobs.into_iter().map(|j| j.into_model()));
             if more {
                 url = response.next_link();
