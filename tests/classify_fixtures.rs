@@ -205,3 +205,66 @@ Fatal Python error: Segmentation fault";
     assert_eq!(c.matches[0].step.as_deref(), Some("Run a"));
     assert_eq!(c.matches[1].lines, [6, 7]);
 }
+
+/// Logs assembled at random (fixed seeds) from pieces that stress the fast path: literal
+/// fragments split by escape codes, BOMs and invalid bytes, very long lines, CRLF, group lines,
+/// boilerplate, and lines of the real logs.
+#[test]
+fn fast_path_equals_reference_on_generated_logs() {
+    let pieces: &[&[u8]] = &[
+        b"2026-07-15T21:26:03.1234567Z ",
+        b"##[group]Run pytest -v",
+        b"##[error]",
+        b"Process completed with exit code 1.",
+        b"No space left on device",
+        b"No sp",
+        b"ace left on device",
+        b"\x1b[31m",
+        b"\x1b[0m",
+        b"\xef\xbb\xbf",
+        b"\xff",
+        "\u{85}".as_bytes(),
+        b"\r",
+        b"RuntimeError: ",
+        b"AssertionError: condition not satisfied within 5.0s",
+        b"FAILED tests/graph/test_x.py::test_y - ",
+        b"Error",
+        b"rror: ",
+        b"Segmentation fault",
+        b"CUDA_ERROR_ILLEGAL_ADDRESS",
+        b"##[error]The action 'Run tests' has timed out after 30 minutes.",
+        b"FAILED: [code=1]",
+        b"____ TestX.test_y ____",
+        b" failed! Received signal: SIGSEGV",
+        b"Command took >30min, returning 124",
+        b"plain words of a passing test ",
+        b"::test_ ",
+        b": E501 ",
+    ];
+    let pytorch = pytorch_set();
+    let bundled = bundled();
+    for seed in 0..40 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut log = Vec::new();
+        for _ in 0..rng.usize(1..300) {
+            let long = rng.u32(0..50) == 0;
+            let parts = if long {
+                rng.usize(300..900)
+            } else {
+                rng.usize(0..8)
+            };
+            for _ in 0..parts {
+                log.extend_from_slice(pieces[rng.usize(0..pieces.len())]);
+                if long {
+                    log.extend_from_slice(&[b'x'; 7]);
+                }
+            }
+            if rng.u32(0..20) != 0 {
+                log.push(b'\n');
+            }
+        }
+        for (name, set) in [("pytorch", &pytorch), ("bundled", &bundled)] {
+            assert_same(set, &format!("seed {seed} with {name}"), &log);
+        }
+    }
+}
