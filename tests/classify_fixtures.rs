@@ -268,3 +268,48 @@ fn fast_path_equals_reference_on_generated_logs() {
         }
     }
 }
+
+#[test]
+fn shipped_signatures_never_claim_the_same_line() {
+    let set = bundled();
+    for path in all_logs() {
+        let c = set.classify(&std::fs::read(&path).unwrap());
+        let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
+        for m in &c.matches {
+            for line in &m.lines {
+                if let Some(other) = seen.insert(*line, &m.signature.0) {
+                    panic!(
+                        "{}:{line} matches both {other} and {}",
+                        path.display(),
+                        m.signature
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_real_cuda_python_log_is_a_wait_until_timeout() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/logs/cuda-python/test-linux-64-py3.14t-cuda12.9.1-local-t4-failed.log");
+    let Ok(log) = std::fs::read(&path) else {
+        eprintln!(
+            "skipping: {} is absent (only in the development environment); \
+             fixtures/logs/wait-until-timeout.log covers the same shape",
+            path.display()
+        );
+        return;
+    };
+    let c = bundled().classify(&log);
+    let ids: Vec<&str> = c.matches.iter().map(|m| m.signature.0.as_str()).collect();
+    assert_eq!(ids, ["wait-until-timeout"]);
+    let m = &c.matches[0];
+    assert_eq!(m.step.as_deref(), Some("Run run-tests core"));
+    assert_eq!(m.tests.len(), 2);
+    assert!(
+        m.tests
+            .iter()
+            .all(|t| t.starts_with("tests/graph/test_graph_definition_lifetime.py::test_"))
+    );
+}
