@@ -321,23 +321,23 @@ impl SignatureSet {
                 }
                 break;
             }
-            let mut start = filled;
-            filled += n;
             if skipping {
-                match memchr::memchr(b'\n', &buf[start..filled]) {
+                // Drop the rest of the over-long line, up to and including its newline.
+                match memchr::memchr(b'\n', &buf[filled..filled + n]) {
                     Some(i) => {
-                        buf.copy_within(start + i + 1..filled, 0);
-                        filled -= start + i + 1;
-                        start = 0;
+                        buf.copy_within(filled + i + 1..filled + n, filled);
+                        filled += n - (i + 1);
                         skipping = false;
                     }
-                    None => {
-                        filled = 0;
-                        continue;
-                    }
+                    None => continue,
                 }
+            } else {
+                filled += n;
             }
-            let _ = start;
+            // Pipes and zip entries deliver small reads: gather half a chunk before scanning.
+            if filled < buf.len() / 2 {
+                continue;
+            }
             if let Some(nl) = memchr::memrchr(b'\n', &buf[..filled]) {
                 scan.feed(&buf[..=nl]);
                 buf.copy_within(nl + 1..filled, 0);
@@ -728,6 +728,36 @@ mod tests {
         assert_eq!(set.unfiltered(), vec!["digits"]);
         let c = set.classify(b"a\n12\nb\n34");
         assert_eq!(c.matches[0].lines, vec![2, 4]);
+    }
+
+    /// A reader that hands out a few bytes at a time, like a pipe.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = (self.1 * 7 + 3) % 97 + 1;
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn small_reads_give_the_same_result() {
+        let set = SignatureSet::compile(vec![spec("boom", "boom (\\d+)"), spec("bang", "^bang")])
+            .unwrap();
+        let mut log = Vec::new();
+        for i in 0..2000 {
+            log.extend_from_slice(
+                format!("2026-07-15T21:26:03.1234567Z line {i} boom {i}\r\n").as_bytes(),
+            );
+            log.extend_from_slice(b"bang\n\x1b[1mbang\x1b[0m");
+        }
+        let streamed = set.classify_reader(Trickle(&log, 0)).unwrap();
+        assert_eq!(streamed, set.classify(&log));
+        assert_eq!(streamed.matches[1].count, 2000);
+        assert_eq!(streamed.matches[0].count, 4000);
     }
 
     #[test]
