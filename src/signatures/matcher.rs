@@ -423,6 +423,8 @@ struct Scan<'s> {
     finder_hits: Vec<usize>,
     dirty: Vec<usize>,
     candidates: Vec<u32>,
+    /// Scratch: the rules to try on the current line.
+    rules: Vec<u32>,
     text: String,
 }
 
@@ -438,6 +440,7 @@ impl<'s> Scan<'s> {
             finder_hits: Vec::new(),
             dirty: Vec::new(),
             candidates: Vec::new(),
+            rules: Vec::new(),
             text: String::new(),
         }
     }
@@ -547,7 +550,8 @@ impl<'s> Scan<'s> {
 
         let mut group = false;
         let mut telling = false;
-        let mut rules: Vec<u32> = Vec::new();
+        let mut rules = std::mem::take(&mut self.rules);
+        rules.clear();
         for &lit in &self.candidates {
             let target = &self.set.targets[lit as usize];
             group |= target.group;
@@ -564,10 +568,11 @@ impl<'s> Scan<'s> {
         if !rules.is_empty() && !is_exit_code_boilerplate(as_str) {
             rules.sort_unstable();
             rules.dedup();
-            for r in rules {
+            for &r in &rules {
                 self.try_rule(r, number, clean);
             }
         }
+        self.rules = rules;
         self.text = text;
     }
 
