@@ -3,7 +3,7 @@
 //! Every normalized line is ranked by substrings (so the matcher can find candidates with the same
 //! literal search it uses for signatures): GitHub `##[error]` annotations first, then failures
 //! and crashes (`FAILED`, `Traceback`, `Fatal`, segfaults, panics), then error messages
-//! (`Error:`, `error:`, `ERROR`), last exit codes, including the `Process completed with exit
+//! (`Error:`, `Error `, `error:`, `ERROR`), last exit codes, including the `Process completed with exit
 //! code N.` boilerplate, which only shows when nothing better exists. Per rank the last
 //! [`MAX_ERROR_LINES`] distinct lines are kept (failures are reported near the end of a log), so
 //! memory stays bounded whatever the log size.
@@ -29,6 +29,7 @@ pub(crate) const MARKERS: &[&str] = &[
     "panicked at",
     "core dumped",
     "Error:",
+    "Error ",
     "error:",
     "ERROR",
     "error[",
@@ -48,7 +49,7 @@ const FAILURE: &[&str] = &[
     "panicked at",
     "core dumped",
 ];
-const ERROR: &[&str] = &["Error:", "error:", "ERROR", "error[", "Exception:"];
+const ERROR: &[&str] = &["Error:", "Error ", "error:", "ERROR", "error[", "Exception:"];
 const EXIT: &[&str] = &["exit code", "exit status", "exited with"];
 
 const RANKS: usize = 4;
