@@ -117,11 +117,14 @@ fn a_log_matching_nothing_reports_its_telling_lines() {
         texts[0].contains("FAILED") || texts[0].contains("Traceback"),
         "{texts:?}"
     );
-    // The exit-code boilerplate is there, but last: nothing else tells less.
-    assert_eq!(
-        texts.last().copied(),
-        Some("##[error]Process completed with exit code 1.")
+    // The exit-code boilerplate tells nothing when anything else is there.
+    assert!(
+        !texts.iter().any(|t| t.contains("Process completed")),
+        "{texts:?}"
     );
+    let bare = bundled().classify(b"building\n##[error]Process completed with exit code 2.\n");
+    assert_eq!(bare.error_lines.len(), 1);
+    assert_eq!(bare.error_lines[0].line, 2);
 }
 
 #[test]
