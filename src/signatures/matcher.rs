@@ -698,6 +698,25 @@ mod tests {
     }
 
     #[test]
+    fn fingerprint_follows_what_decides_matches() {
+        let base = || vec![spec("a", "boom"), spec("b", "bang")];
+        let fp = |specs| SignatureSet::compile(specs).unwrap().fingerprint();
+        let reference = fp(base());
+        assert_eq!(reference, fp(base().into_iter().rev().collect()));
+        let mut retitled = base();
+        retitled[0].title = "Another title".into();
+        retitled[0].paths = vec!["src/**".into()];
+        assert_eq!(reference, fp(retitled));
+        let mut repatterned = base();
+        repatterned[0].pattern = "boom!".into();
+        assert_ne!(reference, fp(repatterned));
+        let mut excluded = base();
+        excluded[1].exclude = vec!["noise".into()];
+        assert_ne!(reference, fp(excluded));
+        assert_ne!(reference, fp(vec![spec("a", "boom")]));
+    }
+
+    #[test]
     fn send_and_sync() {
         fn assert<T: Send + Sync>() {}
         assert::<SignatureSet>();
