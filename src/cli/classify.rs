@@ -133,14 +133,17 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
             Ok(c) => files.push(c),
             Err(e) => {
                 invalid += 1;
-                eprintln!("flakestat: error: {}", e.message);
+                eprintln!("flakestat: error: {}", sanitize_for_terminal(&e.message));
             }
         }
     }
     if !global.quiet {
         for f in &files {
             if let Some(note) = &f.note {
-                eprintln!("flakestat: note: {}: {note}", f.name);
+                eprintln!(
+                    "flakestat: note: {}: {note}",
+                    sanitize_for_terminal(&f.name)
+                );
             }
         }
     }
