@@ -18,7 +18,7 @@ use super::FetchError;
 use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
 use super::wire::WireFile;
 use crate::model::{MainlineCommit, Repo, Sha, Timestamp};
-use crate::store::{Store, mainline_scope};
+use crate::store::{ListedWindow, Store, mainline_scope};
 
 /// What fetching ancestry cost, in requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -103,11 +103,11 @@ impl Session {
             .load_windows(repo, &scope, since, until)?;
         let mut gaps = Vec::new();
         let mut cursor = since;
-        for (a, b) in known {
-            if a > cursor {
-                gaps.push((cursor, a));
+        for w in known {
+            if w.since > cursor {
+                gaps.push((cursor, w.since));
             }
-            cursor = cursor.max(b);
+            cursor = cursor.max(w.until);
         }
         if cursor < until {
             gaps.push((cursor, until));
@@ -136,7 +136,15 @@ impl Session {
             summary.mainline_commits += commits.len() as u64;
             let mut store = store.lock().expect("store lock");
             store.store_mainline(repo, &commits)?;
-            store.store_window(repo, &scope, from, to)?;
+            store.store_window(
+                repo,
+                &scope,
+                &ListedWindow {
+                    since: from,
+                    until: to,
+                    runs: commits.len() as u64,
+                },
+            )?;
         }
         Ok(())
     }
