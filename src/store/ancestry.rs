@@ -111,3 +111,65 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn commit(n: u8, at: &str) -> MainlineCommit {
+        MainlineCommit {
+            sha: Sha(format!("{n:02x}").repeat(20)),
+            committed_at: t(at),
+        }
+    }
+
+    #[test]
+    fn ancestry_is_kept_and_reaches_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let repo = Repo::parse("NVIDIA/cuda-python").unwrap();
+        store.store_repo(&repo, "main").unwrap();
+        let (a, b, c) = (
+            commit(1, "2026-06-01T00:00:00Z"),
+            commit(2, "2026-06-02T00:00:00Z"),
+            commit(3, "2026-06-03T00:00:00Z"),
+        );
+        // Newest first, as GitHub lists them, and one twice: stored once, oldest first.
+        store
+            .store_mainline(&repo, &[c.clone(), b.clone(), b.clone()])
+            .unwrap();
+        // A fork point older than the listed history joins the mainline, in date order.
+        let (side, lost) = (Sha("e".repeat(40)), Sha("f".repeat(40)));
+        store.store_fork_point(&repo, &side, Some(&a)).unwrap();
+        store.store_fork_point(&repo, &lost, None).unwrap();
+        assert_eq!(
+            store
+                .load_mainline(&repo, t("2026-06-02T12:00:00Z"))
+                .unwrap(),
+            [a.clone(), b.clone()]
+        );
+        assert_eq!(
+            store.load_fork_points(&repo).unwrap(),
+            BTreeMap::from([(side.clone(), a.sha.clone())])
+        );
+        // An unanswerable head is never asked again either.
+        assert_eq!(
+            store.asked_fork_points(&repo).unwrap(),
+            BTreeSet::from([side, lost])
+        );
+        let snapshot = store
+            .load_snapshot(
+                &repo,
+                t("2026-06-15T00:00:00Z"),
+                t("2026-07-01T00:00:00Z"),
+                "fp",
+            )
+            .unwrap();
+        assert_eq!(snapshot.mainline, [a, b, c]);
+        assert_eq!(snapshot.fork_points.len(), 1);
+    }
+}
