@@ -5,8 +5,8 @@
 //! reason, never guessed.
 //!
 //! Windows: the survey window is `[since, until)` of run creation times. A signature's *impact
-//! window* starts at its first counted hit (a later `bisect` module will move it to the merge that
-//! introduced it) and ends where the survey ends.
+//! window* starts at the merge that introduced it when `bisect` can name one (with the evidence),
+//! else at its first counted hit, and ends where the survey ends.
 
 pub mod bisect;
 pub mod nightly;
