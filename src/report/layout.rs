@@ -140,8 +140,8 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
             clean_runs_before,
             probability: q,
         } => format!(
-            "present since before the window: only {} before the first hit{run}, which had \
-             the flake been there would have shown no hit with probability {}; no merge named",
+            "present since before the window: {} before the first hit{run} prove little (had \
+             the flake been there, seeing none: probability {}); no merge named",
             plural(*clean_runs_before, "clean run", "clean runs"),
             probability(*q)
         ),
@@ -149,8 +149,8 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
             clean_runs_before,
             probability: q,
         } => format!(
-            "too rare to place on a merge: {} before the first hit{run} would have shown no hit \
-             with probability {} even had the flake been there",
+            "too rare to place on a merge: {} before the first hit{run} prove little (had the \
+             flake been there, seeing none: probability {}); no merge named",
             plural(*clean_runs_before, "clean run", "clean runs"),
             probability(*q)
         ),
