@@ -173,7 +173,8 @@ impl Session {
                     && let Some(head) = queue.next()
                 {
                     let client = client.clone();
-                    let url = client.url(&format!("{base}{}", encode(&head.0)));
+                    // Only `merge_base_commit` is read: one commit per page keeps the body small.
+                    let url = client.url(&format!("{base}{}?per_page=1", encode(&head.0)));
                     set.spawn(async move {
                         let response = client.get(&url, None).await?;
                         let fork = match response.status {
