@@ -164,7 +164,8 @@ pub const LOOKBACK_DAYS: i64 = 14;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AncestryNeeds {
     /// Head shas of runs placed by their fork point that matter: runs of a signature's
-    /// workflows from `LOOKBACK_DAYS` before its first hit up to it, and its hit runs.
+    /// workflows from `LOOKBACK_DAYS` before its first hit up to it, and its hit runs, for the
+    /// signatures whose verdict depends on ancestry (placed, or no candidate).
     pub heads: BTreeSet<Sha>,
     /// Suspect merges whose changed files are unknown.
     pub merge_files: BTreeSet<u64>,
@@ -189,6 +190,11 @@ pub fn needs(
                 .filter(|s| s.touches_paths.is_none())
                 .map(|s| s.pr),
         );
+        // Verdicts reached before ancestry is consulted (too few hits, too little before the
+        // first hit) would not change with fork points: none are asked for them.
+        if !matches!(b.verdict, Verdict::Placed { .. } | Verdict::NoCandidate) {
+            continue;
+        }
         let Some(first_at) = b.first_hit_at else {
             continue;
         };
