@@ -7,6 +7,7 @@
 //! `ClientConfig` and `SurveyPlan`, and progress leaves through the `Progress` trait.
 
 mod client;
+pub mod comments;
 mod survey;
 mod wire;
 

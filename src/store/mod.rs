@@ -11,6 +11,7 @@
 //! Raw logs are kept zstd-compressed, so a change of signatures re-classifies them without a
 //! download; classifications are keyed by the signature set's fingerprint.
 
+pub mod lock;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
