@@ -251,9 +251,31 @@ pub struct NightlyData {
     pub new_unclassified: Vec<UnclassifiedGroup>,
 }
 
+/// Which changes make `nightly --fail-on` alert. Fading is good news and never alerts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertOn {
+    /// A new signature, or a new unclassified failure.
+    New,
+    /// A rising signature.
+    Rising,
+    /// Either.
+    Any,
+}
+
 impl NightlyData {
     pub fn count(&self, kind: ChangeKind) -> usize {
         self.changes.iter().filter(|c| c.kind == kind).count()
+    }
+
+    /// Whether a change of the kind asked about was found.
+    pub fn alerts(&self, on: AlertOn) -> bool {
+        let new = self.count(ChangeKind::New) > 0 || !self.new_unclassified.is_empty();
+        let rising = self.count(ChangeKind::Rising) > 0;
+        match on {
+            AlertOn::New => new,
+            AlertOn::Rising => rising,
+            AlertOn::Any => new || rising,
+        }
     }
 }
 
