@@ -234,7 +234,11 @@ pub struct SignatureSeen {
     pub title: String,
     pub period: Count,
     pub baseline: Count,
+    /// `P(X ≥ period hits)` under the baseline rate.
     pub probability: f64,
+    /// The period's hit jobs, newest first, at most [`MAX_JOBS_PER_ITEM`].
+    pub jobs: Vec<JobLink>,
+    pub jobs_total: u64,
 }
 
 /// What changed: everything the nightly renderers show. Renderers compute nothing.
@@ -327,12 +331,7 @@ pub fn nightly(
                 period: c.period,
                 baseline: c.baseline,
                 probability: c.probability,
-                jobs: hits
-                    .iter()
-                    .rev()
-                    .take(MAX_JOBS_PER_ITEM)
-                    .map(JobLink::from_hit)
-                    .collect(),
+                jobs: newest(hits),
                 jobs_total: hits.len() as u64,
             }
         })
@@ -347,12 +346,15 @@ pub fn nightly(
                 runs: b_runs,
             });
             let p0 = (b.hits as f64 + 0.5) / (b.runs as f64 + 1.0);
+            let hits: &[Hit] = p_counts.get(id).map_or(&[], |v| &v.1[..]);
             SignatureSeen {
                 id: id.clone(),
                 title: infos.get(id).map(|i| i.title.clone()).unwrap_or_default(),
                 period: *count,
                 baseline: b,
                 probability: binomial_tail(count.runs, count.hits, p0),
+                jobs: newest(hits),
+                jobs_total: hits.len() as u64,
             }
         })
         .collect();
@@ -378,6 +380,15 @@ pub fn nightly(
         seen,
         new_unclassified,
     }
+}
+
+/// The newest hits (hits come oldest first), as links.
+fn newest(hits: &[Hit]) -> Vec<JobLink> {
+    hits.iter()
+        .rev()
+        .take(MAX_JOBS_PER_ITEM)
+        .map(JobLink::from_hit)
+        .collect()
 }
 
 /// Runs created in `[since, until)` that count in a rate: completed (runs still going may yet

@@ -112,6 +112,9 @@ pub mod wire {
         pub period: Tally,
         pub baseline: Tally,
         pub probability: f64,
+        /// The period's hit jobs, newest first (at most 20).
+        pub jobs: Vec<Job>,
+        pub jobs_total: u64,
     }
 }
 
@@ -209,6 +212,8 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
                 period: tally(s.period),
                 baseline: tally(s.baseline),
                 probability: s.probability,
+                jobs: s.jobs.iter().map(job).collect(),
+                jobs_total: s.jobs_total,
             })
             .collect(),
         new_unclassified: data

@@ -187,8 +187,8 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         blocks.push(Block::Heading(2, vec![text("Also seen, no change")]));
         let shown = limit.map_or(data.seen.len(), |l| l.min(data.seen.len()));
         blocks.push(Block::Table(Table {
-            headers: vec!["Signature", "Period", "Baseline", "Chance"],
-            numeric: vec![false, true, true, true],
+            headers: vec!["Signature", "Period", "Baseline", "Chance", "Jobs"],
+            numeric: vec![false, true, true, true, false],
             rows: data.seen[..shown]
                 .iter()
                 .map(|s| {
@@ -197,6 +197,7 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
                         vec![text(share(s.period))],
                         vec![text(share(s.baseline))],
                         vec![text(probability(s.probability))],
+                        jobs_cell(&s.jobs, s.jobs_total),
                     ]
                 })
                 .collect(),
