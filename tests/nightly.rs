@@ -105,6 +105,8 @@ fn the_second_night_fetches_only_what_changed_and_edits_the_one_comment() {
     assert!(comments[0].body.starts_with(MARKER), "{}", comments[0].body);
     let first_body = comments[0].body.clone();
     let first_jobs = gh.request_count(RouteKind::ListJobs);
+    // The figures docs/nightly.md quotes (`-- --nocapture` shows them).
+    eprintln!("night 1: {:?}", gh.request_counts());
     assert!(
         first_jobs > 50,
         "the first night fetches every run's jobs: {first_jobs}"
@@ -122,6 +124,8 @@ fn the_second_night_fetches_only_what_changed_and_edits_the_one_comment() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let second = nightly_json(&out);
+    eprintln!("night 2: {:?}", gh.request_counts());
+    eprintln!("night 2 closing line: {}", stderr(&out).trim());
 
     // Only the runs that changed have their jobs fetched again, only the new failures' logs.
     let jobs: Vec<String> = gh
