@@ -292,3 +292,29 @@ fn a_signatures_folder_in_the_current_directory_is_used_by_default() {
         .collect();
     assert_eq!(sigs, ["local"]);
 }
+
+#[test]
+fn command_lines_that_are_refused() {
+    let log = log("crlf.log");
+    let log = log.to_str().unwrap();
+    for args in [
+        vec!["classify"],
+        vec!["classify", "--format", "xml", log],
+        vec!["classify", "-j", "0", log],
+        vec!["signatures", "import", "--out", "x", log],
+        vec![
+            "signatures",
+            "import",
+            "--format",
+            "jenkins",
+            "--out",
+            "x",
+            log,
+        ],
+    ] {
+        let out = flakestat(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    let out = flakestat(&["classify", "-", "-"], Some(b""));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+}

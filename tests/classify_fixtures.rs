@@ -117,11 +117,14 @@ fn a_log_matching_nothing_reports_its_telling_lines() {
         texts[0].contains("FAILED") || texts[0].contains("Traceback"),
         "{texts:?}"
     );
-    // The exit-code boilerplate is there, but last: nothing else tells less.
-    assert_eq!(
-        texts.last().copied(),
-        Some("##[error]Process completed with exit code 1.")
+    // The exit-code boilerplate tells nothing when anything else is there.
+    assert!(
+        !texts.iter().any(|t| t.contains("Process completed")),
+        "{texts:?}"
     );
+    let bare = bundled().classify(b"building\n##[error]Process completed with exit code 2.\n");
+    assert_eq!(bare.error_lines.len(), 1);
+    assert_eq!(bare.error_lines[0].line, 2);
 }
 
 #[test]
@@ -204,4 +207,112 @@ Fatal Python error: Segmentation fault";
     assert_eq!(c.matches[0].lines, [2, 3]);
     assert_eq!(c.matches[0].step.as_deref(), Some("Run a"));
     assert_eq!(c.matches[1].lines, [6, 7]);
+}
+
+/// Logs assembled at random (fixed seeds) from pieces that stress the fast path: literal
+/// fragments split by escape codes, BOMs and invalid bytes, very long lines, CRLF, group lines,
+/// boilerplate, and lines of the real logs.
+#[test]
+fn fast_path_equals_reference_on_generated_logs() {
+    let pieces: &[&[u8]] = &[
+        b"2026-07-15T21:26:03.1234567Z ",
+        b"##[group]Run pytest -v",
+        b"##[error]",
+        b"Process completed with exit code 1.",
+        b"No space left on device",
+        b"No sp",
+        b"ace left on device",
+        b"\x1b[31m",
+        b"\x1b[0m",
+        b"\xef\xbb\xbf",
+        b"\xff",
+        "\u{85}".as_bytes(),
+        b"\r",
+        b"RuntimeError: ",
+        b"AssertionError: condition not satisfied within 5.0s",
+        b"FAILED tests/graph/test_x.py::test_y - ",
+        b"Error",
+        b"rror: ",
+        b"Segmentation fault",
+        b"CUDA_ERROR_ILLEGAL_ADDRESS",
+        b"##[error]The action 'Run tests' has timed out after 30 minutes.",
+        b"FAILED: [code=1]",
+        b"____ TestX.test_y ____",
+        b" failed! Received signal: SIGSEGV",
+        b"Command took >30min, returning 124",
+        b"plain words of a passing test ",
+        b"::test_ ",
+        b": E501 ",
+    ];
+    let pytorch = pytorch_set();
+    let bundled = bundled();
+    for seed in 0..24 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut log = Vec::new();
+        for _ in 0..rng.usize(1..300) {
+            let long = rng.u32(0..50) == 0;
+            let parts = if long {
+                rng.usize(300..900)
+            } else {
+                rng.usize(0..8)
+            };
+            for _ in 0..parts {
+                log.extend_from_slice(pieces[rng.usize(0..pieces.len())]);
+                if long {
+                    log.extend_from_slice(&[b'x'; 7]);
+                }
+            }
+            if rng.u32(0..20) != 0 {
+                log.push(b'\n');
+            }
+        }
+        for (name, set) in [("pytorch", &pytorch), ("bundled", &bundled)] {
+            assert_same(set, &format!("seed {seed} with {name}"), &log);
+        }
+    }
+}
+
+#[test]
+fn shipped_signatures_never_claim_the_same_line() {
+    let set = bundled();
+    for path in all_logs() {
+        let c = set.classify(&std::fs::read(&path).unwrap());
+        let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
+        for m in &c.matches {
+            for line in &m.lines {
+                if let Some(other) = seen.insert(*line, &m.signature.0) {
+                    panic!(
+                        "{}:{line} matches both {other} and {}",
+                        path.display(),
+                        m.signature
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_real_cuda_python_log_is_a_wait_until_timeout() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/logs/cuda-python/test-linux-64-py3.14t-cuda12.9.1-local-t4-failed.log");
+    let Ok(log) = std::fs::read(&path) else {
+        eprintln!(
+            "skipping: {} is absent (only in the development environment); \
+             fixtures/logs/wait-until-timeout.log covers the same shape",
+            path.display()
+        );
+        return;
+    };
+    let c = bundled().classify(&log);
+    let ids: Vec<&str> = c.matches.iter().map(|m| m.signature.0.as_str()).collect();
+    assert_eq!(ids, ["wait-until-timeout"]);
+    let m = &c.matches[0];
+    assert_eq!(m.step.as_deref(), Some("Run run-tests core"));
+    assert_eq!(m.tests.len(), 2);
+    assert!(
+        m.tests
+            .iter()
+            .all(|t| t.starts_with("tests/graph/test_graph_definition_lifetime.py::test_"))
+    );
 }

@@ -239,7 +239,7 @@ fn faults_change_nothing_in_the_result() {
         retry_after_secs: 0,
         ..Faults::default()
     };
-    let gh = start(ds, faults);
+    let gh = start(ds.clone(), faults.clone());
     let dir = tempfile::tempdir().unwrap();
     let s = survey(&gh, dir.path(), &spec);
     s.result.unwrap();
@@ -248,6 +248,51 @@ fn faults_change_nothing_in_the_result() {
     assert!(
         statuses.contains(&502) && statuses.contains(&403),
         "faults were injected: {statuses:?}"
+    );
+    // The report is a function of the snapshot: the same too.
+    let config = flakestat::analysis::AnalysisConfig::default();
+    assert_eq!(
+        flakestat::analysis::analyze(&s.snapshot, &[], &config),
+        flakestat::analysis::analyze(&clean, &[], &config)
+    );
+
+    // Secondary limits answered 429, as GitHub also does.
+    let gh = start(
+        ds,
+        Faults {
+            secondary_limit_status: 429,
+            ..faults
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    assert_eq!(s.snapshot, clean);
+    assert!(gh.requests().iter().any(|r| r.status == 429));
+}
+
+#[test]
+fn a_near_reset_is_waited_for() {
+    let spec = spec(30);
+    let ds = with_token(synthetic(&spec));
+    let gh = start(
+        ds,
+        Faults {
+            rate_limit: Some(15),
+            rate_limit_window: Duration::from_secs(1),
+            rate_limit_status: 429,
+            ..Faults::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(&gh, Some("tok"));
+    config.max_reset_wait = Duration::from_secs(30);
+    let s = survey_with(config, dir.path(), &spec.repo, window(&spec));
+    s.result.unwrap();
+    assert_eq!(s.snapshot.runs.len(), 30);
+    assert!(
+        gh.requests().iter().any(|r| r.status == 429),
+        "the budget ran out at least once"
     );
 }
 
@@ -569,4 +614,31 @@ fn workflow_and_event_filters_pick_their_runs() {
             .any(|r| r.path.contains("/actions/workflows/ci.yml/runs")),
         "the per-workflow route"
     );
+}
+
+#[test]
+fn jobs_of_a_large_matrix_are_paged() {
+    // Re-run matrices of 60 jobs: two attempts, 120 jobs, two pages of 100 per run. (The
+    // synthetic job ids collide past 100 jobs per attempt.)
+    let spec = SyntheticSpec {
+        runs: 2,
+        jobs_per_run: 60,
+        fail_every: 0,
+        rerun_every: 1,
+        ..SyntheticSpec::default()
+    };
+    let ds = synthetic(&spec);
+    let gh = start(ds.clone(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let s = survey(&gh, dir.path(), &spec);
+    s.result.unwrap();
+    assert_eq!(s.snapshot.jobs.len(), ds.jobs().count());
+    assert_eq!(s.snapshot.jobs.len(), 240);
+    let pages: usize = ds
+        .runs
+        .iter()
+        .map(|r| r.all_jobs().len().div_ceil(100))
+        .sum();
+    assert_eq!(pages, 4);
+    assert_eq!(gh.request_count(RouteKind::ListJobs), pages);
 }

@@ -133,14 +133,17 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
             Ok(c) => files.push(c),
             Err(e) => {
                 invalid += 1;
-                eprintln!("flakestat: error: {}", e.message);
+                eprintln!("flakestat: error: {}", sanitize_for_terminal(&e.message));
             }
         }
     }
     if !global.quiet {
         for f in &files {
             if let Some(note) = &f.note {
-                eprintln!("flakestat: note: {}: {note}", f.name);
+                eprintln!(
+                    "flakestat: note: {}: {note}",
+                    sanitize_for_terminal(&f.name)
+                );
             }
         }
     }
@@ -172,14 +175,19 @@ pub(crate) fn load_set(
 }
 
 fn classify_all(set: &SignatureSet, logs: &[PathBuf], workers: usize) -> Vec<UnitResult> {
+    // Largest first, so that no worker is left alone with a big log at the end; results keep
+    // the order given.
+    let mut order: Vec<usize> = (0..logs.len()).collect();
+    let size = |p: &PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
+    let sizes: Vec<u64> = logs.iter().map(size).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<UnitResult>> = logs.iter().map(|_| Mutex::new(Vec::new())).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = logs.get(i) else { break };
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let path = &logs[i];
                     let result = classify_unit(set, path);
                     *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = result;
                 }

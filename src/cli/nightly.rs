@@ -291,7 +291,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let url = settings::resolve_api_url(args.api_url.as_deref());
-                let token = settings::resolve_token();
+                let token = settings::resolve_token(&url);
                 if let Some((_, source)) = &token
                     && global.verbose > 0
                 {
@@ -334,7 +334,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         crate::fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
     } else {
         let show_progress = !global.quiet && std::io::stderr().is_terminal();
-        let bars = Arc::new(Bars::new(show_progress));
+        let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
         let mut config = ClientConfig::new(api_url.clone(), token.clone());
         config.concurrency = usize::from(args.concurrency);
         config.max_retries = args.max_retries;

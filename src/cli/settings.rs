@@ -76,8 +76,9 @@ pub fn resolve_api_url(flag: Option<&str>) -> String {
 }
 
 /// `GITHUB_TOKEN`, else `GH_TOKEN`, else what `gh auth token` prints when gh is installed and
-/// logged in; `None` means anonymous requests.
-pub fn resolve_token() -> Option<(Token, TokenSource)> {
+/// logged in (for the API's host: `--hostname HOST` for GitHub Enterprise Server); `None` means
+/// anonymous requests.
+pub fn resolve_token(api_url: &str) -> Option<(Token, TokenSource)> {
     for (var, source) in [
         ("GITHUB_TOKEN", TokenSource::GithubToken),
         ("GH_TOKEN", TokenSource::GhToken),
@@ -88,8 +89,12 @@ pub fn resolve_token() -> Option<(Token, TokenSource)> {
             return Some((Token(value), source));
         }
     }
-    let output = Command::new("gh")
-        .args(["auth", "token"])
+    let mut gh = Command::new("gh");
+    gh.args(["auth", "token"]);
+    if let Some(host) = enterprise_host(api_url) {
+        gh.args(["--hostname", host]);
+    }
+    let output = gh
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -98,9 +103,25 @@ pub fn resolve_token() -> Option<(Token, TokenSource)> {
     (output.status.success() && !token.is_empty()).then_some((Token(token), TokenSource::GhCli))
 }
 
+/// The host of a GitHub Enterprise Server API root (`https://HOST/api/v3`); `None` for github.com.
+fn enterprise_host(api_url: &str) -> Option<&str> {
+    let rest = api_url.split_once("://").map_or(api_url, |(_, r)| r);
+    let host = rest.split(['/', ':']).next().filter(|h| !h.is_empty())?;
+    (host != "api.github.com").then_some(host)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gh_is_asked_for_the_enterprise_host_only() {
+        assert_eq!(enterprise_host("https://api.github.com"), None);
+        assert_eq!(
+            enterprise_host("https://ghe.example.com/api/v3"),
+            Some("ghe.example.com")
+        );
+    }
 
     #[test]
     fn token_never_shows_in_debug() {

@@ -153,7 +153,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let store = Arc::new(Mutex::new(store));
 
     let show_progress = !global.quiet && std::io::stderr().is_terminal();
-    let bars = Arc::new(Bars::new(show_progress));
+    let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
     let mut fetch_failure: Option<FetchError> = None;
     let mut stats: Option<StatsSnapshot> = None;
 
@@ -188,7 +188,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let url = settings::resolve_api_url(args.api_url.as_deref());
-                let token = settings::resolve_token();
+                let token = settings::resolve_token(&url);
                 if token.is_none() && !global.quiet {
                     eprintln!(
                         "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
@@ -354,6 +354,9 @@ fn terminal_width() -> Option<u16> {
 /// Progress bars on stderr: runs listed, jobs fetched, logs downloaded. Hidden when stderr is
 /// not a terminal or with `-q`.
 pub(super) struct Bars {
+    visible: bool,
+    quiet: bool,
+    verbose: u8,
     multi: MultiProgress,
     runs: ProgressBar,
     jobs: ProgressBar,
@@ -361,7 +364,7 @@ pub(super) struct Bars {
 }
 
 impl Bars {
-    pub(super) fn new(visible: bool) -> Bars {
+    pub(super) fn new(visible: bool, quiet: bool, verbose: u8) -> Bars {
         let target = if visible {
             ProgressDrawTarget::stderr()
         } else {
@@ -390,10 +393,22 @@ impl Bars {
             runs.enable_steady_tick(Duration::from_millis(120));
         }
         Bars {
+            visible,
+            quiet,
+            verbose,
             multi,
             runs,
             jobs,
             logs,
+        }
+    }
+
+    /// A line above the bars, or on plain stderr when they are hidden.
+    fn say(&self, line: String) {
+        if self.visible {
+            let _ = self.multi.println(line);
+        } else if !self.quiet {
+            eprintln!("{line}");
         }
     }
 
@@ -418,13 +433,25 @@ impl Progress for Bars {
                     self.logs.set_message(format!("+{}", human_bytes(bytes)));
                 }
             }
-            ProgressEvent::Waiting { until, why } => self.runs.set_message(format!(
-                "({why}: waiting until {} UTC)",
-                until.format("%H:%M:%S")
-            )),
-            ProgressEvent::Phase(phase) => self.runs.set_message(format!("({phase})")),
-            ProgressEvent::Note(note) => {
-                let _ = self.multi.println(format!("flakestat: {note}"));
+            ProgressEvent::Waiting { until, why } => {
+                let text = format!("{why}: waiting until {} UTC", until.format("%H:%M:%S"));
+                if self.visible {
+                    self.runs.set_message(format!("({text})"));
+                } else {
+                    self.say(format!("flakestat: {text}"));
+                }
+            }
+            ProgressEvent::Phase(phase) => {
+                self.runs.set_message(format!("({phase})"));
+                if !self.visible && self.verbose >= 1 {
+                    self.say(format!("flakestat: {phase}"));
+                }
+            }
+            ProgressEvent::Note(note) => self.say(format!("flakestat: {note}")),
+            ProgressEvent::Request { status, url } => {
+                if self.verbose >= 2 {
+                    self.say(format!("flakestat: {status} GET {url}"));
+                }
             }
         }
     }

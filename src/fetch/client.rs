@@ -342,6 +342,10 @@ impl GitHubClient {
                 Ok(Err(e)) => transport_message(&e),
                 Ok(Ok((parts, body))) => {
                     self.note_budget(&parts.headers);
+                    self.progress.event(ProgressEvent::Request {
+                        status: parts.status.as_u16(),
+                        url: url.to_string(),
+                    });
                     let response = Response {
                         status: parts.status,
                         headers: parts.headers,

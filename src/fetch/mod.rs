@@ -78,6 +78,8 @@ pub enum ProgressEvent {
     Phase(&'static str),
     /// Something worth one line.
     Note(String),
+    /// One request answered (`-vv`): status and URL (never a header).
+    Request { status: u16, url: String },
 }
 
 /// Receives progress; `()` ignores it.

@@ -21,7 +21,7 @@ use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use crate::model::{JobId, Repo, Run, RunId, Timestamp};
-use crate::store::{HISTORY_DAYS, LogEntry, Store, compress_log};
+use crate::store::{HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
@@ -167,6 +167,45 @@ struct Survey {
     listed: Mutex<HashSet<RunId>>,
     jobs_scheduled: Mutex<HashSet<RunId>>,
     logs_scheduled: Mutex<HashSet<JobId>>,
+}
+
+/// Covers `[since, until)` with the windows that fitted last time (`known`, by start), and new
+/// windows for the gaps. Adjacent known windows are merged while together they fill at most one
+/// page: a daily survey leaves one small window per day, and listing them one by one would cost
+/// a round trip each where one page does.
+fn plan_cover(
+    since: Timestamp,
+    until: Timestamp,
+    known: &[ListedWindow],
+) -> Vec<(Timestamp, Timestamp)> {
+    let mut cover: Vec<(Timestamp, Timestamp)> = Vec::new();
+    let mut cursor = since;
+    // Runs in the last cover entry when it is a known window (merge candidate).
+    let mut last_runs: Option<u64> = None;
+    for w in known {
+        if w.since < cursor || w.until > until {
+            continue;
+        }
+        if w.since > cursor {
+            cover.push((cursor, w.since));
+            last_runs = None;
+        }
+        match (cover.last_mut(), last_runs) {
+            (Some(last), Some(runs)) if runs + w.runs <= PER_PAGE && last.1 == w.since => {
+                last.1 = w.until;
+                last_runs = Some(runs + w.runs);
+            }
+            _ => {
+                cover.push((w.since, w.until));
+                last_runs = Some(w.runs);
+            }
+        }
+        cursor = w.until;
+    }
+    if cursor < until {
+        cover.push((cursor, until));
+    }
+    cover
 }
 
 /// Percent-encodes a query value (RFC 3986 unreserved characters pass).
@@ -445,26 +484,10 @@ impl Survey {
 
     /// The windows to list: those that fitted last time, and new ones for the gaps.
     fn cover(&self, scope: &Scope) -> Result<Vec<(Timestamp, Timestamp)>, FetchError> {
-        let (since, until) = (self.plan.since, self.plan.until);
-        let known = self
-            .store()
-            .load_windows(&self.repo, &scope.key, since, until)?;
-        let mut cover = Vec::new();
-        let mut cursor = since;
-        for (a, b) in known {
-            if a < cursor {
-                continue;
-            }
-            if a > cursor {
-                cover.push((cursor, a));
-            }
-            cover.push((a, b));
-            cursor = b;
-        }
-        if cursor < until {
-            cover.push((cursor, until));
-        }
-        Ok(cover)
+        let known =
+            self.store()
+                .load_windows(&self.repo, &scope.key, self.plan.since, self.plan.until)?;
+        Ok(plan_cover(self.plan.since, self.plan.until, &known))
     }
 
     fn list_url(&self, scope: &Scope, since: Timestamp, until: Timestamp, page: u64) -> String {
@@ -521,7 +544,8 @@ impl Survey {
                 github_time(since)
             )));
         }
-        let pages = first.total_count.min(LISTING_CAP).div_ceil(PER_PAGE);
+        let total = first.total_count;
+        let pages = total.min(LISTING_CAP).div_ceil(PER_PAGE);
         let mut tasks = self.take_runs(first)?;
         let mut set = JoinSet::new();
         for page in 2..=pages {
@@ -536,8 +560,15 @@ impl Survey {
             let list = joined.expect("listing tasks do not panic")?;
             tasks.extend(self.take_runs(list)?);
         }
-        self.store()
-            .store_window(&self.repo, &scope.key, since, until)?;
+        self.store().store_window(
+            &self.repo,
+            &scope.key,
+            &ListedWindow {
+                since,
+                until,
+                runs: total,
+            },
+        )?;
         Ok(tasks)
     }
 
@@ -592,8 +623,9 @@ impl Survey {
                 return Err(unexpected(&page_url, &response));
             }
             let list: JobList = parse_json(&page_url, &response.body)?;
-            let more =
-                !list.jobs.is_empty() && (jobs.len() + list.jobs.len()) < list.total_count as usize;
+            // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning is
+            // not documented, and a short count would lose an attempt's jobs.
+            let more = !list.jobs.is_empty();
             jobs.extend(list.jobs.into_iter().map(|j| j.into_model()));
             if more {
                 url = response.next_link();
@@ -771,6 +803,42 @@ mod tests {
             unexpected("u", &response(422)),
             FetchError::Unexpected { status: 422, .. }
         ));
+    }
+
+    #[test]
+    fn the_cover_reuses_known_windows_merges_small_ones_and_fills_gaps() {
+        let t = |h: i64| {
+            chrono::DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z")
+                .unwrap()
+                .to_utc()
+                + TimeDelta::hours(h)
+        };
+        let w = |a, b, runs| ListedWindow {
+            since: t(a),
+            until: t(b),
+            runs,
+        };
+        assert_eq!(plan_cover(t(0), t(10), &[]), vec![(t(0), t(10))]);
+        let known = [
+            w(1, 2, 600), // big: kept alone
+            w(2, 3, 30),  // small ones merge...
+            w(3, 4, 30),
+            w(4, 5, 50), // ...until a page is full
+            w(6, 7, 10), // after a gap
+            w(8, 12, 5), // beyond `until`: ignored
+        ];
+        assert_eq!(
+            plan_cover(t(0), t(10), &known),
+            vec![
+                (t(0), t(1)),
+                (t(1), t(2)),
+                (t(2), t(4)),
+                (t(4), t(5)),
+                (t(5), t(6)),
+                (t(6), t(7)),
+                (t(7), t(10)),
+            ]
+        );
     }
 
     #[test]

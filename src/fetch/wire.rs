@@ -15,7 +15,6 @@ pub struct RunList {
 
 #[derive(Debug, Deserialize)]
 pub struct JobList {
-    pub total_count: u64,
     pub jobs: Vec<WireJob>,
 }
 

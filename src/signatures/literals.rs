@@ -32,9 +32,105 @@ fn usable(set: &Set) -> bool {
             .all(|s| s.len() >= MIN_LEN && !s.contains(&b'\n') && !s.contains(&b'\r'))
 }
 
+/// How selective a set is likely to be in a log: longer is better, and uppercase letters and
+/// rarer punctuation count extra (log lines are mostly lowercase words, paths and `::`/`_`
+/// test ids; `FAILED ` is far rarer than `::test_` of the same length).
 fn score(set: &Set) -> (usize, std::cmp::Reverse<usize>) {
-    let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
-    (shortest, std::cmp::Reverse(set.len()))
+    let weakest = set.iter().map(|s| weight(s)).min().unwrap_or(0);
+    (weakest, std::cmp::Reverse(set.len()))
+}
+
+/// Rough selectivity of a literal in a log: its length, plus 2 per uppercase letter or rarer
+/// punctuation byte.
+fn weight(s: &[u8]) -> usize {
+    s.len()
+        + 2 * s
+            .iter()
+            .filter(|b| b.is_ascii_uppercase() || b"!#$%&'()*+<=>?@[]^`{|}~".contains(b))
+            .count()
+}
+
+/// Shortest and longest anchor tried by [`anchors`].
+const ANCHOR_LEN: std::ops::RangeInclusive<usize> = 4..=8;
+/// Least [`weight`] of an anchor shared by several literals.
+const ANCHOR_WEIGHT: usize = 7;
+
+/// A small set of anchors such that every literal contains at least one: the literals' common
+/// factors (`Error`, `##[error]`, `FAIL`…), chosen greedily, plus the literals no selective
+/// enough factor covers. Searching the log for the anchors finds every line holding a literal,
+/// with far fewer patterns (a faster SIMD search) than the literals themselves.
+pub fn anchors(literals: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    use std::collections::HashMap;
+    let words = literals.len().div_ceil(64);
+    // Every substring of a literal, with the set of literals holding it: a substring of `l`
+    // is found in exactly the literals that themselves yield it.
+    let mut covers: HashMap<&[u8], Vec<u64>> = HashMap::new();
+    for (i, lit) in literals.iter().enumerate() {
+        for len in ANCHOR_LEN {
+            for sub in lit.windows(len) {
+                if weight(sub) < ANCHOR_WEIGHT || lead(sub) == 0 {
+                    continue;
+                }
+                let bits = covers.entry(sub).or_insert_with(|| vec![0; words]);
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+    let mut candidates: Vec<(&[u8], Vec<u64>)> = covers.into_iter().collect();
+    candidates.sort_by(|a, b| a.0.cmp(b.0));
+    let mut uncovered: Vec<u64> = vec![0; words];
+    for i in 0..literals.len() {
+        uncovered[i / 64] |= 1 << (i % 64);
+    }
+    let count = |bits: &[u64], mask: &[u64]| -> u32 {
+        bits.iter()
+            .zip(mask)
+            .map(|(b, m)| (b & m).count_ones())
+            .sum()
+    };
+    let mut out = Vec::new();
+    loop {
+        let best = candidates
+            .iter()
+            .map(|(sub, bits)| {
+                let n = count(bits, &uncovered);
+                (n, lead(sub) + weight(sub), *sub, bits)
+            })
+            .filter(|c| c.0 >= 2)
+            .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then(b.2.cmp(a.2)));
+        let Some((_, _, sub, bits)) = best else { break };
+        out.push(sub.to_vec());
+        for (u, b) in uncovered.iter_mut().zip(bits) {
+            *u &= !b;
+        }
+    }
+    // The rest: each literal's own best window (or the whole literal when short).
+    for (i, lit) in literals.iter().enumerate() {
+        if uncovered[i / 64] & (1 << (i % 64)) != 0 {
+            let best = ANCHOR_LEN
+                .filter(|&len| len < lit.len())
+                .flat_map(|len| lit.windows(len))
+                .chain(std::iter::once(lit.as_slice()))
+                .max_by_key(|w| (lead(w), weight(w), std::cmp::Reverse(*w)))
+                .unwrap_or(lit);
+            out.push(best.to_vec());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// How many of the first three bytes of `s` are uncommon in logs. The SIMD search (Teddy)
+/// looks for a literal's first three bytes: common ones (lowercase letters, digits, spaces and
+/// the timestamp's punctuation) make it stop and verify all the time.
+fn lead(s: &[u8]) -> usize {
+    s.iter()
+        .take(3)
+        .filter(|&&b| {
+            !(b.is_ascii_lowercase() || b.is_ascii_digit() || b" :-./_,='\"()[]\t".contains(&b))
+        })
+        .count()
 }
 
 fn better(a: Option<Set>, b: Option<Set>) -> Option<Set> {
@@ -224,6 +320,38 @@ mod tests {
             lits(r"failed! [Rr]eceived"),
             Some(vec!["failed! Received".into(), "failed! received".into()])
         );
+    }
+
+    #[test]
+    fn prefers_rare_looking_literals() {
+        assert_eq!(
+            lits(r"^(?:FAILED|SUBFAIL) (\S*.py::\S*::test_\S*)"),
+            Some(vec!["FAILED ".into(), "SUBFAIL ".into()])
+        );
+    }
+
+    #[test]
+    fn anchors_cover_every_literal_with_fewer_patterns() {
+        let lits: Vec<Vec<u8>> = [
+            "RuntimeError: ",
+            "ValueError: ",
+            "TypeError: ",
+            "##[error]The action ",
+            "##[error]",
+            ": B",
+            "no space left on device",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        let anchors = anchors(&lits);
+        assert!(anchors.len() < lits.len(), "{anchors:?}");
+        for lit in &lits {
+            assert!(
+                anchors.iter().any(|a| lit.windows(a.len()).any(|w| w == a)),
+                "{lit:?} has no anchor in {anchors:?}"
+            );
+        }
     }
 
     #[test]

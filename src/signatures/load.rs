@@ -172,8 +172,15 @@ pub fn parse_spec(id: &str, text: &str, source: &Path) -> Result<SignatureSpec, 
         Err(e) => {
             let position = e.span().map(|s| line_column(text, s.start));
             let message = e.message().trim().to_string();
-            let key = key_in_message(&message);
-            let hint = if message.starts_with("unknown field") {
+            let at_span = e.span().and_then(|s| key_at(text, s.start));
+            let key = match (&at_span, key_in_message(&message)) {
+                // The text tells the table the key is in; the message only its last part.
+                (Some(k), Some(m)) if k.ends_with(&m) => Some(k.clone()),
+                (_, Some(m)) => Some(m),
+                (k, None) => k.clone(),
+            };
+            let top_level = !key.as_deref().unwrap_or("").contains('.');
+            let hint = if message.starts_with("unknown field") && top_level {
                 "; the keys are title, pattern, test, paths, issue, examples, exclude"
             } else {
                 ""
@@ -274,6 +281,29 @@ pub fn parse_spec(id: &str, text: &str, source: &Path) -> Result<SignatureSpec, 
     })
 }
 
+/// The dotted key whose line holds byte `offset` of `text` (`examples.match` under an
+/// `[examples]` header), when that line is a `key = value` line.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_matches('"').trim_matches('\'');
+    if key.is_empty() || key.contains(char::is_whitespace) {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 /// The key named in a serde message such as "unknown field `foo`, expected …" or "missing field
 /// `title`".
 fn key_in_message(message: &str) -> Option<String> {
@@ -371,6 +401,15 @@ mod tests {
         assert_eq!(err.len(), 1);
         assert_eq!(err[0].key.as_deref(), Some("patern"));
         assert_eq!(err[0].position.map(|p| p.0), Some(3));
+    }
+
+    #[test]
+    fn wrong_type_and_nested_unknown_key_are_named() {
+        let err = parse("title = 3\npattern = 'x'\n").unwrap_err();
+        assert_eq!(err[0].key.as_deref(), Some("title"));
+        let err = parse("title = 'x'\npattern = 'x'\n[examples]\nmatches = ['x']\n").unwrap_err();
+        assert_eq!(err[0].key.as_deref(), Some("examples.matches"));
+        assert_eq!(err[0].position.map(|p| p.0), Some(4));
     }
 
     #[test]

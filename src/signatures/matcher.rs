@@ -3,9 +3,12 @@
 //! How a log is scanned (the inner loop of every survey):
 //! 1. The log is cut into chunks of whole lines ([`CHUNK`] bytes), so memory does not depend on
 //!    the log's size.
-//! 2. One Aho-Corasick automaton holds every signature's required literals (see `literals`), the
-//!    `##[group]` marker and the telling-line markers. An overlapping search over the raw chunk
-//!    yields, for each hit, a line and the signatures that could match there.
+//! 2. Every signature's required literals (see `literals`), the `##[group]` marker and the
+//!    telling-line markers are reduced to a few dozen *anchors* (common factors, and windows that
+//!    start with uncommon bytes) such that each literal holds one. Leftmost-first searches for
+//!    the anchors over the raw chunk (aho-corasick's SIMD Teddy) find the next line holding any
+//!    literal (literals never span lines, so no such line is skipped); an overlapping search of
+//!    that line alone for the literals themselves yields the signatures that could match there.
 //! 3. Lines that hold an escape sequence, a BOM, a C1 control or invalid UTF-8 cannot be trusted
 //!    to show a literal in raw form; they are found with `memchr` and always normalized and
 //!    searched again. Every other line's normalized text is a sub-slice of the raw chunk.
@@ -18,10 +21,10 @@
 use std::collections::BTreeSet;
 use std::io::{self, Read};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::Regex;
 
-use super::literals::required_literals;
+use super::literals::{anchors, required_literals};
 use super::normalize::{
     group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
 };
@@ -37,6 +40,20 @@ pub const MAX_LINE: usize = 64 << 20;
 pub const MAX_LINES_PER_MATCH: usize = 100_000;
 /// Most distinct test ids recorded per match.
 pub const MAX_TESTS_PER_MATCH: usize = 1_000;
+
+/// Lines longer than this are searched for literals only around anchor hits.
+const LONG_LINE: usize = 4096;
+/// Most anchors in one candidate-line finder. Measured on the benchmark corpus with PyTorch's
+/// rules (80 anchors): two finders of 40 beat one of 80 (Teddy's buckets overflow) and three
+/// of 27 (one more pass over the text).
+const FINDER_LITERALS: usize = 48;
+/// A finder not yet run on this chunk, or one with no hit left in it.
+const UNSEARCHED: usize = usize::MAX - 1;
+const NONE_LEFT: usize = usize::MAX;
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// Bumped whenever normalization or matching semantics change, so stored classifications made
 /// by an older flakestat are redone.
@@ -60,8 +77,15 @@ struct Target {
 pub struct SignatureSet {
     specs: Vec<SignatureSpec>,
     rules: Vec<Rule>,
+    /// Every literal, for an overlapping search of one candidate line.
     automaton: AhoCorasick,
+    /// The anchors in groups, to find the next candidate line fast.
+    finders: Vec<AhoCorasick>,
     targets: Vec<Target>,
+    /// Length of the longest literal.
+    longest_literal: usize,
+    /// Whether a literal holds U+FFFD, which lossy decoding of invalid UTF-8 produces.
+    literal_has_replacement: bool,
     /// Rules with no usable literal: run on every line.
     always: Vec<u32>,
     fingerprint: String,
@@ -169,7 +193,28 @@ impl SignatureSet {
         }
         let automaton = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&literals)
+            .map_err(|e| SignatureError::Invalid {
+                problems: vec![Problem {
+                    file: "signatures".into(),
+                    position: None,
+                    key: None,
+                    message: format!("cannot build the literal search: {e}"),
+                }],
+            })?;
+        // Leftmost-first automata get aho-corasick's SIMD (Teddy) prefilter, which takes a
+        // limited number of patterns: the anchors go in groups searched one after the other.
+        let anchors = anchors(&literals);
+        let groups = anchors.len().div_ceil(FINDER_LITERALS).max(1);
+        let finders = anchors
+            .chunks(anchors.len().div_ceil(groups).max(1))
+            .map(|group| {
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .build(group)
+            })
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| SignatureError::Invalid {
                 problems: vec![Problem {
                     file: "signatures".into(),
@@ -183,7 +228,12 @@ impl SignatureSet {
             specs,
             rules,
             automaton,
+            finders,
             targets,
+            longest_literal: literals.iter().map(Vec::len).max().unwrap_or(0),
+            literal_has_replacement: literals
+                .iter()
+                .any(|l| l.windows(3).any(|w| w == "\u{fffd}".as_bytes())),
             always,
             fingerprint,
         })
@@ -242,7 +292,10 @@ impl SignatureSet {
     /// plus the longest line, at most [`MAX_LINE`]) whatever the log's size.
     pub fn classify_reader(&self, mut r: impl Read) -> io::Result<Classification> {
         let mut scan = Scan::new(self);
-        let mut buf: Vec<u8> = vec![0; CHUNK];
+        // Reuse this thread's buffer: zeroing a fresh one for every log costs more than a
+        // small log's whole scan.
+        let mut buf = READ_BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        buf.resize(CHUNK, 0);
         let mut filled = 0;
         // After cutting an over-long line: drop bytes up to its end.
         let mut skipping = false;
@@ -268,23 +321,23 @@ impl SignatureSet {
                 }
                 break;
             }
-            let mut start = filled;
-            filled += n;
             if skipping {
-                match memchr::memchr(b'\n', &buf[start..filled]) {
+                // Drop the rest of the over-long line, up to and including its newline.
+                match memchr::memchr(b'\n', &buf[filled..filled + n]) {
                     Some(i) => {
-                        buf.copy_within(start + i + 1..filled, 0);
-                        filled -= start + i + 1;
-                        start = 0;
+                        buf.copy_within(filled + i + 1..filled + n, filled);
+                        filled += n - (i + 1);
                         skipping = false;
                     }
-                    None => {
-                        filled = 0;
-                        continue;
-                    }
+                    None => continue,
                 }
+            } else {
+                filled += n;
             }
-            let _ = start;
+            // Pipes and zip entries deliver small reads: gather half a chunk before scanning.
+            if filled < buf.len() / 2 {
+                continue;
+            }
             if let Some(nl) = memchr::memrchr(b'\n', &buf[..filled]) {
                 scan.feed(&buf[..=nl]);
                 buf.copy_within(nl + 1..filled, 0);
@@ -295,6 +348,7 @@ impl SignatureSet {
                 }
             }
         }
+        READ_BUFFER.with(|b| *b.borrow_mut() = buf);
         Ok(scan.finish())
     }
 
@@ -366,9 +420,11 @@ struct Scan<'s> {
     step_is_run: bool,
     found: Vec<Option<Found>>,
     telling: TellingLines,
-    hits: Vec<(usize, u32)>,
+    finder_hits: Vec<usize>,
     dirty: Vec<usize>,
     candidates: Vec<u32>,
+    /// Scratch: the rules to try on the current line.
+    rules: Vec<u32>,
     text: String,
 }
 
@@ -381,9 +437,10 @@ impl<'s> Scan<'s> {
             step_is_run: false,
             found: (0..set.rules.len()).map(|_| None).collect(),
             telling: TellingLines::default(),
-            hits: Vec::new(),
+            finder_hits: Vec::new(),
             dirty: Vec::new(),
             candidates: Vec::new(),
+            rules: Vec::new(),
             text: String::new(),
         }
     }
@@ -393,15 +450,13 @@ impl<'s> Scan<'s> {
         if chunk.is_empty() {
             return;
         }
-        self.hits.clear();
-        for m in self.set.automaton.find_overlapping_iter(chunk) {
-            // Literals hold no newline, so the hit's last byte is on the hit's line.
-            self.hits.push((m.end() - 1, m.pattern().as_u32()));
-        }
         self.dirty.clear();
         self.dirty
             .extend(memchr::memchr3_iter(0x1b, 0xef, 0xc2, chunk));
-        if std::str::from_utf8(chunk).is_err() {
+        // Lossy decoding only adds U+FFFD: a line with invalid UTF-8 but no literal in raw form
+        // can only gain one if a literal holds U+FFFD. Otherwise such lines are checked when a
+        // literal is found on them.
+        if self.set.literal_has_replacement && std::str::from_utf8(chunk).is_err() {
             let mut at = 0;
             while let Err(e) = std::str::from_utf8(&chunk[at..]) {
                 let bad = at + e.valid_up_to();
@@ -415,20 +470,33 @@ impl<'s> Scan<'s> {
         }
 
         let every_line = !self.set.always.is_empty();
-        let (mut h, mut d) = (0, 0);
-        // Start of the first line not yet consumed, and its number minus one.
+        let mut d = 0;
+        // Start of the first line not yet consumed, and the number of the line before it.
         let mut pos = 0;
         let mut number = self.lines;
-        loop {
-            let start = if every_line {
-                if pos >= chunk.len() {
-                    break;
+        // Per finder, its first hit at or after `pos` (searched lazily: one search per candidate
+        // line). Each search starts at a line start, so it finds the first line holding any of
+        // its anchors: anchors never span lines.
+        self.finder_hits.clear();
+        self.finder_hits.resize(self.set.finders.len(), UNSEARCHED);
+        while pos < chunk.len() {
+            let mut next_hit = NONE_LEFT;
+            for (k, finder) in self.set.finders.iter().enumerate() {
+                let f = self.finder_hits[k];
+                if f == UNSEARCHED || f < pos {
+                    self.finder_hits[k] = finder
+                        .find(aho_corasick::Input::new(chunk).range(pos..))
+                        .map_or(NONE_LEFT, |m| m.start());
                 }
+                next_hit = next_hit.min(self.finder_hits[k]);
+            }
+            let next_hit = (next_hit != NONE_LEFT).then_some(next_hit);
+            let start = if every_line {
                 pos
             } else {
-                let next = match (self.hits.get(h), self.dirty.get(d)) {
-                    (Some(&(hp, _)), Some(&dp)) => hp.min(dp),
-                    (Some(&(hp, _)), None) => hp,
+                let next = match (next_hit, self.dirty.get(d)) {
+                    (Some(hp), Some(&dp)) => hp.min(dp),
+                    (Some(hp), None) => hp,
                     (None, Some(&dp)) => dp,
                     (None, None) => break,
                 };
@@ -436,14 +504,7 @@ impl<'s> Scan<'s> {
             };
             number += memchr::memchr_iter(b'\n', &chunk[pos..start]).count() as u64 + 1;
             let end = memchr::memchr(b'\n', &chunk[start..]).map_or(chunk.len(), |i| start + i);
-            self.candidates.clear();
-            while let Some(&(hp, lit)) = self.hits.get(h) {
-                if hp >= end {
-                    break;
-                }
-                self.candidates.push(lit);
-                h += 1;
-            }
+            let hit = next_hit.is_some_and(|h| h >= start && h < end);
             let mut maybe_dirty = false;
             while let Some(&dp) = self.dirty.get(d) {
                 if dp >= end {
@@ -452,39 +513,45 @@ impl<'s> Scan<'s> {
                 maybe_dirty = true;
                 d += 1;
             }
-            self.line(&chunk[start..end], number, maybe_dirty);
-            pos = (end + 1).min(chunk.len());
-            if end == chunk.len() {
-                break;
-            }
+            self.line(&chunk[start..end], number, hit, maybe_dirty || every_line);
+            pos = end + 1;
         }
-        number += memchr::memchr_iter(b'\n', &chunk[pos..]).count() as u64;
-        if pos < chunk.len() && !chunk.ends_with(b"\n") {
-            // The log's last line has no newline.
-            number += 1;
+        if pos < chunk.len() {
+            number += memchr::memchr_iter(b'\n', &chunk[pos..]).count() as u64;
+            if !chunk.ends_with(b"\n") {
+                // The log's last line has no newline.
+                number += 1;
+            }
         }
         self.lines = number;
     }
 
-    /// One candidate line; `self.candidates` holds the literals hit in its raw form.
-    fn line(&mut self, raw: &[u8], number: u64, maybe_dirty: bool) {
+    /// One line that may matter: it holds an anchor (`hit`), or bytes that may need cleaning,
+    /// or every line must be seen (`check`).
+    fn line(&mut self, raw: &[u8], number: u64, hit: bool, check: bool) {
         let mut text = std::mem::take(&mut self.text);
-        let clean: &[u8] = if maybe_dirty && needs_cleaning(raw) {
+        let normalized = (hit || check) && needs_cleaning(raw);
+        let clean: &[u8] = if normalized {
             normalize_into(raw, &mut text);
-            self.candidates.clear();
-            for m in self.set.automaton.find_overlapping_iter(text.as_bytes()) {
-                self.candidates.push(m.pattern().as_u32());
-            }
             text.as_bytes()
         } else {
             strip_prefix(raw)
         };
-        // Valid UTF-8: either normalized, or a line free of invalid bytes.
+        self.candidates.clear();
+        // A raw line with escape codes or BOMs may hide a literal it holds once normalized; the
+        // fast finders tell whether it holds any before the slower overlapping search.
+        let worth_searching =
+            hit || (normalized && self.set.finders.iter().any(|f| f.find(clean).is_some()));
+        if worth_searching {
+            self.collect_literals(clean);
+        }
+        // Valid UTF-8: either normalized, or checked by needs_cleaning.
         let as_str = std::str::from_utf8(clean).unwrap_or_default();
 
         let mut group = false;
         let mut telling = false;
-        let mut rules: Vec<u32> = Vec::new();
+        let mut rules = std::mem::take(&mut self.rules);
+        rules.clear();
         for &lit in &self.candidates {
             let target = &self.set.targets[lit as usize];
             group |= target.group;
@@ -501,11 +568,49 @@ impl<'s> Scan<'s> {
         if !rules.is_empty() && !is_exit_code_boilerplate(as_str) {
             rules.sort_unstable();
             rules.dedup();
-            for r in rules {
+            for &r in &rules {
                 self.try_rule(r, number, clean);
             }
         }
+        self.rules = rules;
         self.text = text;
+    }
+
+    /// Puts the ids of every literal in `text` into `self.candidates`. A long line is searched
+    /// only around its anchor hits: every literal holds an anchor, so every literal occurrence
+    /// lies within the longest literal's length of one.
+    fn collect_literals(&mut self, text: &[u8]) {
+        let set = self.set;
+        if text.len() <= LONG_LINE {
+            for m in set.automaton.find_overlapping_iter(text) {
+                self.candidates.push(m.pattern().as_u32());
+            }
+            return;
+        }
+        let reach = set.longest_literal;
+        let mut windows: Vec<(usize, usize)> = Vec::new();
+        for finder in &set.finders {
+            // Non-overlapping: an anchor hidden under another hit is within reach of that hit.
+            for m in finder.find_iter(text) {
+                windows.push((
+                    m.start().saturating_sub(reach),
+                    (m.end() + 2 * reach).min(text.len()),
+                ));
+            }
+        }
+        windows.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (s, e) in windows {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        for (s, e) in merged {
+            for m in set.automaton.find_overlapping_iter(&text[s..e]) {
+                self.candidates.push(m.pattern().as_u32());
+            }
+        }
     }
 
     /// Follows the step a line belongs to: `##[group]Run …` opens a step; other groups name
@@ -593,6 +698,25 @@ mod tests {
     }
 
     #[test]
+    fn fingerprint_follows_what_decides_matches() {
+        let base = || vec![spec("a", "boom"), spec("b", "bang")];
+        let fp = |specs| SignatureSet::compile(specs).unwrap().fingerprint();
+        let reference = fp(base());
+        assert_eq!(reference, fp(base().into_iter().rev().collect()));
+        let mut retitled = base();
+        retitled[0].title = "Another title".into();
+        retitled[0].paths = vec!["src/**".into()];
+        assert_eq!(reference, fp(retitled));
+        let mut repatterned = base();
+        repatterned[0].pattern = "boom!".into();
+        assert_ne!(reference, fp(repatterned));
+        let mut excluded = base();
+        excluded[1].exclude = vec!["noise".into()];
+        assert_ne!(reference, fp(excluded));
+        assert_ne!(reference, fp(vec![spec("a", "boom")]));
+    }
+
+    #[test]
     fn send_and_sync() {
         fn assert<T: Send + Sync>() {}
         assert::<SignatureSet>();
@@ -628,6 +752,36 @@ mod tests {
         assert_eq!(set.unfiltered(), vec!["digits"]);
         let c = set.classify(b"a\n12\nb\n34");
         assert_eq!(c.matches[0].lines, vec![2, 4]);
+    }
+
+    /// A reader that hands out a few bytes at a time, like a pipe.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = (self.1 * 7 + 3) % 97 + 1;
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn small_reads_give_the_same_result() {
+        let set = SignatureSet::compile(vec![spec("boom", "boom (\\d+)"), spec("bang", "^bang")])
+            .unwrap();
+        let mut log = Vec::new();
+        for i in 0..2000 {
+            log.extend_from_slice(
+                format!("2026-07-15T21:26:03.1234567Z line {i} boom {i}\r\n").as_bytes(),
+            );
+            log.extend_from_slice(b"bang\n\x1b[1mbang\x1b[0m");
+        }
+        let streamed = set.classify_reader(Trickle(&log, 0)).unwrap();
+        assert_eq!(streamed, set.classify(&log));
+        assert_eq!(streamed.matches[1].count, 2000);
+        assert_eq!(streamed.matches[0].count, 4000);
     }
 
     #[test]

@@ -103,6 +103,7 @@ pub fn normalize_into(line: &[u8], out: &mut String) {
         line = rest;
     }
     line = &line[timestamp_len(line)..];
+    // Kept bytes are copied in runs; invalid UTF-8 is decoded lossily at the end.
     let mut bytes: Vec<u8> = Vec::with_capacity(line.len());
     let mut i = 0;
     while i < line.len() {
@@ -123,7 +124,10 @@ pub fn normalize_into(line: &[u8], out: &mut String) {
             i += 1;
         }
     }
-    out.push_str(&String::from_utf8_lossy(&bytes));
+    match String::from_utf8(bytes) {
+        Ok(text) => *out = text,
+        Err(e) => out.push_str(&String::from_utf8_lossy(e.as_bytes())),
+    }
 }
 
 /// Length of the escape sequence starting with ESC at `s[0]`: CSI (`ESC [ params final`), OSC

@@ -3,8 +3,8 @@
 //! Every normalized line is ranked by substrings (so the matcher can find candidates with the same
 //! literal search it uses for signatures): GitHub `##[error]` annotations first, then failures
 //! and crashes (`FAILED`, `Traceback`, `Fatal`, segfaults, panics), then error messages
-//! (`Error:`, `error:`, `ERROR`), last exit codes, including the `Process completed with exit
-//! code N.` boilerplate, which only shows when nothing better exists. Per rank the last
+//! (`Error:`, `Error `, `error:`, `ERROR`), last exit codes; the `Process completed with exit
+//! code N.` boilerplate only shows when nothing else does. Per rank the last
 //! [`MAX_ERROR_LINES`] distinct lines are kept (failures are reported near the end of a log), so
 //! memory stays bounded whatever the log size.
 
@@ -29,6 +29,7 @@ pub(crate) const MARKERS: &[&str] = &[
     "panicked at",
     "core dumped",
     "Error:",
+    "Error ",
     "error:",
     "ERROR",
     "error[",
@@ -48,7 +49,14 @@ const FAILURE: &[&str] = &[
     "panicked at",
     "core dumped",
 ];
-const ERROR: &[&str] = &["Error:", "error:", "ERROR", "error[", "Exception:"];
+const ERROR: &[&str] = &[
+    "Error:",
+    "Error ",
+    "error:",
+    "ERROR",
+    "error[",
+    "Exception:",
+];
 const EXIT: &[&str] = &["exit code", "exit status", "exited with"];
 
 const RANKS: usize = 4;
@@ -95,10 +103,13 @@ impl TellingLines {
     }
 
     /// The most telling lines first: by rank, then in log order; at most [`MAX_ERROR_LINES`].
+    /// The exit-code boilerplate only when there is nothing else.
     pub fn finish(self) -> Vec<LogLine> {
-        self.ranks
+        let lines: Vec<LogLine> = self.ranks.into_iter().flatten().collect();
+        let anything_else = lines.iter().any(|l| !is_exit_code_boilerplate(&l.text));
+        lines
             .into_iter()
-            .flatten()
+            .filter(|l| !anything_else || !is_exit_code_boilerplate(&l.text))
             .take(MAX_ERROR_LINES)
             .collect()
     }
@@ -134,7 +145,12 @@ mod tests {
         t.consider(3, "E   AssertionError: nope");
         t.consider(5, "##[error]real annotation");
         let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
-        assert_eq!(lines, vec![5, 3, 9]);
+        assert_eq!(lines, vec![5, 3]);
+        let mut only = TellingLines::default();
+        only.consider(9, "##[error]Process completed with exit code 1.");
+        only.consider(10, "##[error]Process completed with exit code 2.");
+        let lines: Vec<u64> = only.finish().iter().map(|l| l.line).collect();
+        assert_eq!(lines, vec![9, 10]);
     }
 
     #[test]

@@ -104,6 +104,14 @@ pub struct CachedResponse {
     pub body: Vec<u8>,
 }
 
+/// A run-listing window `[since, until)` listed in full, and how many runs GitHub said it held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListedWindow {
+    pub since: Timestamp,
+    pub until: Timestamp,
+    pub runs: u64,
+}
+
 /// Counts of what the store holds for one repository.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StoreCounts {
@@ -563,45 +571,54 @@ impl Store {
             .execute("DELETE FROM etags WHERE used_at < ?1", [secs(before)])? as u64)
     }
 
-    /// Listing windows `[since, until)` that fitted under the cap last time, in `[from, to)`.
+    /// Listing windows that fitted under the cap last time, inside `[from, to)`, by start.
     pub fn load_windows(
         &self,
         repo: &Repo,
         scope: &str,
         from: Timestamp,
         to: Timestamp,
-    ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
+    ) -> Result<Vec<ListedWindow>, StoreError> {
         let Some(repo_id) = self.repo_id(repo)? else {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT since, until FROM windows
+            "SELECT since, until, runs FROM windows
              WHERE repo_id = ?1 AND scope = ?2 AND since >= ?3 AND until <= ?4 ORDER BY since",
         )?;
         let rows = stmt.query_map(params![repo_id, scope, secs(from), secs(to)], |row| {
-            Ok((from_secs(row.get(0)?), from_secs(row.get(1)?)))
+            Ok(ListedWindow {
+                since: from_secs(row.get(0)?),
+                until: from_secs(row.get(1)?),
+                runs: row.get(2)?,
+            })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Records that the listing of `[since, until)` completed in one window; windows inside it
-    /// recorded before are replaced.
+    /// Records that a window was listed completely; windows overlapping it recorded before are
+    /// replaced.
     pub fn store_window(
         &mut self,
         repo: &Repo,
         scope: &str,
-        since: Timestamp,
-        until: Timestamp,
+        window: &ListedWindow,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         let repo_id = Store::ensure_repo(&tx, repo)?;
         tx.execute(
             "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3",
-            params![repo_id, scope, secs(since), secs(until)],
+            params![repo_id, scope, secs(window.since), secs(window.until)],
         )?;
         tx.execute(
-            "INSERT INTO windows (repo_id, scope, since, until) VALUES (?1, ?2, ?3, ?4)",
-            params![repo_id, scope, secs(since), secs(until)],
+            "INSERT INTO windows (repo_id, scope, since, until, runs) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                repo_id,
+                scope,
+                secs(window.since),
+                secs(window.until),
+                window.runs
+            ],
         )?;
         tx.commit()?;
         Ok(())

@@ -82,6 +82,8 @@ const MIGRATIONS: &[&str] = &[
         scope TEXT NOT NULL,
         since INTEGER NOT NULL,
         until INTEGER NOT NULL,
+        -- GitHub's `total_count` for the window when it was listed.
+        runs INTEGER NOT NULL,
         PRIMARY KEY (repo_id, scope, since)
     );
     ",

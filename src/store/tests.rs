@@ -291,12 +291,13 @@ fn windows_and_etags_are_remembered() {
         t("2026-06-15T12:00:00Z"),
         t("2026-06-16T00:00:00Z"),
     );
-    store.store_window(&r, "all", a, c).unwrap();
-    store.store_window(&r, "all", a, b).unwrap();
-    store.store_window(&r, "all", b, c).unwrap();
+    let w = |since, until, runs| ListedWindow { since, until, runs };
+    store.store_window(&r, "all", &w(a, c, 1500)).unwrap();
+    store.store_window(&r, "all", &w(a, b, 700)).unwrap();
+    store.store_window(&r, "all", &w(b, c, 800)).unwrap();
     assert_eq!(
         store.load_windows(&r, "all", a, c).unwrap(),
-        vec![(a, b), (b, c)]
+        vec![w(a, b, 700), w(b, c, 800)]
     );
     assert!(
         store
