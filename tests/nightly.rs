@@ -456,3 +456,38 @@ fn a_dry_run_says_where_and_what_without_posting() {
     assert_eq!(writes(&gh), 0);
     assert!(gh.comments(ISSUE).is_empty());
 }
+
+#[test]
+fn malformed_flags_are_invalid_input_and_name_the_flag() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--since", "yesterday"], "--since"),
+        (&["--baseline", "fortnight"], "--baseline"),
+        (&["--since", "2d", "--baseline", "2026-08-01"], "--baseline"),
+        (&["--now", "tomorrow"], "--now"),
+        (&["--wait", "5 minutes"], "--wait"),
+        (&["--post-comment", "NVIDIA/cuda-python"], "--post-comment"),
+    ];
+    for (extra, flag) in cases {
+        let mut args = vec!["nightly", "--repo", REPO, "--cache-dir", cache_dir];
+        if !extra.contains(&"--now") {
+            args.extend(["--now", "2026-07-31T00:00:00Z"]);
+        }
+        args.extend(extra);
+        let out = run(&mut flakestat(&args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {err}");
+        assert!(err.contains(flag), "{extra:?}: {err}");
+    }
+    // Usage errors are clap's: --dry-run alone, --post-comment with --offline.
+    for extra in [
+        &["--dry-run"][..],
+        &["--offline", "--post-comment", "o/r#1"],
+    ] {
+        let mut args = vec!["nightly", "--repo", REPO, "--cache-dir", cache_dir];
+        args.extend(extra);
+        let out = run(&mut flakestat(&args));
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+    }
+}

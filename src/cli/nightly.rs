@@ -392,9 +392,13 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
     };
+    let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let options = RenderOptions {
         color: args.output.is_none() && use_color(global.color),
-        width: None,
+        // `COLUMNS` when the shell exports it, as `survey` does.
+        width: on_terminal
+            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+            .flatten(),
     };
     if !(args.dry_run && args.output.is_none()) {
         write_output(args.output.as_deref(), |out| {
