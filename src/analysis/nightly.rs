@@ -537,4 +537,172 @@ mod tests {
             Count { hits: 2, runs: 3 }
         );
     }
+
+    mod whole {
+        //! `nightly` over a small hand-made snapshot: fading, a new unclassified group, runs in
+        //! progress left out of the rates.
+        use super::super::*;
+        use super::id;
+        use crate::model::{
+            Classification, Job, JobId, LogLine, LogStatus, Run, Sha, SignatureMatch, WorkflowId,
+        };
+        use chrono::{TimeDelta, TimeZone, Utc};
+
+        fn t0() -> Timestamp {
+            Utc.with_ymd_and_hms(2026, 7, 1, 0, 0, 0).unwrap()
+        }
+
+        fn run(i: u64, created: Timestamp, completed: bool) -> Run {
+            Run {
+                id: RunId(1000 + i),
+                workflow_id: WorkflowId(1),
+                workflow_name: "CI".into(),
+                workflow_path: ".github/workflows/ci.yml".into(),
+                display_title: format!("run {i}"),
+                event: "push".into(),
+                head_branch: Some("main".into()),
+                head_sha: Sha(format!("{i:040x}")),
+                run_number: i,
+                run_attempt: 1,
+                status: if completed {
+                    "completed"
+                } else {
+                    "in_progress"
+                }
+                .into(),
+                conclusion: completed.then(|| "success".into()),
+                created_at: created,
+                updated_at: created,
+                run_started_at: Some(created),
+                html_url: format!("https://github.com/o/r/actions/runs/{}", 1000 + i),
+                pull_requests: Vec::new(),
+            }
+        }
+
+        fn job(run: &Run, failed: bool) -> Job {
+            Job {
+                id: JobId(run.id.0 * 10),
+                run_id: run.id,
+                run_attempt: 1,
+                name: "Test".into(),
+                status: run.status.clone(),
+                conclusion: Some(if failed { "failure" } else { "success" }.into()),
+                created_at: run.created_at,
+                started_at: Some(run.created_at),
+                completed_at: Some(run.created_at + TimeDelta::minutes(5)),
+                html_url: Some(format!("{}/job/{}", run.html_url, run.id.0 * 10)),
+                head_sha: run.head_sha.clone(),
+            }
+        }
+
+        fn hit(signature: &str) -> Classification {
+            Classification {
+                matches: vec![SignatureMatch {
+                    signature: id(signature),
+                    line: 3,
+                    lines: vec![3],
+                    text: "boom".into(),
+                    step: None,
+                    count: 1,
+                    tests: Default::default(),
+                }],
+                error_lines: vec![LogLine {
+                    line: 3,
+                    text: "boom".into(),
+                }],
+            }
+        }
+
+        fn unknown(line: &str) -> Classification {
+            Classification {
+                matches: Vec::new(),
+                error_lines: vec![LogLine {
+                    line: 7,
+                    text: line.into(),
+                }],
+            }
+        }
+
+        #[test]
+        fn fading_new_unclassified_and_runs_in_progress() {
+            let period_since = t0() + TimeDelta::days(14);
+            let until = period_since + TimeDelta::days(1);
+            let mut snap = Snapshot {
+                repo: Repo::parse("o/r"),
+                default_branch: "main".into(),
+                ..Snapshot::default()
+            };
+            let mut add = |i: u64, created, completed, c: Option<Classification>| {
+                let r = run(i, created, completed);
+                let j = job(&r, c.is_some());
+                if let Some(c) = c {
+                    snap.logs.insert(j.id, LogStatus::Stored);
+                    snap.classifications.insert(j.id, c);
+                }
+                snap.runs.push(r);
+                snap.jobs.push(j);
+            };
+            // Baseline: 40 runs, every 4th hit by `old`, one unknown failure seen before.
+            for i in 0..40 {
+                let c = if i % 4 == 0 {
+                    Some(hit("old"))
+                } else if i == 1 {
+                    Some(unknown("E   OSError: disk 12 full"))
+                } else {
+                    None
+                };
+                add(i, t0() + TimeDelta::hours(8 * i as i64), true, c);
+            }
+            // Period: 20 completed runs without `old`; the known unknown again, a new one, and
+            // a run still in progress.
+            for i in 40..60 {
+                let c = match i {
+                    41 => Some(unknown("E   OSError: disk 99 full")),
+                    42 => Some(unknown("E   SegfaultError: child 4242 died")),
+                    _ => None,
+                };
+                add(
+                    i,
+                    period_since + TimeDelta::minutes(30 * (i - 40) as i64),
+                    true,
+                    c,
+                );
+            }
+            add(60, until - TimeDelta::minutes(5), false, None);
+            let infos = vec![SignatureInfo {
+                id: id("old"),
+                title: "An old flake".into(),
+                paths: Vec::new(),
+                issue: None,
+            }];
+            let data = nightly(
+                &snap,
+                &infos,
+                &AnalysisConfig::default(),
+                t0(),
+                period_since,
+                until,
+            );
+            assert_eq!(data.period.runs_total, 21);
+            assert_eq!(data.period.runs_in_progress, 1);
+            assert_eq!(data.changes.len(), 1, "{:?}", data.changes);
+            let fading = &data.changes[0];
+            assert_eq!(fading.kind, ChangeKind::Fading);
+            assert_eq!(fading.baseline, Count { hits: 10, runs: 40 });
+            assert_eq!(
+                fading.period,
+                Count { hits: 0, runs: 20 },
+                "in progress left out"
+            );
+            assert!((fading.probability - 0.75f64.powi(20)).abs() < 1e-12);
+            // Fading links the baseline's last hits, newest first.
+            assert_eq!(fading.jobs_total, 10);
+            assert_eq!(fading.jobs[0].run_id, RunId(1036));
+            // Only the failure the baseline never had is new.
+            assert_eq!(data.new_unclassified.len(), 1);
+            assert!(data.new_unclassified[0].lines[0].contains("SegfaultError"));
+            assert!(!data.alerts(AlertOn::Rising));
+            assert!(data.alerts(AlertOn::New) && data.alerts(AlertOn::Any));
+        }
+    }
 }
