@@ -491,3 +491,59 @@ fn malformed_flags_are_invalid_input_and_name_the_flag() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
     }
 }
+
+/// The command line of `examples/flakestat-nightly.yml`'s report step, with the workflow's
+/// expressions filled in.
+fn workflow_command_line() -> Vec<String> {
+    let yml = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flakestat-nightly.yml"),
+    )
+    .unwrap();
+    let start = yml
+        .find("flakestat nightly \\")
+        .expect("the workflow runs flakestat nightly");
+    let mut words = Vec::new();
+    for line in yml[start..].lines() {
+        let continued = line.trim_end().ends_with('\\');
+        let line = line
+            .trim()
+            .trim_end_matches('\\')
+            .replace("${{ github.repository }}", REPO)
+            .replace("${FLAKESTAT_ISSUE}", &ISSUE.to_string());
+        words.extend(
+            line.split_whitespace()
+                .map(|w| w.trim_matches('"').to_string()),
+        );
+        if !continued {
+            break;
+        }
+    }
+    assert_eq!(words[..2], ["flakestat", "nightly"]);
+    words.drain(..1);
+    words
+}
+
+#[test]
+fn the_example_workflow_s_command_line_runs() {
+    let args = workflow_command_line();
+    for flag in ["--repo", "--post-comment", "--fail-on", "--output"] {
+        assert!(args.iter().any(|a| a == flag), "{flag} in {args:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let replay = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake");
+    let out = run(
+        flakestat(&args.iter().map(String::as_str).collect::<Vec<_>>())
+            .current_dir(dir.path())
+            .args([
+                "--replay",
+                replay.to_str().unwrap(),
+                "--now",
+                "2026-07-16T12:00:00Z",
+            ]),
+    );
+    // --fail-on new: the flake is new that day, so the step would fail after posting.
+    assert_eq!(out.status.code(), Some(10), "{args:?}: {}", stderr(&out));
+    let report = std::fs::read_to_string(dir.path().join("nightly.md")).unwrap();
+    assert!(report.contains("## New signatures"), "{report}");
+    assert!(stderr(&out).contains("created comment"), "{}", stderr(&out));
+}
