@@ -220,6 +220,20 @@ fn binary_and_missing_inputs_are_invalid_input_but_the_rest_is_reported() {
 }
 
 #[test]
+fn an_unreadable_only_input_prints_its_error_and_no_empty_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.log");
+    let out = flakestat(&["classify", missing.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("nope.log"), "{}", stderr(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
 fn table_never_passes_control_characters_to_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let sigs = dir.path().join("sigs");

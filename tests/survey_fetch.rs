@@ -602,6 +602,13 @@ fn workflow_and_event_filters_pick_their_runs() {
     let pushes = run_with(vec!["ci.yml".into()], Some("push")).unwrap();
     assert_eq!(pushes.len(), 10);
     assert!(pushes.iter().all(|r| r.event == "push"));
+    // A workflow's name is looked up (`/actions/workflows`), case-insensitively.
+    assert_eq!(run_with(vec!["ci".into()], None).unwrap().len(), 20);
+    let err = run_with(vec!["Nightly".into()], None).unwrap_err();
+    assert!(
+        matches!(&err, FetchError::NotFound(m) if m.contains("Nightly") && m.contains("CI")),
+        "{err:?}"
+    );
     let err = run_with(vec!["other.yml".into()], None).unwrap_err();
     assert!(
         matches!(&err, FetchError::NotFound(m) if m.contains("other.yml")),

@@ -149,10 +149,14 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
     }
     let any_match = files.iter().any(|f| !f.classification.is_unclassified());
     let color_table = args.output.is_none() && io::stdout().is_terminal();
-    write_output(args.output.as_deref(), |w| match args.format {
-        ClassifyFormat::Json => render_json(w, &files),
-        ClassifyFormat::Table => render_table(w, &files, color_table),
-    })?;
+    // When no input could be read there is nothing to report: an empty table would only bury
+    // the error lines above it.
+    if !(files.is_empty() && invalid > 0) {
+        write_output(args.output.as_deref(), |w| match args.format {
+            ClassifyFormat::Json => render_json(w, &files),
+            ClassifyFormat::Table => render_table(w, &files, color_table),
+        })?;
+    }
     Ok(if invalid > 0 {
         exit::INVALID_INPUT
     } else if any_match {

@@ -30,7 +30,7 @@ const EXAMPLES: &str = "\
 Examples:
   flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15
   flakestat survey --repo NVIDIA/cuda-python --since 7d --workflow ci.yml --branch main
-  flakestat survey --repo NVIDIA/cuda-python --since 2026-06-01 --until 2026-06-30 --format json --output june.json
+  flakestat survey --repo NVIDIA/cuda-python --since 2026-06-01 --until 2026-06-30 -q --output june.md
   flakestat survey --repo NVIDIA/cuda-python --since 30d --offline --signatures ./signatures
   flakestat survey --replay fixtures/cuda-python-flake --since 2026-06-15
 

@@ -25,8 +25,8 @@ use tokio::sync::Semaphore;
 use super::{FetchError, Progress, ProgressEvent};
 use crate::model::Timestamp;
 
-/// How the client talks to GitHub.
-#[derive(Debug, Clone)]
+/// How the client talks to GitHub. Its `Debug` never shows the token.
+#[derive(Clone)]
 pub struct ClientConfig {
     /// API root without trailing slash, e.g. `https://api.github.com`, `https://HOST/api/v3`.
     pub api_url: String,
@@ -44,6 +44,21 @@ pub struct ClientConfig {
     pub request_timeout: Duration,
     /// Secondary-limit waits of one request before giving up.
     pub max_secondary_waits: u32,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("api_url", &self.api_url)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("concurrency", &self.concurrency)
+            .field("max_retries", &self.max_retries)
+            .field("backoff_base", &self.backoff_base)
+            .field("max_reset_wait", &self.max_reset_wait)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_secondary_waits", &self.max_secondary_waits)
+            .finish()
+    }
 }
 
 /// GitHub asks integrators to avoid concurrent requests and to back off on secondary limits
@@ -519,6 +534,16 @@ mod tests {
         assert_eq!(
             response("<https://a/x?page=1>; rel=\"first\"").next_link(),
             None
+        );
+    }
+
+    #[test]
+    fn the_token_never_shows_in_debug_output() {
+        let config = ClientConfig::new("https://api.github.com", Some("ghp_secret".into()));
+        let text = format!("{config:?}");
+        assert!(
+            !text.contains("ghp_secret") && text.contains("***"),
+            "{text}"
         );
     }
 
