@@ -9,10 +9,18 @@
 //! - **fading**: no hit in the period although the baseline rate predicted at least
 //!   [`MIN_EXPECTED_FADING`] hits (so `P(0 hits)` is small).
 //! - **new unclassified**: unclassified failure groups seen in the period and not in the baseline.
+//!
+//! [`nightly`] reads both windows from one `Snapshot` through [`super::analyze`] (so hits are
+//! counted exactly as in the survey report: related PRs' runs excluded, every attempt) and returns
+//! [`NightlyData`], everything the nightly renderers need. Runs are placed in a window by their
+//! creation time; a run counts in a denominator once it is completed (or hit), as elsewhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{RunId, SignatureId};
+use serde::Serialize;
+
+use super::{AnalysisConfig, Hit, LogGap, ReportData, UnclassifiedGroup, analyze};
+use crate::model::{Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp};
 
 /// A period hit count is "rising" when its probability under the baseline rate is below this.
 pub const RISING_P: f64 = 0.01;
@@ -22,7 +30,7 @@ pub const MIN_RISING_HITS: u64 = 2;
 pub const MIN_EXPECTED_FADING: f64 = 3.0;
 
 /// Runs hit out of runs, for one signature in one period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Count {
     pub hits: u64,
     pub runs: u64,
@@ -39,7 +47,8 @@ impl Count {
 }
 
 /// The kind of change found for a signature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     New,
     Rising,
@@ -150,6 +159,304 @@ pub fn count_hits(
         .collect()
 }
 
+/// How many job links an item keeps (the newest); the renderers say how many more there are.
+pub const MAX_JOBS_PER_ITEM: usize = 20;
+
+/// One window's overall figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowSummary {
+    /// Inclusive.
+    pub since: Timestamp,
+    /// Exclusive.
+    pub until: Timestamp,
+    /// Runs created in the window.
+    pub runs_total: u64,
+    /// Of those, runs not completed yet: left out of the rates unless already hit.
+    pub runs_in_progress: u64,
+    pub runs_failed: u64,
+    pub jobs_failed: u64,
+    pub jobs_unclassified: u64,
+    /// Failed jobs with no readable log, by reason: each could hide a hit.
+    pub logs_unknown: Vec<LogGap>,
+}
+
+/// One job a signature hit (a link in the report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobLink {
+    pub run_id: RunId,
+    pub attempt: u32,
+    pub job_id: crate::model::JobId,
+    pub job: String,
+    pub created_at: Timestamp,
+    /// The job's page; the run's page when GitHub gave no job URL.
+    pub url: String,
+    pub branch: Option<String>,
+    pub pr: Option<u64>,
+}
+
+impl JobLink {
+    fn from_hit(h: &Hit) -> JobLink {
+        JobLink {
+            run_id: h.run_id,
+            attempt: h.attempt,
+            job_id: h.job_id,
+            job: h.job.clone(),
+            created_at: h.created_at,
+            url: h.html_url.clone().unwrap_or_else(|| h.run_url.clone()),
+            branch: h.branch.clone(),
+            pr: h.pr,
+        }
+    }
+}
+
+/// A signature that is new, rising or fading, with the counts that decided it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SignatureChange {
+    pub id: SignatureId,
+    pub title: String,
+    pub issue: Option<String>,
+    pub kind: ChangeKind,
+    pub period: Count,
+    pub baseline: Count,
+    /// New and rising: `P(X ≥ period hits)` under the baseline rate; fading: `P(0 hits)`.
+    pub probability: f64,
+    /// New and rising: the period's hit jobs; fading: the baseline's last hit jobs. Newest
+    /// first, at most [`MAX_JOBS_PER_ITEM`].
+    pub jobs: Vec<JobLink>,
+    /// Hit jobs of that window in all (`jobs` may hold fewer).
+    pub jobs_total: u64,
+}
+
+/// A signature hit in the period with no change worth an alert (for context).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SignatureSeen {
+    pub id: SignatureId,
+    pub title: String,
+    pub period: Count,
+    pub baseline: Count,
+    /// `P(X ≥ period hits)` under the baseline rate.
+    pub probability: f64,
+    /// The period's hit jobs, newest first, at most [`MAX_JOBS_PER_ITEM`].
+    pub jobs: Vec<JobLink>,
+    pub jobs_total: u64,
+}
+
+/// What changed: everything the nightly renderers show. Renderers compute nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NightlyData {
+    pub repo: Option<Repo>,
+    pub period: WindowSummary,
+    pub baseline: WindowSummary,
+    /// New, then rising, then fading; within a kind, most period hits first.
+    pub changes: Vec<SignatureChange>,
+    /// Signatures hit in the period that are neither new nor rising.
+    pub seen: Vec<SignatureSeen>,
+    /// Unclassified failure groups of the period whose grouping key the baseline never had.
+    pub new_unclassified: Vec<UnclassifiedGroup>,
+}
+
+/// Which changes make `nightly --fail-on` alert. Fading is good news and never alerts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertOn {
+    /// A new signature, or a new unclassified failure.
+    New,
+    /// A rising signature.
+    Rising,
+    /// Either.
+    Any,
+}
+
+impl NightlyData {
+    pub fn count(&self, kind: ChangeKind) -> usize {
+        self.changes.iter().filter(|c| c.kind == kind).count()
+    }
+
+    /// Whether a change of the kind asked about was found.
+    pub fn alerts(&self, on: AlertOn) -> bool {
+        let new = self.count(ChangeKind::New) > 0 || !self.new_unclassified.is_empty();
+        let rising = self.count(ChangeKind::Rising) > 0;
+        match on {
+            AlertOn::New => new,
+            AlertOn::Rising => rising,
+            AlertOn::Any => new || rising,
+        }
+    }
+}
+
+/// Compares the period `[period_since, until)` with the baseline `[baseline_since, period_since)`
+/// from one snapshot holding both (`Store::load_snapshot(repo, baseline_since, until, …)`).
+pub fn nightly(
+    snapshot: &Snapshot,
+    signatures: &[SignatureInfo],
+    config: &AnalysisConfig,
+    baseline_since: Timestamp,
+    period_since: Timestamp,
+    until: Timestamp,
+) -> NightlyData {
+    let config = AnalysisConfig {
+        focus: None,
+        ..config.clone()
+    };
+    let mut view = snapshot.clone();
+    view.since = Some(baseline_since);
+    view.until = Some(period_since);
+    let baseline = analyze(&view, signatures, &config);
+    view.since = Some(period_since);
+    view.until = Some(until);
+    let period = analyze(&view, signatures, &config);
+
+    let infos: BTreeMap<&SignatureId, &SignatureInfo> =
+        signatures.iter().map(|s| (&s.id, s)).collect();
+    let p_counts = signature_counts(&view, &period, period_since, until);
+    let b_counts = signature_counts(&view, &baseline, baseline_since, period_since);
+    let p_map: BTreeMap<SignatureId, Count> =
+        p_counts.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+    let b_map: BTreeMap<SignatureId, Count> =
+        b_counts.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+    let p_runs = completed_runs(&view, period_since, until, None).len() as u64;
+    let b_runs = completed_runs(&view, baseline_since, period_since, None).len() as u64;
+    let changes: Vec<SignatureChange> = compare(&p_map, &b_map, p_runs, b_runs)
+        .into_iter()
+        .map(|c| {
+            let hits: &[Hit] = match c.kind {
+                ChangeKind::Fading => b_counts.get(&c.signature).map_or(&[], |v| &v.1[..]),
+                _ => p_counts.get(&c.signature).map_or(&[], |v| &v.1[..]),
+            };
+            let info = infos.get(&c.signature);
+            SignatureChange {
+                title: info.map(|i| i.title.clone()).unwrap_or_default(),
+                issue: info.and_then(|i| i.issue.clone()),
+                id: c.signature,
+                kind: c.kind,
+                period: c.period,
+                baseline: c.baseline,
+                probability: c.probability,
+                jobs: newest(hits),
+                jobs_total: hits.len() as u64,
+            }
+        })
+        .collect();
+    let changed: BTreeSet<&SignatureId> = changes.iter().map(|c| &c.id).collect();
+    let mut seen: Vec<SignatureSeen> = p_map
+        .iter()
+        .filter(|(id, count)| count.hits > 0 && !changed.contains(id))
+        .map(|(id, count)| {
+            let b = b_map.get(id).copied().unwrap_or(Count {
+                hits: 0,
+                runs: b_runs,
+            });
+            let p0 = (b.hits as f64 + 0.5) / (b.runs as f64 + 1.0);
+            let hits: &[Hit] = p_counts.get(id).map_or(&[], |v| &v.1[..]);
+            SignatureSeen {
+                id: id.clone(),
+                title: infos.get(id).map(|i| i.title.clone()).unwrap_or_default(),
+                period: *count,
+                baseline: b,
+                probability: binomial_tail(count.runs, count.hits, p0),
+                jobs: newest(hits),
+                jobs_total: hits.len() as u64,
+            }
+        })
+        .collect();
+    seen.sort_by(|a, b| b.period.hits.cmp(&a.period.hits).then(a.id.cmp(&b.id)));
+
+    let known: BTreeSet<&str> = baseline
+        .unclassified
+        .iter()
+        .map(|g| g.key.as_str())
+        .collect();
+    let new_unclassified = period
+        .unclassified
+        .iter()
+        .filter(|g| !known.contains(g.key.as_str()))
+        .cloned()
+        .collect();
+
+    NightlyData {
+        repo: snapshot.repo.clone(),
+        period: summary(&view, &period, period_since, until),
+        baseline: summary(&view, &baseline, baseline_since, period_since),
+        changes,
+        seen,
+        new_unclassified,
+    }
+}
+
+/// The newest hits (hits come oldest first), as links.
+fn newest(hits: &[Hit]) -> Vec<JobLink> {
+    hits.iter()
+        .rev()
+        .take(MAX_JOBS_PER_ITEM)
+        .map(JobLink::from_hit)
+        .collect()
+}
+
+/// Runs created in `[since, until)` that count in a rate: completed (runs still going may yet
+/// fail), optionally only of some workflows.
+fn completed_runs(
+    snapshot: &Snapshot,
+    since: Timestamp,
+    until: Timestamp,
+    workflows: Option<&BTreeSet<String>>,
+) -> BTreeSet<RunId> {
+    snapshot
+        .runs
+        .iter()
+        .filter(|r| r.created_at >= since && r.created_at < until && r.is_completed())
+        .filter(|r| workflows.is_none_or(|w| w.contains(&r.workflow_name)))
+        .map(|r| r.id)
+        .collect()
+}
+
+/// Per signature with a hit in the window: runs hit out of the completed runs of the
+/// workflows it occurs in (runs of PRs related to it left out, as the analysis does), and its
+/// hits, oldest first.
+fn signature_counts(
+    snapshot: &Snapshot,
+    data: &ReportData,
+    since: Timestamp,
+    until: Timestamp,
+) -> BTreeMap<SignatureId, (Count, Vec<Hit>)> {
+    let mut out = BTreeMap::new();
+    for s in data.signatures.iter().filter(|s| s.runs_hit > 0) {
+        let workflows: BTreeSet<String> = s.workflows.iter().cloned().collect();
+        let excluded: BTreeSet<RunId> = s.excluded_runs.iter().map(|r| r.run_id).collect();
+        let mut runs = completed_runs(
+            snapshot,
+            since,
+            until,
+            (!workflows.is_empty()).then_some(&workflows),
+        );
+        // A hit run still in progress has failed already: it counts.
+        runs.extend(s.hits.iter().map(|h| h.run_id));
+        runs.retain(|r| !excluded.contains(r));
+        let hit_runs: BTreeSet<RunId> = s.hits.iter().map(|h| h.run_id).collect();
+        let hits = BTreeMap::from([(s.id.clone(), hit_runs)]);
+        let count = count_hits(&runs, &hits)[&s.id];
+        out.insert(s.id.clone(), (count, s.hits.clone()));
+    }
+    out
+}
+
+fn summary(
+    snapshot: &Snapshot,
+    data: &ReportData,
+    since: Timestamp,
+    until: Timestamp,
+) -> WindowSummary {
+    let completed = completed_runs(snapshot, since, until, None).len() as u64;
+    WindowSummary {
+        since,
+        until,
+        runs_total: data.runs_total,
+        runs_in_progress: data.runs_total.saturating_sub(completed),
+        runs_failed: data.runs_failed,
+        jobs_failed: data.jobs_failed,
+        jobs_unclassified: data.jobs_unclassified,
+        logs_unknown: data.logs_unknown.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +536,173 @@ mod tests {
             count_hits(&runs, &hits)[&id("a")],
             Count { hits: 2, runs: 3 }
         );
+    }
+
+    mod whole {
+        //! `nightly` over a small hand-made snapshot: fading, a new unclassified group, runs in
+        //! progress left out of the rates.
+        use super::super::*;
+        use super::id;
+        use crate::model::{
+            Classification, Job, JobId, LogLine, LogStatus, Run, Sha, SignatureMatch, WorkflowId,
+        };
+        use chrono::{TimeDelta, TimeZone, Utc};
+
+        fn t0() -> Timestamp {
+            Utc.with_ymd_and_hms(2026, 7, 1, 0, 0, 0).unwrap()
+        }
+
+        fn run(i: u64, created: Timestamp, completed: bool) -> Run {
+            Run {
+                id: RunId(1000 + i),
+                workflow_id: WorkflowId(1),
+                workflow_name: "CI".into(),
+                workflow_path: ".github/workflows/ci.yml".into(),
+                display_title: format!("run {i}"),
+                event: "push".into(),
+                head_branch: Some("main".into()),
+                head_sha: Sha(format!("{i:040x}")),
+                run_number: i,
+                run_attempt: 1,
+                status: if completed {
+                    "completed"
+                } else {
+                    "in_progress"
+                }
+                .into(),
+                conclusion: completed.then(|| "success".into()),
+                created_at: created,
+                updated_at: created,
+                run_started_at: Some(created),
+                html_url: format!("https://github.com/o/r/actions/runs/{}", 1000 + i),
+                pull_requests: Vec::new(),
+            }
+        }
+
+        fn job(run: &Run, failed: bool) -> Job {
+            Job {
+                id: JobId(run.id.0 * 10),
+                run_id: run.id,
+                run_attempt: 1,
+                name: "Test".into(),
+                status: run.status.clone(),
+                conclusion: Some(if failed { "failure" } else { "success" }.into()),
+                created_at: run.created_at,
+                started_at: Some(run.created_at),
+                completed_at: Some(run.created_at + TimeDelta::minutes(5)),
+                html_url: Some(format!("{}/job/{}", run.html_url, run.id.0 * 10)),
+                head_sha: run.head_sha.clone(),
+            }
+        }
+
+        fn hit(signature: &str) -> Classification {
+            Classification {
+                matches: vec![SignatureMatch {
+                    signature: id(signature),
+                    line: 3,
+                    lines: vec![3],
+                    text: "boom".into(),
+                    step: None,
+                    count: 1,
+                    tests: Default::default(),
+                }],
+                error_lines: vec![LogLine {
+                    line: 3,
+                    text: "boom".into(),
+                }],
+            }
+        }
+
+        fn unknown(line: &str) -> Classification {
+            Classification {
+                matches: Vec::new(),
+                error_lines: vec![LogLine {
+                    line: 7,
+                    text: line.into(),
+                }],
+            }
+        }
+
+        #[test]
+        fn fading_new_unclassified_and_runs_in_progress() {
+            let period_since = t0() + TimeDelta::days(14);
+            let until = period_since + TimeDelta::days(1);
+            let mut snap = Snapshot {
+                repo: Repo::parse("o/r"),
+                default_branch: "main".into(),
+                ..Snapshot::default()
+            };
+            let mut add = |i: u64, created, completed, c: Option<Classification>| {
+                let r = run(i, created, completed);
+                let j = job(&r, c.is_some());
+                if let Some(c) = c {
+                    snap.logs.insert(j.id, LogStatus::Stored);
+                    snap.classifications.insert(j.id, c);
+                }
+                snap.runs.push(r);
+                snap.jobs.push(j);
+            };
+            // Baseline: 40 runs, every 4th hit by `old`, one unknown failure seen before.
+            for i in 0..40 {
+                let c = if i % 4 == 0 {
+                    Some(hit("old"))
+                } else if i == 1 {
+                    Some(unknown("E   OSError: disk 12 full"))
+                } else {
+                    None
+                };
+                add(i, t0() + TimeDelta::hours(8 * i as i64), true, c);
+            }
+            // Period: 20 completed runs without `old`; the known unknown again, a new one, and
+            // a run still in progress.
+            for i in 40..60 {
+                let c = match i {
+                    41 => Some(unknown("E   OSError: disk 99 full")),
+                    42 => Some(unknown("E   SegfaultError: child 4242 died")),
+                    _ => None,
+                };
+                add(
+                    i,
+                    period_since + TimeDelta::minutes(30 * (i - 40) as i64),
+                    true,
+                    c,
+                );
+            }
+            add(60, until - TimeDelta::minutes(5), false, None);
+            let infos = vec![SignatureInfo {
+                id: id("old"),
+                title: "An old flake".into(),
+                paths: Vec::new(),
+                issue: None,
+            }];
+            let data = nightly(
+                &snap,
+                &infos,
+                &AnalysisConfig::default(),
+                t0(),
+                period_since,
+                until,
+            );
+            assert_eq!(data.period.runs_total, 21);
+            assert_eq!(data.period.runs_in_progress, 1);
+            assert_eq!(data.changes.len(), 1, "{:?}", data.changes);
+            let fading = &data.changes[0];
+            assert_eq!(fading.kind, ChangeKind::Fading);
+            assert_eq!(fading.baseline, Count { hits: 10, runs: 40 });
+            assert_eq!(
+                fading.period,
+                Count { hits: 0, runs: 20 },
+                "in progress left out"
+            );
+            assert!((fading.probability - 0.75f64.powi(20)).abs() < 1e-12);
+            // Fading links the baseline's last hits, newest first.
+            assert_eq!(fading.jobs_total, 10);
+            assert_eq!(fading.jobs[0].run_id, RunId(1036));
+            // Only the failure the baseline never had is new.
+            assert_eq!(data.new_unclassified.len(), 1);
+            assert!(data.new_unclassified[0].lines[0].contains("SegfaultError"));
+            assert!(!data.alerts(AlertOn::Rising));
+            assert!(data.alerts(AlertOn::New) && data.alerts(AlertOn::Any));
+        }
     }
 }

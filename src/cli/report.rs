@@ -135,7 +135,12 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
     }
     let store = Arc::new(Mutex::new(store));
     let classifier = SetClassifier(set);
-    let classified = fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
+    // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
+    // report what is classified (the rest shows as "not classified yet").
+    let classified = match super::nightly::try_lock_store(&cache_dir, "flakestat report")? {
+        Some(_lock) => fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?,
+        None => 0,
+    };
     if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }

@@ -147,6 +147,8 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         _ => settings::resolve_cache_dir(args.cache_dir.as_deref())
             .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?,
     };
+    // One writer per store: a nightly or another survey on it makes this one stop, clearly.
+    let _lock = super::nightly::lock_store(&cache_dir, Duration::ZERO, "flakestat survey")?;
     let store = Store::open(&cache_dir).map_err(store_error)?;
     let store = Arc::new(Mutex::new(store));
 
@@ -364,14 +366,18 @@ fn ancestry_line(a: &AncestrySummary) -> String {
 
 /// The PRs of runs that hit some signature (`analysis::prs::run_origin`): their changed files
 /// decide whether a PR is related to a flake.
-fn prs_of_runs(hit_runs: &[Run], default_branch: &str, config: &AnalysisConfig) -> BTreeSet<u64> {
+pub(super) fn prs_of_runs(
+    hit_runs: &[Run],
+    default_branch: &str,
+    config: &AnalysisConfig,
+) -> BTreeSet<u64> {
     hit_runs
         .iter()
         .filter_map(|r| analysis::prs::run_origin(r, default_branch, &config.pr_conventions).pr())
         .collect()
 }
 
-fn closing_line(stats: &StatsSnapshot) -> String {
+pub(super) fn closing_line(stats: &StatsSnapshot) -> String {
     let mut line = format!(
         "{} requests ({} not modified, {} retried), {} logs downloaded ({})",
         stats.requests,
@@ -409,7 +415,7 @@ fn store_error(err: StoreError) -> CodedError {
     CodedError::new(exit::STORE, err.to_string())
 }
 
-fn fetch_error(err: FetchError) -> CodedError {
+pub(super) fn fetch_error(err: FetchError) -> CodedError {
     let code = match &err {
         FetchError::Unauthorized { .. } | FetchError::Forbidden { .. } => exit::GITHUB_AUTH,
         FetchError::NotFound(_) => exit::GITHUB_NOT_FOUND,
@@ -425,7 +431,7 @@ fn fetch_error(err: FetchError) -> CodedError {
 
 /// The signature set as the survey needs it: something that classifies, and what the analysis
 /// must know of each signature. A broken signature file is invalid input.
-fn load_signatures(
+pub(super) fn load_signatures(
     dir: Option<&std::path::Path>,
 ) -> anyhow::Result<(Arc<dyn Classifier>, Vec<SignatureInfo>)> {
     let source = signatures::resolve_dir(dir);
@@ -444,7 +450,7 @@ fn terminal_width() -> Option<u16> {
 
 /// Progress bars on stderr: runs listed, jobs fetched, logs downloaded. Hidden when stderr is
 /// not a terminal or with `-q`.
-struct Bars {
+pub(super) struct Bars {
     visible: bool,
     quiet: bool,
     verbose: u8,
@@ -455,7 +461,7 @@ struct Bars {
 }
 
 impl Bars {
-    fn new(visible: bool, quiet: bool, verbose: u8) -> Bars {
+    pub(super) fn new(visible: bool, quiet: bool, verbose: u8) -> Bars {
         let target = if visible {
             ProgressDrawTarget::stderr()
         } else {
@@ -503,7 +509,7 @@ impl Bars {
         }
     }
 
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         for bar in [&self.runs, &self.jobs, &self.logs] {
             bar.finish_and_clear();
         }

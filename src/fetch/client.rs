@@ -422,6 +422,81 @@ impl GitHubClient {
     }
 }
 
+impl GitHubClient {
+    /// One POST or PATCH of a JSON body, tried once: a write is never retried (a timed-out
+    /// write may have landed; callers make writes findable instead, see `comments`). A spent
+    /// budget or a secondary limit is an error, not a wait, so nothing is written late.
+    pub async fn send_json(
+        &self,
+        method: http::Method,
+        url: &str,
+        body: &serde_json::Value,
+    ) -> Result<Response, FetchError> {
+        if origin_of(url) != self.origin {
+            return Err(FetchError::Config(format!(
+                "refusing to send to {url}: not on the API host {}",
+                self.origin
+            )));
+        }
+        self.wait_for_budget().await?;
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("semaphore never closed");
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let sent = tokio::time::timeout(self.config.request_timeout, async {
+            let response = if method == http::Method::PATCH {
+                self.crab._patch(url, Some(body)).await?
+            } else {
+                self.crab._post(url, Some(body)).await?
+            };
+            let (parts, body) = response.into_parts();
+            let body = body.collect().await?.to_bytes();
+            Ok::<_, octocrab::Error>((parts, body))
+        })
+        .await;
+        drop(permit);
+        let (parts, body) = match sent {
+            Err(_) => {
+                return Err(FetchError::Network(format!(
+                    "no answer to {method} {url} within {:?}",
+                    self.config.request_timeout
+                )));
+            }
+            Ok(Err(e)) => return Err(FetchError::Network(transport_message(&e))),
+            Ok(Ok(answer)) => answer,
+        };
+        self.note_budget(&parts.headers);
+        let response = Response {
+            status: parts.status,
+            headers: parts.headers,
+            body: body.to_vec(),
+        };
+        if response.status == StatusCode::FORBIDDEN
+            || response.status == StatusCode::TOO_MANY_REQUESTS
+        {
+            if response.header("x-ratelimit-remaining") == Some("0") {
+                let reset = self.budget.lock().expect("budget lock").reset;
+                return Err(FetchError::RateLimited {
+                    reset: reset
+                        .and_then(|r| Timestamp::from_timestamp(r, 0))
+                        .unwrap_or_default(),
+                });
+            }
+            let message = response.message();
+            if response.header("retry-after").is_some()
+                || message
+                    .to_ascii_lowercase()
+                    .contains("secondary rate limit")
+            {
+                return Err(FetchError::SecondaryLimit(message));
+            }
+        }
+        Ok(response)
+    }
+}
+
 /// octocrab's `Display` is just "GitHub"-like: dig out the transport cause.
 fn transport_message(err: &octocrab::Error) -> String {
     let mut text = err.to_string();

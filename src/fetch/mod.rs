@@ -8,6 +8,7 @@
 
 mod ancestry;
 mod client;
+pub mod comments;
 mod survey;
 mod wire;
 

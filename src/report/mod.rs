@@ -8,6 +8,7 @@
 mod json;
 mod layout;
 mod markdown;
+pub mod nightly;
 mod sanitize;
 mod table;
 

@@ -12,6 +12,7 @@
 //! download; classifications are keyed by the signature set's fingerprint.
 
 mod ancestry;
+pub mod lock;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,0 +1,250 @@
+//! The nightly JSON report: `"schema": 1`, `"kind": "nightly"`. Wire types of its own, separate
+//! from the analysis' structs; removing or renaming a field needs a new schema version.
+
+use std::io::{self, Write};
+
+use crate::analysis::nightly::{
+    ChangeKind, Count, JobLink, MIN_EXPECTED_FADING, MIN_RISING_HITS, NightlyData, RISING_P,
+    WindowSummary,
+};
+use crate::report::SCHEMA_VERSION;
+
+/// The `kind` field of the nightly report.
+pub const KIND: &str = "nightly";
+
+/// The nightly report's types (schema 1). Timestamps are RFC 3339 in UTC.
+pub mod wire {
+    use serde::{Deserialize, Serialize};
+
+    use crate::model::Timestamp;
+    pub use crate::report::wire::{LogGap, UnclassifiedGroup};
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Nightly {
+        pub schema: u32,
+        /// Always `nightly`.
+        pub kind: String,
+        /// `OWNER/NAME`.
+        pub repo: Option<String>,
+        pub period: Window,
+        pub baseline: Window,
+        /// The thresholds that decided rising and fading.
+        pub rules: Rules,
+        /// How many of each: `new`, `rising`, `fading` signatures, `new_unclassified` groups.
+        pub counts: Counts,
+        /// New, then rising, then fading; most period hits first within a kind.
+        pub changes: Vec<Change>,
+        /// Signatures hit in the period with no change.
+        pub seen: Vec<Seen>,
+        /// Unclassified failure groups of the period unknown to the baseline.
+        pub new_unclassified: Vec<UnclassifiedGroup>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Window {
+        pub since: Timestamp,
+        pub until: Timestamp,
+        pub runs_total: u64,
+        pub runs_in_progress: u64,
+        pub runs_failed: u64,
+        pub jobs_failed: u64,
+        pub jobs_unclassified: u64,
+        pub logs_unknown: Vec<LogGap>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Rules {
+        /// Rising: `P(X ≥ hits)` under the smoothed baseline rate is below this.
+        pub rising_p: f64,
+        /// Rising: at least this many runs hit in the period.
+        pub rising_min_hits: u64,
+        /// Fading: the baseline rate predicted at least this many period hits.
+        pub fading_min_expected: f64,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Counts {
+        pub new: u64,
+        pub rising: u64,
+        pub fading: u64,
+        pub new_unclassified: u64,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Tally {
+        pub hits: u64,
+        pub runs: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Change {
+        pub id: String,
+        pub title: String,
+        pub issue: Option<String>,
+        /// `new`, `rising` or `fading`.
+        pub kind: String,
+        pub period: Tally,
+        pub baseline: Tally,
+        /// New and rising: `P(X ≥ period hits)` at the baseline rate; fading: `P(0 hits)`.
+        pub probability: f64,
+        /// New and rising: the period's hit jobs; fading: the baseline's last ones. Newest first.
+        pub jobs: Vec<Job>,
+        /// Hit jobs in all (`jobs` holds at most 20).
+        pub jobs_total: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Job {
+        pub run_id: u64,
+        pub attempt: u32,
+        pub job_id: u64,
+        pub job: String,
+        pub created_at: Timestamp,
+        pub url: String,
+        pub branch: Option<String>,
+        pub pr: Option<u64>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Seen {
+        pub id: String,
+        pub title: String,
+        pub period: Tally,
+        pub baseline: Tally,
+        pub probability: f64,
+        /// The period's hit jobs, newest first (at most 20).
+        pub jobs: Vec<Job>,
+        pub jobs_total: u64,
+    }
+}
+
+fn tally(c: Count) -> wire::Tally {
+    wire::Tally {
+        hits: c.hits,
+        runs: c.runs,
+    }
+}
+
+fn window(w: &WindowSummary) -> wire::Window {
+    wire::Window {
+        since: w.since,
+        until: w.until,
+        runs_total: w.runs_total,
+        runs_in_progress: w.runs_in_progress,
+        runs_failed: w.runs_failed,
+        jobs_failed: w.jobs_failed,
+        jobs_unclassified: w.jobs_unclassified,
+        logs_unknown: w
+            .logs_unknown
+            .iter()
+            .map(|g| wire::LogGap {
+                reason: serde_json::to_value(g.reason)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                description: g.reason.describe().to_string(),
+                jobs: g.jobs,
+            })
+            .collect(),
+    }
+}
+
+fn job(j: &JobLink) -> wire::Job {
+    wire::Job {
+        run_id: j.run_id.0,
+        attempt: j.attempt,
+        job_id: j.job_id.0,
+        job: j.job.clone(),
+        created_at: j.created_at,
+        url: j.url.clone(),
+        branch: j.branch.clone(),
+        pr: j.pr,
+    }
+}
+
+fn kind(k: ChangeKind) -> &'static str {
+    match k {
+        ChangeKind::New => "new",
+        ChangeKind::Rising => "rising",
+        ChangeKind::Fading => "fading",
+    }
+}
+
+pub fn to_wire(data: &NightlyData) -> wire::Nightly {
+    wire::Nightly {
+        schema: SCHEMA_VERSION,
+        kind: KIND.to_string(),
+        repo: data.repo.as_ref().map(|r| r.to_string()),
+        period: window(&data.period),
+        baseline: window(&data.baseline),
+        rules: wire::Rules {
+            rising_p: RISING_P,
+            rising_min_hits: MIN_RISING_HITS,
+            fading_min_expected: MIN_EXPECTED_FADING,
+        },
+        counts: wire::Counts {
+            new: data.count(ChangeKind::New) as u64,
+            rising: data.count(ChangeKind::Rising) as u64,
+            fading: data.count(ChangeKind::Fading) as u64,
+            new_unclassified: data.new_unclassified.len() as u64,
+        },
+        changes: data
+            .changes
+            .iter()
+            .map(|c| wire::Change {
+                id: c.id.0.clone(),
+                title: c.title.clone(),
+                issue: c.issue.clone(),
+                kind: kind(c.kind).to_string(),
+                period: tally(c.period),
+                baseline: tally(c.baseline),
+                probability: c.probability,
+                jobs: c.jobs.iter().map(job).collect(),
+                jobs_total: c.jobs_total,
+            })
+            .collect(),
+        seen: data
+            .seen
+            .iter()
+            .map(|s| wire::Seen {
+                id: s.id.0.clone(),
+                title: s.title.clone(),
+                period: tally(s.period),
+                baseline: tally(s.baseline),
+                probability: s.probability,
+                jobs: s.jobs.iter().map(job).collect(),
+                jobs_total: s.jobs_total,
+            })
+            .collect(),
+        new_unclassified: data
+            .new_unclassified
+            .iter()
+            .map(|g| wire::UnclassifiedGroup {
+                key: g.key.clone(),
+                lines: g.lines.clone(),
+                jobs: g.jobs,
+                runs: g.runs,
+                job_names: g.job_names.clone(),
+                first_seen: g.first_seen,
+                last_seen: g.last_seen,
+                examples: g
+                    .examples
+                    .iter()
+                    .map(|e| crate::report::wire::JobRef {
+                        run_id: e.run_id.0,
+                        attempt: e.attempt,
+                        job_id: e.job_id.0,
+                        job: e.job.clone(),
+                        created_at: e.created_at,
+                        html_url: e.html_url.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+pub fn render(data: &NightlyData, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &to_wire(data))?;
+    writeln!(out)
+}

@@ -1,0 +1,381 @@
+//! What the nightly report says, in which order, as the shared blocks of `report::layout`. Text
+//! is plain; `markdown.rs` and `table.rs` escape it. `limit` caps the rows of every section (the
+//! markdown comment's trimming); a trimmed section says how many rows it left out.
+
+use crate::analysis::UnclassifiedGroup;
+use crate::analysis::nightly::{
+    ChangeKind, Count, JobLink, MAX_JOBS_PER_ITEM, MIN_EXPECTED_FADING, MIN_RISING_HITS,
+    NightlyData, RISING_P, SignatureChange, WindowSummary,
+};
+use crate::report::layout::{Block, Line, Span, Table, date};
+
+/// Job links shown per row.
+const JOBS_PER_ROW: usize = 5;
+/// Text from outside (job names, titles) is cut to this many characters.
+const MAX_TEXT: usize = 120;
+
+fn text(s: impl Into<String>) -> Span {
+    Span::Text(s.into())
+}
+
+fn code(s: impl Into<String>) -> Span {
+    Span::Code(s.into())
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() > MAX_TEXT {
+        s.chars().take(MAX_TEXT).collect::<String>() + "…"
+    } else {
+        s.to_string()
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `6 of 20 runs (30%)`.
+pub fn share(c: Count) -> String {
+    if c.runs == 0 {
+        format!("{} of 0 runs", c.hits)
+    } else {
+        format!(
+            "{} of {} ({:.0}%)",
+            c.hits,
+            plural(c.runs, "run", "runs"),
+            c.rate() * 100.0
+        )
+    }
+}
+
+/// A probability as people read it: two decimals, four when small, a bound when tiny.
+pub fn probability(p: f64) -> String {
+    if p >= 0.01 {
+        format!("{p:.2}")
+    } else if p >= 0.0001 {
+        format!("{p:.4}")
+    } else {
+        "< 0.0001".to_string()
+    }
+}
+
+/// The most rows any section has: trimming never needs a larger limit.
+pub fn longest_section(data: &NightlyData) -> usize {
+    [
+        data.count(ChangeKind::New),
+        data.count(ChangeKind::Rising),
+        data.count(ChangeKind::Fading),
+        data.new_unclassified.len(),
+        data.seen.len(),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0)
+}
+
+fn window_sentence(label: &str, w: &WindowSummary) -> Line {
+    let mut s = format!(
+        "{label} {} to {}: {}",
+        date(w.since),
+        date(w.until),
+        plural(w.runs_total, "run", "runs")
+    );
+    if w.runs_in_progress > 0 {
+        s.push_str(&format!(" ({} still in progress)", w.runs_in_progress));
+    }
+    s.push_str(&format!(
+        ", {} failed; {}, {} unclassified.",
+        w.runs_failed,
+        plural(w.jobs_failed, "failed job", "failed jobs"),
+        w.jobs_unclassified
+    ));
+    vec![text(s)]
+}
+
+pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
+    let repo = data
+        .repo
+        .as_ref()
+        .map_or_else(|| "this repository".to_string(), |r| r.to_string());
+    let mut blocks = vec![Block::Heading(
+        1,
+        vec![text(format!("Nightly CI report for {repo}"))],
+    )];
+    blocks.push(Block::Bullets(vec![
+        window_sentence("Period:", &data.period),
+        window_sentence("Baseline:", &data.baseline),
+    ]));
+    let (new, rising, fading) = (
+        data.count(ChangeKind::New),
+        data.count(ChangeKind::Rising),
+        data.count(ChangeKind::Fading),
+    );
+    let unclassified = data.new_unclassified.len();
+    if new + rising + fading + unclassified == 0 {
+        blocks.push(Block::Paragraph(vec![Span::Strong(
+            "Nothing changed: no new, rising or fading signature, no new unclassified failure."
+                .into(),
+        )]));
+    } else {
+        blocks.push(Block::Paragraph(vec![Span::Strong(format!(
+            "{new} new, {rising} rising, {fading} fading {}; {}.",
+            if new + rising + fading == 1 {
+                "signature"
+            } else {
+                "signatures"
+            },
+            plural(
+                unclassified as u64,
+                "new unclassified failure",
+                "new unclassified failures"
+            )
+        ))]));
+    }
+
+    for (kind, heading, blurb) in [
+        (
+            ChangeKind::New,
+            "New signatures",
+            "Hit in the period, never in the baseline.".to_string(),
+        ),
+        (
+            ChangeKind::Rising,
+            "Rising signatures",
+            format!(
+                "Hit more often than the baseline explains: at least {MIN_RISING_HITS} runs hit, \
+                 and the chance of that many hits at the baseline's rate (smoothed: (hits + ½) / \
+                 (runs + 1)) is below {RISING_P}."
+            ),
+        ),
+        (
+            ChangeKind::Fading,
+            "Fading signatures",
+            format!(
+                "No hit in the period although the baseline's rate predicted at least \
+                 {MIN_EXPECTED_FADING} (maybe fixed)."
+            ),
+        ),
+    ] {
+        let items: Vec<&SignatureChange> = data.changes.iter().filter(|c| c.kind == kind).collect();
+        if items.is_empty() {
+            continue;
+        }
+        blocks.push(Block::Heading(2, vec![text(heading)]));
+        blocks.push(Block::Paragraph(vec![text(blurb)]));
+        let shown = limit.map_or(items.len(), |l| l.min(items.len()));
+        blocks.push(Block::Table(change_table(kind, &items[..shown])));
+        more(&mut blocks, items.len() - shown, heading);
+    }
+
+    if !data.new_unclassified.is_empty() {
+        let groups = &data.new_unclassified;
+        blocks.push(Block::Heading(2, vec![text("New unclassified failures")]));
+        blocks.push(Block::Paragraph(vec![text(
+            "Failed jobs no signature explains, grouped by their telling lines (numbers, hex and \
+             paths masked), with lines the baseline never had:",
+        )]));
+        let shown = limit.map_or(groups.len(), |l| l.min(groups.len()));
+        blocks.push(Block::Table(unclassified_table(&groups[..shown])));
+        more(
+            &mut blocks,
+            groups.len() - shown,
+            "New unclassified failures",
+        );
+    }
+
+    if !data.seen.is_empty() {
+        blocks.push(Block::Heading(2, vec![text("Also seen, no change")]));
+        let shown = limit.map_or(data.seen.len(), |l| l.min(data.seen.len()));
+        blocks.push(Block::Table(Table {
+            headers: vec!["Signature", "Period", "Baseline", "Chance", "Jobs"],
+            numeric: vec![false, true, true, true, false],
+            rows: data.seen[..shown]
+                .iter()
+                .map(|s| {
+                    vec![
+                        title_cell(&s.id.0, &s.title),
+                        vec![text(share(s.period))],
+                        vec![text(share(s.baseline))],
+                        vec![text(probability(s.probability))],
+                        jobs_cell(&s.jobs, s.jobs_total),
+                    ]
+                })
+                .collect(),
+        }));
+        more(&mut blocks, data.seen.len() - shown, "Also seen");
+    }
+
+    let gaps: u64 = data.period.logs_unknown.iter().map(|g| g.jobs).sum();
+    if gaps > 0 {
+        let reasons: Vec<String> = data
+            .period
+            .logs_unknown
+            .iter()
+            .map(|g| format!("{} {}", g.jobs, g.reason.describe()))
+            .collect();
+        blocks.push(Block::Paragraph(vec![text(format!(
+            "Unknown: {} of the period with no readable log ({}); any of them could be a hit.",
+            plural(gaps, "failed job", "failed jobs"),
+            reasons.join(", ")
+        ))]));
+    }
+    blocks
+}
+
+fn more(blocks: &mut Vec<Block>, left_out: usize, what: &str) {
+    if left_out > 0 {
+        blocks.push(Block::Paragraph(vec![text(format!(
+            "… and {left_out} more ({what}: see `flakestat nightly --format json` for every row)."
+        ))]));
+    }
+}
+
+fn title_cell(id: &str, title: &str) -> Line {
+    if title.is_empty() {
+        vec![code(id)]
+    } else {
+        vec![code(id), text(" "), text(cut(title))]
+    }
+}
+
+fn jobs_cell(jobs: &[JobLink], total: u64) -> Line {
+    let mut line: Line = Vec::new();
+    for (i, j) in jobs.iter().take(JOBS_PER_ROW).enumerate() {
+        if i > 0 {
+            line.push(text(" "));
+        }
+        line.push(Span::Url {
+            text: format!("job {}", j.job_id),
+            url: Some(j.url.clone()),
+        });
+    }
+    let shown = jobs.len().min(JOBS_PER_ROW) as u64;
+    if total > shown {
+        line.push(text(format!(" and {} more", total - shown)));
+    }
+    if line.is_empty() {
+        line.push(text(""));
+    }
+    line
+}
+
+fn change_table(kind: ChangeKind, items: &[&SignatureChange]) -> Table {
+    let (chance, jobs) = match kind {
+        ChangeKind::Fading => ("Chance of no hit", "Last hits"),
+        _ => ("Chance", "Jobs"),
+    };
+    let mut headers = vec!["Signature", "Period", "Baseline"];
+    let mut numeric = vec![false, true, true];
+    if kind != ChangeKind::New {
+        headers.push(chance);
+        numeric.push(true);
+    }
+    headers.extend(["Job names", jobs]);
+    numeric.extend([false, false]);
+    let rows = items
+        .iter()
+        .map(|c| {
+            let mut row = vec![
+                title_cell(&c.id.0, &c.title),
+                vec![text(share(c.period))],
+                vec![text(share(c.baseline))],
+            ];
+            if kind != ChangeKind::New {
+                row.push(vec![text(probability(c.probability))]);
+            }
+            let mut names: Vec<&str> = c.jobs.iter().map(|j| j.job.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            let mut cell: Line = Vec::new();
+            for (i, n) in names.iter().take(3).enumerate() {
+                if i > 0 {
+                    cell.push(text("; "));
+                }
+                cell.push(text(cut(n)));
+            }
+            if names.len() > 3 {
+                cell.push(text(format!("; {} more", names.len() - 3)));
+            }
+            if cell.is_empty() {
+                cell.push(text(""));
+            }
+            row.push(cell);
+            row.push(jobs_cell(&c.jobs, c.jobs_total));
+            row
+        })
+        .collect();
+    const { assert!(MAX_JOBS_PER_ITEM >= JOBS_PER_ROW) };
+    Table {
+        headers,
+        numeric,
+        rows,
+    }
+}
+
+fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
+    Table {
+        headers: vec!["Jobs", "Runs", "Error lines", "Job names", "Jobs seen"],
+        numeric: vec![true, true, false, false, false],
+        rows: groups
+            .iter()
+            .map(|g| {
+                let mut lines: Line = Vec::new();
+                if g.lines.is_empty() {
+                    lines.push(text("(no error lines found)"));
+                }
+                for (i, l) in g.lines.iter().enumerate() {
+                    if i > 0 {
+                        lines.push(text(" "));
+                    }
+                    lines.push(code(l.clone()));
+                }
+                let mut names: Line = Vec::new();
+                for (i, n) in g.job_names.iter().take(3).enumerate() {
+                    if i > 0 {
+                        names.push(text("; "));
+                    }
+                    names.push(text(cut(n)));
+                }
+                if g.job_names.len() > 3 {
+                    names.push(text(format!("; {} more", g.job_names.len() - 3)));
+                }
+                let links: Vec<JobLink> = g
+                    .examples
+                    .iter()
+                    .map(|e| JobLink {
+                        run_id: e.run_id,
+                        attempt: e.attempt,
+                        job_id: e.job_id,
+                        job: e.job.clone(),
+                        created_at: e.created_at,
+                        url: e.html_url.clone().unwrap_or_default(),
+                        branch: None,
+                        pr: None,
+                    })
+                    .collect();
+                vec![
+                    vec![text(g.jobs.to_string())],
+                    vec![text(g.runs.to_string())],
+                    lines,
+                    names,
+                    jobs_cell(&links, g.jobs),
+                ]
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_read_as_people_write_them() {
+        assert_eq!(share(Count { hits: 6, runs: 20 }), "6 of 20 runs (30%)");
+        assert_eq!(share(Count { hits: 1, runs: 1 }), "1 of 1 run (100%)");
+        assert_eq!(share(Count { hits: 0, runs: 0 }), "0 of 0 runs");
+        assert_eq!(probability(0.26), "0.26");
+        assert_eq!(probability(0.0034), "0.0034");
+        assert_eq!(probability(1e-9), "< 0.0001");
+    }
+}
