@@ -522,9 +522,10 @@ async fn faults_are_deterministic() {
     let gh = FakeGitHub::start(synthetic(&spec(3)), faults)
         .await
         .unwrap();
-    let url = format!("{}/repos/octo/demo", gh.api_url());
     let mut seen = Vec::new();
-    for _ in 0..10 {
+    for i in 0..10 {
+        // Distinct URLs: a retry of the same request is never faulted (see below).
+        let url = format!("{}/repos/octo/demo?try={i}", gh.api_url());
         match request("GET", &url, &[], None).await {
             Ok(r) => {
                 if r.status == 403 {
@@ -548,6 +549,33 @@ async fn faults_are_deterministic() {
     assert_eq!(seen, vec![200, 200, 502, 403, 0, 503, 200, 403, 502, 0]);
     let statuses: Vec<u16> = gh.requests().iter().map(|r| r.status).collect();
     assert_eq!(statuses, seen);
+}
+
+#[tokio::test]
+async fn a_faulted_request_gets_through_on_its_next_try() {
+    // Every request is due a fault; only retries of a faulted request are spared.
+    let faults = Faults {
+        error_every: Some(1),
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start(synthetic(&spec(3)), faults)
+        .await
+        .unwrap();
+    let a = format!("{}/repos/octo/demo", gh.api_url());
+    let b = format!("{}/repos/octo/demo/actions/runs", gh.api_url());
+    assert_eq!(get(&a).await.status, 502);
+    assert_eq!(
+        get(&b).await.status,
+        503,
+        "another request is still faulted"
+    );
+    assert_eq!(get(&a).await.status, 200, "the retry of `a` gets through");
+    assert_eq!(get(&b).await.status, 200, "the retry of `b` gets through");
+    assert_eq!(
+        get(&a).await.status,
+        502,
+        "a later, new try is due a fault again"
+    );
 }
 
 #[tokio::test]

@@ -22,7 +22,8 @@ use crate::model::{JobId, RunId};
 /// Deterministic misbehaviour. Counters run over API requests (not log-host requests), 1-based,
 /// per server: `error_every: Some(3)` fails requests 3, 6, 9…, so a fault-injected run is
 /// reproducible. When several faults pick the same request, the first of drop, error, secondary
-/// limit wins.
+/// limit wins. Faults are transient: the next try of a faulted request (same method and path)
+/// is never faulted, so a client that retries gets through whatever the interleaving.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Faults {
     /// Slept before answering each request (both hosts).
@@ -114,6 +115,10 @@ struct State {
     faults: Faults,
     requests: Vec<RecordedRequest>,
     api_count: u64,
+    /// Requests (method and path) whose last try was faulted: their next try is answered
+    /// normally, so faults are transient as on GitHub and a bounded retry always gets through,
+    /// however concurrent requests interleave with the counters.
+    faulted: std::collections::HashSet<String>,
     token_budget: Budget,
     anonymous_budget: Budget,
 }
@@ -192,6 +197,7 @@ impl FakeGitHub {
                 faults,
                 requests: Vec::new(),
                 api_count: 0,
+                faulted: Default::default(),
                 token_budget: Budget { used: 0, reset: 0 },
                 anonymous_budget: Budget { used: 0, reset: 0 },
             }),
@@ -484,7 +490,22 @@ async fn serve_api(
             kind,
         });
     };
-    let faults = state.faults.clone();
+    let mut faults = state.faults.clone();
+    let key = format!("{method} {path_and_query}");
+    if state.faulted.remove(&key) {
+        faults.drop_every = None;
+        faults.error_every = None;
+        faults.secondary_limit_every = None;
+    } else if [
+        faults.drop_every,
+        faults.error_every,
+        faults.secondary_limit_every,
+    ]
+    .into_iter()
+    .any(|f| every(n, f))
+    {
+        state.faulted.insert(key);
+    }
     if every(n, faults.drop_every) {
         record(&mut state, 0);
         return Err(DropConnection);
