@@ -248,6 +248,14 @@ pub struct Snapshot {
 pub struct MainlineCommit {
     pub sha: Sha,
     pub committed_at: Timestamp,
+    /// The first line of the commit message; empty when unknown (a fork point stored before the
+    /// history was listed).
+    #[serde(default)]
+    pub title: String,
+    /// Changed files (`GET /commits/{sha}`), fetched only for direct pushes that end up
+    /// suspects; `None` when unknown.
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
 }
 
 /// What the analysis needs to know of a signature (the matcher's spec carries more).

@@ -71,6 +71,7 @@ impl Builder {
             message: "Initial".into(),
             author: "octocat".into(),
             date: t(-24 * 60),
+            files: Vec::new(),
         });
         ds.branches.insert("main".into(), root.clone());
         ds.pulls
@@ -105,6 +106,7 @@ impl Builder {
             message: format!("{title} (#{n})"),
             author: "octocat".into(),
             date: t(h),
+            files: Vec::new(),
         });
         self.main.push((commit.clone(), t(h)));
         self.ds.branches.insert("main".into(), commit.clone());
@@ -114,6 +116,27 @@ impl Builder {
         if culprit {
             self.culprit = Some(commit);
         }
+    }
+
+    /// Pushes a commit straight to main at hour `h` (no pull request), changing `files`.
+    /// `culprit` marks the push that introduces the flake.
+    fn push(&mut self, title: &str, h: i64, files: &[&str], culprit: bool) -> Sha {
+        let parent = self.main.last().unwrap().0.clone();
+        let commit = sha(&format!("push {h}"));
+        self.ds.commits.push(FakeCommit {
+            sha: commit.clone(),
+            parents: vec![parent],
+            message: format!("{title}\n\nA longer body that is not the title."),
+            author: "octocat".into(),
+            date: t(h),
+            files: files.iter().map(|f| f.to_string()).collect(),
+        });
+        self.main.push((commit.clone(), t(h)));
+        self.ds.branches.insert("main".into(), commit.clone());
+        if culprit {
+            self.culprit = Some(commit.clone());
+        }
+        commit
     }
 
     /// Whether a commit contains the culprit.
@@ -137,6 +160,7 @@ impl Builder {
                     message: "PR change".into(),
                     author: "dev".into(),
                     date: at - Duration::minutes(1),
+                    files: Vec::new(),
                 });
                 ("pull_request", "topic-900".to_string(), head, vec![900])
             }
@@ -148,6 +172,7 @@ impl Builder {
                     message: "Side work".into(),
                     author: "dev".into(),
                     date: at - Duration::minutes(1),
+                    files: Vec::new(),
                 });
                 self.ds.branches.insert("side".into(), head.clone());
                 ("push", "side".to_string(), head, vec![])
@@ -362,7 +387,10 @@ fn first_hit(runs: &[(RunId, bool)]) -> RunId {
 }
 
 fn prs(s: &wire::Signature) -> Vec<u64> {
-    s.suspects.iter().map(|x| x.pr).collect()
+    s.suspects
+        .iter()
+        .map(|x| x.pr.unwrap_or_default())
+        .collect()
 }
 
 #[test]
@@ -389,7 +417,7 @@ fn the_culprit_is_named_though_an_unrelated_merge_lands_before_the_first_hit() {
     let (s, stderr) = survey(&gh, cache.path(), 48, 24 * 12);
 
     assert_eq!(s.bisection.as_ref().unwrap().verdict, "placed", "{s:#?}");
-    assert_eq!(s.suspects[0].pr, 11, "{:?}", prs(&s));
+    assert_eq!(s.suspects[0].pr, Some(11), "{:?}", prs(&s));
     assert!(
         prs(&s).contains(&12),
         "the later merge is shown as a suspect too"
@@ -397,7 +425,7 @@ fn the_culprit_is_named_though_an_unrelated_merge_lands_before_the_first_hit() {
     assert!(!prs(&s).contains(&10), "#10 has ~80 clean runs after it");
     let top = &s.suspects[0];
     assert_eq!(top.touches_paths, Some(true));
-    let twelve = s.suspects.iter().find(|x| x.pr == 12).unwrap();
+    let twelve = s.suspects.iter().find(|x| x.pr == Some(12)).unwrap();
     assert_eq!(twelve.touches_paths, Some(false));
     assert!(
         twelve.likelihood > top.likelihood,
@@ -438,7 +466,7 @@ fn a_merge_adding_the_failing_test_outranks_a_neutral_one() {
     assert_eq!(prs(&s)[0], 20, "{:#?}", s.suspects);
     assert_eq!(s.suspects[0].touches_tests, Some(true));
     assert_eq!(s.suspects[0].touches_paths, Some(false));
-    let other = s.suspects.iter().find(|x| x.pr == 21).unwrap();
+    let other = s.suspects.iter().find(|x| x.pr == Some(21)).unwrap();
     assert_eq!(other.touches_tests, Some(false));
     assert!(s.tests.contains_key(TEST_ID));
 }
@@ -505,7 +533,7 @@ fn side_branch_runs_without_the_culprit_do_not_count_against_it() {
     let bisection = s.bisection.as_ref().unwrap();
     assert_eq!(bisection.first_hit_run_id, Some(first.0));
     let top = &s.suspects[0];
-    assert_eq!(top.pr, 50);
+    assert_eq!(top.pr, Some(50));
     // Clean runs after #50 before the first hit: the PR runs alone (hours 101, 103).
     assert_eq!(top.clean_runs_after, 2, "{top:#?}");
     assert_eq!(top.unknown_runs_after, 0, "every fork point was fetched");
@@ -594,13 +622,145 @@ fn the_bundled_story_names_2371_four_and_a_half_hours_before_the_first_hit() {
     );
     let report: wire::Report = serde_json::from_slice(&out.stdout).unwrap();
     let s = &report.signatures[0];
-    assert_eq!(s.suspects[0].pr, 2371);
+    assert_eq!(s.suspects[0].pr, Some(2371));
     assert_eq!(s.suspects[0].touches_paths, Some(true));
     assert_eq!(s.suspects[0].touches_tests, Some(true));
     // #2379, whose push run is the first hit, is a suspect too, ranked below.
-    assert!(s.suspects.iter().skip(1).any(|x| x.pr == 2379));
+    assert!(s.suspects.iter().skip(1).any(|x| x.pr == Some(2379)));
     // #2362 (the decoy editing the test file) never merged: no suspect.
-    assert!(s.suspects.iter().all(|x| x.pr != 2362));
+    assert!(s.suspects.iter().all(|x| x.pr != Some(2362)));
     let b = s.bisection.as_ref().unwrap();
     assert_eq!(b.minutes_after_merge, Some(4 * 60 + 26));
+}
+
+/// A repository without pull requests: every change is pushed straight to `main`, each push
+/// tested by its own push run. The flake comes with the push at hour 100 (which touches the
+/// signature's paths); its first two runs are clean, so the first hit is the run of the push at
+/// hour 102, two pushes later. The pushes are the merges: the culprit is named by its commit,
+/// with its title, its changed files fetched from `/commits/{sha}` and kept in the store.
+#[test]
+fn a_direct_push_to_main_is_named_when_the_repository_has_no_pull_requests() {
+    let mut b = Builder::new();
+    b.ds.pulls.clear();
+    let mut first = None;
+    let mut culprit = None;
+    for h in 0..220 {
+        let is_culprit = h == 100;
+        let files = if is_culprit {
+            vec!["src/graph/buffers.py".to_string()]
+        } else {
+            vec![format!("docs/page-{h}.md")]
+        };
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        let title = if is_culprit {
+            "Graph: release buffers at destroy".to_string()
+        } else {
+            format!("Docs: page {h}")
+        };
+        let commit = b.push(&title, h, &files, is_culprit);
+        if is_culprit {
+            culprit = Some(commit);
+        }
+        let hit = if b.culprit.is_some() {
+            b.exposed += 1;
+            b.exposed > 2 && (b.exposed - 3).is_multiple_of(3)
+        } else {
+            false
+        };
+        let id = b.push_run(5, hit);
+        if hit && first.is_none() {
+            first = Some((id, h));
+        }
+    }
+    let culprit = culprit.unwrap();
+    let (first, first_h) = first.unwrap();
+    // Built so: the culprit is not the last push before the first hit.
+    assert_eq!(first_h, 102);
+    assert!(b.ds.pulls.is_empty());
+    let gh = FakeGitHub::start_blocking(b.ds, Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (s, stderr) = survey(&gh, cache.path(), 48, 24 * 9);
+
+    let bisection = s.bisection.as_ref().unwrap();
+    assert_eq!(bisection.verdict, "placed", "{s:#?}");
+    assert_eq!(bisection.first_hit_run_id, Some(first.0));
+    assert_eq!(bisection.pr, None, "a direct push has no PR");
+    let top = &s.suspects[0];
+    assert_eq!(top.sha, culprit.0, "{:#?}", s.suspects);
+    assert_eq!(top.pr, None);
+    assert_eq!(top.title, "Graph: release buffers at destroy");
+    assert_eq!(
+        top.url.as_deref(),
+        Some(format!("https://github.com/octo/flaky/commit/{}", culprit.0).as_str())
+    );
+    assert_eq!(top.merged_at, t(100));
+    assert_eq!(top.clean_runs_after, 2, "{top:#?}");
+    // The files came from `/commits/{sha}`: without them the last push before the first hit
+    // (likelihood 1) would outrank the culprit.
+    assert_eq!(top.touches_paths, Some(true));
+    assert_eq!(top.touches_tests, Some(false));
+    let later = s
+        .suspects
+        .iter()
+        .find(|x| x.sha == sha("push 102").0)
+        .expect("the push whose run hit first is a suspect too");
+    assert_eq!(later.pr, None);
+    assert_eq!(later.touches_paths, Some(false));
+    assert!(later.likelihood > top.likelihood);
+    let w = s.impact_window.as_ref().unwrap();
+    assert_eq!((w.starts_at.as_str(), w.start), ("merge", t(100)));
+    let commit_requests = gh.request_count(RouteKind::Commit);
+    assert!(
+        commit_requests >= 2 && commit_requests == s.suspects.len(),
+        "one request per suspect: {commit_requests} for {} suspects",
+        s.suspects.len()
+    );
+    assert!(stderr.contains("bisection:"), "{stderr}");
+
+    // The sentence names the commit by its short sha, with its title, in the markdown report.
+    let sigs = signatures_dir();
+    let out = flakestat(&[
+        "report",
+        "--repo",
+        "octo/flaky",
+        "--since",
+        &t(48).to_rfc3339(),
+        "--until",
+        &t(24 * 9).to_rfc3339(),
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+        "--signatures",
+        sigs.path().to_str().unwrap(),
+        "--signature",
+        "marker-flake",
+        "--format",
+        "markdown",
+    ]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let short = &culprit.0[..7];
+    assert!(
+        md.contains(&format!(
+            "first hit 2.1 h after {short} (\"Graph: release buffers at destroy\") landed"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "[{short}](https://github.com/octo/flaky/commit/{})",
+            culprit.0
+        )),
+        "{md}"
+    );
+    assert!(!md.contains("#0"), "{md}");
+
+    // Again: the commits' files are cached in the store, not asked twice.
+    gh.clear_requests();
+    let (again, stderr) = survey(&gh, cache.path(), 48, 24 * 9);
+    assert_eq!(gh.request_count(RouteKind::Commit), 0, "{stderr}");
+    assert_eq!(again.suspects, s.suspects);
 }

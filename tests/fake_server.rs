@@ -783,6 +783,7 @@ async fn commits_and_compare_follow_the_graph() {
             message: "side".into(),
             author: "dev".into(),
             date: Utc.with_ymd_and_hms(2026, 6, 1, 4, 0, 0).unwrap(),
+            files: Vec::new(),
         });
         ds.branches.insert("side".into(), side.clone());
     });

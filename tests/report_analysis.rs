@@ -337,7 +337,7 @@ fn the_merge_that_introduced_it_is_named_with_its_evidence() {
     let s = &data.signatures[0];
     let b = s.bisection.as_ref().expect("a bisection");
     assert_eq!(b.first_hit, story.first_hit_run);
-    let prs: Vec<u64> = b.suspects.iter().map(|x| x.pr).collect();
+    let prs: Vec<u64> = b.suspects.iter().map(|x| x.pr.unwrap()).collect();
     assert_eq!(
         prs,
         [2371, 2380],
@@ -353,7 +353,7 @@ fn the_merge_that_introduced_it_is_named_with_its_evidence() {
             clean_runs_before,
             probability,
         } => {
-            assert_eq!(pr, 2371);
+            assert_eq!(pr, Some(2371));
             // Every clean run before the merge is evidence, the unknown one is not.
             assert_eq!(clean_runs_before, story.runs_before);
             let p = b.hit_rate().unwrap();

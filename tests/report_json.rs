@@ -128,7 +128,7 @@ fn values_match_the_snapshot() {
     // Placed on #2371: the window starts at its merge; the suspects ranked best first.
     assert_eq!(w.starts_at, "merge");
     assert_eq!(Some(w.start), story.merged_at);
-    assert_eq!(s.suspects[0].pr, 2371);
+    assert_eq!(s.suspects[0].pr, Some(2371));
     assert_eq!(s.suspects[0].merged_at, w.start);
     assert_eq!(s.suspects[0].touches_paths, Some(true));
     assert!(

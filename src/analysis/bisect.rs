@@ -19,6 +19,11 @@
 //! other branch includes what its fork point (merge base with the default branch, from
 //! `compare`) includes, and is left out of the counts when that is unknown.
 //!
+//! Merges are the merged pull requests and, for repositories that push to the default branch
+//! without pull requests, the default branch's commits that are no known PR's merge commit
+//! (direct pushes): `pr` is `None`, the title is the commit message's first line, `merged_at`
+//! the commit date, and the changed files come from `GET /commits/{sha}` once it is a suspect.
+//!
 //! Honest when there is no changepoint: too few hits to estimate a rate, or too few clean runs
 //! before the first hit to rule out that the flake predates the data, give a verdict that says so
 //! and pin nothing on a merge.
@@ -87,16 +92,17 @@ pub fn placement(run: &Run, default_branch: &str, conventions: &PrConventions) -
     }
 }
 
-/// A pull request merged into the default branch.
+/// A pull request merged into the default branch, or a commit pushed to it directly.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Merge {
-    pub pr: u64,
+    /// `None` for a direct push.
+    pub pr: Option<u64>,
     pub title: String,
     pub merged_at: Timestamp,
     pub sha: Sha,
     /// Changed files; `None` when unknown.
     pub files: Option<Vec<String>>,
-    /// The PR's page.
+    /// The PR's page, or the commit's for a direct push.
     pub url: Option<String>,
 }
 
@@ -128,7 +134,7 @@ impl Ancestry {
 
     /// Whether `run` included `merge`; `None` when that cannot be known.
     pub fn includes(&self, run: &BisectRun, merge: &Merge) -> Option<bool> {
-        if run.head_sha == merge.sha || run.pr == Some(merge.pr) {
+        if run.head_sha == merge.sha || (merge.pr.is_some() && run.pr == merge.pr) {
             return Some(true);
         }
         // Nothing merged after a run was created can be in it, whatever its branch.
@@ -169,6 +175,8 @@ pub struct AncestryNeeds {
     pub heads: BTreeSet<Sha>,
     /// Suspect merges whose changed files are unknown.
     pub merge_files: BTreeSet<u64>,
+    /// Suspect direct pushes whose changed files are unknown.
+    pub commit_files: BTreeSet<Sha>,
 }
 
 /// Reads, from the analysis of `snapshot`, which fork points and which merges' files the
@@ -184,12 +192,16 @@ pub fn needs(
         let Some(b) = &report.bisection else {
             continue;
         };
-        needs.merge_files.extend(
-            b.suspects
-                .iter()
-                .filter(|s| s.touches_paths.is_none())
-                .map(|s| s.pr),
-        );
+        for s in b.suspects.iter().filter(|s| s.touches_paths.is_none()) {
+            match s.pr {
+                Some(pr) => {
+                    needs.merge_files.insert(pr);
+                }
+                None => {
+                    needs.commit_files.insert(s.sha.clone());
+                }
+            }
+        }
         // Verdicts reached before ancestry is consulted (too few hits, too little before the
         // first hit) would not change with fork points: none are asked for them.
         if !matches!(b.verdict, Verdict::Placed { .. } | Verdict::NoCandidate) {
@@ -223,9 +235,10 @@ pub fn needs(
 /// The evidence for one merge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suspect {
-    pub pr: u64,
+    /// `None` for a direct push to the default branch.
+    pub pr: Option<u64>,
     pub title: String,
-    /// The PR's page.
+    /// The PR's page, or the commit's for a direct push.
     pub url: Option<String>,
     pub merged_at: Timestamp,
     pub sha: Sha,
@@ -243,6 +256,25 @@ pub struct Suspect {
     pub posterior: f64,
     /// Clean runs before the first hit that did not include this merge.
     pub clean_runs_before: u64,
+}
+
+impl Suspect {
+    /// `#2371` for a pull request, the short sha (`abc1234`) for a direct push.
+    pub fn label(&self) -> String {
+        match self.pr {
+            Some(n) => format!("#{n}"),
+            None => self.sha.0.chars().take(7).collect(),
+        }
+    }
+
+    /// What the merge did: a pull request "merged", a direct push "landed".
+    pub fn verb(&self) -> &'static str {
+        if self.pr.is_some() {
+            "merged"
+        } else {
+            "landed"
+        }
+    }
 }
 
 /// How strong the conclusion is.
@@ -269,7 +301,8 @@ pub enum Verdict {
     /// Placed: the top suspect, "zero hits in `clean_runs_before` runs before it; had the flake
     /// been there, seeing none would have had probability `probability`".
     Placed {
-        pr: u64,
+        /// `None` when the top suspect is a direct push.
+        pr: Option<u64>,
         clean_runs_before: u64,
         probability: f64,
     },
@@ -366,7 +399,7 @@ pub fn bisect(
     // Merges before the first hit, and the first hit's own PR when it hit before merging.
     for merge in merges
         .iter()
-        .filter(|m| m.merged_at < first.created_at || first.pr == Some(m.pr))
+        .filter(|m| m.merged_at < first.created_at || (m.pr.is_some() && first.pr == m.pr))
     {
         if ancestry.includes(first, merge) == Some(false)
             || hits
@@ -432,6 +465,7 @@ pub fn bisect(
         wb.total_cmp(wa)
             .then(b.merged_at.cmp(&a.merged_at))
             .then(a.pr.cmp(&b.pr))
+            .then(a.sha.cmp(&b.sha))
     });
     let suspects: Vec<Suspect> = suspects.into_iter().map(|(_, s)| s).collect();
     let verdict = match suspects.first() {
@@ -485,7 +519,7 @@ mod tests {
 
     fn merge(pr: u64, hours: i64, files: &[&str]) -> Merge {
         Merge {
-            pr,
+            pr: Some(pr),
             title: format!("PR {pr}"),
             merged_at: t(hours),
             sha: sha(pr),
@@ -521,6 +555,46 @@ mod tests {
     }
 
     #[test]
+    fn a_direct_push_is_weighed_like_a_merge_and_not_mistaken_for_a_prs_run() {
+        // Pushes (no PR) at hours 10, 100 and 103; runs that test no PR either (`pr: None`) must
+        // not count as including every push: the push at 100 is placed, with the runs before it
+        // as the evidence.
+        let runs = hourly(0, 300, 105);
+        let push = |n: u64, hours: i64, files: Option<&[&str]>| Merge {
+            pr: None,
+            title: format!("push {n}"),
+            merged_at: t(hours),
+            sha: sha(n),
+            files: files.map(|f| f.iter().map(|x| x.to_string()).collect()),
+            url: Some(format!("https://github.com/o/r/commit/{}", sha(n).0)),
+        };
+        let merges = vec![
+            push(1, 10, Some(&["README.md"])),
+            push(2, 100, Some(&["src/graph/a.py"])),
+            push(3, 103, None),
+        ];
+        let b = bisect(
+            &runs,
+            &merges,
+            &Ancestry::default(),
+            &globs(&["src/graph/**"]),
+            &[],
+        );
+        let shas: Vec<&Sha> = b.suspects.iter().map(|s| &s.sha).collect();
+        assert_eq!(shas, [&sha(2), &sha(3)], "push 1 is ruled out");
+        let top = &b.suspects[0];
+        assert_eq!(
+            (top.pr, top.label(), top.verb()),
+            (None, "0000000".into(), "landed")
+        );
+        assert_eq!(top.clean_runs_after, 4, "hours 101..=104");
+        assert_eq!(top.clean_runs_before, 101, "hours 0..=100");
+        // Unknown files are not guessed.
+        assert_eq!(b.suspects[1].touches_paths, None);
+        assert!(matches!(b.verdict, Verdict::Placed { pr: None, .. }));
+    }
+
+    #[test]
     fn culprit_is_not_the_last_merge_before_the_first_hit() {
         // #10 merges at hour 100; the flake's first hit is at hour 105; #11 (unrelated) merged at
         // hour 103 in between. Old merges have ~100 clean runs after them and are ruled out.
@@ -539,7 +613,7 @@ mod tests {
             &[],
         );
         assert_eq!(b.first_hit, Some(RunId(106)));
-        let prs: Vec<u64> = b.suspects.iter().map(|s| s.pr).collect();
+        let prs: Vec<u64> = b.suspects.iter().map(|s| s.pr.unwrap()).collect();
         assert_eq!(
             prs,
             vec![10, 11],
@@ -547,7 +621,7 @@ mod tests {
         );
         assert_eq!(b.suspects[0].touches_paths, Some(true));
         assert_eq!(b.suspects[1].clean_runs_after, 1, "hour 104 only");
-        assert!(matches!(b.verdict, Verdict::Placed { pr: 10, .. }));
+        assert!(matches!(b.verdict, Verdict::Placed { pr: Some(10), .. }));
         if let Verdict::Placed {
             clean_runs_before,
             probability,
@@ -571,7 +645,7 @@ mod tests {
         ];
         let tests = vec!["tests/graph/test_graph_definition_lifetime.py::test_x".to_string()];
         let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &tests);
-        assert_eq!(b.suspects[0].pr, 20);
+        assert_eq!(b.suspects[0].pr, Some(20));
         assert_eq!(b.suspects[0].touches_tests, Some(true));
         assert_eq!(b.suspects[1].touches_tests, Some(false));
         // Likelihood alone would prefer #21 (fewer clean runs after it); both are shown.
@@ -645,14 +719,20 @@ mod tests {
             MainlineCommit {
                 sha: sha(1),
                 committed_at: t(0),
+                title: String::new(),
+                files: None,
             },
             MainlineCommit {
                 sha: sha(2),
                 committed_at: t(50),
+                title: String::new(),
+                files: None,
             },
             MainlineCommit {
                 sha: sha(3),
                 committed_at: t(60),
+                title: String::new(),
+                files: None,
             },
         ];
         let side_head = sha(999);
@@ -683,17 +763,17 @@ mod tests {
         let two = b
             .suspects
             .iter()
-            .find(|s| s.pr == 2)
+            .find(|s| s.pr == Some(2))
             .expect("#2 is a suspect");
         // Clean runs after #2 before the first hit (hour 63): PR runs at 51..=61 odd = 6.
         assert_eq!(two.clean_runs_after, 6);
-        assert!(b.suspects.iter().all(|s| s.pr != 1), "#1 ruled out");
+        assert!(b.suspects.iter().all(|s| s.pr != Some(1)), "#1 ruled out");
         // An unknown fork point is not counted either way.
         let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &[]);
         let two = b
             .suspects
             .iter()
-            .find(|s| s.pr == 2)
+            .find(|s| s.pr == Some(2))
             .expect("#2 is a suspect");
         assert_eq!(two.unknown_runs_after, 7);
     }
@@ -704,10 +784,14 @@ mod tests {
             MainlineCommit {
                 sha: sha(1),
                 committed_at: t(0),
+                title: String::new(),
+                files: None,
             },
             MainlineCommit {
                 sha: sha(2),
                 committed_at: t(10),
+                title: String::new(),
+                files: None,
             },
         ];
         let old = sha(500);
@@ -751,10 +835,14 @@ mod tests {
             MainlineCommit {
                 sha: sha(1),
                 committed_at: t(0),
+                title: String::new(),
+                files: None,
             },
             MainlineCommit {
                 sha: sha(2),
                 committed_at: t(60),
+                title: String::new(),
+                files: None,
             },
         ];
         let own_head = sha(777);
@@ -790,7 +878,7 @@ mod tests {
         );
         assert_eq!(b.first_hit, Some(RunId(56)));
         assert!(
-            matches!(b.verdict, Verdict::Placed { pr: 2, .. }),
+            matches!(b.verdict, Verdict::Placed { pr: Some(2), .. }),
             "{:?}",
             b.verdict
         );

@@ -10,7 +10,7 @@ use super::prs::{self, PathMatcher, PrRelevance, RunOrigin};
 use super::{AnalysisConfig, JobVerdict, in_survey_window, verdict};
 use crate::matrix::{self, Dimensions};
 use crate::model::{
-    Job, JobId, Run, RunId, SignatureId, SignatureInfo, SignatureMatch, Snapshot, Timestamp,
+    Job, JobId, Run, RunId, Sha, SignatureId, SignatureInfo, SignatureMatch, Snapshot, Timestamp,
     WorkflowId,
 };
 
@@ -659,15 +659,17 @@ fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFin
     })
 }
 
-/// Pull requests merged into the default branch, with their merge commit.
+/// Pull requests merged into the default branch, with their merge commit, and the default
+/// branch's commits that are no known PR's merge commit: direct pushes, for repositories that
+/// push without pull requests.
 fn merges(snapshot: &Snapshot) -> Vec<Merge> {
-    snapshot
+    let mut merges: Vec<Merge> = snapshot
         .pulls
         .values()
         .filter(|p| p.base_ref == snapshot.default_branch || snapshot.default_branch.is_empty())
         .filter_map(|p| {
             Some(Merge {
-                pr: p.number,
+                pr: Some(p.number),
                 title: p.title.clone(),
                 merged_at: p.merged_at?,
                 sha: p.merge_commit_sha.clone()?,
@@ -675,7 +677,32 @@ fn merges(snapshot: &Snapshot) -> Vec<Merge> {
                 url: Some(p.html_url.clone()).filter(|u| !u.is_empty()),
             })
         })
-        .collect()
+        .collect();
+    let merged: std::collections::BTreeSet<Sha> = snapshot
+        .pulls
+        .values()
+        .filter_map(|p| p.merge_commit_sha.clone())
+        .collect();
+    merges.extend(
+        snapshot
+            .mainline
+            .iter()
+            .filter(|c| !merged.contains(&c.sha))
+            .map(|c| Merge {
+                pr: None,
+                title: c.title.clone(),
+                merged_at: c.committed_at,
+                sha: c.sha.clone(),
+                files: c.files.clone(),
+                url: snapshot.repo.as_ref().map(|r| {
+                    format!(
+                        "https://github.com/{}/{}/commit/{}",
+                        r.owner, r.name, c.sha.0
+                    )
+                }),
+            }),
+    );
+    merges
 }
 
 fn pr_url(snapshot: &Snapshot, pr: u64) -> Option<String> {

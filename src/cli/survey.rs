@@ -334,6 +334,7 @@ fn fetch_ancestry(
     // its runs left out, which can move the first hit): ask again until nothing new is needed.
     let mut asked_heads = std::collections::BTreeSet::new();
     let mut asked_files = std::collections::BTreeSet::new();
+    let mut asked_commits = std::collections::BTreeSet::new();
     for _ in 0..ANCESTRY_ROUNDS {
         let needs = analysis::bisect::needs(&snapshot(store)?, plan.signatures, plan.config);
         let heads: BTreeSet<_> = needs.heads.difference(&asked_heads).cloned().collect();
@@ -342,13 +343,20 @@ fn fetch_ancestry(
             .difference(&asked_files)
             .copied()
             .collect();
-        if heads.is_empty() && files.is_empty() {
+        let commits: BTreeSet<_> = needs
+            .commit_files
+            .difference(&asked_commits)
+            .cloned()
+            .collect();
+        if heads.is_empty() && files.is_empty() && commits.is_empty() {
             break;
         }
         session.fetch_fork_points(store, plan.repo, &default_branch, &heads, &mut summary)?;
         session.fetch_merge_files(store, plan.repo, &files, &mut summary)?;
+        session.fetch_commit_files(store, plan.repo, &commits, &mut summary)?;
         asked_heads.extend(heads);
         asked_files.extend(files);
+        asked_commits.extend(commits);
     }
     Ok(summary)
 }

@@ -154,6 +154,9 @@ pub struct FakeCommit {
     pub message: String,
     pub author: String,
     pub date: Timestamp,
+    /// Changed files, as `GET /commits/{sha}` lists them.
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 /// A plain issue, for comments.

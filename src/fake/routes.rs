@@ -31,6 +31,8 @@ pub enum RouteKind {
     Pull,
     PullFiles,
     Commits,
+    /// `GET /commits/{sha}`: one commit with its changed files.
+    Commit,
     Compare,
     ListComments,
     CreateComment,
@@ -54,6 +56,7 @@ pub(crate) enum Route {
     Pull(u64),
     PullFiles(u64),
     Commits,
+    Commit(String),
     Compare { base: String, head: String },
     ListComments(u64),
     CreateComment(u64),
@@ -76,6 +79,7 @@ impl Route {
             Route::Pull(_) => RouteKind::Pull,
             Route::PullFiles(_) => RouteKind::PullFiles,
             Route::Commits => RouteKind::Commits,
+            Route::Commit(_) => RouteKind::Commit,
             Route::Compare { .. } => RouteKind::Compare,
             Route::ListComments(_) => RouteKind::ListComments,
             Route::CreateComment(_) => RouteKind::CreateComment,
@@ -127,6 +131,7 @@ pub(crate) fn parse_route(method: &str, path: &str) -> Option<(String, String, R
         ["pulls", n] if get => num(n).map_or(Route::Unknown, Route::Pull),
         ["pulls", n, "files"] if get => num(n).map_or(Route::Unknown, Route::PullFiles),
         ["commits"] if get => Route::Commits,
+        ["commits", sha] if get => Route::Commit(percent_decode(sha)),
         ["compare", spec] if get => {
             let spec = percent_decode(spec);
             match spec.split_once("...") {
@@ -383,6 +388,36 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
             None => Reply::not_found(),
         },
         Route::Commits => list_commits(ds, ctx),
+        Route::Commit(r) => match ds
+            .resolve_ref(r)
+            .and_then(|sha| ds.commits.iter().find(|c| c.sha == sha))
+        {
+            Some(c) => {
+                let mut v = commit_json(ds, c, ctx.api);
+                v["files"] = c
+                    .files
+                    .iter()
+                    .map(|f| {
+                        json!({
+                            "sha": fake_sha(&format!("blob {} {f}", c.sha)),
+                            "filename": f,
+                            "status": "modified",
+                            "additions": 1,
+                            "deletions": 1,
+                            "changes": 2,
+                            "patch": "@@ -1,3 +1,3 @@",
+                        })
+                    })
+                    .collect();
+                v["stats"] = json!({"total": 2 * c.files.len(), "additions": c.files.len(), "deletions": c.files.len()});
+                Reply::json(200, &v)
+            }
+            None => Reply::error(
+                422,
+                &format!("No commit found for SHA: {r}"),
+                "/commits/commits#get-a-commit",
+            ),
+        },
         Route::Compare { base, head } => compare(ds, base, head, ctx.api),
         Route::ListComments(n) => {
             if !issue_exists(ds, *n) {

@@ -1,7 +1,7 @@
 //! Commit ancestry for the bisection, fetched once and kept in the store: the default branch's
 //! history (`/commits?sha=<default>&since=&until=`, paginated), the fork point of each run head
 //! that needs one (`/compare/<default>...<head>`: its `merge_base_commit`), and the changed files
-//! of the merges that end up suspects (`/pulls/{n}/files`).
+//! of the merges that end up suspects (`/pulls/{n}/files`, or `/commits/{sha}` for a direct push).
 //!
 //! The caller (`cli`) decides which heads and which merges matter, from the analysis; this file
 //! only asks GitHub for what the store does not know yet and counts the requests it spends.
@@ -31,7 +31,7 @@ pub struct AncestrySummary {
     pub compare_requests: u64,
     /// Heads whose fork point the store already knew (no request).
     pub fork_points_known: u64,
-    /// `/pulls/{n}/files` pages.
+    /// `/pulls/{n}/files` and `/commits/{sha}` pages.
     pub files_requests: u64,
 }
 
@@ -53,6 +53,8 @@ struct WireCommitDetail {
     committer: Option<WireSignature>,
     #[serde(default)]
     author: Option<WireSignature>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -68,11 +70,28 @@ impl WireCommit {
             .committer
             .and_then(|c| c.date)
             .or(self.commit.author.and_then(|a| a.date))?;
+        let title = self
+            .commit
+            .message
+            .as_deref()
+            .and_then(|m| m.lines().next())
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         Some(MainlineCommit {
             sha: Sha(self.sha),
             committed_at: date,
+            title,
+            files: None,
         })
     }
+}
+
+/// `GET /commits/{sha}`: only the changed files are read.
+#[derive(Debug, Deserialize)]
+struct WireCommitFiles {
+    #[serde(default)]
+    files: Vec<WireFile>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -245,6 +264,48 @@ impl Session {
                 .lock()
                 .expect("store lock")
                 .store_pull_files(repo, number, &files)?;
+        }
+        Ok(())
+    }
+
+    /// The changed files of direct pushes to the default branch (`/commits/{sha}`, whose
+    /// `files` are paginated like a list). A commit GitHub no longer knows is skipped (its files
+    /// stay unknown).
+    pub fn fetch_commit_files(
+        &self,
+        store: &Arc<Mutex<Store>>,
+        repo: &Repo,
+        shas: &BTreeSet<Sha>,
+        summary: &mut AncestrySummary,
+    ) -> Result<(), FetchError> {
+        'shas: for sha in shas {
+            let mut url = Some(self.client.url(&format!(
+                "{}/commits/{}?per_page={PER_PAGE}",
+                repo_path(repo),
+                encode(&sha.0)
+            )));
+            let mut files = Vec::new();
+            while let Some(page_url) = url.take() {
+                let response = self.runtime.block_on(self.client.get(&page_url, None))?;
+                summary.files_requests += 1;
+                match response.status {
+                    StatusCode::OK => {}
+                    StatusCode::NOT_FOUND | StatusCode::UNPROCESSABLE_ENTITY => continue 'shas,
+                    _ => return Err(unexpected(&page_url, &response)),
+                }
+                let page: WireCommitFiles = parse_json(&page_url, &response.body)?;
+                for file in page.files {
+                    files.extend(file.previous_filename);
+                    files.push(file.filename);
+                }
+                url = response.next_link();
+            }
+            files.sort();
+            files.dedup();
+            store
+                .lock()
+                .expect("store lock")
+                .store_commit_files(repo, sha, &files)?;
         }
         Ok(())
     }

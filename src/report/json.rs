@@ -106,7 +106,7 @@ pub mod wire {
         /// The first hit's run (before the survey window too) and when it was created.
         pub first_hit_run_id: Option<u64>,
         pub first_hit_at: Option<Timestamp>,
-        /// The top suspect's PR when placed.
+        /// The top suspect's PR when placed (`null` when it is a direct push: see `suspects`).
         pub pr: Option<u64>,
         /// Minutes from the top suspect's merge to the first hit.
         pub minutes_after_merge: Option<i64>,
@@ -126,11 +126,15 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Suspect {
-        pub pr: u64,
+        /// `null` for a direct push to the default branch (no pull request): `sha` names it.
+        pub pr: Option<u64>,
+        /// The PR's title, or the commit message's first line for a direct push.
         pub title: String,
+        /// The PR's page, or the commit's for a direct push.
         pub url: Option<String>,
+        /// When the PR merged, or the commit's date for a direct push.
         pub merged_at: Timestamp,
-        /// The merge commit.
+        /// The merge commit, or the pushed commit.
         pub sha: String,
         /// Changed files matching the signature's `paths`; `null` when the files are unknown.
         pub touches_paths: Option<bool>,
@@ -315,7 +319,7 @@ fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
             pr,
             clean_runs_before,
             probability,
-        } => (Some(*pr), Some(*clean_runs_before), Some(*probability)),
+        } => (*pr, Some(*clean_runs_before), Some(*probability)),
         Verdict::PresentBeforeWindow {
             clean_runs_before,
             probability,

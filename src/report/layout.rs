@@ -129,8 +129,19 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
                 "had the flake been there, seeing none: probability {}",
                 probability(*q)
             ));
+            // A direct push is named by its short sha, with its title.
+            let (label, landed) = match (pr, b.suspects.first()) {
+                (None, Some(top)) => (
+                    top.label(),
+                    format!("{} (\"{}\") landed", top.label(), top.title),
+                ),
+                _ => {
+                    let label = pr.map(|n| format!("#{n}")).unwrap_or_default();
+                    (label.clone(), format!("{label} merged"))
+                }
+            };
             format!(
-                "first hit {} after #{pr} merged{run}; zero hits in {} before #{pr} ({})",
+                "first hit {} after {landed}{run}; zero hits in {} before {label} ({})",
                 elapsed(b.minutes_after_top_suspect.unwrap_or_default()),
                 plural(*clean_runs_before, "run", "runs"),
                 notes.join("; ")
@@ -328,7 +339,7 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
                     .map_or_else(|| "n/a".to_string(), |h| date(h.run_created_at));
                 let introduced = match placed(s) {
                     Some((_, top)) => vec![Span::Link {
-                        text: format!("#{}", top.pr),
+                        text: top.label(),
                         url: top.url.clone(),
                     }],
                     None => vec![text("not placed")],
@@ -432,7 +443,7 @@ pub fn summary(s: &SignatureReport) -> Line {
     let headline = format!("{} of {} runs ({})", s.runs_hit, w.runs, percent(w.percent));
     let since = match (w.starts_at, placed(s)) {
         (ImpactStart::Merge, Some((_, top))) => {
-            format!("since #{} merged on {}", top.pr, date(w.start))
+            format!("since {} {} on {}", top.label(), top.verb(), date(w.start))
         }
         _ => format!("since the first hit on {}", date(w.start)),
     };
@@ -702,9 +713,10 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         l.push(text(")"));
         if let Some((b, top)) = placed(s) {
             l.push(text(format!(
-                ", {} after #{} merged",
+                ", {} after {} {}",
                 elapsed(b.minutes_after_top_suspect.unwrap_or_default()),
-                top.pr
+                top.label(),
+                top.verb()
             )));
         }
         l.push(text("."));
@@ -722,7 +734,9 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
     ))]);
     if s.impact_window.is_some() {
         let before = match (s.impact_window.as_ref().map(|w| w.starts_at), placed(s)) {
-            (Some(ImpactStart::Merge), Some((_, top))) => format!("#{} merged", top.pr),
+            (Some(ImpactStart::Merge), Some((_, top))) => {
+                format!("{} {}", top.label(), top.verb())
+            }
             _ => "the first hit".to_string(),
         };
         let mut l = format!(
@@ -951,7 +965,7 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
             }
             vec![
                 vec![Span::Link {
-                    text: format!("#{}", x.pr),
+                    text: x.label(),
                     url: x.url.clone(),
                 }],
                 vec![text(x.title.clone())],
@@ -970,7 +984,12 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
         n,
         Block::Table(Table {
             headers: vec![
-                "PR",
+                // Direct pushes are listed by their commit.
+                if b.suspects.iter().all(|x| x.pr.is_some()) {
+                    "PR"
+                } else {
+                    "PR or commit"
+                },
                 "Title",
                 "Merged",
                 "Touches paths",

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::params;
 
-use super::{Store, StoreError, from_secs, secs};
+use super::{Store, StoreError, from_json, from_secs, secs, to_json};
 use crate::model::{MainlineCommit, Repo, Sha, Timestamp};
 
 /// The `windows` scope under which listed stretches of `branch`'s history are recorded.
@@ -19,7 +19,8 @@ pub fn mainline_scope(branch: &str) -> String {
 }
 
 impl Store {
-    /// Adds commits of the default branch's history (already known ones are kept).
+    /// Adds commits of the default branch's history (already known ones are kept; a title
+    /// missing from one stored as a bare fork point is filled in).
     pub fn store_mainline(
         &mut self,
         repo: &Repo,
@@ -29,11 +30,12 @@ impl Store {
         let repo_id = Store::ensure_repo(&tx, repo)?;
         {
             let mut insert = tx.prepare_cached(
-                "INSERT INTO mainline (repo_id, sha, committed_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (repo_id, sha) DO NOTHING",
+                "INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
+                 WHERE mainline.title = '' AND excluded.title != ''",
             )?;
             for c in commits {
-                insert.execute(params![repo_id, c.sha.0, secs(c.committed_at)])?;
+                insert.execute(params![repo_id, c.sha.0, secs(c.committed_at), c.title])?;
             }
         }
         tx.commit()?;
@@ -50,16 +52,44 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT sha, committed_at FROM mainline WHERE repo_id = ?1 AND committed_at <= ?2
-             ORDER BY committed_at, rowid",
+            "SELECT sha, committed_at, title, files FROM mainline
+             WHERE repo_id = ?1 AND committed_at <= ?2 ORDER BY committed_at, rowid",
         )?;
         let rows = stmt.query_map(params![repo_id, secs(until)], |row| {
-            Ok(MainlineCommit {
-                sha: Sha(row.get(0)?),
-                committed_at: from_secs(row.get(1)?),
-            })
+            Ok((
+                MainlineCommit {
+                    sha: Sha(row.get(0)?),
+                    committed_at: from_secs(row.get(1)?),
+                    title: row.get(2)?,
+                    files: None,
+                },
+                row.get::<_, Option<String>>(3)?,
+            ))
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut commits = Vec::new();
+        for row in rows {
+            let (mut commit, files) = row?;
+            commit.files = files.as_deref().map(from_json).transpose()?;
+            commits.push(commit);
+        }
+        Ok(commits)
+    }
+
+    /// Stores the files a default-branch commit changed.
+    pub fn store_commit_files(
+        &mut self,
+        repo: &Repo,
+        sha: &Sha,
+        files: &[String],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        tx.execute(
+            "UPDATE mainline SET files = ?1 WHERE repo_id = ?2 AND sha = ?3",
+            params![to_json(&files), repo_id, sha.0],
+        )?;
+        tx.commit()?;
+        Ok(())
     }
 
     /// Records the fork point of `head` (the merge base with the default branch, itself a
@@ -74,9 +104,10 @@ impl Store {
         let repo_id = Store::ensure_repo(&tx, repo)?;
         if let Some(fork) = fork {
             tx.execute(
-                "INSERT INTO mainline (repo_id, sha, committed_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (repo_id, sha) DO NOTHING",
-                params![repo_id, fork.sha.0, secs(fork.committed_at)],
+                "INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
+                 WHERE mainline.title = '' AND excluded.title != ''",
+                params![repo_id, fork.sha.0, secs(fork.committed_at), fork.title],
             )?;
         }
         tx.execute(
@@ -124,6 +155,8 @@ mod tests {
         MainlineCommit {
             sha: Sha(format!("{n:02x}").repeat(20)),
             committed_at: t(at),
+            title: format!("commit {n}"),
+            files: None,
         }
     }
 
@@ -169,7 +202,15 @@ mod tests {
                 "fp",
             )
             .unwrap();
-        assert_eq!(snapshot.mainline, [a, b, c]);
+        assert_eq!(snapshot.mainline, [a, b, c.clone()]);
         assert_eq!(snapshot.fork_points.len(), 1);
+        // A direct push's changed files, once fetched, are kept.
+        let files = vec!["cuda/core.py".to_string()];
+        store.store_commit_files(&repo, &c.sha, &files).unwrap();
+        let got = store
+            .load_mainline(&repo, t("2026-06-04T00:00:00Z"))
+            .unwrap();
+        assert_eq!(got[2].files.as_ref(), Some(&files));
+        assert_eq!(got[1].files, None);
     }
 }

@@ -105,6 +105,13 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo_id, head_sha)
     );
     ",
+    // Version 3: direct pushes to the default branch as merges (`analysis/bisect.rs`): each
+    // mainline commit's title, and the changed files of those that end up suspects.
+    "
+    ALTER TABLE mainline ADD COLUMN title TEXT NOT NULL DEFAULT '';
+    -- JSON array of paths; NULL until fetched.
+    ALTER TABLE mainline ADD COLUMN files TEXT;
+    ",
 ];
 
 /// The schema version this binary writes.

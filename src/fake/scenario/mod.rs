@@ -67,6 +67,7 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
             message: format!("Commit {i}"),
             author: "octocat".into(),
             date: created - TimeDelta::minutes(1),
+            files: Vec::new(),
         });
         parent = Some(sha.clone());
         let id = synthetic_run_id(i);

@@ -183,6 +183,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
             message: title.into(),
             author: "dev-eli".into(),
             date: opened,
+            files: Vec::new(),
         });
         let (head_sha, branch, merged) = if merge {
             let sha = Sha(fake_sha(&format!("day-later merge {number}")));
@@ -192,6 +193,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
                 message: format!("{title} (#{number})"),
                 author: "dev-eli".into(),
                 date: created,
+                files: Vec::new(),
             });
             ds.branches.insert("main".into(), sha.clone());
             (sha, "main".to_string(), Some(created))

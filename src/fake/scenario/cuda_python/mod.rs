@@ -746,6 +746,7 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
         message: "Release cuda-core 1.0.0 (#2288)".into(),
         author: "dev-ana".into(),
         date: root_time,
+        files: Vec::new(),
     }];
     let mut main = vec![(root_time, root)];
     let mut merged: Vec<&PrPlan> = prs.iter().filter(|p| p.merged.is_some()).collect();
@@ -761,6 +762,7 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
             message: format!("{} (#{})", pr.title, pr.number),
             author: pr.user.clone(),
             date: when,
+            files: Vec::new(),
         });
         main.push((when, sha.clone()));
         merges.insert(pr.number, sha);
@@ -788,6 +790,7 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
                 message,
                 author: pr.user.clone(),
                 date: *when - TimeDelta::minutes(3),
+                files: Vec::new(),
             });
             shas.push(sha);
         }
@@ -807,6 +810,7 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
             message: format!("[12.9.x] Backport #{}: {}", source.number, source.title),
             author: "dev-ana".into(),
             date: at(when),
+            files: Vec::new(),
         });
         graph.side.push((at(when), sha.clone()));
         parent = sha;
