@@ -678,6 +678,13 @@ fn merges(snapshot: &Snapshot) -> Vec<Merge> {
             })
         })
         .collect();
+    // Direct pushes count as merges only in a repository that lands changes without pull
+    // requests. Where PRs are merged, the default branch's listing (`/commits`, not first-parent)
+    // also holds the commits of PR branches merged with a merge commit, dated when they were
+    // written on the branch: taking them for pushes would name false suspects.
+    if !merges.is_empty() {
+        return merges;
+    }
     let merged: std::collections::BTreeSet<Sha> = snapshot
         .pulls
         .values()
@@ -745,5 +752,59 @@ fn make_hit(
         run_conclusion: run.conclusion.clone(),
         line: m.text.clone(),
         tests: m.tests.iter().cloned().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{MainlineCommit, PullRequest};
+
+    fn commit(n: u8, title: &str) -> MainlineCommit {
+        MainlineCommit {
+            sha: Sha(format!("{n:040x}")),
+            committed_at: format!("2026-07-0{n}T00:00:00Z").parse().unwrap(),
+            title: title.to_string(),
+            files: None,
+        }
+    }
+
+    #[test]
+    fn direct_pushes_are_merges_only_where_no_pr_was_merged() {
+        let mut snapshot = Snapshot {
+            default_branch: "main".into(),
+            mainline: vec![
+                commit(1, "push one"),
+                commit(2, "Merge PR #7"),
+                commit(3, "wip on a branch"),
+            ],
+            ..Snapshot::default()
+        };
+        let pushes: Vec<Option<u64>> = merges(&snapshot).iter().map(|m| m.pr).collect();
+        assert_eq!(
+            pushes,
+            vec![None, None, None],
+            "no PRs: every commit is a push"
+        );
+
+        // With a merged PR, commits that are not a PR's merge commit may be PR-branch commits
+        // (the listing is not first-parent): they are not taken for pushes.
+        snapshot.pulls.insert(
+            7,
+            PullRequest {
+                number: 7,
+                title: "Feature".into(),
+                state: "closed".into(),
+                base_ref: "main".into(),
+                head_ref: "feature".into(),
+                merged_at: Some("2026-07-02T00:00:00Z".parse().unwrap()),
+                merge_commit_sha: Some(commit(2, "").sha),
+                html_url: String::new(),
+                files: None,
+            },
+        );
+        let merges = merges(&snapshot);
+        assert_eq!(merges.len(), 1);
+        assert_eq!(merges[0].pr, Some(7));
     }
 }
