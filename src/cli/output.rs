@@ -34,6 +34,19 @@ pub fn write_output(
             lock.flush()?;
             Ok(())
         }
+        // A device, FIFO or socket (`--output /dev/null`, `--output /dev/stderr`, a named pipe)
+        // is written in place: renaming a temporary file onto it would replace the device node
+        // with a regular file (as root, /dev/null itself).
+        Some(path) if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            let mut buf = io::BufWriter::new(file);
+            render(&mut buf)?;
+            buf.flush()?;
+            Ok(())
+        }
         Some(path) => {
             let dir = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -65,5 +78,53 @@ pub fn use_color(choice: super::ColorChoice) -> bool {
         super::ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+
+    #[test]
+    fn a_special_file_is_written_in_place_not_replaced() {
+        // Regression: `--output /dev/null` once renamed a temporary file onto /dev/null.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                std::fs::File::open(fifo)
+                    .unwrap()
+                    .read_to_string(&mut text)
+                    .unwrap();
+                text
+            })
+        };
+        write_output(Some(&fifo), |w| w.write_all(b"report\n")).unwrap();
+        assert_eq!(reader.join().unwrap(), "report\n");
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(
+            kind.is_fifo(),
+            "the FIFO is still a FIFO, not a regular file"
+        );
+    }
+
+    #[test]
+    fn a_regular_file_is_replaced_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("report.md");
+        std::fs::write(&out, "old").unwrap();
+        write_output(Some(&out), |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "new");
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary file left behind");
     }
 }
