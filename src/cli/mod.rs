@@ -11,6 +11,7 @@ pub mod output;
 mod report;
 pub mod settings;
 mod signatures;
+mod source;
 mod survey;
 pub mod when;
 

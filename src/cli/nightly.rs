@@ -6,14 +6,14 @@
 //! terminal and environment decision is made here.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Args;
 
 use super::output::{FormatArg, resolve_format, use_color, write_output};
-use super::settings;
+use super::source::SourceArgs;
 use super::survey::{Bars, closing_line, fetch_error, load_signatures, prs_of_runs};
 use super::when::{Bound, parse_when};
 use super::{CodedError, GlobalArgs};
@@ -21,7 +21,7 @@ use crate::analysis::AnalysisConfig;
 use crate::analysis::nightly::{AlertOn, NightlyData, nightly};
 use crate::exit;
 use crate::fetch::comments::{CommentError, CommentTarget, Commenter, Posted};
-use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY, Session, SurveyPlan};
+use crate::fetch::{ClientConfig, Session, SurveyPlan};
 use crate::model::{Repo, Run, Timestamp};
 use crate::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment};
 use crate::report::{Format, RenderOptions};
@@ -79,39 +79,8 @@ pub struct NightlyArgs {
     /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
     #[arg(long, value_name = "DURATION", default_value = "0s")]
     pub wait: String,
-    /// Requests in flight at once.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u16,
-          value_parser = clap::value_parser!(u16).range(1..=32))]
-    pub concurrency: u16,
-    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
-    /// (with --replay: a fresh temporary folder).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// Compare what the store holds: no survey, no network.
-    #[arg(long, conflicts_with_all = ["api_url", "replay"])]
-    pub offline: bool,
-    /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
-    #[arg(long, value_name = "URL")]
-    pub api_url: Option<String>,
-    /// Run against a recorded dataset served by the built-in fake GitHub on 127.0.0.1.
-    #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
-    pub replay: Option<PathBuf>,
-    /// Analysis settings (matrix pattern, PR branch conventions). Default: ./flakestat.toml if
-    /// present.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Signature files. Default: ./signatures if present, else the bundled set.
-    #[arg(long, value_name = "DIR")]
-    pub signatures: Option<PathBuf>,
-    /// Report format. Default: table on a terminal, markdown otherwise.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
-    /// Write the report to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
-    #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
-    pub max_retries: u32,
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -200,7 +169,7 @@ fn not_posted(err: CodedError) -> CodedError {
 }
 
 pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
-    let replay = match &args.replay {
+    let replay = match &args.source.replay {
         Some(dir) => Some(
             crate::fake::Dataset::load(dir)
                 .map_err(|e| invalid(format!("--replay {}: {e}", dir.display())))?,
@@ -260,8 +229,8 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         None => None,
     };
 
-    let (classifier, infos) = load_signatures(args.signatures.as_deref())?;
-    let file_config = super::config::load_config(args.config.as_deref(), Path::new("."))
+    let (classifier, infos) = load_signatures(args.source.signatures.as_deref())?;
+    let file_config = super::config::load_config(args.source.config.as_deref(), Path::new("."))
         .map_err(|e| invalid(e.to_string()))?;
     let analysis_config = AnalysisConfig {
         pr_conventions: file_config.pr_conventions,
@@ -271,39 +240,18 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
 
     // The API and the token, resolved once; posting uses the same.
     let _fake; // keeps the replay server alive through the survey and the posting
-    let (api_url, token) = if args.offline {
+    let (api_url, token) = if args.source.offline {
         (String::new(), None)
     } else {
         match replay {
             Some(ds) => {
-                let gh =
-                    crate::fake::FakeGitHub::start_blocking(ds, crate::fake::Faults::default())
-                        .map_err(|e| {
-                            CodedError::new(
-                                exit::ERROR,
-                                format!("cannot start the replay server: {e}"),
-                            )
-                        })?;
+                let gh = super::source::start_replay(ds)?;
                 let url = gh.api_url();
                 _fake = gh;
                 // The fake accepts any token; one is needed to comment.
                 (url, Some("flakestat-replay".to_string()))
             }
-            None => {
-                let url = settings::resolve_api_url(args.api_url.as_deref());
-                let token = settings::resolve_token(&url);
-                if let Some((_, source)) = &token
-                    && global.verbose > 0
-                {
-                    eprintln!("flakestat: token from {source}");
-                }
-                if token.is_none() && !global.quiet {
-                    eprintln!(
-                        "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
-                    );
-                }
-                (url, token.map(|(t, _)| t.expose().to_string()))
-            }
+            None => args.source.github_api(global),
         }
     };
     if target.is_some() && !args.dry_run && token.is_none() {
@@ -314,30 +262,20 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         .into());
     }
 
-    let temp_cache;
-    let cache_dir = match (&args.cache_dir, &args.replay) {
-        (None, Some(_)) => {
-            temp_cache = tempfile::tempdir()
-                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
-            temp_cache.path().to_path_buf()
-        }
-        _ => settings::resolve_cache_dir(args.cache_dir.as_deref())
-            .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?,
-    };
-    let lock = lock_store(&cache_dir, wait, "flakestat nightly")?;
+    let cache = args.source.cache_dir()?;
+    let cache_dir = &cache.path;
+    let lock = lock_store(cache_dir, wait, "flakestat nightly")?;
     if global.verbose > 0 {
         eprintln!("flakestat: holding {}", lock.path().display());
     }
-    let store = Arc::new(Mutex::new(Store::open(&cache_dir).map_err(store_error)?));
+    let store = Arc::new(Mutex::new(Store::open(cache_dir).map_err(store_error)?));
 
-    if args.offline {
+    if args.source.offline {
         crate::fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
     } else {
         let show_progress = !global.quiet && std::io::stderr().is_terminal();
         let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
-        let mut config = ClientConfig::new(api_url.clone(), token.clone());
-        config.concurrency = usize::from(args.concurrency);
-        config.max_retries = args.max_retries;
+        let config = args.source.client_config(api_url.clone(), token.clone());
         let session = Session::new(config, bars.clone())
             .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
         // The whole range, not only the period: listings unchanged since last night cost a free
@@ -387,21 +325,21 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
     );
 
     // The report first: a posting failure still leaves it written.
-    let format = match resolve_format(args.format, args.output.as_deref()) {
+    let format = match resolve_format(args.source.format, args.source.output.as_deref()) {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
     };
-    let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
+    let on_terminal = args.source.output.is_none() && std::io::stdout().is_terminal();
     let options = RenderOptions {
-        color: args.output.is_none() && use_color(global.color),
+        color: args.source.output.is_none() && use_color(global.color),
         // `COLUMNS` when the shell exports it, as `survey` does.
         width: on_terminal
             .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
             .flatten(),
     };
-    if !(args.dry_run && args.output.is_none()) {
-        write_output(args.output.as_deref(), |out| {
+    if !(args.dry_run && args.source.output.is_none()) {
+        write_output(args.source.output.as_deref(), |out| {
             render(&data, format, &options, out)
         })?;
     }
@@ -442,7 +380,7 @@ fn post(
     let marker = marker(repo);
     let body = render_comment(data, &marker, MAX_COMMENT_BYTES);
     let mut config = ClientConfig::new(api_url, token);
-    config.max_retries = args.max_retries;
+    config.max_retries = args.source.max_retries;
     let commenter = Commenter::new(config).map_err(|e| not_posted(fetch_error(e)))?;
     if args.dry_run {
         let found = commenter.find(target, &marker).map_err(comment_error)?;

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,14 +11,14 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::output::{FormatArg, resolve_format, use_color, write_output};
-use super::settings::{self, TokenSource};
+use super::source::SourceArgs;
 use super::when::{WHEN_FORMS, parse_window};
 use super::{CodedError, GlobalArgs};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
 use crate::fetch::{
-    self, AncestrySummary, Classifier, ClientConfig, DEFAULT_CONCURRENCY, FetchError, Progress,
-    ProgressEvent, Session, StatsSnapshot, SurveyPlan,
+    self, AncestrySummary, Classifier, FetchError, Progress, ProgressEvent, Session, StatsSnapshot,
+    SurveyPlan,
 };
 use crate::model::{Repo, Run, SignatureInfo};
 use crate::report::{self, Format, RenderOptions};
@@ -64,46 +63,13 @@ pub struct SurveyArgs {
     /// Only runs triggered by this event (push, pull_request, schedule, …).
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
-    /// Requests in flight at once (GitHub asks for few; see docs/survey.md).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u16,
-          value_parser = clap::value_parser!(u16).range(1..=32))]
-    pub concurrency: u16,
-    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
-    /// (with --replay: a fresh temporary folder).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// Use only what the store holds: no network (re-classifies stored logs if the signatures
-    /// changed).
-    #[arg(long, conflicts_with_all = ["api_url", "replay"])]
-    pub offline: bool,
-    /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
-    #[arg(long, value_name = "URL")]
-    pub api_url: Option<String>,
-    /// Survey a recorded dataset served by the built-in fake GitHub on 127.0.0.1: no token, no
-    /// network.
-    #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
-    pub replay: Option<PathBuf>,
-    /// Analysis settings (matrix pattern, PR branch conventions). Default: ./flakestat.toml if
-    /// present.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Signature files. Default: ./signatures if present, else the bundled set.
-    #[arg(long, value_name = "DIR")]
-    pub signatures: Option<PathBuf>,
-    /// Report format. Default: table on a terminal, markdown otherwise.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
-    /// Write the report to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
-    #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
-    pub max_retries: u32,
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     // Replay: the dataset decides the repository and what "now" is.
-    let replay = match &args.replay {
+    let replay = match &args.source.replay {
         Some(dir) => Some(crate::fake::Dataset::load(dir).map_err(|e| {
             CodedError::new(
                 exit::INVALID_INPUT,
@@ -127,29 +93,21 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
     debug_assert!(!WHEN_FORMS.is_empty());
 
-    let (classifier, infos) = load_signatures(args.signatures.as_deref())?;
-    let file_config = super::config::load_config(args.config.as_deref(), std::path::Path::new("."))
-        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
+    let (classifier, infos) = load_signatures(args.source.signatures.as_deref())?;
+    let file_config =
+        super::config::load_config(args.source.config.as_deref(), std::path::Path::new("."))
+            .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
     let analysis_config = AnalysisConfig {
         pr_conventions: file_config.pr_conventions,
         matrix: file_config.matrix,
         focus: None,
     };
 
-    // With --replay the store defaults to a fresh folder, so a replay never mixes with real data.
-    let temp_cache;
-    let cache_dir = match (&args.cache_dir, &replay) {
-        (None, Some(_)) => {
-            temp_cache = tempfile::tempdir()
-                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
-            temp_cache.path().to_path_buf()
-        }
-        _ => settings::resolve_cache_dir(args.cache_dir.as_deref())
-            .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?,
-    };
+    let cache = args.source.cache_dir()?;
+    let cache_dir = &cache.path;
     // One writer per store: a nightly or another survey on it makes this one stop, clearly.
-    let _lock = super::nightly::lock_store(&cache_dir, Duration::ZERO, "flakestat survey")?;
-    let store = Store::open(&cache_dir).map_err(store_error)?;
+    let _lock = super::nightly::lock_store(cache_dir, Duration::ZERO, "flakestat survey")?;
+    let store = Store::open(cache_dir).map_err(store_error)?;
     let store = Arc::new(Mutex::new(store));
 
     let show_progress = !global.quiet && std::io::stderr().is_terminal();
@@ -158,7 +116,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let mut stats: Option<StatsSnapshot> = None;
     let mut ancestry_summary: Option<AncestrySummary> = None;
 
-    if args.offline {
+    if args.source.offline {
         let counts = store
             .lock()
             .expect("store lock")
@@ -175,38 +133,14 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         let _fake; // keeps the replay server alive through the survey
         let (api_url, token) = match replay {
             Some(ds) => {
-                let gh =
-                    crate::fake::FakeGitHub::start_blocking(ds, crate::fake::Faults::default())
-                        .map_err(|e| {
-                            CodedError::new(
-                                exit::ERROR,
-                                format!("cannot start the replay server: {e}"),
-                            )
-                        })?;
+                let gh = super::source::start_replay(ds)?;
                 let url = gh.api_url();
                 _fake = gh;
                 (url, None)
             }
-            None => {
-                let url = settings::resolve_api_url(args.api_url.as_deref());
-                let token = settings::resolve_token(&url);
-                if token.is_none() && !global.quiet {
-                    eprintln!(
-                        "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
-                    );
-                }
-                if let Some((_, source)) = &token
-                    && global.verbose > 0
-                {
-                    eprintln!("flakestat: token from {source}");
-                }
-                let _: Option<TokenSource> = token.as_ref().map(|(_, s)| *s);
-                (url, token.map(|(t, _)| t.expose().to_string()))
-            }
+            None => args.source.github_api(global),
         };
-        let mut config = ClientConfig::new(api_url, token);
-        config.concurrency = usize::from(args.concurrency);
-        config.max_retries = args.max_retries;
+        let config = args.source.client_config(api_url, token);
         let session = Session::new(config, bars.clone())
             .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
         let plan = SurveyPlan {
@@ -266,20 +200,20 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         .load_snapshot(&repo, since, until, &classifier.fingerprint())
         .map_err(store_error)?;
     let data = analysis::analyze(&snapshot, &infos, &analysis_config);
-    let format = match resolve_format(args.format, args.output.as_deref()) {
+    let format = match resolve_format(args.source.format, args.source.output.as_deref()) {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
     };
     let options = RenderOptions {
-        color: args.output.is_none() && use_color(global.color),
-        width: if args.output.is_none() && std::io::stdout().is_terminal() {
+        color: args.source.output.is_none() && use_color(global.color),
+        width: if args.source.output.is_none() && std::io::stdout().is_terminal() {
             terminal_width()
         } else {
             None
         },
     };
-    write_output(args.output.as_deref(), |out| {
+    write_output(args.source.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
     })?;
     Ok(exit::SUCCESS)

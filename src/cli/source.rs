@@ -1,0 +1,111 @@
+//! The flags `survey` and `nightly` share: where the data comes from (GitHub, a replay, or the
+//! store alone), where the store lives, and where the report goes. Declared once and flattened
+//! into both commands, resolved by the helpers below so both commands decide the same way.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::FormatArg;
+use super::settings;
+use super::{CodedError, GlobalArgs};
+use crate::exit;
+use crate::fake::{Dataset, FakeGitHub, Faults};
+use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY};
+
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// Requests in flight at once (GitHub asks for few; see docs/survey.md).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u16,
+          value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub concurrency: u16,
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
+    /// (with --replay: a fresh temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Use only what the store holds: no network (re-classifies stored logs if the signatures
+    /// changed).
+    #[arg(long, conflicts_with_all = ["api_url", "replay"])]
+    pub offline: bool,
+    /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Run against a recorded dataset served by the built-in fake GitHub on 127.0.0.1: no token,
+    /// no network.
+    #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
+    pub replay: Option<PathBuf>,
+    /// Analysis settings (matrix pattern, PR branch conventions). Default: ./flakestat.toml if
+    /// present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Signature files. Default: ./signatures if present, else the bundled set.
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Report format. Default: table on a terminal, markdown otherwise.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
+    #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
+    pub max_retries: u32,
+}
+
+/// The store's folder, and the temporary folder that holds it when there is one (dropping the
+/// guard removes it).
+pub struct CacheDir {
+    pub path: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl SourceArgs {
+    /// `--cache-dir`, else (with `--replay`) a fresh temporary folder so a replay never mixes
+    /// with real data, else `FLAKESTAT_CACHE_DIR` or the platform cache folder.
+    pub fn cache_dir(&self) -> anyhow::Result<CacheDir> {
+        if self.cache_dir.is_none() && self.replay.is_some() {
+            let temp = tempfile::tempdir()
+                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
+            return Ok(CacheDir {
+                path: temp.path().to_path_buf(),
+                _temp: Some(temp),
+            });
+        }
+        let path = settings::resolve_cache_dir(self.cache_dir.as_deref())
+            .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
+        Ok(CacheDir { path, _temp: None })
+    }
+
+    /// The API root and token for GitHub itself (not a replay): `--api-url`, then the
+    /// environment; says once on stderr when there is no token, and with `-v` where it came from.
+    pub fn github_api(&self, global: &GlobalArgs) -> (String, Option<String>) {
+        let url = settings::resolve_api_url(self.api_url.as_deref());
+        let token = settings::resolve_token(&url);
+        if let Some((_, source)) = &token
+            && global.verbose > 0
+        {
+            eprintln!("flakestat: token from {source}");
+        }
+        if token.is_none() && !global.quiet {
+            eprintln!(
+                "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
+            );
+        }
+        (url, token.map(|(t, _)| t.expose().to_string()))
+    }
+
+    /// The client settings these flags ask for.
+    pub fn client_config(&self, api_url: String, token: Option<String>) -> ClientConfig {
+        let mut config = ClientConfig::new(api_url, token);
+        config.concurrency = usize::from(self.concurrency);
+        config.max_retries = self.max_retries;
+        config
+    }
+}
+
+/// Serves a replay dataset on 127.0.0.1 for as long as the returned server lives.
+pub fn start_replay(dataset: Dataset) -> anyhow::Result<FakeGitHub> {
+    FakeGitHub::start_blocking(dataset, Faults::default()).map_err(|e| {
+        CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}")).into()
+    })
+}
