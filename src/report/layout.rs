@@ -383,26 +383,8 @@ fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
         rows: groups
             .iter()
             .map(|g| {
-                let mut lines: Line = Vec::new();
-                if g.lines.is_empty() {
-                    lines.push(text("(no error lines found)"));
-                }
-                for (i, l) in g.lines.iter().enumerate() {
-                    if i > 0 {
-                        lines.push(text(" "));
-                    }
-                    lines.push(code(l.clone()));
-                }
-                let mut names: Line = Vec::new();
-                for (i, n) in g.job_names.iter().take(3).enumerate() {
-                    if i > 0 {
-                        names.push(text("; "));
-                    }
-                    names.push(text(n.clone()));
-                }
-                if g.job_names.len() > 3 {
-                    names.push(text(format!("; {} more", g.job_names.len() - 3)));
-                }
+                let lines = error_lines_cell(&g.lines);
+                let names = job_names_cell(&g.job_names, str::to_string);
                 let example = g.examples.first().map_or_else(
                     || vec![text("")],
                     |e| {
@@ -423,6 +405,36 @@ fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
             })
             .collect(),
     }
+}
+
+/// An unclassified group's error lines as code spans, or a note when it has none.
+pub fn error_lines_cell(error_lines: &[String]) -> Line {
+    let mut cell: Line = Vec::new();
+    if error_lines.is_empty() {
+        cell.push(text("(no error lines found)"));
+    }
+    for (i, l) in error_lines.iter().enumerate() {
+        if i > 0 {
+            cell.push(text(" "));
+        }
+        cell.push(code(l.clone()));
+    }
+    cell
+}
+
+/// The first three job names (each through `shorten`), then how many more.
+pub fn job_names_cell(job_names: &[String], shorten: impl Fn(&str) -> String) -> Line {
+    let mut cell: Line = Vec::new();
+    for (i, n) in job_names.iter().take(3).enumerate() {
+        if i > 0 {
+            cell.push(text("; "));
+        }
+        cell.push(text(shorten(n)));
+    }
+    if job_names.len() > 3 {
+        cell.push(text(format!("; {} more", job_names.len() - 3)));
+    }
+    cell
 }
 
 /// The careful human's sentence: how often since the first hit, where, re-runs, before, matrix.

@@ -7,7 +7,7 @@ use crate::analysis::nightly::{
     ChangeKind, Count, JobLink, MAX_JOBS_PER_ITEM, MIN_EXPECTED_FADING, MIN_RISING_HITS,
     NightlyData, RISING_P, SignatureChange, WindowSummary,
 };
-use crate::report::layout::{Block, Line, Span, Table, date};
+use crate::report::layout::{Block, Line, Span, Table, date, error_lines_cell, job_names_cell};
 
 /// Job links shown per row.
 const JOBS_PER_ROW: usize = 5;
@@ -319,26 +319,8 @@ fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
         rows: groups
             .iter()
             .map(|g| {
-                let mut lines: Line = Vec::new();
-                if g.lines.is_empty() {
-                    lines.push(text("(no error lines found)"));
-                }
-                for (i, l) in g.lines.iter().enumerate() {
-                    if i > 0 {
-                        lines.push(text(" "));
-                    }
-                    lines.push(code(l.clone()));
-                }
-                let mut names: Line = Vec::new();
-                for (i, n) in g.job_names.iter().take(3).enumerate() {
-                    if i > 0 {
-                        names.push(text("; "));
-                    }
-                    names.push(text(cut(n)));
-                }
-                if g.job_names.len() > 3 {
-                    names.push(text(format!("; {} more", g.job_names.len() - 3)));
-                }
+                let lines = error_lines_cell(&g.lines);
+                let names = job_names_cell(&g.job_names, cut);
                 let links: Vec<JobLink> = g
                     .examples
                     .iter()
