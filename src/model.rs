@@ -158,6 +158,9 @@ pub enum LogStatus {
     Missing,
     /// Not downloaded yet.
     Pending,
+    /// GitHub served another execution's log for the job (the stale-attempt-log bug) and the
+    /// attempt's archive held none of its own: unknown, never classified as the other's.
+    Mismatched,
 }
 
 /// A pull request, with the files it changed when they have been fetched.

@@ -93,6 +93,8 @@ pub enum LogGapReason {
     NotClassified,
     /// The store has no record of the log at all.
     NotRecorded,
+    /// GitHub served another execution's log and the attempt's archive had none of its own.
+    Mismatched,
 }
 
 impl LogGapReason {
@@ -103,6 +105,9 @@ impl LogGapReason {
             LogGapReason::Pending => "log not downloaded yet",
             LogGapReason::NotClassified => "log stored but not classified yet",
             LogGapReason::NotRecorded => "no record of the log in the store",
+            LogGapReason::Mismatched => {
+                "log unknown (GitHub served another attempt's log; the attempt's archive had none)"
+            }
         }
     }
 }
@@ -122,6 +127,7 @@ pub(crate) fn verdict(snapshot: &Snapshot, job: JobId) -> JobVerdict<'_> {
         Some(LogStatus::Missing) => LogGapReason::Missing,
         Some(LogStatus::Pending) => LogGapReason::Pending,
         Some(LogStatus::Stored) => LogGapReason::NotClassified,
+        Some(LogStatus::Mismatched) => LogGapReason::Mismatched,
         None => LogGapReason::NotRecorded,
     })
 }
