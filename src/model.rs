@@ -158,6 +158,9 @@ pub enum LogStatus {
     Missing,
     /// Not downloaded yet.
     Pending,
+    /// Its download was refused: a redirect flakestat does not follow (another scheme, https to
+    /// http, too many hops).
+    Unavailable,
 }
 
 /// A pull request, with the files it changed when they have been fetched.

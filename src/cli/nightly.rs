@@ -276,8 +276,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         let show_progress = !global.quiet && std::io::stderr().is_terminal();
         let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
         let config = args.source.client_config(api_url.clone(), token.clone());
-        let session = Session::new(config, bars.clone())
-            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
         // The whole range, not only the period: listings unchanged since last night cost a free
         // 304, and a run that completed or was re-run since then is fetched again.
         let plan = SurveyPlan {

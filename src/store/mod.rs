@@ -76,6 +76,8 @@ pub enum LogEntry {
     Stored(CompressedLog),
     Expired,
     Missing,
+    /// Its download was refused (a redirect flakestat does not follow).
+    Unavailable,
 }
 
 /// A zstd-compressed raw log and its uncompressed size.
@@ -364,6 +366,7 @@ impl Store {
             LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
             LogEntry::Expired => ("expired", 0, None),
             LogEntry::Missing => ("missing", 0, None),
+            LogEntry::Unavailable => ("unavailable", 0, None),
         };
         tx.execute(
             "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
@@ -716,6 +719,7 @@ impl Store {
                     Some("stored") => LogStatus::Stored,
                     Some("expired") => LogStatus::Expired,
                     Some("missing") => LogStatus::Missing,
+                    Some("unavailable") => LogStatus::Unavailable,
                     _ => LogStatus::Pending,
                 };
                 snapshot.logs.insert(job.id, status);

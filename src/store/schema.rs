@@ -112,6 +112,19 @@ const MIGRATIONS: &[&str] = &[
     -- JSON array of paths; NULL until fetched.
     ALTER TABLE mainline ADD COLUMN files TEXT;
     ",
+    // Version 4: a log can be `unavailable`, its download refused (a redirect to another scheme,
+    // from https to http, or too many hops). SQLite cannot change a CHECK: rebuild the table.
+    "
+    CREATE TABLE logs_v4 (
+        job_id INTEGER PRIMARY KEY,
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing', 'unavailable')),
+        raw_size INTEGER NOT NULL DEFAULT 0,
+        zstd BLOB
+    );
+    INSERT INTO logs_v4 (job_id, status, raw_size, zstd) SELECT job_id, status, raw_size, zstd FROM logs;
+    DROP TABLE logs;
+    ALTER TABLE logs_v4 RENAME TO logs;
+    ",
 ];
 
 /// The schema version this binary writes.
