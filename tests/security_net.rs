@@ -64,9 +64,10 @@ fn survey(api: &str, cache: &Path, extra: &[&str]) -> Output {
         cache.to_str().unwrap(),
         "--format",
         "json",
-        "--max-retries",
-        "1",
     ];
+    if !extra.contains(&"--max-retries") {
+        args.extend_from_slice(&["--max-retries", "1"]);
+    }
     args.extend_from_slice(extra);
     flakestat(&args)
         .env("GH_TOKEN", TOKEN)
@@ -223,4 +224,125 @@ fn a_redirect_loop_stops_after_a_bounded_number_of_hops() {
     let followed = hop_requests(&gh, job).len();
     assert!((1..=10).contains(&followed), "{followed} hops followed");
     assert_token_stayed_home(&gh);
+}
+
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn the_token_is_never_sent_over_plain_http_to_another_machine() {
+    let cache = tempfile::tempdir().unwrap();
+    // 192.0.2.0/24 is TEST-NET-1: never routed, so a request would hang rather than answer.
+    let url = "http://192.0.2.1:8080/api/v3";
+    let out = survey(url, cache.path(), &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(url) && err.contains("plain http") && err.contains("--allow-insecure-http"),
+        "{err}"
+    );
+    // The override lets the request go out: here to a closed port, so a network error instead.
+    let url = format!("http://0.0.0.0:{}", closed_port());
+    let out = survey(
+        &url,
+        cache.path(),
+        &["--allow-insecure-http", "--max-retries", "0"],
+    );
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("plain http"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_malformed_or_unreachable_api_url_is_refused_at_once_with_a_clear_message() {
+    let cache = tempfile::tempdir().unwrap();
+    let port = closed_port();
+    for url in [
+        "http://exa mple.com",
+        "api.github.com",
+        "https://",
+        "::",
+        &format!("ftp://127.0.0.1:{port}"),
+        "file:///etc/passwd",
+    ] {
+        let out = survey(url, cache.path(), &["--max-retries", "5"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{url}: {err}");
+        assert!(err.contains("--api-url"), "{url}: {err}");
+        assert!(
+            !err.contains("UriParse") && !err.contains("tries"),
+            "{url}: no parser internals, no retries: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_spent_rate_limit_names_its_reset_once_in_utc() {
+    let gh = FakeGitHub::start_blocking(
+        dataset(),
+        Faults {
+            rate_limit: Some(3),
+            ..Faults::default()
+        },
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = survey(&gh.api_url(), cache.path(), &[]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("rate limit is spent"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(line.matches("UTC").count(), 1, "{line}");
+}
+
+#[test]
+fn an_api_answer_over_the_size_limit_is_refused_with_a_clear_message() {
+    let gh = FakeGitHub::start_blocking(dataset(), Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = survey(
+        &gh.api_url(),
+        cache.path(),
+        &["--max-response-size", "2KiB"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("over the 2048-byte limit"), "{err}");
+}
+
+#[test]
+fn a_log_over_max_log_size_is_cut_there_with_a_note_and_the_survey_goes_on() {
+    let mut ds = dataset();
+    let job = logged_jobs(&ds)[0];
+    let Some(FakeLog::Text(text)) = ds.logs.get(&job).cloned() else {
+        unreachable!()
+    };
+    let padding = "2026-06-01T00:00:03.0000000Z padding line of a very long log\n".repeat(2000);
+    ds.logs
+        .insert(job, FakeLog::Text(format!("{text}{padding}")));
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = survey(&gh.api_url(), cache.path(), &["--max-log-size", "4096"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "job {job}'s log is larger than --max-log-size (4096 bytes)"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("--max-log-size").count(),
+        1,
+        "only one log was cut: {err}"
+    );
+    let store = flakestat::store::Store::open(cache.path()).unwrap();
+    let stored = store.load_log(job).unwrap().expect("the cut log is stored");
+    assert_eq!(stored.len(), 4096);
+    assert!(String::from_utf8_lossy(&stored).contains("FLAKE-MARKER"));
 }

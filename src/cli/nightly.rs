@@ -380,6 +380,7 @@ fn post(
     let body = render_comment(data, &marker, MAX_COMMENT_BYTES);
     let mut config = ClientConfig::new(api_url, token);
     config.max_retries = args.source.max_retries;
+    config.allow_insecure_http = args.source.allow_insecure_http;
     let commenter = Commenter::new(config).map_err(|e| not_posted(fetch_error(e)))?;
     if args.dry_run {
         let found = commenter.find(target, &marker).map_err(comment_error)?;
