@@ -161,6 +161,9 @@ pub enum LogStatus {
     /// GitHub served another execution's log for the job (the stale-attempt-log bug) and the
     /// attempt's archive held none of its own: unknown, never classified as the other's.
     Mismatched,
+    /// Its download was refused: a redirect flakestat does not follow (another scheme, https to
+    /// http, too many hops).
+    Unavailable,
 }
 
 /// A pull request, with the files it changed when they have been fetched.

@@ -89,6 +89,8 @@ pub enum LogGapReason {
     Missing,
     /// Not downloaded yet.
     Pending,
+    /// Its download was refused (a redirect flakestat does not follow).
+    Unavailable,
     /// Stored but not classified yet.
     NotClassified,
     /// The store has no record of the log at all.
@@ -103,6 +105,9 @@ impl LogGapReason {
             LogGapReason::Expired => "log expired (GitHub answered 410)",
             LogGapReason::Missing => "no log (GitHub answered 404)",
             LogGapReason::Pending => "log not downloaded yet",
+            LogGapReason::Unavailable => {
+                "log unavailable (its download was refused: see the survey's messages)"
+            }
             LogGapReason::NotClassified => "log stored but not classified yet",
             LogGapReason::NotRecorded => "no record of the log in the store",
             LogGapReason::Mismatched => {
@@ -125,6 +130,7 @@ pub(crate) fn verdict(snapshot: &Snapshot, job: JobId) -> JobVerdict<'_> {
     JobVerdict::Gap(match snapshot.logs.get(&job) {
         Some(LogStatus::Expired) => LogGapReason::Expired,
         Some(LogStatus::Missing) => LogGapReason::Missing,
+        Some(LogStatus::Unavailable) => LogGapReason::Unavailable,
         Some(LogStatus::Pending) => LogGapReason::Pending,
         Some(LogStatus::Stored) => LogGapReason::NotClassified,
         Some(LogStatus::Mismatched) => LogGapReason::Mismatched,

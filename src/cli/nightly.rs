@@ -276,8 +276,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         let show_progress = !global.quiet && std::io::stderr().is_terminal();
         let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
         let config = args.source.client_config(api_url.clone(), token.clone());
-        let session = Session::new(config, bars.clone())
-            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
         // The whole range, not only the period: listings unchanged since last night cost a free
         // 304, and a run that completed or was re-run since then is fetched again.
         let plan = SurveyPlan {
@@ -381,6 +380,7 @@ fn post(
     let body = render_comment(data, &marker, MAX_COMMENT_BYTES);
     let mut config = ClientConfig::new(api_url, token);
     config.max_retries = args.source.max_retries;
+    config.allow_insecure_http = args.source.allow_insecure_http;
     let commenter = Commenter::new(config).map_err(|e| not_posted(fetch_error(e)))?;
     if args.dry_run {
         let found = commenter.find(target, &marker).map_err(comment_error)?;

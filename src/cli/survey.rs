@@ -142,8 +142,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             None => args.source.github_api(global),
         };
         let config = args.source.client_config(api_url, token);
-        let session = Session::new(config, bars.clone())
-            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
         let plan = SurveyPlan {
             repo: repo.clone(),
             since,
@@ -397,7 +396,10 @@ pub(super) fn fetch_error(err: FetchError) -> CodedError {
         FetchError::Store(_) => exit::STORE,
         FetchError::Interrupted => exit::INTERRUPTED,
         FetchError::Config(_) => exit::INVALID_INPUT,
-        FetchError::Unexpected { .. } | FetchError::Parse { .. } => exit::ERROR,
+        FetchError::Unexpected { .. }
+        | FetchError::Parse { .. }
+        | FetchError::TooLarge { .. }
+        | FetchError::Unavailable(_) => exit::ERROR,
     };
     CodedError::new(code, err.to_string())
 }

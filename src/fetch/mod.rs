@@ -15,7 +15,10 @@ mod wire;
 use std::sync::{Arc, Mutex};
 
 pub use ancestry::AncestrySummary;
-pub use client::{ClientConfig, DEFAULT_CONCURRENCY, GitHubClient, Response, StatsSnapshot};
+pub use client::{
+    Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
+    GitHubClient, Response, StatsSnapshot, check_api_url,
+};
 pub use survey::{Session, SurveyPlan, SurveySummary};
 
 use crate::model::{Classification, Repo, Timestamp};
@@ -36,7 +39,7 @@ pub enum FetchError {
     #[error("{0}")]
     NotFound(String),
     #[error(
-        "the GitHub rate limit is spent until {reset} (UTC); what was collected is stored: run the same command again after that"
+        "the GitHub rate limit is spent until {reset}; what was collected is stored: run the same command again after that"
     )]
     RateLimited { reset: Timestamp },
     #[error(
@@ -53,6 +56,13 @@ pub enum FetchError {
         status: u16,
         message: String,
     },
+    #[error(
+        "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check --api-url)"
+    )]
+    TooLarge { url: String, size: u64, limit: u64 },
+    /// A download that cannot be had (a redirect not followed): the caller records it and goes on.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("GitHub's answer to {url} does not parse: {error}")]
     Parse { url: String, error: String },
     #[error(transparent)]

@@ -897,15 +897,36 @@ impl Survey {
     }
 
     /// `GET …/jobs/{id}/logs`: the 302 to the log host is followed without the token; 410 is an
-    /// expired log, 404 a job without one. A log whose timestamps do not fit the job's execution
-    /// (GitHub answers an earlier attempt's job id with the latest attempt's log) is not taken:
-    /// the job's attempt archive is asked instead. The log is classified and compressed on a
-    /// blocking thread, then stored with its classification in one transaction.
+    /// expired log, 404 a job without one, a redirect not followed (another scheme, https to
+    /// http, too many hops) an unavailable one, said once and recorded so the survey goes on. A
+    /// log over `max_log_size` is cut there, said once. A log whose timestamps do not fit the
+    /// job's execution (GitHub answers an earlier attempt's job id with the latest attempt's log)
+    /// is not taken: the job's attempt archive is asked instead. The log is classified and
+    /// compressed on a blocking thread, then stored with its classification in one transaction.
     async fn fetch_log(&self, job: JobId) -> Result<Vec<Task>, FetchError> {
         let url = self
             .client
             .url(&format!("{}/actions/jobs/{job}/logs", self.repo_path()));
-        let response = self.client.get(&url, None).await?;
+        let what = format!("job {job}'s log");
+        let blob = match self.client.fetch_blob(&url, &what).await {
+            Ok(blob) => blob,
+            Err(FetchError::Unavailable(message)) => {
+                self.progress.event(ProgressEvent::Note(format!(
+                    "{message}; recorded as unavailable"
+                )));
+                self.settle_log(job, None, Some(LogEntry::Unavailable)).await?;
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(e),
+        };
+        let response = blob.response;
+        if blob.truncated && response.status == StatusCode::OK {
+            self.progress.event(ProgressEvent::Note(format!(
+                "{what} is larger than --max-log-size ({} bytes): only its first {} bytes were downloaded, stored and classified",
+                self.client.max_log_size(),
+                response.body.len()
+            )));
+        }
         let entry = match response.status {
             StatusCode::OK => None,
             StatusCode::GONE => Some(LogEntry::Expired),

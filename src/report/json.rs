@@ -45,7 +45,8 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct LogGap {
-        /// `expired`, `missing`, `pending`, `not_classified` or `not_recorded`.
+        /// `expired`, `missing`, `pending`, `unavailable`, `not_classified` or
+        /// `not_recorded`.
         pub reason: String,
         pub description: String,
         pub jobs: u64,

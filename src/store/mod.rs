@@ -79,6 +79,8 @@ pub enum LogEntry {
     /// GitHub served another execution's log for the job (an earlier attempt's job id answered
     /// with the latest attempt's log) and the attempt's archive held none of its own.
     Mismatched,
+    /// Its download was refused (a redirect flakestat does not follow).
+    Unavailable,
 }
 
 /// A zstd-compressed raw log and its uncompressed size.
@@ -505,6 +507,7 @@ impl Store {
             LogEntry::Expired => ("expired", 0, None),
             LogEntry::Missing => ("missing", 0, None),
             LogEntry::Mismatched => ("mismatched", 0, None),
+            LogEntry::Unavailable => ("unavailable", 0, None),
         };
         tx.execute(
             "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
@@ -859,6 +862,7 @@ impl Store {
                     Some("expired") => LogStatus::Expired,
                     Some("missing") => LogStatus::Missing,
                     Some("mismatched") => LogStatus::Mismatched,
+                    Some("unavailable") => LogStatus::Unavailable,
                     _ => LogStatus::Pending,
                 };
                 snapshot.logs.insert(job.id, status);

@@ -115,7 +115,9 @@ const MIGRATIONS: &[&str] = &[
     // Version 4: one repository however it is typed (`NVIDIA/x` and `nvidia/x` are one on
     // GitHub): its GitHub id, a case-insensitive name, and rows stored under a second spelling
     // merged into the first; and logs that GitHub served for another execution of the job and
-    // that the attempt's archive did not hold either (`mismatched`).
+    // that the attempt's archive did not hold either (`mismatched`); and logs whose download was
+    // refused (`unavailable`: a redirect to another scheme, from https to http, or too many hops).
+    // SQLite cannot change a CHECK: the logs table is rebuilt.
     "
     ALTER TABLE repos ADD COLUMN github_id INTEGER;
     CREATE TEMP TABLE repo_merge AS
@@ -145,7 +147,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX repos_by_github_id ON repos (github_id);
     CREATE TABLE logs_v4 (
         job_id INTEGER PRIMARY KEY,
-        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing', 'mismatched')),
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing', 'mismatched', 'unavailable')),
         raw_size INTEGER NOT NULL DEFAULT 0,
         zstd BLOB
     );
