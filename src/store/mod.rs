@@ -889,7 +889,48 @@ impl Store {
         snapshot.pulls = pulls;
         snapshot.mainline = self.load_mainline(repo, until)?;
         snapshot.fork_points = self.load_fork_points(repo)?;
+
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM runs WHERE repo_id = ?1 AND created_at >= ?2 AND created_at < ?3
+               AND (jobs_attempt IS NULL OR jobs_attempt < run_attempt) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![repo_id, from, to], |row| Ok(RunId(row.get(0)?)))?;
+        snapshot.runs_without_jobs = rows.collect::<Result<_, _>>()?;
+        snapshot.unlisted = self.unlisted(repo_id, since, until)?;
         Ok(snapshot)
+    }
+
+    /// The parts of `[since, until)` that no listing window (of any scope) covers, up to the end
+    /// of the latest window ever listed: past it, nothing was asked yet, which is not a gap of
+    /// a stopped survey. No window at all: no listing record to judge by, no gap.
+    fn unlisted(
+        &self,
+        repo_id: i64,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
+        let last_end: Option<i64> = self.conn.query_row(
+            "SELECT max(until) FROM windows WHERE repo_id = ?1",
+            [repo_id],
+            |row| row.get(0),
+        )?;
+        let Some(last_end) = last_end else {
+            return Ok(Vec::new());
+        };
+        let (from, to) = (secs(since), secs(until).min(last_end));
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT since, until FROM windows WHERE repo_id = ?1 AND until > ?2 AND since < ?3
+             ORDER BY since, until",
+        )?;
+        let windows = stmt
+            .query_map(params![repo_id, from, to], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(gaps(from, to, &windows)
+            .into_iter()
+            .map(|(a, b)| (from_secs(a), from_secs(b)))
+            .collect())
     }
 
     /// Every stored run of the repository, by id (for tests and `report`).
@@ -908,6 +949,22 @@ impl Store {
         }
         Ok(runs)
     }
+}
+
+/// The parts of `[from, to)` not covered by `windows` (sorted by start).
+fn gaps(from: i64, to: i64, windows: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut at = from;
+    for &(a, b) in windows {
+        if a > at && at < to {
+            out.push((at, a.min(to)));
+        }
+        at = at.max(b);
+    }
+    if at < to {
+        out.push((at, to));
+    }
+    out
 }
 
 fn pull_from_row(json: &str, files: Option<&str>) -> Result<PullRequest, StoreError> {
