@@ -914,7 +914,8 @@ impl Survey {
                 self.progress.event(ProgressEvent::Note(format!(
                     "{message}; recorded as unavailable"
                 )));
-                self.settle_log(job, None, Some(LogEntry::Unavailable)).await?;
+                self.settle_log(job, None, Some(LogEntry::Unavailable))
+                    .await?;
                 return Ok(Vec::new());
             }
             Err(e) => return Err(e),
