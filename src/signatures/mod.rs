@@ -12,6 +12,7 @@
 //! - [`import`]: PyTorch's `ruleset.toml` → signature files.
 
 pub mod check;
+pub mod forms;
 pub mod import;
 mod literals;
 pub mod load;
