@@ -213,6 +213,6 @@ pub fn analyze(
             .map(|(reason, jobs)| LogGap { reason, jobs })
             .collect(),
         signatures: reports,
-        unclassified: unclassified::group(snapshot, &unmatched),
+        unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
     }
 }
