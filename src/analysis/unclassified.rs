@@ -71,7 +71,7 @@ pub fn normalize_for_grouping(line: &str) -> String {
             ),
             (r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}[\\/]?", "<path>"),
             (r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "<addr>"),
-            (r"\b\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|h|min|sec|seconds)\b", "<duration>"),
+            (r"\b\d+(?:\.\d+)?(?:ms|us|µs|ns|s|h|min|sec|seconds)\b", "<duration>"),
             (r"\b0x[0-9a-fA-F]+\b", "<hex>"),
             (r"\b[0-9a-f]{7,}\b", "<hex>"),
             (r"\d+(?:\.\d+)*", "<n>"),
