@@ -12,6 +12,7 @@ pub mod bisect;
 pub mod nightly;
 pub mod prs;
 mod signature;
+pub mod suggest;
 mod unclassified;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,7 +28,9 @@ pub use signature::{
     DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, FindingKind, Hit, HitOrigin,
     ImpactStart, ImpactWindow, SignatureReport,
 };
-pub use unclassified::{JobRef, UnclassifiedGroup, normalize_for_grouping};
+pub use unclassified::{
+    JobRef, UnclassifiedGroup, WILDCARD, line_template, normalize_for_grouping, template_id,
+};
 
 /// Settings the analysis needs (from `flakestat.toml` and flags, resolved by `cli`).
 #[derive(Debug, Clone, Default)]
@@ -313,7 +316,7 @@ pub fn analyze(
             .map(|(reason, jobs)| LogGap { reason, jobs })
             .collect(),
         signatures: reports,
-        unclassified: unclassified::group(snapshot, &unmatched),
+        unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
         completeness,
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod archive;
 pub mod check;
+pub mod forms;
 pub mod import;
 mod literals;
 pub mod load;
