@@ -45,7 +45,7 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct LogGap {
-        /// `expired`, `missing`, `pending`, `not_classified` or `not_recorded`.
+        /// `expired`, `missing`, `pending`, `not_classified`, `not_recorded` or `mismatched`.
         pub reason: String,
         pub description: String,
         pub jobs: u64,
