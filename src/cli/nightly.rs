@@ -14,7 +14,7 @@ use clap::Args;
 
 use super::output::{FormatArg, resolve_format, use_color, write_output};
 use super::source::SourceArgs;
-use super::survey::{Bars, closing_line, fetch_error, load_signatures, prs_of_runs};
+use super::survey::{Bars, archive_note, closing_line, fetch_error, load_signatures, prs_of_runs};
 use super::when::{Bound, parse_when};
 use super::{CodedError, GlobalArgs};
 use crate::analysis::AnalysisConfig;
@@ -299,7 +299,11 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         let result = session.survey(store.clone(), classifier.clone(), &plan, &wanted);
         bars.finish();
         if !global.quiet {
-            eprintln!("flakestat: {}", closing_line(&session.stats()));
+            let mut line = closing_line(&session.stats());
+            if let Some(archive) = result.as_ref().ok().and_then(archive_note) {
+                line.push_str(&format!(", {archive}"));
+            }
+            eprintln!("flakestat: {line}");
         }
         if let Err(err) = result {
             let coded = fetch_error(err);

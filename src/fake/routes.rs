@@ -598,6 +598,7 @@ pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
 pub(crate) fn attempt_archive(ds: &Dataset, run: RunId, n: u32) -> Result<Vec<u8>, u16> {
     use std::io::Write as _;
     let fake = ds.run(run).ok_or(404u16)?;
+    fake.attempt(n).ok_or(404u16)?;
     let jobs = fake.jobs_at(n);
     if jobs
         .iter()
@@ -1474,6 +1475,51 @@ fn comment_json(ds: &Dataset, c: &FakeComment, api: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The archive's top level spells job names as GitHub does: `/` dropped, a repeated name
+    /// suffixed ` (1)`; each job also has a folder with its steps; every job that ran has a log.
+    #[test]
+    fn the_attempt_archive_names_jobs_as_github_does() {
+        let mut ds = crate::fake::scenario::synthetic(&crate::fake::scenario::SyntheticSpec {
+            runs: 5,
+            ..Default::default()
+        });
+        let run = crate::fake::scenario::synthetic_run_id(4);
+        {
+            let jobs = &mut ds.run_mut(run).unwrap().attempts[0].jobs;
+            jobs[0].name = "Test linux-64 / py3.13".into();
+            jobs[1].name = "build".into();
+            jobs[2].name = "build".into();
+        }
+        let zip = attempt_archive(&ds, run, 1).unwrap();
+        let mut names = Vec::new();
+        let mut first = String::new();
+        crate::signatures::archive::visit_files(std::io::Cursor::new(zip), |entry| {
+            let (name, reader) = entry.unwrap();
+            if names.is_empty() {
+                reader.read_to_string(&mut first).unwrap();
+            }
+            names.push(name.to_string());
+        })
+        .unwrap();
+        assert_eq!(
+            names,
+            [
+                "1_Test linux-64  py3.13.txt",
+                "Test linux-64  py3.13/1_Run tests.txt",
+                "2_build.txt",
+                "build/1_Run tests.txt",
+                "3_build (1).txt",
+                "build (1)/1_Run tests.txt",
+                "4_Test job 3.txt",
+                "Test job 3/1_Run tests.txt",
+            ]
+        );
+        assert!(first.contains(&format!("FLAKE-MARKER run {run} attempt 1")));
+        assert_eq!(attempt_archive(&ds, run, 2), Err(404));
+        ds.logs.insert(JobId(run.0 * 10 + 100), FakeLog::Expired);
+        assert_eq!(attempt_archive(&ds, run, 1), Err(410));
+    }
 
     #[test]
     fn routes_parse() {

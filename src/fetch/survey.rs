@@ -1202,6 +1202,98 @@ mod tests {
     }
 
     #[test]
+    fn the_archive_replaces_per_job_downloads_only_when_cheaper() {
+        // One failed job: one request either way; the per-job log is the dependable path.
+        assert!(!archive_is_cheaper(1, 70, false));
+        assert!(!archive_is_cheaper(1, 2, true));
+        // An earlier attempt with several failed jobs: one request instead of several.
+        assert!(archive_is_cheaper(2, 70, false));
+        // The latest attempt: only when the zip is mostly failed jobs' logs.
+        assert!(!archive_is_cheaper(3, 70, true));
+        assert!(archive_is_cheaper(18, 70, true));
+        assert!(archive_is_cheaper(2, 8, true));
+    }
+
+    fn job(id: u64, attempt: u32, name: &str, start: &str, end: &str) -> Job {
+        Job {
+            id: JobId(id),
+            run_id: RunId(1),
+            run_attempt: attempt,
+            name: name.into(),
+            status: "completed".into(),
+            conclusion: Some("failure".into()),
+            created_at: start.parse().unwrap(),
+            started_at: Some(start.parse().unwrap()),
+            completed_at: Some(end.parse().unwrap()),
+            html_url: None,
+            head_sha: crate::model::Sha("a".repeat(40)),
+        }
+    }
+
+    fn log(from: &str, to: &str) -> Vec<u8> {
+        format!("\u{feff}{from} start\n{to} end\n").into_bytes()
+    }
+
+    #[test]
+    fn a_log_is_its_job_s_only_when_its_times_fit_that_execution() {
+        let first = job(
+            1,
+            1,
+            "Test / py3.14t",
+            "2026-07-15T10:00:00Z",
+            "2026-07-15T10:20:00Z",
+        );
+        let second = job(
+            2,
+            2,
+            "Test / py3.14t",
+            "2026-07-15T11:00:00Z",
+            "2026-07-15T11:20:00Z",
+        );
+        let run = [first.clone(), second.clone()];
+        let own = log_span(&log(
+            "2026-07-15T09:59:30.0000000Z",
+            "2026-07-15T10:19:00.0000000Z",
+        ));
+        let later = log_span(&log(
+            "2026-07-15T11:00:05.0000000Z",
+            "2026-07-15T11:19:00.0000000Z",
+        ));
+        assert!(is_own_log(own, &first, &run));
+        assert!(!is_own_log(later, &first, &run), "the latest attempt's log");
+        assert!(is_own_log(later, &second, &run));
+        assert!(is_own_log(None, &first, &run), "no timestamps: cannot tell");
+
+        // The archive: the entry by name (`/` dropped), then by time; never another's.
+        let entries = vec![
+            (
+                "Test  py3.14".to_string(),
+                log(
+                    "2026-07-15T10:00:00.0000000Z",
+                    "2026-07-15T10:01:00.0000000Z",
+                ),
+            ),
+            (
+                "Test  py3.14t".to_string(),
+                log(
+                    "2026-07-15T10:00:10.0000000Z",
+                    "2026-07-15T10:19:00.0000000Z",
+                ),
+            ),
+        ];
+        let matched = match_archive_entries(&entries, std::slice::from_ref(&first), &run);
+        assert_eq!(matched.get(&JobId(1)), Some(&1));
+        let stale = vec![(
+            "Test  py3.14t".to_string(),
+            log(
+                "2026-07-15T11:00:10.0000000Z",
+                "2026-07-15T11:19:00.0000000Z",
+            ),
+        )];
+        assert!(match_archive_entries(&stale, &[first], &run).is_empty());
+    }
+
+    #[test]
     fn query_values_are_encoded() {
         assert_eq!(
             encode("2026-06-15T00:00:00Z..2026-06-15T23:59:59Z"),

@@ -70,7 +70,7 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct LogGap {
-        /// `expired`, `missing`, `pending`, `unavailable`, `not_classified` or
+        /// `expired`, `missing`, `pending`, `unavailable`, `mismatched`, `not_classified` or
         /// `not_recorded`.
         pub reason: String,
         pub description: String,

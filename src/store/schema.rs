@@ -183,3 +183,79 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tx.commit()?;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{JobId, Repo};
+    use crate::store::Store;
+
+    /// A store written before version 4 holds a repository under two spellings (each survey
+    /// under another spelling made a row of its own): opened now, they are one repository with
+    /// everything of both, found under any spelling, and named as GitHub names it once resolved.
+    #[test]
+    fn version_4_merges_the_spellings_of_one_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite3");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..3] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 3).unwrap();
+            conn.execute_batch(
+                "INSERT INTO repos (id, owner, name, default_branch) VALUES
+                    (1, 'NVIDIA', 'cuda-python', 'main'), (2, 'nvidia', 'CUDA-python', 'main'),
+                    (3, 'octo', 'demo', 'main');
+                 INSERT INTO runs (id, repo_id, created_at, run_attempt, status, json) VALUES
+                    (10, 1, 0, 1, 'completed', '{}'), (11, 2, 0, 1, 'completed', '{}'),
+                    (12, 3, 0, 1, 'completed', '{}');
+                 INSERT INTO pulls (repo_id, number, json) VALUES (1, 7, '{}'), (2, 7, '{}'),
+                    (2, 8, '{}');
+                 INSERT INTO windows (repo_id, scope, since, until, runs) VALUES
+                    (2, 'all', 0, 10, 1);
+                 INSERT INTO jobs (id, run_id, run_attempt, failed, json) VALUES
+                    (100, 11, 1, 1, '{}');
+                 INSERT INTO logs (job_id, status) VALUES (100, 'expired');",
+            )
+            .unwrap();
+        }
+        let mut store = Store::open_file(&path).unwrap();
+        let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(count("SELECT count(*) FROM repos"), 2);
+        assert_eq!(count("SELECT count(*) FROM runs WHERE repo_id = 1"), 2);
+        assert_eq!(count("SELECT count(*) FROM pulls WHERE repo_id = 1"), 2);
+        assert_eq!(count("SELECT count(*) FROM windows WHERE repo_id = 1"), 1);
+        assert_eq!(
+            count("SELECT count(*) FROM logs WHERE status = 'expired'"),
+            1
+        );
+        let lower = Repo::parse("NviDia/Cuda-Python").unwrap();
+        assert_eq!(store.counts(&lower).unwrap().runs, 2);
+        assert_eq!(
+            store.stored_repo(&lower).unwrap(),
+            Repo::parse("NVIDIA/cuda-python")
+        );
+        // Resolved: GitHub's name and id; a rename keeps the row (and its runs).
+        store
+            .store_repo_identity(&Repo::parse("NVIDIA/cuda-python").unwrap(), 42, "main")
+            .unwrap();
+        store
+            .store_repo_identity(&Repo::parse("NVIDIA/cuda-py").unwrap(), 42, "main")
+            .unwrap();
+        let renamed = Repo::parse("nvidia/CUDA-PY").unwrap();
+        assert_eq!(store.counts(&renamed).unwrap().runs, 2);
+        assert_eq!(store.stored_repo(&lower).unwrap(), None);
+        // The new status is accepted.
+        store
+            .store_log(JobId(100), &crate::store::LogEntry::Mismatched, None)
+            .unwrap();
+        let status: String = store
+            .conn
+            .query_row("SELECT status FROM logs WHERE job_id = 100", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(status, "mismatched");
+    }
+}
