@@ -10,6 +10,7 @@
 //! completed attempt is stored, and downloads only the logs still missing.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::io::Seek;
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeDelta, Utc};
@@ -21,7 +22,9 @@ use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use crate::model::{JobId, Repo, Run, RunId, Timestamp};
-use crate::store::{HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log};
+use crate::store::{
+    HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
+};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
@@ -692,12 +695,12 @@ impl Survey {
             }
             Err(e) => return Err(e),
         };
-        let response = blob.response;
+        let size = blob.len();
+        let (response, spooled) = (blob.response, blob.spooled);
         if blob.truncated && response.status == StatusCode::OK {
             self.progress.event(ProgressEvent::Note(format!(
-                "{what} is larger than --max-log-size ({} bytes): only its first {} bytes were downloaded, stored and classified",
+                "{what} is larger than --max-log-size ({} bytes): only its first {size} bytes were downloaded, stored and classified",
                 self.client.max_log_size(),
-                response.body.len()
             )));
         }
         let entry = match response.status {
@@ -707,28 +710,49 @@ impl Survey {
             _ => return Err(unexpected(&url, &response)),
         };
         let downloaded = entry.is_none();
-        let bytes = if downloaded {
-            response.body.len() as u64
-        } else {
-            0
-        };
+        let bytes = if downloaded { size } else { 0 };
         let store = self.store.clone();
         let classifier = self.classifier.clone();
         let fingerprint = self.fingerprint.clone();
-        tokio::task::spawn_blocking(move || match entry {
-            Some(entry) => store
+        tokio::task::spawn_blocking(move || {
+            let (classification, log) = match (entry, spooled) {
+                (Some(entry), _) => {
+                    return store
+                        .lock()
+                        .expect("store lock")
+                        .store_log(job, &entry, None)
+                        .map_err(FetchError::from);
+                }
+                (None, None) => (
+                    classifier.classify(&response.body),
+                    compress_log(&response.body),
+                ),
+                // A large log, spooled to a temporary file: classified and compressed as it is
+                // read, never held whole.
+                (None, Some((mut file, _))) => {
+                    let spool_error = |e: std::io::Error| {
+                        FetchError::Spool(format!(
+                            "cannot read job {job}'s log back from its temporary file: {e}"
+                        ))
+                    };
+                    let classification =
+                        classifier.classify_reader(&mut file).map_err(spool_error)?;
+                    file.rewind().map_err(spool_error)?;
+                    (
+                        classification,
+                        compress_log_reader(&mut file).map_err(spool_error)?,
+                    )
+                }
+            };
+            store
                 .lock()
                 .expect("store lock")
-                .store_log(job, &entry, None),
-            None => {
-                let classification = classifier.classify(&response.body);
-                let log = compress_log(&response.body);
-                store.lock().expect("store lock").store_log(
+                .store_log(
                     job,
                     &LogEntry::Stored(log),
                     Some((&fingerprint, &classification)),
                 )
-            }
+                .map_err(FetchError::from)
         })
         .await
         .expect("classification does not panic")?;
