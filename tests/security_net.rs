@@ -374,3 +374,35 @@ fn a_log_larger_than_memory_spooling_arrives_whole_and_classified() {
     let report = json(&out);
     assert_eq!(report["logs_unknown"], serde_json::json!([]), "{report}");
 }
+
+#[test]
+fn a_redirect_that_stays_on_the_api_origin_keeps_the_token_until_it_leaves() {
+    // API → API (a renamed repository answers 301 on the same origin) → log host → API.
+    let (gh, job, out) = survey_with_chain(
+        vec![
+            Hop::To(301, Listener::Api),
+            Hop::To(302, Listener::LogHost),
+            Hop::To(302, Listener::Api),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hops = hop_requests(&gh, job);
+    let seen: Vec<_> = hops
+        .iter()
+        .map(|r| (r.listener, r.authorization_value.is_some()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Listener::Api, true),
+            (Listener::LogHost, false),
+            (Listener::Api, false)
+        ],
+        "{hops:#?}"
+    );
+    assert_eq!(
+        hops[0].authorization_value.as_deref(),
+        Some(&*format!("Bearer {TOKEN}"))
+    );
+}

@@ -614,6 +614,11 @@ impl GitHubClient {
         policy: BodyPolicy,
     ) -> Result<Answer, FetchError> {
         let crab = if at_home { &self.crab } else { &self.anonymous };
+        // Off the API origin the query is a signed link's credential: never in a message.
+        let display = match (at_home, url::Url::parse(url)) {
+            (false, Ok(parsed)) => shown(&parsed),
+            _ => url.to_string(),
+        };
         let mut failures = 0u32;
         let mut secondary_waits = 0u32;
         loop {
@@ -644,14 +649,14 @@ impl GitHubClient {
                 Err(_) => format!("no answer within {:?}", self.config.request_timeout),
                 Ok(Err(TryError::TooLarge(size))) => {
                     return Err(FetchError::TooLarge {
-                        url: url.to_string(),
+                        url: display,
                         size,
                         limit: policy.limit,
                     });
                 }
                 Ok(Err(TryError::Spool(e))) => {
                     return Err(FetchError::Spool(format!(
-                        "cannot write the answer to {url} to a temporary file: {e}; check the free space of TMPDIR"
+                        "cannot write the answer to {display} to a temporary file: {e}; check the free space of TMPDIR"
                     )));
                 }
                 Ok(Err(TryError::Transport(e))) => transport_message(&e),
@@ -661,7 +666,7 @@ impl GitHubClient {
                     }
                     self.progress.event(ProgressEvent::Request {
                         status: parts.status.as_u16(),
-                        url: url.to_string(),
+                        url: display.clone(),
                     });
                     let response = Response {
                         status: parts.status,
@@ -719,7 +724,7 @@ impl GitHubClient {
                             truncated,
                         });
                     }
-                    format!("{} from {}", status, url)
+                    format!("{} from {}", status, display)
                 }
             };
             failures += 1;
@@ -847,8 +852,13 @@ impl GitHubClient {
                 self.crab._post(url, Some(body)).await?
             };
             let (parts, body) = response.into_parts();
-            let body = body.collect().await?.to_bytes();
-            Ok::<_, octocrab::Error>((parts, body))
+            let policy = BodyPolicy {
+                limit: self.config.max_response_size,
+                oversize: Oversize::Refuse,
+                spool: false,
+            };
+            let (body, _, _) = read_capped(&parts, body, policy).await?;
+            Ok::<_, TryError>((parts, body))
         })
         .await;
         drop(permit);
@@ -859,14 +869,24 @@ impl GitHubClient {
                     self.config.request_timeout
                 )));
             }
-            Ok(Err(e)) => return Err(FetchError::Network(transport_message(&e))),
+            Ok(Err(TryError::Transport(e))) => {
+                return Err(FetchError::Network(transport_message(&e)));
+            }
+            Ok(Err(TryError::TooLarge(size))) => {
+                return Err(FetchError::TooLarge {
+                    url: url.to_string(),
+                    size,
+                    limit: self.config.max_response_size,
+                });
+            }
+            Ok(Err(TryError::Spool(e))) => return Err(FetchError::Spool(e.to_string())),
             Ok(Ok(answer)) => answer,
         };
         self.note_budget(&parts.headers);
         let response = Response {
             status: parts.status,
             headers: parts.headers,
-            body: body.to_vec(),
+            body,
         };
         if response.status == StatusCode::FORBIDDEN
             || response.status == StatusCode::TOO_MANY_REQUESTS
