@@ -119,6 +119,7 @@ fn data(n: usize) -> NightlyData {
         changes,
         seen,
         new_unclassified,
+        completeness: Default::default(),
     }
 }
 

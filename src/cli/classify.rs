@@ -287,24 +287,15 @@ fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
         Ok(f) => f,
         Err(e) => return vec![Err(unreadable(name, &e))],
     };
-    let mut archive = match zip::ZipArchive::new(io::BufReader::new(file)) {
-        Ok(a) => a,
-        Err(e) => return vec![Err(bad_zip(&e))],
-    };
     let mut out = Vec::new();
-    for i in 0..archive.len() {
-        let entry = match archive.by_index(i) {
-            Ok(entry) => entry,
-            Err(e) => {
-                out.push(Err(bad_zip(&e)));
-                continue;
-            }
-        };
-        if entry.is_dir() {
-            continue;
-        }
-        let entry_name = format!("{name}:{}", entry.name());
-        out.push(classify_stream(set, entry_name, entry));
+    let visited = crate::signatures::archive::visit_files(io::BufReader::new(file), |entry| {
+        out.push(match entry {
+            Ok((entry, reader)) => classify_stream(set, format!("{name}:{entry}"), reader),
+            Err(e) => Err(bad_zip(&e)),
+        })
+    });
+    if let Err(e) = visited {
+        return vec![Err(bad_zip(&e))];
     }
     if out.is_empty() {
         out.push(Err(InputError {

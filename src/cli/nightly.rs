@@ -45,7 +45,8 @@ baseline's rate predicted at least 3. See docs/nightly.md.
 Exit codes: 0 done; 10 --fail-on found that kind of change (after writing and posting the report);
 4 GitHub refused (credentials, no permission to comment, a locked issue); 5 no such repository or
 issue; 6 rate limit spent (nothing posted); 7 network; 8 the store is locked by another run or
-cannot be opened; 3 bad input.";
+cannot be opened; 9 the store does not hold the whole range yet (report written, nothing posted;
+--allow-incomplete accepts it); 3 bad input.";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
@@ -79,6 +80,10 @@ pub struct NightlyArgs {
     /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
     #[arg(long, value_name = "DURATION", default_value = "0s")]
     pub wait: String,
+    /// Post and exit as usual even when the store does not hold the whole range yet (otherwise
+    /// the report is written, nothing is posted, and the exit code is 9).
+    #[arg(long)]
+    pub allow_incomplete: bool,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -343,6 +348,14 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         })?;
     }
 
+    let incomplete =
+        super::report::incomplete_exit(global, &data.completeness, args.allow_incomplete);
+    if incomplete != exit::SUCCESS {
+        if target.is_some() && !global.quiet {
+            eprintln!("flakestat: nothing was posted: the report would be incomplete");
+        }
+        return Ok(incomplete);
+    }
     if let Some(target) = &target {
         post(global, &args, target, &repo, &data, &api_url, token)?;
     }

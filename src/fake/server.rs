@@ -51,6 +51,9 @@ pub struct Faults {
     pub rate_limit_status: u16,
     /// How long a log redirect URL stays valid (GitHub: about a minute).
     pub log_url_ttl: Duration,
+    /// GitHub's stale-attempt-log bug (GITHUB.md): `GET /actions/jobs/{id}/logs` for a job of an
+    /// earlier attempt answers with the log of the latest attempt's execution of that job.
+    pub stale_attempt_logs: bool,
 }
 
 impl Default for Faults {
@@ -67,6 +70,7 @@ impl Default for Faults {
             rate_limit_window: Duration::from_secs(3600),
             rate_limit_status: 403,
             log_url_ttl: Duration::from_secs(60),
+            stale_attempt_logs: false,
         }
     }
 }
@@ -171,6 +175,14 @@ impl Shared {
 
     fn log_signature(&self, job: JobId, expires: u64) -> String {
         routes::fake_sha(&format!("{}:{job}:{expires}", self.secret))[..32].to_string()
+    }
+
+    fn archive_signature(&self, run: RunId, attempt: u32, expires: u64) -> String {
+        routes::fake_sha(&format!(
+            "{}:archive:{run}:{attempt}:{expires}",
+            self.secret
+        ))[..32]
+            .to_string()
     }
 }
 
@@ -634,6 +646,7 @@ async fn serve_api(
             if_none_match.as_deref(),
             faults.log_url_ttl.as_secs().max(1),
             faults.rate_limit_status,
+            faults.stale_attempt_logs,
         )
     };
     let budget = if anonymous {
@@ -670,6 +683,7 @@ fn answer_api(
     if_none_match: Option<&str>,
     log_ttl: u64,
     limit_status: u16,
+    stale_attempt_logs: bool,
 ) -> Reply {
     if matches!(who, Caller::BadToken) {
         return Reply::error(401, "Bad credentials", "");
@@ -741,6 +755,14 @@ fn answer_api(
             shared.log_signature(job, expires)
         )
     };
+    let archive_url = |run: RunId, n: u32| {
+        let expires = epoch_now() + log_ttl;
+        format!(
+            "http://{}/archives/{run}/{n}?se={expires}&sig={}",
+            shared.log_addr,
+            shared.archive_signature(run, n, expires)
+        )
+    };
     let api = shared.api_url();
     let login = if access { "flakestat-bot" } else { "anonymous" };
     let ctx = Ctx {
@@ -748,6 +770,8 @@ fn answer_api(
         path,
         query,
         log_url: &log_url,
+        archive_url: &archive_url,
+        stale_attempt_logs,
         body,
         login,
     };
@@ -812,9 +836,14 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         .strip_prefix("/logs/")
         .and_then(|s| s.parse::<u64>().ok())
         .map(JobId);
+    let archive = path.strip_prefix("/archives/").and_then(|rest| {
+        let (run, n) = rest.split_once('/')?;
+        Some((RunId(run.parse().ok()?), n.parse::<u32>().ok()?))
+    });
     let expires = query.get("se").and_then(|s| s.parse::<u64>().ok());
-    let signed = match (job, expires, query.get("sig")) {
-        (Some(j), Some(e), Some(sig)) => shared.log_signature(j, e) == sig,
+    let signed = match (job, archive, expires, query.get("sig")) {
+        (Some(j), _, Some(e), Some(sig)) => shared.log_signature(j, e) == sig,
+        (_, Some((run, n)), Some(e), Some(sig)) => shared.archive_signature(run, n, e) == sig,
         _ => false,
     };
     let mut state = shared.lock();
@@ -833,12 +862,19 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
                 "Signed expiry time has to be after signed start time.",
             ),
         )
+    } else if let Some((run, n)) = archive {
+        match routes::attempt_archive(&state.dataset, run, n) {
+            Ok(zip) => (200, "application/zip", zip),
+            Err(_) => (
+                404,
+                "application/xml",
+                azure_error("BlobNotFound", "The specified blob does not exist."),
+            ),
+        }
     } else {
-        match job.and_then(|j| state.dataset.logs.get(&j)) {
-            Some(FakeLog::Text(text)) => {
-                (200, "text/plain; charset=utf-8", text.clone().into_bytes())
-            }
-            _ => (
+        match job.and_then(|j| routes::job_log_text(&state.dataset, j)) {
+            Some(text) => (200, "text/plain; charset=utf-8", text.into_bytes()),
+            None => (
                 404,
                 "application/xml",
                 azure_error("BlobNotFound", "The specified blob does not exist."),
@@ -853,7 +889,11 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         authorization: has_auth,
         authorization_value: auth_value,
         status,
-        kind: RouteKind::LogBlob,
+        kind: if archive.is_some() {
+            RouteKind::ArchiveBlob
+        } else {
+            RouteKind::LogBlob
+        },
     });
     drop(state);
     Response::builder()

@@ -92,6 +92,8 @@ pub enum ProgressEvent {
     Phase(&'static str),
     /// Something worth one line.
     Note(String),
+    /// Something worth one line at `-v`.
+    Detail(String),
     /// One request answered (`-vv`): status and URL (never a header).
     Request { status: u16, url: String },
 }

@@ -112,16 +112,47 @@ const MIGRATIONS: &[&str] = &[
     -- JSON array of paths; NULL until fetched.
     ALTER TABLE mainline ADD COLUMN files TEXT;
     ",
-    // Version 4: a log can be `unavailable`, its download refused (a redirect to another scheme,
-    // from https to http, or too many hops). SQLite cannot change a CHECK: rebuild the table.
+    // Version 4: one repository however it is typed (`NVIDIA/x` and `nvidia/x` are one on
+    // GitHub): its GitHub id, a case-insensitive name, and rows stored under a second spelling
+    // merged into the first; and logs that GitHub served for another execution of the job and
+    // that the attempt's archive did not hold either (`mismatched`); and logs whose download was
+    // refused (`unavailable`: a redirect to another scheme, from https to http, or too many hops).
+    // SQLite cannot change a CHECK: the logs table is rebuilt.
     "
+    ALTER TABLE repos ADD COLUMN github_id INTEGER;
+    CREATE TEMP TABLE repo_merge AS
+        SELECT r.id AS old,
+               (SELECT min(k.id) FROM repos k
+                WHERE k.owner = r.owner COLLATE NOCASE AND k.name = r.name COLLATE NOCASE) AS new
+        FROM repos r;
+    DELETE FROM repo_merge WHERE old = new;
+    UPDATE runs SET repo_id = (SELECT new FROM repo_merge WHERE old = runs.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE pulls SET repo_id = (SELECT new FROM repo_merge WHERE old = pulls.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM pulls WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE windows SET repo_id = (SELECT new FROM repo_merge WHERE old = windows.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM windows WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE mainline SET repo_id = (SELECT new FROM repo_merge WHERE old = mainline.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM mainline WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE fork_points
+        SET repo_id = (SELECT new FROM repo_merge WHERE old = fork_points.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM fork_points WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM repos WHERE id IN (SELECT old FROM repo_merge);
+    DROP TABLE repo_merge;
+    CREATE UNIQUE INDEX repos_by_name_nocase ON repos (owner COLLATE NOCASE, name COLLATE NOCASE);
+    CREATE UNIQUE INDEX repos_by_github_id ON repos (github_id);
     CREATE TABLE logs_v4 (
         job_id INTEGER PRIMARY KEY,
-        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing', 'unavailable')),
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing', 'mismatched', 'unavailable')),
         raw_size INTEGER NOT NULL DEFAULT 0,
         zstd BLOB
     );
-    INSERT INTO logs_v4 (job_id, status, raw_size, zstd) SELECT job_id, status, raw_size, zstd FROM logs;
+    INSERT INTO logs_v4 (job_id, status, raw_size, zstd)
+        SELECT job_id, status, raw_size, zstd FROM logs;
     DROP TABLE logs;
     ALTER TABLE logs_v4 RENAME TO logs;
     ",
