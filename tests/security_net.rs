@@ -346,3 +346,63 @@ fn a_log_over_max_log_size_is_cut_there_with_a_note_and_the_survey_goes_on() {
     assert_eq!(stored.len(), 4096);
     assert!(String::from_utf8_lossy(&stored).contains("FLAKE-MARKER"));
 }
+
+#[test]
+fn a_log_larger_than_memory_spooling_arrives_whole_and_classified() {
+    let mut ds = dataset();
+    let job = logged_jobs(&ds)[0];
+    let Some(FakeLog::Text(text)) = ds.logs.get(&job).cloned() else {
+        unreachable!()
+    };
+    // Past `SPOOL_AT` (8 MiB): the body goes through a temporary file, not memory.
+    let line = "2026-06-01T00:00:03.0000000Z padding line of a very long log\n";
+    let padding = line.repeat((flakestat::fetch::SPOOL_AT as usize / line.len()) + 1000);
+    let full = format!("{text}{padding}");
+    ds.logs.insert(job, FakeLog::Text(full.clone()));
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = survey(&gh.api_url(), cache.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--max-log-size"), "{}", stderr(&out));
+    let store = flakestat::store::Store::open(cache.path()).unwrap();
+    let stored = store.load_log(job).unwrap().expect("the log is stored");
+    assert!(stored.len() as u64 > flakestat::fetch::SPOOL_AT);
+    assert!(
+        stored == full.as_bytes(),
+        "the spooled log arrives byte for byte"
+    );
+    let report = json(&out);
+    assert_eq!(report["logs_unknown"], serde_json::json!([]), "{report}");
+}
+
+#[test]
+fn a_redirect_that_stays_on_the_api_origin_keeps_the_token_until_it_leaves() {
+    // API → API (a renamed repository answers 301 on the same origin) → log host → API.
+    let (gh, job, out) = survey_with_chain(
+        vec![
+            Hop::To(301, Listener::Api),
+            Hop::To(302, Listener::LogHost),
+            Hop::To(302, Listener::Api),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hops = hop_requests(&gh, job);
+    let seen: Vec<_> = hops
+        .iter()
+        .map(|r| (r.listener, r.authorization_value.is_some()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Listener::Api, true),
+            (Listener::LogHost, false),
+            (Listener::Api, false)
+        ],
+        "{hops:#?}"
+    );
+    assert_eq!(
+        hops[0].authorization_value.as_deref(),
+        Some(&*format!("Bearer {TOKEN}"))
+    );
+}

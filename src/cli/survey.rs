@@ -400,6 +400,7 @@ pub(super) fn fetch_error(err: FetchError) -> CodedError {
         | FetchError::Parse { .. }
         | FetchError::TooLarge { .. }
         | FetchError::Unavailable(_) => exit::ERROR,
+        FetchError::Spool(_) => exit::STORE,
     };
     CodedError::new(code, err.to_string())
 }

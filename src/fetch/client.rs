@@ -322,18 +322,58 @@ enum Oversize {
     Truncate,
 }
 
+/// A download's body stays in memory up to this size; past it, it goes to an anonymous
+/// temporary file, so a large log is never held whole.
+pub const SPOOL_AT: u64 = 8 << 20;
+
 /// A download (`fetch_blob`): the final answer of its redirect chain.
 #[derive(Debug)]
 pub struct Blob {
+    /// Status and headers; the body too, unless it was spooled.
     pub response: Response,
-    /// The body was cut at the size limit.
+    /// The body, when it outgrew `SPOOL_AT`: an anonymous temporary file (removed when dropped)
+    /// positioned at its start, and its length.
+    pub spooled: Option<(std::fs::File, u64)>,
+    /// The body was cut at `max_log_size`.
     pub truncated: bool,
 }
+
+impl Blob {
+    /// The body's length, in memory or spooled.
+    pub fn len(&self) -> u64 {
+        self.spooled
+            .as_ref()
+            .map_or(self.response.body.len() as u64, |(_, len)| *len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One hop's answer: the response, its spooled body if any, whether it was cut.
+struct Answer {
+    response: Response,
+    spooled: Option<(std::fs::File, u64)>,
+    truncated: bool,
+}
+
+/// How a body is read: its limit, what happens past it, whether a success may be spooled.
+#[derive(Debug, Clone, Copy)]
+struct BodyPolicy {
+    limit: u64,
+    oversize: Oversize,
+    spool: bool,
+}
+
+/// Error bodies are read for their message only.
+const MAX_ERROR_BODY: u64 = 64 << 10;
 
 /// Why one try of one hop failed.
 enum TryError {
     Transport(octocrab::Error),
     TooLarge(u64),
+    Spool(std::io::Error),
 }
 
 impl From<octocrab::Error> for TryError {
@@ -489,16 +529,12 @@ impl GitHubClient {
     /// every status but 5xx, 429 and rate-limit 403s to the caller, who knows what a 404 or 410
     /// means there.
     pub async fn get(&self, url: &str, etag: Option<&str>) -> Result<Response, FetchError> {
-        let (response, _) = self
-            .follow(
-                url,
-                etag,
-                url,
-                self.config.max_response_size,
-                Oversize::Refuse,
-            )
-            .await?;
-        Ok(response)
+        let policy = BodyPolicy {
+            limit: self.config.max_response_size,
+            oversize: Oversize::Refuse,
+            spool: false,
+        };
+        Ok(self.follow(url, etag, url, policy).await?.response)
     }
 
     /// One download behind an API endpoint that redirects to a foreign blob host (a job's log,
@@ -506,18 +542,16 @@ impl GitHubClient {
     /// caller says so). `what` names it in messages ("job 123's log"). A redirect that is not
     /// followed (other scheme, https→http, too many hops) is `FetchError::Unavailable`.
     pub async fn fetch_blob(&self, url: &str, what: &str) -> Result<Blob, FetchError> {
-        let (response, truncated) = self
-            .follow(
-                url,
-                None,
-                what,
-                self.config.max_log_size,
-                Oversize::Truncate,
-            )
-            .await?;
+        let policy = BodyPolicy {
+            limit: self.config.max_log_size,
+            oversize: Oversize::Truncate,
+            spool: true,
+        };
+        let answer = self.follow(url, None, what, policy).await?;
         Ok(Blob {
-            response,
-            truncated,
+            response: answer.response,
+            spooled: answer.spooled,
+            truncated: answer.truncated,
         })
     }
 
@@ -533,9 +567,8 @@ impl GitHubClient {
         url: &str,
         etag: Option<&str>,
         what: &str,
-        limit: u64,
-        oversize: Oversize,
-    ) -> Result<(Response, bool), FetchError> {
+        policy: BodyPolicy,
+    ) -> Result<Answer, FetchError> {
         if origin_of(url) != self.origin {
             return Err(FetchError::Config(format!(
                 "refusing to follow {url}: not on the API host {}",
@@ -548,15 +581,16 @@ impl GitHubClient {
         let mut at_home = true;
         for hop in 0..=self.config.max_redirects {
             let etag = if hop == 0 { etag } else { None };
-            let (response, truncated) = self
-                .get_once(current.as_str(), etag, at_home, limit, oversize)
+            let answer = self
+                .get_once(current.as_str(), etag, at_home, policy)
                 .await?;
-            let location = response
+            let location = answer
+                .response
                 .header("location")
-                .filter(|_| is_followed_redirect(response.status))
+                .filter(|_| is_followed_redirect(answer.response.status))
                 .map(str::to_string);
             let Some(location) = location else {
-                return Ok((response, truncated));
+                return Ok(answer);
             };
             let next = next_hop(&current, &location, what).map_err(FetchError::Unavailable)?;
             at_home = at_home && origin_of(next.as_str()) == self.origin;
@@ -577,10 +611,14 @@ impl GitHubClient {
         url: &str,
         etag: Option<&str>,
         at_home: bool,
-        limit: u64,
-        oversize: Oversize,
-    ) -> Result<(Response, bool), FetchError> {
+        policy: BodyPolicy,
+    ) -> Result<Answer, FetchError> {
         let crab = if at_home { &self.crab } else { &self.anonymous };
+        // Off the API origin the query is a signed link's credential: never in a message.
+        let display = match (at_home, url::Url::parse(url)) {
+            (false, Ok(parsed)) => shown(&parsed),
+            _ => url.to_string(),
+        };
         let mut failures = 0u32;
         let mut secondary_waits = 0u32;
         loop {
@@ -602,8 +640,8 @@ impl GitHubClient {
             let sent = tokio::time::timeout(self.config.request_timeout, async {
                 let response = crab._get_with_headers(url, Some(headers)).await?;
                 let (parts, body) = response.into_parts();
-                let (body, truncated) = read_capped(&parts.headers, body, limit, oversize).await?;
-                Ok::<_, TryError>((parts, body, truncated))
+                let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
+                Ok::<_, TryError>((parts, body, spooled, truncated))
             })
             .await;
             drop(permit);
@@ -611,19 +649,24 @@ impl GitHubClient {
                 Err(_) => format!("no answer within {:?}", self.config.request_timeout),
                 Ok(Err(TryError::TooLarge(size))) => {
                     return Err(FetchError::TooLarge {
-                        url: url.to_string(),
+                        url: display,
                         size,
-                        limit,
+                        limit: policy.limit,
                     });
                 }
+                Ok(Err(TryError::Spool(e))) => {
+                    return Err(FetchError::Spool(format!(
+                        "cannot write the answer to {display} to a temporary file: {e}; check the free space of TMPDIR"
+                    )));
+                }
                 Ok(Err(TryError::Transport(e))) => transport_message(&e),
-                Ok(Ok((parts, body, truncated))) => {
+                Ok(Ok((parts, body, spooled, truncated))) => {
                     if at_home {
                         self.note_budget(&parts.headers);
                     }
                     self.progress.event(ProgressEvent::Request {
                         status: parts.status.as_u16(),
-                        url: url.to_string(),
+                        url: display.clone(),
                     });
                     let response = Response {
                         status: parts.status,
@@ -668,12 +711,20 @@ impl GitHubClient {
                             self.pause_until(tokio::time::Instant::now() + wait);
                             continue;
                         }
-                        return Ok((response, truncated));
+                        return Ok(Answer {
+                            response,
+                            spooled,
+                            truncated,
+                        });
                     }
                     if !status.is_server_error() {
-                        return Ok((response, truncated));
+                        return Ok(Answer {
+                            response,
+                            spooled,
+                            truncated,
+                        });
                     }
-                    format!("{} from {}", status, url)
+                    format!("{} from {}", status, display)
                 }
             };
             failures += 1;
@@ -689,16 +740,25 @@ impl GitHubClient {
     }
 }
 
-/// Reads a body frame by frame, never past `limit` bytes: `Refuse` fails as soon as the
+/// Reads a body frame by frame, never past the policy's limit: `Refuse` fails as soon as the
 /// declared length or the bytes read pass it, `Truncate` keeps the first `limit` bytes and stops
-/// reading.
+/// reading. A successful body that may be spooled moves to an anonymous temporary file once it
+/// passes `SPOOL_AT`; an error body is cut at `MAX_ERROR_BODY` (only its message is wanted).
 async fn read_capped(
-    headers: &HeaderMap,
+    parts: &http::response::Parts,
     mut body: http_body_util::combinators::BoxBody<hyper::body::Bytes, octocrab::Error>,
-    limit: u64,
-    oversize: Oversize,
-) -> Result<(Vec<u8>, bool), TryError> {
-    let declared = headers
+    policy: BodyPolicy,
+) -> Result<(Vec<u8>, Option<(std::fs::File, u64)>, bool), TryError> {
+    use tokio::io::{AsyncSeekExt, AsyncWriteExt};
+
+    let success = parts.status.is_success();
+    let (limit, oversize) = if success || policy.oversize == Oversize::Refuse {
+        (policy.limit, policy.oversize)
+    } else {
+        (policy.limit.min(MAX_ERROR_BODY), Oversize::Truncate)
+    };
+    let declared = parts
+        .headers
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
@@ -707,26 +767,59 @@ async fn read_capped(
     {
         return Err(TryError::TooLarge(size));
     }
-    let mut out = Vec::with_capacity(declared.unwrap_or(0).min(limit).min(8 << 20) as usize);
+    let spool_at = if policy.spool && success {
+        SPOOL_AT
+    } else {
+        u64::MAX
+    };
+    let mut memory = Vec::with_capacity(declared.unwrap_or(0).min(limit).min(SPOOL_AT) as usize);
+    let mut file: Option<tokio::fs::File> = None;
+    let mut len = 0u64;
+    let mut truncated = false;
     while let Some(frame) = body.frame().await {
         let Ok(data) = frame?.into_data() else {
             continue;
         };
-        let room = limit.saturating_sub(out.len() as u64);
-        if data.len() as u64 > room {
+        let room = limit - len;
+        let take = if data.len() as u64 > room {
             match oversize {
-                Oversize::Refuse => {
-                    return Err(TryError::TooLarge(out.len() as u64 + data.len() as u64));
-                }
+                Oversize::Refuse => return Err(TryError::TooLarge(len + data.len() as u64)),
                 Oversize::Truncate => {
-                    out.extend_from_slice(&data[..room as usize]);
-                    return Ok((out, true));
+                    truncated = true;
+                    &data[..room as usize]
                 }
             }
+        } else {
+            &data[..]
+        };
+        if file.is_none() && len + take.len() as u64 > spool_at {
+            let spool = tempfile::tempfile().map_err(TryError::Spool)?;
+            let mut spool = tokio::fs::File::from_std(spool);
+            spool.write_all(&memory).await.map_err(TryError::Spool)?;
+            memory = Vec::new();
+            file = Some(spool);
         }
-        out.extend_from_slice(&data);
+        match file.as_mut() {
+            Some(spool) => spool.write_all(take).await.map_err(TryError::Spool)?,
+            None => memory.extend_from_slice(take),
+        }
+        len += take.len() as u64;
+        if truncated {
+            break;
+        }
     }
-    Ok((out, false))
+    let spooled = match file {
+        Some(mut spool) => {
+            spool.flush().await.map_err(TryError::Spool)?;
+            spool
+                .seek(std::io::SeekFrom::Start(0))
+                .await
+                .map_err(TryError::Spool)?;
+            Some((spool.into_std().await, len))
+        }
+        None => None,
+    };
+    Ok((memory, spooled, truncated))
 }
 
 impl GitHubClient {
@@ -759,8 +852,13 @@ impl GitHubClient {
                 self.crab._post(url, Some(body)).await?
             };
             let (parts, body) = response.into_parts();
-            let body = body.collect().await?.to_bytes();
-            Ok::<_, octocrab::Error>((parts, body))
+            let policy = BodyPolicy {
+                limit: self.config.max_response_size,
+                oversize: Oversize::Refuse,
+                spool: false,
+            };
+            let (body, _, _) = read_capped(&parts, body, policy).await?;
+            Ok::<_, TryError>((parts, body))
         })
         .await;
         drop(permit);
@@ -771,14 +869,24 @@ impl GitHubClient {
                     self.config.request_timeout
                 )));
             }
-            Ok(Err(e)) => return Err(FetchError::Network(transport_message(&e))),
+            Ok(Err(TryError::Transport(e))) => {
+                return Err(FetchError::Network(transport_message(&e)));
+            }
+            Ok(Err(TryError::TooLarge(size))) => {
+                return Err(FetchError::TooLarge {
+                    url: url.to_string(),
+                    size,
+                    limit: self.config.max_response_size,
+                });
+            }
+            Ok(Err(TryError::Spool(e))) => return Err(FetchError::Spool(e.to_string())),
             Ok(Ok(answer)) => answer,
         };
         self.note_budget(&parts.headers);
         let response = Response {
             status: parts.status,
             headers: parts.headers,
-            body: body.to_vec(),
+            body,
         };
         if response.status == StatusCode::FORBIDDEN
             || response.status == StatusCode::TOO_MANY_REQUESTS

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 pub use ancestry::AncestrySummary;
 pub use client::{
     Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
-    GitHubClient, Response, StatsSnapshot, check_api_url,
+    GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
 pub use survey::{Session, SurveyPlan, SurveySummary};
 
@@ -60,6 +60,8 @@ pub enum FetchError {
         "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check --api-url)"
     )]
     TooLarge { url: String, size: u64, limit: u64 },
+    #[error("{0}")]
+    Spool(String),
     /// A download that cannot be had (a redirect not followed): the caller records it and goes on.
     #[error("{0}")]
     Unavailable(String),
@@ -110,6 +112,12 @@ pub trait Classifier: Send + Sync {
     /// Changes whenever classification would change: stored classifications are keyed by it.
     fn fingerprint(&self) -> String;
     fn classify(&self, log: &[u8]) -> Classification;
+    /// The same from a reader (a log spooled to a file); read whole by default.
+    fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
+        let mut raw = Vec::new();
+        log.read_to_end(&mut raw)?;
+        Ok(self.classify(&raw))
+    }
 }
 
 impl Classifier for crate::signatures::SignatureSet {
@@ -118,6 +126,10 @@ impl Classifier for crate::signatures::SignatureSet {
     }
     fn classify(&self, log: &[u8]) -> Classification {
         crate::signatures::SignatureSet::classify(self, log)
+    }
+    fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
+        // Streams in chunks: memory stays bounded whatever the log's size.
+        crate::signatures::SignatureSet::classify_reader(self, log)
     }
 }
 

@@ -10,6 +10,7 @@
 //! completed attempt is stored, and downloads only the logs still missing.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -18,12 +19,14 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
-use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use crate::model::{Job, JobId, Repo, Run, RunId, Timestamp};
 use crate::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
-use crate::store::{HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log};
+use crate::store::{
+    HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
+};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
@@ -859,32 +862,51 @@ impl Survey {
         tasks
     }
 
-    /// Classifies, compresses and stores one log on a blocking thread.
+    /// Classifies, compresses and stores one log on a blocking thread. A spooled log is
+    /// classified and compressed as it is read back from its file, never held whole.
     async fn settle_log(
         &self,
         job: JobId,
-        log: Option<Vec<u8>>,
+        log: Option<LogBody>,
         entry: Option<LogEntry>,
     ) -> Result<(), FetchError> {
         let store = self.store.clone();
         let classifier = self.classifier.clone();
         let fingerprint = self.fingerprint.clone();
-        let bytes = log.as_ref().map_or(0, |l| l.len() as u64);
-        tokio::task::spawn_blocking(move || match (log, entry) {
-            (Some(log), _) => {
-                let classification = classifier.classify(&log);
-                let compressed = compress_log(&log);
-                store.lock().expect("store lock").store_log(
+        let bytes = log.as_ref().map_or(0, LogBody::len);
+        tokio::task::spawn_blocking(move || {
+            let (classification, compressed) = match (log, entry) {
+                (Some(LogBody::Memory(log)), _) => (classifier.classify(&log), compress_log(&log)),
+                (Some(LogBody::Spooled(mut file, _)), _) => {
+                    let spool_error = |e: std::io::Error| {
+                        FetchError::Spool(format!(
+                            "cannot read job {job}'s log back from its temporary file: {e}"
+                        ))
+                    };
+                    file.rewind().map_err(spool_error)?;
+                    let classification =
+                        classifier.classify_reader(&mut file).map_err(spool_error)?;
+                    file.rewind().map_err(spool_error)?;
+                    let compressed = compress_log_reader(&mut file).map_err(spool_error)?;
+                    (classification, compressed)
+                }
+                (None, entry) => {
+                    return store
+                        .lock()
+                        .expect("store lock")
+                        .store_log(job, &entry.unwrap_or(LogEntry::Missing), None)
+                        .map_err(FetchError::from);
+                }
+            };
+            store
+                .lock()
+                .expect("store lock")
+                .store_log(
                     job,
                     &LogEntry::Stored(compressed),
                     Some((&fingerprint, &classification)),
                 )
-            }
-            (None, entry) => store.lock().expect("store lock").store_log(
-                job,
-                &entry.unwrap_or(LogEntry::Missing),
-                None,
-            ),
+                .map_err(FetchError::from)
         })
         .await
         .expect("classification does not panic")?;
@@ -920,14 +942,14 @@ impl Survey {
             }
             Err(e) => return Err(e),
         };
-        let response = blob.response;
-        if blob.truncated && response.status == StatusCode::OK {
+        if blob.truncated && blob.response.status == StatusCode::OK {
             self.progress.event(ProgressEvent::Note(format!(
                 "{what} is larger than --max-log-size ({} bytes): only its first {} bytes were downloaded, stored and classified",
                 self.client.max_log_size(),
-                response.body.len()
+                blob.len()
             )));
         }
+        let (response, mut body) = LogBody::of(blob);
         let entry = match response.status {
             StatusCode::OK => None,
             StatusCode::GONE => Some(LogEntry::Expired),
@@ -947,9 +969,12 @@ impl Survey {
             };
             (model, run_jobs)
         };
-        let body = response.body;
         if let Some(model) = model {
-            let span = log_span(&body);
+            let span = body.span().map_err(|e| {
+                FetchError::Spool(format!(
+                    "cannot read {what} back from its temporary file: {e}"
+                ))
+            })?;
             if !is_own_log(span, &model, &run_jobs) {
                 self.counts.not_own.fetch_add(1, Ordering::Relaxed);
                 self.progress.event(ProgressEvent::Detail(format!(
@@ -983,10 +1008,40 @@ impl Survey {
             "{}/actions/runs/{run}/attempts/{attempt}/logs",
             self.repo_path()
         ));
-        let response = self.client.get(&url, None).await?;
+        let what = format!("run {run} attempt {attempt}'s log archive");
         let lacking = |jobs: Vec<JobId>| -> Vec<Task> {
             jobs.into_iter().map(|job| Task::Log { job }).collect()
         };
+        let blob = match self.client.fetch_blob(&url, &what).await {
+            Ok(blob) if blob.truncated => {
+                self.progress.event(ProgressEvent::Note(format!(
+                    "{what} is larger than --max-log-size ({} bytes): not read",
+                    self.client.max_log_size()
+                )));
+                None
+            }
+            Ok(blob) => Some(blob),
+            Err(FetchError::Unavailable(message)) => {
+                self.progress
+                    .event(ProgressEvent::Note(format!("{message}; not read")));
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(blob) = blob else {
+            if fallback {
+                return Ok(lacking(jobs));
+            }
+            self.counts
+                .unknown
+                .fetch_add(jobs.len() as u64, Ordering::Relaxed);
+            for job in jobs {
+                self.settle_log(job, None, Some(LogEntry::Mismatched))
+                    .await?;
+            }
+            return Ok(Vec::new());
+        };
+        let (response, body) = LogBody::of(blob);
         match response.status {
             StatusCode::OK => {}
             StatusCode::GONE | StatusCode::NOT_FOUND if fallback => return Ok(lacking(jobs)),
@@ -1017,13 +1072,13 @@ impl Survey {
                 .collect();
             (models, run_jobs)
         };
-        let body = response.body;
         let wanted = models.clone();
+        let max_entry = self.client.max_log_size();
         let url_for_error = url.clone();
         let (entries, matched) = tokio::task::spawn_blocking(move || {
             // Only the entries named like a wanted job are read into memory.
             let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
-            crate::signatures::archive::visit_files(std::io::Cursor::new(body), |entry| {
+            let each = |entry: Result<(&str, &mut dyn Read), String>| {
                 let Ok((path, reader)) = entry else {
                     return;
                 };
@@ -1033,11 +1088,25 @@ impl Survey {
                 if !wanted.iter().any(|j| entry_names_job(name, &j.name)) {
                     return;
                 }
+                // An entry is read at most up to --max-log-size: a zip bomb stays bounded.
                 let mut bytes = Vec::new();
-                if reader.read_to_end(&mut bytes).is_ok() {
+                if reader.take(max_entry).read_to_end(&mut bytes).is_ok() {
                     entries.push((name.to_string(), bytes));
                 }
-            })
+            };
+            match body {
+                LogBody::Memory(bytes) => {
+                    crate::signatures::archive::visit_files(std::io::Cursor::new(bytes), each)
+                }
+                LogBody::Spooled(mut file, _) => {
+                    if let Err(e) = file.rewind() {
+                        return Err(FetchError::Spool(format!(
+                            "cannot read {url_for_error} back from its temporary file: {e}"
+                        )));
+                    }
+                    crate::signatures::archive::visit_files(file, each)
+                }
+            }
             .map_err(|e| FetchError::Parse {
                 url: url_for_error,
                 error: format!("the attempt's log archive is not a readable zip: {e}"),
@@ -1053,7 +1122,8 @@ impl Survey {
             match matched.get(&job).and_then(|&i| entries[i].take()) {
                 Some(log) => {
                     self.counts.from_archive.fetch_add(1, Ordering::Relaxed);
-                    self.settle_log(job, Some(log), None).await?;
+                    self.settle_log(job, Some(LogBody::Memory(log)), None)
+                        .await?;
                 }
                 None if fallback => retry.push(job),
                 None => {
@@ -1138,6 +1208,63 @@ impl Survey {
         files.dedup();
         self.store().store_pull_files(&self.repo, number, &files)?;
         Ok(true)
+    }
+}
+
+/// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large
+/// (`client::SPOOL_AT`).
+enum LogBody {
+    Memory(Vec<u8>),
+    Spooled(std::fs::File, u64),
+}
+
+impl LogBody {
+    /// Splits a download into its response (status, headers) and its body.
+    fn of(blob: Blob) -> (Response, LogBody) {
+        let Blob {
+            mut response,
+            spooled,
+            ..
+        } = blob;
+        let body = match spooled {
+            Some((file, len)) => LogBody::Spooled(file, len),
+            None => LogBody::Memory(std::mem::take(&mut response.body)),
+        };
+        (response, body)
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            LogBody::Memory(bytes) => bytes.len() as u64,
+            LogBody::Spooled(_, len) => *len,
+        }
+    }
+
+    /// `log_span` of the body; a spooled one is read only at its head and tail.
+    fn span(&mut self) -> std::io::Result<Option<(Timestamp, Timestamp)>> {
+        const EDGE: u64 = 1 << 20;
+        let (file, len) = match self {
+            LogBody::Memory(bytes) => return Ok(log_span(bytes)),
+            LogBody::Spooled(file, len) => (file, *len),
+        };
+        let mut head = Vec::new();
+        file.seek(SeekFrom::Start(0))?;
+        (&mut *file).take(EDGE).read_to_end(&mut head)?;
+        let tail_start = len.saturating_sub(EDGE);
+        let mut tail = Vec::new();
+        file.seek(SeekFrom::Start(tail_start))?;
+        file.read_to_end(&mut tail)?;
+        file.seek(SeekFrom::Start(0))?;
+        // The tail's first line may start mid-line: skip it unless the tail is the whole log.
+        if tail_start > 0 {
+            let cut = memchr::memchr(b'\n', &tail).map_or(tail.len(), |i| i + 1);
+            tail.drain(..cut);
+        }
+        Ok(match (log_span(&head), log_span(&tail)) {
+            (Some((first, _)), Some((_, last))) => Some((first, last)),
+            (Some(span), None) => Some(span),
+            _ => None,
+        })
     }
 }
 

@@ -104,6 +104,31 @@ pub fn compress_log(raw: &[u8]) -> CompressedLog {
     }
 }
 
+/// `compress_log` from a reader (a log spooled to a file): the raw log is never held whole, only
+/// its compressed form.
+pub fn compress_log_reader(raw: impl io::Read) -> io::Result<CompressedLog> {
+    struct Counting<R> {
+        inner: R,
+        count: u64,
+    }
+    impl<R: io::Read> io::Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.count += n as u64;
+            Ok(n)
+        }
+    }
+    let mut counting = Counting {
+        inner: raw,
+        count: 0,
+    };
+    let zstd = zstd::encode_all(&mut counting, LOG_ZSTD_LEVEL)?;
+    Ok(CompressedLog {
+        raw_size: counting.count,
+        zstd,
+    })
+}
+
 /// A body kept with its ETag, for conditional requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedResponse {

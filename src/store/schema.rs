@@ -259,3 +259,48 @@ mod tests {
         assert_eq!(status, "mismatched");
     }
 }
+
+#[cfg(test)]
+mod migration_tests {
+    use super::*;
+
+    #[test]
+    fn version_4_keeps_the_logs_and_accepts_unavailable() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute(
+            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute(
+                "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
+                []
+            )
+            .is_err(),
+            "version 3 refuses the new status"
+        );
+        migrate(&mut conn).unwrap();
+        let kept: (String, i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT status, raw_size, zstd FROM logs WHERE job_id = 7",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(kept, ("stored".to_string(), 3, vec![1, 2, 3]));
+        conn.execute(
+            "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute("INSERT INTO logs (job_id, status) VALUES (9, 'other')", [])
+                .is_err()
+        );
+    }
+}
