@@ -1,5 +1,7 @@
-//! Log text on its way to a terminal or a markdown file: escape sequences and control characters
-//! removed, one line.
+//! Text from outside on its way to a terminal or a markdown file: escape sequences, control
+//! characters and bidi overrides removed. `terminal` is the one sanitizer for every string that
+//! reaches a terminal (reports, `classify`, `signatures check`, error messages); `one_line`
+//! also folds it onto one line for cells and sentences.
 
 /// One line of plain text: control characters dropped, whitespace runs (newlines included)
 /// collapsed into one space.
@@ -22,6 +24,23 @@ pub fn one_line(s: &str) -> String {
     }
     if space {
         out.push(' ');
+    }
+    out
+}
+
+/// Text as a terminal may show it: ANSI escape sequences (CSI, OSC, DCS, …) removed, every
+/// other control character removed but the newline (a tab becomes a space), and bidi
+/// overrides, isolates and zero-width characters removed, so that nothing from outside can move
+/// the cursor, retitle the window, hide text or make it read in another order.
+pub fn terminal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in strip_ansi(s).chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push(' '),
+            c if c.is_control() || is_invisible(c) => {}
+            c => out.push(c),
+        }
     }
     out
 }
@@ -85,6 +104,15 @@ mod tests {
             "link"
         );
         assert_eq!(strip_ansi("a\u{1b}]0;title\u{1b}\\b"), "ab");
+    }
+
+    #[test]
+    fn terminal_text_keeps_newlines_and_drops_the_rest() {
+        assert_eq!(
+            terminal("a\u{1b}[2Jb\tc\r\n\u{7}d\u{202e}e\u{2066}f\u{9b}31mg\u{7f}"),
+            "ab c\ndefg"
+        );
+        assert_eq!(terminal("fine"), "fine");
     }
 
     #[test]
