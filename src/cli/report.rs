@@ -95,8 +95,12 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
             args.repo
         ))
     })?;
-    let (since, until) = parse_window(&args.since, args.until.as_deref(), chrono::Utc::now())
-        .map_err(|e| invalid(e.to_string()))?;
+    let (since, until) = parse_window(
+        &args.since,
+        args.until.as_deref(),
+        super::when::now_to_the_second(),
+    )
+    .map_err(|e| invalid(e.to_string()))?;
 
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let file = load_config(args.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
