@@ -122,6 +122,15 @@ fn escapes_and_bidi_overrides_never_reach_the_terminal() {
     assert_clean("classify table", &out.stdout);
     assert_clean("classify stderr", &out.stderr);
 
+    // JSON on a terminal: the same characters escaped, the same value parsed back.
+    let out = flakestat(
+        dir.path(),
+        &["classify", "--format", "json", log.to_str().unwrap()],
+    );
+    assert_clean("classify json", &out.stdout);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["files"][0]["file"], log.to_str().unwrap());
+
     // A refused input whose name holds escapes: the error message.
     let binary = write(dir.path(), &format!("{evil}.bin"), &random_bytes(4096));
     let out = flakestat(dir.path(), &["classify", binary.to_str().unwrap()]);

@@ -384,8 +384,7 @@ fn classified_json(f: &Classified) -> FileJson {
 }
 
 fn render_json(w: &mut dyn Write, results: &[Result<Classified, InputError>]) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &to_json(results))?;
-    writeln!(w)
+    crate::report::sanitize::write_json(w, &to_json(results))
 }
 
 /// Longest log text shown in a table cell.

@@ -410,7 +410,8 @@ fn post(
             None => format!("would create a comment on {target}"),
         };
         eprintln!(
-            "flakestat: dry run: {what}; {} characters:",
+            "flakestat: dry run: {}; {} characters:",
+            crate::report::sanitize::terminal(&what),
             body.chars().count()
         );
         write_output(None, |out| out.write_all(body.as_bytes()))?;
@@ -433,7 +434,8 @@ fn post(
                 format!("comment {id} on {target} already says this: left as it is")
             }
         };
-        eprintln!("flakestat: {line}");
+        // The URL is GitHub's answer.
+        eprintln!("flakestat: {}", crate::report::sanitize::terminal(&line));
     }
     Ok(())
 }

@@ -455,6 +455,8 @@ impl Bars {
 
     /// A line above the bars, or on plain stderr when they are hidden.
     fn say(&self, line: String) {
+        // Notes quote names, URLs and answers from outside.
+        let line = crate::report::sanitize::terminal(&line);
         if self.visible {
             let _ = self.multi.println(line);
         } else if !self.quiet {

@@ -45,6 +45,27 @@ pub fn terminal(s: &str) -> String {
     out
 }
 
+/// Writes `value` as pretty JSON with the characters a terminal would act on escaped: serde
+/// escapes control characters already; bidi overrides, isolates and zero-width characters are
+/// written as `\uXXXX` too. The document parses to the same value, and shown on a terminal it
+/// reads as it is.
+pub fn write_json<T: serde::Serialize>(
+    out: &mut dyn std::io::Write,
+    value: &T,
+) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_invisible(c) {
+            escaped.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            escaped.push(c);
+        }
+    }
+    escaped.push('\n');
+    out.write_all(escaped.as_bytes())
+}
+
 /// Bidirectional overrides and similar characters that make text read differently than it is.
 pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
@@ -113,6 +134,19 @@ mod tests {
             "ab c\ndefg"
         );
         assert_eq!(terminal("fine"), "fine");
+    }
+
+    #[test]
+    fn json_escapes_bidi_and_parses_to_the_same_value() {
+        let value = serde_json::json!({"name": "a\u{202e}b\u{2066}c\u{1b}"});
+        let mut out = Vec::new();
+        write_json(&mut out, &value).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("a\\u202eb\\u2066c\\u001b"), "{text}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
     }
 
     #[test]
