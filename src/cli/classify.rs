@@ -21,7 +21,7 @@ use super::output::write_output;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
 use crate::model::Classification;
-use crate::report::sanitize::terminal;
+use crate::report::sanitize::{terminal, terminal_line};
 use crate::signatures::normalize::binary_reason;
 use crate::signatures::{SignatureSet, resolve_dir};
 
@@ -148,7 +148,11 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
     if !global.quiet {
         for f in &files {
             if let Some(note) = &f.note {
-                eprintln!("flakestat: note: {}: {}", terminal(&f.name), terminal(note));
+                eprintln!(
+                    "flakestat: note: {}: {}",
+                    terminal_line(&f.name),
+                    terminal_line(note)
+                );
             }
         }
     }
@@ -391,7 +395,7 @@ fn render_json(w: &mut dyn Write, results: &[Result<Classified, InputError>]) ->
 const CELL: usize = 120;
 
 fn cell(text: &str) -> String {
-    let clean = terminal(text);
+    let clean = terminal_line(text);
     if clean.chars().count() <= CELL {
         clean
     } else {

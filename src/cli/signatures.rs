@@ -10,7 +10,7 @@ use clap::Subcommand;
 use super::classify::load_set;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
-use crate::report::sanitize::terminal;
+use crate::report::sanitize::terminal_line;
 use crate::signatures::check::check;
 use crate::signatures::import::import_pytorch;
 use crate::signatures::resolve_dir;
@@ -75,7 +75,7 @@ fn run_check(
     let report = check(&set);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let show = |s: &str| terminal(s);
+    let show = |s: &str| terminal_line(s);
     for f in &report.failures {
         writeln!(
             out,

@@ -45,6 +45,12 @@ pub fn terminal(s: &str) -> String {
     out
 }
 
+/// `terminal`, on one line: newlines become spaces too (other spacing is kept, unlike
+/// `one_line`), for a table cell or a line that names a file.
+pub fn terminal_line(s: &str) -> String {
+    terminal(s).replace('\n', " ")
+}
+
 /// Writes `value` as pretty JSON with the characters a terminal would act on escaped: serde
 /// escapes control characters already; bidi overrides, isolates and zero-width characters are
 /// written as `\uXXXX` too. The document parses to the same value, and shown on a terminal it
