@@ -199,7 +199,7 @@ pub(super) fn incomplete_exit(
     }
     if !global.quiet {
         eprintln!(
-            "flakestat: the store does not hold the whole window yet ({} runs without jobs, {} logs not fetched, {} windows not listed): the figures leave out {} runs; exiting {} (--allow-incomplete accepts it)",
+            "flakestat: the store does not hold the whole window yet (runs without jobs: {}, logs not fetched: {}, windows not listed: {}); the figures leave out {} of its runs; exiting {} (--allow-incomplete accepts it)",
             completeness.runs_pending,
             completeness.logs_pending,
             completeness.unlisted.len(),
