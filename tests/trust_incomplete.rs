@@ -205,3 +205,45 @@ fn a_survey_stopped_by_the_rate_limit_gives_reports_that_say_they_are_incomplete
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stdout(&out).contains("incomplete"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_window_no_survey_listed_makes_the_report_incomplete() {
+    let gh = FakeGitHub::start_blocking(dataset(), Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    // Lists [2026-06-02, 2026-06-17): the window and the 14 days of history before it.
+    let out = flakestat(
+        cache.path(),
+        &[
+            "survey",
+            "--repo",
+            "octo/demo",
+            "--since",
+            "2026-06-16",
+            "--until",
+            "2026-06-17",
+            "--api-url",
+            &gh.api_url(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = report(cache.path(), "json", &[]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["complete"], false);
+    assert_eq!(json["runs_pending"], 0);
+    assert_eq!(
+        json["windows_pending"],
+        serde_json::json!([{"since": "2026-06-01T00:00:00Z", "until": "2026-06-02T00:00:00Z"}])
+    );
+    let out = report(cache.path(), "markdown", &[]);
+    let text = stdout(&out);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(
+            "incomplete: runs from 2026-06-01 00:00 UTC to 2026-06-02 00:00 UTC not listed"
+        ),
+        "{first}"
+    );
+}

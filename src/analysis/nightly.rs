@@ -304,7 +304,11 @@ pub fn nightly(
     whole.since = Some(baseline_since);
     whole.until = Some(until);
     let (complete, completeness) = super::complete_part(&whole);
-    let mut view = complete.into_owned();
+    let part = match complete {
+        std::borrow::Cow::Owned(part) => Some(part),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    let mut view = part.unwrap_or(whole);
     view.since = Some(baseline_since);
     view.until = Some(period_since);
     let baseline = analyze(&view, signatures, &config);

@@ -128,7 +128,7 @@ pub(super) fn try_lock_store(
 }
 
 /// `0`, `45` (seconds), `30s`, `5m`, `1h`.
-fn parse_wait(text: &str) -> Option<Duration> {
+pub(super) fn parse_wait(text: &str) -> Option<Duration> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -190,7 +190,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
             })?
             .to_utc(),
         (None, Some(ds)) => ds.now,
-        (None, None) => chrono::Utc::now(),
+        (None, None) => super::when::now_to_the_second(),
     };
     let repo = match (&args.repo, &replay) {
         (Some(text), _) => Repo::parse(text).ok_or_else(|| {
@@ -414,7 +414,8 @@ fn post(
             None => format!("would create a comment on {target}"),
         };
         eprintln!(
-            "flakestat: dry run: {what}; {} characters:",
+            "flakestat: dry run: {}; {} characters:",
+            crate::report::sanitize::terminal(&what),
             body.chars().count()
         );
         write_output(None, |out| out.write_all(body.as_bytes()))?;
@@ -437,7 +438,8 @@ fn post(
                 format!("comment {id} on {target} already says this: left as it is")
             }
         };
-        eprintln!("flakestat: {line}");
+        // The URL is GitHub's answer.
+        eprintln!("flakestat: {}", crate::report::sanitize::terminal(&line));
     }
     Ok(())
 }

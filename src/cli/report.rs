@@ -95,8 +95,12 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
             args.repo
         ))
     })?;
-    let (since, until) = parse_window(&args.since, args.until.as_deref(), chrono::Utc::now())
-        .map_err(|e| invalid(e.to_string()))?;
+    let (since, until) = parse_window(
+        &args.since,
+        args.until.as_deref(),
+        super::when::now_to_the_second(),
+    )
+    .map_err(|e| invalid(e.to_string()))?;
 
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let file = load_config(args.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
@@ -195,7 +199,7 @@ pub(super) fn incomplete_exit(
     }
     if !global.quiet {
         eprintln!(
-            "flakestat: the store does not hold the whole window yet ({} runs without jobs, {} logs not fetched, {} windows not listed): the figures leave out {} runs; exiting {} (--allow-incomplete accepts it)",
+            "flakestat: the store does not hold the whole window yet (runs without jobs: {}, logs not fetched: {}, windows not listed: {}); the figures leave out {} of its runs; exiting {} (--allow-incomplete accepts it)",
             completeness.runs_pending,
             completeness.logs_pending,
             completeness.unlisted.len(),

@@ -17,9 +17,9 @@ use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
 use crate::fetch::{self, Classifier};
 use crate::model::{Classification, Repo};
+use crate::report::sanitize::terminal_line;
 use crate::signatures::check::check;
 use crate::signatures::load::parse_spec;
-use crate::signatures::normalize::sanitize_for_terminal;
 use crate::signatures::{self, SignatureSet};
 use crate::store::{Store, StoreError};
 
@@ -248,7 +248,7 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         for (id, why) in &rejected {
             eprintln!(
                 "flakestat: note: left out {id}: `signatures check` would fail: {}",
-                sanitize_for_terminal(why)
+                terminal_line(why)
             );
         }
     }

@@ -63,6 +63,9 @@ pub struct SurveyArgs {
     /// Only runs triggered by this event (push, pull_request, schedule, …).
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+    /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
+    #[arg(long, value_name = "DURATION", default_value = "0s")]
+    pub wait: String,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -78,7 +81,9 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         })?),
         None => None,
     };
-    let now = replay.as_ref().map_or_else(chrono::Utc::now, |ds| ds.now);
+    let now = replay
+        .as_ref()
+        .map_or_else(super::when::now_to_the_second, |ds| ds.now);
     let mut repo = match (&args.repo, &replay) {
         (Some(text), _) => Repo::parse(text).ok_or_else(|| {
             CodedError::new(
@@ -106,7 +111,13 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let cache = args.source.cache_dir()?;
     let cache_dir = &cache.path;
     // One writer per store: a nightly or another survey on it makes this one stop, clearly.
-    let _lock = super::nightly::lock_store(cache_dir, Duration::ZERO, "flakestat survey")?;
+    let wait = super::nightly::parse_wait(&args.wait).ok_or_else(|| {
+        CodedError::new(
+            exit::INVALID_INPUT,
+            format!("--wait {:?} is not a duration (0, 30s, 5m, 1h)", args.wait),
+        )
+    })?;
+    let _lock = super::nightly::lock_store(cache_dir, wait, "flakestat survey")?;
     let store = Store::open(cache_dir).map_err(store_error)?;
     let store = Arc::new(Mutex::new(store));
 
@@ -478,6 +489,8 @@ impl Bars {
 
     /// A line above the bars, or on plain stderr when they are hidden.
     fn say(&self, line: String) {
+        // Notes quote names, URLs and answers from outside.
+        let line = crate::report::sanitize::terminal(&line);
         if self.visible {
             let _ = self.multi.println(line);
         } else if !self.quiet {

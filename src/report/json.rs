@@ -547,6 +547,5 @@ pub fn to_wire(data: &ReportData) -> wire::Report {
 }
 
 pub fn render(data: &ReportData, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_wire(data))?;
-    writeln!(out)
+    crate::report::sanitize::write_json(out, &to_wire(data))
 }

@@ -226,13 +226,18 @@ pub fn incomplete_line(
     if let Some(u) = until {
         command.push_str(&format!(" --until {}", rfc(u)));
     }
+    let tail = if c.runs_left_out > 0 {
+        format!(
+            " again to finish; the figures below leave out {}.",
+            plural(c.runs_left_out, "run", "runs")
+        )
+    } else {
+        " to finish; the figures below count what is listed.".to_string()
+    };
     Some(Block::Paragraph(vec![
         text(format!("incomplete: {} — run ", parts.join(", "))),
         code(command),
-        text(format!(
-            " again to finish; the figures below leave out {}.",
-            plural(c.runs_left_out, "run", "runs")
-        )),
+        text(tail),
     ]))
 }
 

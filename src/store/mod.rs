@@ -51,22 +51,80 @@ pub enum StoreError {
     )]
     CreateFile { path: PathBuf, source: io::Error },
     #[error(
-        "cannot open the store {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
+        "cannot open the store {path}: {source}; pass another --cache-dir or set FLAKESTAT_CACHE_DIR"
     )]
     Open {
         path: PathBuf,
         source: rusqlite::Error,
     },
     #[error(
-        "the store was written by a newer flakestat (schema {found}, this one knows {known}); upgrade flakestat or use another --cache-dir"
+        "not a flakestat store: {path} is not a database flakestat wrote; move it away, or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
     )]
-    TooNew { found: u32, known: u32 },
-    #[error("store: {0}")]
+    NotAStore { path: PathBuf },
+    #[error(
+        "damaged store at {path} ({detail}); delete that file (the next survey fetches everything again), or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
+    )]
+    Damaged { path: PathBuf, detail: String },
+    #[error(
+        "read-only store at {path}: flakestat writes to it (and to its folder) even to report; make both writable, or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "the store at {path} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat, or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
+    #[error("store: {}", sql_message(.0))]
     Sql(#[from] rusqlite::Error),
     #[error("store: a stored record does not parse ({0}); delete the cache folder to start over")]
     Corrupt(String),
     #[error("store: cannot read a stored log: {0}")]
     Log(io::Error),
+}
+
+/// What an SQLite failure met after opening means for the user (never the SQL itself).
+fn sql_message(err: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode;
+    match err.sqlite_error_code() {
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => format!(
+            "damaged store ({}); delete the store folder (the next survey fetches everything again) or pass another --cache-dir",
+            sqlite_detail(err)
+        ),
+        Some(ErrorCode::ReadOnly) => {
+            "read-only store: make it and its folder writable, or pass another --cache-dir"
+                .to_string()
+        }
+        Some(ErrorCode::DiskFull) => "the disk is full: free some space and run again".to_string(),
+        _ => sqlite_detail(err),
+    }
+}
+
+/// SQLite's own words for a failure, without any SQL text rusqlite may carry.
+fn sqlite_detail(err: &rusqlite::Error) -> String {
+    match err {
+        rusqlite::Error::SqliteFailure(e, _) => e.to_string(),
+        rusqlite::Error::SqlInputError { error, .. } => error.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The user-facing error for an SQLite failure while opening the store at `path`.
+fn open_error(path: &Path, err: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    let path = path.to_path_buf();
+    match err.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::NotAStore { path },
+        Some(ErrorCode::DatabaseCorrupt) => StoreError::Damaged {
+            path,
+            detail: sqlite_detail(&err),
+        },
+        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => StoreError::ReadOnly { path },
+        Some(ErrorCode::CannotOpen) if path.exists() => StoreError::ReadOnly { path },
+        _ => StoreError::Open { path, source: err },
+    }
 }
 
 /// What became of a failed job's log, ready to be written.
@@ -195,14 +253,19 @@ impl Store {
 
     /// Opens (creating if needed) the store at exactly `path`; the file is created 0600.
     pub fn open_file(path: &Path) -> Result<Store, StoreError> {
-        create_private_file(path).map_err(|source| StoreError::CreateFile {
-            path: path.to_path_buf(),
-            source,
+        create_private_file(path).map_err(|source| {
+            if source.kind() == io::ErrorKind::PermissionDenied && path.exists() {
+                StoreError::ReadOnly {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                StoreError::CreateFile {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            }
         })?;
-        let open_err = |source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
+        let open_err = |source| open_error(path, source);
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(open_err)?;
@@ -215,6 +278,14 @@ impl Store {
             .map_err(open_err)?;
         schema::migrate(&mut conn).map_err(|e| match e {
             StoreError::Sql(source) => open_err(source),
+            StoreError::TooNew { found, known, .. } => StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                known,
+            },
+            StoreError::NotAStore { .. } => StoreError::NotAStore {
+                path: path.to_path_buf(),
+            },
             other => other,
         })?;
         Ok(Store {

@@ -171,9 +171,20 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         let current: u32 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
         if current > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
+                path: Default::default(),
                 found: current,
                 known: SCHEMA_VERSION,
             });
+        }
+        // A database with tables but no version is some other program's: never write into it.
+        if current == 0 {
+            let tables: u32 =
+                tx.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+            if tables > 0 {
+                return Err(StoreError::NotAStore {
+                    path: Default::default(),
+                });
+            }
         }
         let Some(sql) = MIGRATIONS.get(current as usize) else {
             return Ok(());

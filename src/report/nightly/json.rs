@@ -249,6 +249,5 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
 }
 
 pub fn render(data: &NightlyData, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_wire(data))?;
-    writeln!(out)
+    crate::report::sanitize::write_json(out, &to_wire(data))
 }
