@@ -251,20 +251,20 @@ pub fn check_api_url(
         "e.g. https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server";
     let parsed = url::Url::parse(api_url).map_err(|e| {
         FetchError::Config(format!(
-            "--api-url {api_url:?} is not a URL ({e}); give the API root, {example}"
+            "the API root {api_url:?} (--api-url or GITHUB_API_URL) is not a URL ({e}); expected {example}"
         ))
     })?;
     match parsed.scheme() {
         "https" | "http" => {}
         other => {
             return Err(FetchError::Config(format!(
-                "--api-url {api_url:?}: flakestat talks to GitHub over https (or http), not {other}:; give the API root, {example}"
+                "the API root {api_url:?} (--api-url or GITHUB_API_URL): flakestat talks to GitHub over https (or http), not {other}:; expected {example}"
             )));
         }
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(FetchError::Config(format!(
-            "--api-url {api_url:?} has no host; give the API root, {example}"
+            "the API root {api_url:?} (--api-url or GITHUB_API_URL) has no host; expected {example}"
         )));
     }
     if parsed.scheme() == "http" && with_token && !allow_insecure_http && !is_loopback(&parsed) {

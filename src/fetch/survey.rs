@@ -262,17 +262,18 @@ fn fits_another_better(span: (Timestamp, Timestamp), job: &Job, run_jobs: &[Job]
     })
 }
 
-/// Picks, among an attempt archive's top-level entries (`(entry job name, bytes)`), the log of
+/// Picks, among an attempt archive's top-level entries (`(entry job name, log_span)`; a spooled
+/// entry's span is read at its head and tail, `LogBody::span`), the log of
 /// each job in `jobs`: by name, then by timestamps (the entry that fits the execution and
 /// starts nearest to it). A job whose only entry by name fits none of the run's executions is
 /// given that entry (its runner's clock may be off); one that fits another execution is not.
 /// Each entry serves at most one job. Returns the entry index per job that has one.
-fn match_archive_entries(
-    entries: &[(String, Vec<u8>)],
+fn match_archive_spans(
+    entries: &[(String, Option<(Timestamp, Timestamp)>)],
     jobs: &[Job],
     run_jobs: &[Job],
 ) -> BTreeMap<JobId, usize> {
-    let spans: Vec<_> = entries.iter().map(|(_, b)| log_span(b)).collect();
+    let spans: Vec<_> = entries.iter().map(|(_, span)| *span).collect();
     let mut used = vec![false; entries.len()];
     let mut out = BTreeMap::new();
     for job in jobs {
@@ -994,7 +995,7 @@ impl Survey {
     }
 
     /// `GET …/actions/runs/{run}/attempts/{n}/logs` (302 to a zip on the log host, followed
-    /// without the token): takes each job's log from the archive ([`match_archive_entries`]).
+    /// without the token): takes each job's log from the archive ([`match_archive_spans`]).
     /// A job the archive lacks (or an archive GitHub does not serve) is asked one by one when
     /// `fallback`, else recorded as unknown (`Mismatched`) — never classified as another's log.
     async fn fetch_archive(
@@ -1076,8 +1077,9 @@ impl Survey {
         let max_entry = self.client.max_log_size();
         let url_for_error = url.clone();
         let (entries, matched) = tokio::task::spawn_blocking(move || {
-            // Only the entries named like a wanted job are read into memory.
-            let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+            // Only the entries named like a wanted job are read: into memory up to `SPOOL_AT`,
+            // past it into a temporary file.
+            let mut entries: Vec<(String, LogBody)> = Vec::new();
             let each = |entry: Result<(&str, &mut dyn Read), String>| {
                 let Ok((path, reader)) = entry else {
                     return;
@@ -1089,9 +1091,8 @@ impl Survey {
                     return;
                 }
                 // An entry is read at most up to --max-log-size: a zip bomb stays bounded.
-                let mut bytes = Vec::new();
-                if reader.take(max_entry).read_to_end(&mut bytes).is_ok() {
-                    entries.push((name.to_string(), bytes));
+                if let Ok(body) = LogBody::read(&mut reader.take(max_entry)) {
+                    entries.push((name.to_string(), body));
                 }
             };
             match body {
@@ -1111,19 +1112,22 @@ impl Survey {
                 url: url_for_error,
                 error: format!("the attempt's log archive is not a readable zip: {e}"),
             })?;
-            let matched = match_archive_entries(&entries, &wanted, &run_jobs);
+            let spans: Vec<_> = entries
+                .iter_mut()
+                .map(|(name, body)| (name.clone(), body.span().ok().flatten()))
+                .collect();
+            let matched = match_archive_spans(&spans, &wanted, &run_jobs);
             Ok::<_, FetchError>((entries, matched))
         })
         .await
         .expect("archive reading does not panic")?;
-        let mut entries: Vec<Option<Vec<u8>>> = entries.into_iter().map(|(_, b)| Some(b)).collect();
+        let mut entries: Vec<Option<LogBody>> = entries.into_iter().map(|(_, b)| Some(b)).collect();
         let mut retry = Vec::new();
         for job in jobs {
             match matched.get(&job).and_then(|&i| entries[i].take()) {
                 Some(log) => {
                     self.counts.from_archive.fetch_add(1, Ordering::Relaxed);
-                    self.settle_log(job, Some(LogBody::Memory(log)), None)
-                        .await?;
+                    self.settle_log(job, Some(log), None).await?;
                 }
                 None if fallback => retry.push(job),
                 None => {
@@ -1231,6 +1235,21 @@ impl LogBody {
             None => LogBody::Memory(std::mem::take(&mut response.body)),
         };
         (response, body)
+    }
+
+    /// Reads a whole body: into memory up to `SPOOL_AT`, the rest into an anonymous temporary
+    /// file.
+    fn read(reader: &mut dyn Read) -> std::io::Result<LogBody> {
+        let mut head = Vec::new();
+        reader.take(super::SPOOL_AT).read_to_end(&mut head)?;
+        if (head.len() as u64) < super::SPOOL_AT {
+            return Ok(LogBody::Memory(head));
+        }
+        let mut file = tempfile::tempfile()?;
+        std::io::Write::write_all(&mut file, &head)?;
+        let rest = std::io::copy(reader, &mut file)?;
+        file.rewind()?;
+        Ok(LogBody::Spooled(file, head.len() as u64 + rest))
     }
 
     fn len(&self) -> u64 {
