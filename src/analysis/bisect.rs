@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use globset::GlobSet;
 use serde::Serialize;
 
-use super::prs::{self, PrConventions, RunOrigin};
+use super::prs::{self, PrConventions, RelevanceUnknown, RunOrigin};
 use crate::model::{MainlineCommit, Run, RunId, Sha, SignatureInfo, Snapshot, Timestamp};
 
 /// A merge with likelihood below this is ruled out and not listed as a suspect.
@@ -189,6 +189,15 @@ pub fn needs(
     let data = super::analyze(snapshot, signatures, config);
     let mut needs = AncestryNeeds::default();
     for report in &data.signatures {
+        // Hit runs' PRs whose changed files are unknown (a fork PR found by the PR listing):
+        // whether they are related decides what is counted at all.
+        needs.merge_files.extend(
+            report
+                .pr_relevance_unknown
+                .iter()
+                .filter(|g| g.reason == RelevanceUnknown::FilesNotFetched.reason())
+                .filter_map(|g| g.pr),
+        );
         let Some(b) = &report.bisection else {
             continue;
         };

@@ -943,6 +943,27 @@ fn repo_min_json(ds: &Dataset, api: &str) -> Value {
     })
 }
 
+/// The repository a run's or a PR's head lives in: the dataset's own, or a fork of it
+/// (`full_name` given) with an id of its own and `fork: true`.
+fn head_repo_json(ds: &Dataset, fork: Option<&str>, api: &str) -> Value {
+    let Some(full) = fork.filter(|f| !f.eq_ignore_ascii_case(&ds.repo.to_string())) else {
+        return repo_min_json(ds, api);
+    };
+    let (owner, name) = full.split_once('/').unwrap_or((full, &ds.repo.name));
+    json!({
+        "id": 900_000_000u64 + u64::from_str_radix(&fake_sha(full)[..6], 16).unwrap_or(0),
+        "node_id": format!("R_kgDO{}", &fake_sha(full)[..6]),
+        "name": name,
+        "full_name": full,
+        "private": false,
+        "owner": user_json(owner, api),
+        "html_url": format!("https://github.com/{full}"),
+        "description": null,
+        "fork": true,
+        "url": format!("{api}/repos/{full}"),
+    })
+}
+
 fn repo_full_json(ds: &Dataset, api: &str) -> Value {
     let mut v = repo_min_json(ds, api);
     let created = ds.commits.iter().map(|c| c.date).min().unwrap_or(ds.now);
@@ -1086,8 +1107,8 @@ fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &s
             "committer": {"name": "GitHub", "email": "noreply@github.com"},
         },
         "repository": repo_min_json(ds, api),
-        "head_repository": repo_min_json(ds, api),
-        "head_repository_id": repo_id(ds),
+        "head_repository": head_repo_json(ds, r.head_repository.as_deref(), api),
+        "head_repository_id": head_repo_json(ds, r.head_repository.as_deref(), api)["id"],
     })
 }
 
@@ -1212,13 +1233,13 @@ fn pull_json(ds: &Dataset, p: &FakePull, api: &str, full: bool) -> Value {
     let n = p.number;
     let pr_url = format!("{api}/repos/{repo}/pulls/{n}");
     let issue_url = format!("{api}/repos/{repo}/issues/{n}");
-    let side = |r: &str, sha: &Sha, login: &str| {
+    let side = |r: &str, sha: &Sha, login: &str, fork: Option<&str>| {
         json!({
             "label": format!("{login}:{r}"),
             "ref": r,
             "sha": sha,
             "user": user_json(login, api),
-            "repo": repo_min_json(ds, api),
+            "repo": head_repo_json(ds, fork, api),
         })
     };
     let mut v = json!({
@@ -1252,8 +1273,8 @@ fn pull_json(ds: &Dataset, p: &FakePull, api: &str, full: bool) -> Value {
         "assignees": [],
         "requested_reviewers": [],
         "requested_teams": [],
-        "head": side(&p.head_ref, &p.head_sha, &p.user),
-        "base": side(&p.base_ref, &p.base_sha, &ds.repo.owner),
+        "head": side(&p.head_ref, &p.head_sha, &p.user, p.head_repo.as_deref()),
+        "base": side(&p.base_ref, &p.base_sha, &ds.repo.owner, None),
         "_links": {
             "self": {"href": pr_url},
             "html": {"href": format!("https://github.com/{repo}/pull/{n}")},

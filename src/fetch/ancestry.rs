@@ -33,11 +33,16 @@ pub struct AncestrySummary {
     pub fork_points_known: u64,
     /// `/pulls/{n}/files` and `/commits/{sha}` pages.
     pub files_requests: u64,
+    /// Pages of `/pulls?state=all`, listed to map fork runs to their PR.
+    pub pull_list_requests: u64,
 }
 
 impl AncestrySummary {
     pub fn requests(&self) -> u64 {
-        self.mainline_requests + self.compare_requests + self.files_requests
+        self.mainline_requests
+            + self.compare_requests
+            + self.files_requests
+            + self.pull_list_requests
     }
 }
 

@@ -9,6 +9,7 @@
 mod ancestry;
 mod client;
 pub mod comments;
+mod pulls;
 mod survey;
 mod wire;
 
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 pub use ancestry::AncestrySummary;
 pub use client::{ClientConfig, DEFAULT_CONCURRENCY, GitHubClient, Response, StatsSnapshot};
+pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{Session, SurveyPlan, SurveySummary};
 
 use crate::model::{Classification, Repo, Timestamp};
