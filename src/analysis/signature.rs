@@ -488,7 +488,7 @@ pub(super) fn analyze_signature(
     let bisection = bisect::bisect(
         &bisect_runs,
         &merges(snapshot),
-        &Ancestry::new(&snapshot.mainline, &snapshot.fork_points),
+        &Ancestry::with_parents(&snapshot.mainline, &snapshot.fork_points, &snapshot.parents),
         &paths.globset(),
         &failing_tests,
     );

@@ -742,6 +742,7 @@ impl Store {
         snapshot.pulls = pulls;
         snapshot.mainline = self.load_mainline(repo, until)?;
         snapshot.fork_points = self.load_fork_points(repo)?;
+        snapshot.parents = self.load_parents(repo)?;
         Ok(snapshot)
     }
 

@@ -112,6 +112,11 @@ const MIGRATIONS: &[&str] = &[
     -- JSON array of paths; NULL until fetched.
     ALTER TABLE mainline ADD COLUMN files TEXT;
     ",
+    // Version 4: each mainline commit's parents (JSON array of shas, first parent first; NULL
+    // when unknown), so the bisection places commits on the first-parent chain, not by date.
+    "
+    ALTER TABLE mainline ADD COLUMN parents TEXT;
+    ",
 ];
 
 /// The schema version this binary writes.

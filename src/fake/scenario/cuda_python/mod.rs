@@ -800,9 +800,10 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng, merge_style: MergeStyle) -> Graph 
         merges,
         side: Vec::new(),
     };
-    // Each push to a PR is its change rebased onto main as it stood then.
+    // Each push to a PR is its change rebased onto main as it stood then (squash style), or a
+    // new commit on the PR's branch with main as it stood then merged in (merge-commit style).
     for pr in prs {
-        let mut shas = Vec::new();
+        let mut shas: Vec<Sha> = Vec::new();
         for (i, when) in pr.pushes.iter().enumerate() {
             let sha = Sha(fake_sha(&format!("pr {} push {i}", pr.number)));
             let message = if i == 0 {
@@ -810,9 +811,16 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng, merge_style: MergeStyle) -> Graph 
             } else {
                 FOLLOW_UPS[rng.below(FOLLOW_UPS.len() as u64) as usize].to_string()
             };
+            let base = graph.main_at(*when);
+            let parents = match shas.last() {
+                Some(previous) if merge_style == MergeStyle::MergeCommit => {
+                    vec![previous.clone(), base]
+                }
+                _ => vec![base],
+            };
             graph.commits.push(FakeCommit {
                 sha: sha.clone(),
-                parents: vec![graph.main_at(*when)],
+                parents,
                 message,
                 author: pr.user.clone(),
                 date: *when - TimeDelta::minutes(3),
