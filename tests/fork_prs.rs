@@ -289,3 +289,50 @@ fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
         "{md}"
     );
 }
+
+/// Issue #9's mirror-style failure ("no merge fits the hits"): with merge commits, a hit run's
+/// head on `pull-request/<N>` whose PR has merged since is itself in the default branch's
+/// history, and `compare` names it as its own merge base. Its date is when the branch's work
+/// began, before the merges it contains (main merged into the branch later): placed by date in
+/// the interleaved listing, it sat before #2371, so the hit run seemed to lack #2371 and ruled
+/// it out. Placed on the first-parent chain by what it contains, it includes #2371.
+#[test]
+fn a_merged_pr_branch_head_dated_before_the_culprit_still_includes_it() {
+    let dir = scenario("mirror", "merge-commit");
+    let mut ds = Dataset::load(dir.path()).unwrap();
+    let merged = t(expected::CULPRIT_MERGED_AT);
+    let main = ds.resolve_ref("main").unwrap();
+    let main_history = ds.ancestors(&main);
+    // Hit runs on mirror branches whose head main now holds through a merge commit.
+    let heads: Vec<flakestat::model::Sha> = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.event == "push" && pr_of(r).is_some() && !is_fork_run(r))
+        .filter(|r| r.run.head_branch.as_deref() != Some("main"))
+        .filter(|r| {
+            r.all_jobs().iter().any(|j| {
+                j.is_failed()
+                    && matches!(ds.logs.get(&j.id), Some(FakeLog::Text(l)) if l.contains("condition not satisfied"))
+            })
+        })
+        .filter(|r| main_history.contains(&r.run.head_sha))
+        .map(|r| r.run.head_sha.clone())
+        .collect();
+    assert!(!heads.is_empty(), "some hit head merged since");
+    for c in ds.commits.iter_mut().filter(|c| heads.contains(&c.sha)) {
+        c.date = merged - chrono::TimeDelta::hours(6);
+    }
+    let gh = FakeGitHub::start_blocking(ds.clone(), Faults::default()).unwrap();
+    let api = gh.api_url();
+    let cache = tempfile::tempdir().unwrap();
+    let (s, _) = survey(
+        &["--api-url", &api, "--repo", "NVIDIA/cuda-python"],
+        cache.path(),
+    );
+    let b = s.bisection.as_ref().unwrap();
+    assert_eq!(b.verdict, "placed", "{b:?}");
+    assert_eq!(s.suspects[0].pr, Some(CULPRIT_PR));
+    let window = s.impact_window.as_ref().unwrap();
+    assert_eq!(window.starts_at, "merge");
+    assert_eq!(window.runs, expected::RUNS_AFTER_MERGE as u64);
+}

@@ -827,12 +827,19 @@ fn compare(ds: &Dataset, base: &str, head: &str, api: &str) -> Reply {
     let base_anc = ds.ancestors(&base_sha);
     let head_anc = ds.ancestors(&head_sha);
     let common: BTreeSet<&Sha> = base_anc.intersection(&head_anc).collect();
-    // The merge base: the common ancestor no other common ancestor descends from; the newest one
-    // is such a commit.
-    let merge_base = ds
+    // The merge base: a common ancestor no other common ancestor descends from, i.e. one with
+    // no child among them (dates need not follow ancestry: a branch's commits may be dated
+    // before merges they contain); the newest such one when there are several.
+    let has_common_child: BTreeSet<&Sha> = ds
         .commits
         .iter()
         .filter(|c| common.contains(&c.sha))
+        .flat_map(|c| c.parents.iter())
+        .collect();
+    let merge_base = ds
+        .commits
+        .iter()
+        .filter(|c| common.contains(&c.sha) && !has_common_child.contains(&c.sha))
         .max_by(|a, b| a.date.cmp(&b.date).then(a.sha.cmp(&b.sha)));
     let Some(merge_base) = merge_base else {
         return Reply::error(

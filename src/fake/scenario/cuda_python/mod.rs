@@ -812,18 +812,21 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng, merge_style: MergeStyle) -> Graph 
                 FOLLOW_UPS[rng.below(FOLLOW_UPS.len() as u64) as usize].to_string()
             };
             let base = graph.main_at(*when);
-            let parents = match shas.last() {
-                Some(previous) if merge_style == MergeStyle::MergeCommit => {
-                    vec![previous.clone(), base]
-                }
-                _ => vec![base],
+            let (parents, date) = match shas.last() {
+                // The branch's commits keep the date the PR's work began: listed among the
+                // merges, they sit before merges they contain.
+                Some(previous) if merge_style == MergeStyle::MergeCommit => (
+                    vec![previous.clone(), base],
+                    pr.created - TimeDelta::minutes(3),
+                ),
+                _ => (vec![base], *when - TimeDelta::minutes(3)),
             };
             graph.commits.push(FakeCommit {
                 sha: sha.clone(),
                 parents,
                 message,
                 author: pr.user.clone(),
-                date: *when - TimeDelta::minutes(3),
+                date,
                 files: Vec::new(),
             });
             shas.push(sha);
