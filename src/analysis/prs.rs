@@ -392,6 +392,103 @@ mod tests {
     }
 
     #[test]
+    fn fork_runs_map_to_the_pr_heading_their_branch_confirmed_by_sha_among_several() {
+        use crate::model::{PullHead, PullRequest};
+        let at = |s: &str| -> crate::model::Timestamp { s.parse().unwrap() };
+        let pull =
+            |n: u64, repo: &str, head: &str, sha: char, from: &str, to: Option<&str>| PullRequest {
+                number: n,
+                title: String::new(),
+                state: "closed".into(),
+                base_ref: "main".into(),
+                head_ref: head.into(),
+                merged_at: None,
+                merge_commit_sha: None,
+                html_url: String::new(),
+                files: None,
+                head: Some(PullHead {
+                    repo: Some(repo.into()),
+                    sha: Sha(sha.to_string().repeat(40)),
+                    created_at: at(from),
+                    closed_at: to.map(at),
+                }),
+            };
+        let pulls: std::collections::BTreeMap<u64, PullRequest> = [
+            pull(
+                1,
+                "Fork/cuda-python",
+                "fix",
+                'a',
+                "2026-06-01T00:00:00Z",
+                None,
+            ),
+            pull(
+                2,
+                "other/cuda-python",
+                "fix",
+                'b',
+                "2026-06-01T00:00:00Z",
+                None,
+            ),
+            // Two PRs from the same fork branch, both open in July: the sha decides.
+            pull(
+                3,
+                "dev/cuda-python",
+                "wip",
+                'c',
+                "2026-07-01T00:00:00Z",
+                None,
+            ),
+            pull(
+                4,
+                "dev/cuda-python",
+                "wip",
+                'd',
+                "2026-07-02T00:00:00Z",
+                None,
+            ),
+        ]
+        .into_iter()
+        .map(|p| (p.number, p))
+        .collect();
+        let forks = ForkHeads::new(&pulls);
+        let fork_run = |repo: Option<&str>, branch: &str, sha: char| {
+            let mut r = run("pull_request", Some(branch), &[]);
+            r.head_repository = repo.map(String::from);
+            r.head_sha = Sha(sha.to_string().repeat(40));
+            r.created_at = at("2026-07-05T00:00:00Z");
+            r
+        };
+        // The full name is matched whatever its case.
+        let r = fork_run(Some("fork/CUDA-python"), "fix", 'e');
+        assert_eq!(forks.find(&r), ForkMatch::Found(1));
+        let c = PrConventions::default();
+        assert_eq!(
+            resolve_origin(&r, "main", &c, &forks),
+            RunOrigin::PullRequest(1)
+        );
+        assert_eq!(
+            forks.find(&fork_run(Some("dev/cuda-python"), "wip", 'd')),
+            ForkMatch::Found(4)
+        );
+        assert_eq!(
+            forks.find(&fork_run(Some("dev/cuda-python"), "wip", 'e')),
+            ForkMatch::Ambiguous
+        );
+        let gone = fork_run(Some("gone/cuda-python"), "fix", 'e');
+        assert_eq!(forks.find(&gone), ForkMatch::NotListed);
+        assert_eq!(
+            resolve_origin(&gone, "main", &c, &forks),
+            RunOrigin::UnknownPullRequest
+        );
+        assert_eq!(forks.find(&fork_run(None, "fix", 'e')), ForkMatch::NoHead);
+        // A run before the PR existed is not its.
+        let mut early = fork_run(Some("dev/cuda-python"), "wip", 'c');
+        early.created_at = at("2026-06-30T00:00:00Z");
+        assert_eq!(forks.find(&early), ForkMatch::NotListed);
+    }
+
+    #[test]
     fn relevance_is_known_only_from_fetched_files() {
         use crate::model::PullRequest;
         let pull = |n: u64, files: Option<&[&str]>| PullRequest {

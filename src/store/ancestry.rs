@@ -231,7 +231,7 @@ mod tests {
         // An unanswerable head is never asked again either.
         assert_eq!(
             store.asked_fork_points(&repo).unwrap(),
-            BTreeSet::from([side, lost])
+            BTreeSet::from([side.clone(), lost])
         );
         let snapshot = store
             .load_snapshot(
@@ -241,8 +241,22 @@ mod tests {
                 "fp",
             )
             .unwrap();
-        assert_eq!(snapshot.mainline, [a, b, c.clone()]);
+        assert_eq!(snapshot.mainline, [a.clone(), b.clone(), c.clone()]);
         assert_eq!(snapshot.fork_points.len(), 1);
+        assert!(snapshot.parents.is_empty(), "parents unknown until listed");
+        // Parents, once listed, reach the snapshot (first parent first).
+        store
+            .store_parents(
+                &repo,
+                &[
+                    (c.sha.clone(), vec![b.sha.clone(), side.clone()]),
+                    (b.sha.clone(), vec![a.sha.clone()]),
+                ],
+            )
+            .unwrap();
+        let parents = store.load_parents(&repo).unwrap();
+        assert_eq!(parents[&c.sha], [b.sha.clone(), side.clone()]);
+        assert_eq!(parents.len(), 2);
         // A direct push's changed files, once fetched, are kept.
         let files = vec!["cuda/core.py".to_string()];
         store.store_commit_files(&repo, &c.sha, &files).unwrap();
