@@ -114,6 +114,10 @@ pub struct Run {
     pub html_url: String,
     /// PR numbers from `pull_requests[]` (empty for forks and mirrored branches).
     pub pull_requests: Vec<u64>,
+    /// `head_repository.full_name`: another repository for a fork PR's runs; `None` when
+    /// GitHub gave none (or the store predates the field).
+    #[serde(default)]
+    pub head_repository: Option<String>,
 }
 
 impl Run {
@@ -179,6 +183,21 @@ pub struct PullRequest {
     pub html_url: String,
     /// Changed file paths; `None` when not fetched or unavailable.
     pub files: Option<Vec<String>>,
+    /// Where the PR's head lives, when listed (`GET /pulls`): what maps a fork's runs, which
+    /// carry no PR number, to their PR.
+    #[serde(default)]
+    pub head: Option<PullHead>,
+}
+
+/// A pull request's head as the PR listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullHead {
+    /// `head.repo.full_name`; `None` when the fork was deleted.
+    pub repo: Option<String>,
+    /// `head.sha`: the PR's latest head (older runs have older heads).
+    pub sha: Sha,
+    pub created_at: Timestamp,
+    pub closed_at: Option<Timestamp>,
 }
 
 /// A line of a log: its 1-based number in the original file and its normalized text.
@@ -255,6 +274,10 @@ pub struct Snapshot {
     /// start. Empty when the whole window was listed (or the store has no listing record).
     #[serde(default)]
     pub unlisted: Vec<(Timestamp, Timestamp)>,
+    /// Parents of the default branch's commits that the store knows them for (first parent
+    /// first): the first-parent chain from the tip is the branch's own line.
+    #[serde(default)]
+    pub parents: BTreeMap<Sha, Vec<Sha>>,
 }
 
 /// A commit of the default branch's history.

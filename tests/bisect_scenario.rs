@@ -255,6 +255,7 @@ impl Builder {
             run_started_at: Some(at),
             html_url: format!("https://github.com/octo/flaky/actions/runs/{id}"),
             pull_requests: prs,
+            head_repository: None,
         };
         let attempt = FakeAttempt {
             attempt: 1,
@@ -303,6 +304,7 @@ fn pull(n: u64, title: &str, merged: Option<(Timestamp, Sha)>, files: &[&str]) -
         merge_commit_sha: merged.map(|(_, s)| s),
         draft: false,
         locked: false,
+        head_repo: None,
         files: files
             .iter()
             .map(|f| FakeFile {

@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use flakestat::fake::scenario::cuda_python::{
-    BETWEEN_PR, CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, RELATED_PR, RENAME_TITLE,
+    BETWEEN_PR, CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, FORK_BRANCH, FORK_PR, FORK_REPO,
+    RELATED_PR, RENAME_TITLE,
 };
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
 use flakestat::model::{Job, Timestamp};
@@ -38,6 +39,12 @@ fn is_flake(ds: &Dataset, job: &Job) -> bool {
 }
 
 fn pr_of(run: &FakeRun) -> Option<u64> {
+    // The fork's runs carry no PR number: known here from the construction.
+    if run.run.head_repository.as_deref() == Some(FORK_REPO)
+        && run.run.head_branch.as_deref() == Some(FORK_BRANCH)
+    {
+        return Some(FORK_PR);
+    }
     if let Some(n) = run.run.pull_requests.first() {
         return Some(*n);
     }
@@ -49,6 +56,11 @@ fn pr_of(run: &FakeRun) -> Option<u64> {
         .ok()
 }
 
+/// The runs of PRs touching the flake's paths: #2362 (the test) and the fork's graph PR.
+fn is_related(run: &FakeRun) -> bool {
+    matches!(pr_of(run), Some(RELATED_PR | FORK_PR))
+}
+
 fn on_main(run: &FakeRun) -> bool {
     run.run.head_branch.as_deref() == Some("main")
 }
@@ -57,7 +69,7 @@ fn on_main(run: &FakeRun) -> bool {
 fn facts(ds: &Dataset) -> BTreeMap<&'static str, String> {
     let culprit = ds.pull(CULPRIT_PR).unwrap();
     let merged = culprit.merged_at.unwrap();
-    let related = |r: &FakeRun| pr_of(r) == Some(RELATED_PR);
+    let related = |r: &FakeRun| is_related(r);
     let hit = |r: &FakeRun| r.all_jobs().iter().any(|j| is_flake(ds, j));
     let runs = &ds.runs;
     let after: Vec<&FakeRun> = runs
@@ -177,7 +189,14 @@ fn facts(ds: &Dataset) -> BTreeMap<&'static str, String> {
     f.insert(
         "related PR runs failing with the assertion",
         runs.iter()
-            .filter(|r| related(r) && hit(r))
+            .filter(|r| pr_of(r) == Some(RELATED_PR) && hit(r))
+            .count()
+            .to_string(),
+    );
+    f.insert(
+        "fork PR runs failing with the assertion",
+        runs.iter()
+            .filter(|r| pr_of(r) == Some(FORK_PR) && hit(r))
             .count()
             .to_string(),
     );
@@ -257,6 +276,10 @@ fn expected_constants_match_the_generated_data() {
         n("related PR runs failing with the assertion"),
         e::RELATED_PR_HIT_RUNS
     );
+    assert_eq!(
+        n("fork PR runs failing with the assertion"),
+        e::FORK_PR_HIT_RUNS
+    );
     assert_eq!(t(&f["first hit"]), t(e::FIRST_HIT));
     assert_eq!(t(&f["#2371 merged at"]), t(e::CULPRIT_MERGED_AT));
     assert_eq!(n("failed jobs"), e::FAILED_JOBS);
@@ -278,7 +301,7 @@ fn the_flake_hits_only_free_threaded_jobs_after_the_culprit() {
     let mut cudas = BTreeSet::new();
     let mut gpus = BTreeSet::new();
     for run in &ds.runs {
-        if pr_of(run) == Some(RELATED_PR) {
+        if is_related(run) {
             continue;
         }
         for job in run.all_jobs() {
@@ -398,7 +421,7 @@ fn pull_requests_and_the_commit_graph_agree() {
     assert!(related.files.iter().any(|f| f.filename == FLAKE_TEST_FILE));
     // Only the culprit and the related PR go near the flaky test or the graph code.
     for pr in &ds.pulls {
-        if pr.number == CULPRIT_PR || pr.number == RELATED_PR {
+        if matches!(pr.number, CULPRIT_PR | RELATED_PR | FORK_PR) {
             continue;
         }
         assert!(
@@ -425,7 +448,7 @@ fn pull_requests_and_the_commit_graph_agree() {
             run.run.head_sha
         );
         let hit = run.all_jobs().iter().any(|j| is_flake(ds, j));
-        if hit && pr_of(run) != Some(RELATED_PR) {
+        if hit && !is_related(run) {
             assert!(ds.ancestors(&run.run.head_sha).contains(&culprit_sha));
         }
         if on_main(run) && run.run.event == "push" {

@@ -645,6 +645,7 @@ fn add_pull(ds: &mut Dataset, number: u64, locked: bool) {
         merge_commit_sha: Some(Sha("c".repeat(40))),
         draft: false,
         locked,
+        head_repo: None,
         files: vec![flakestat::fake::FakeFile {
             filename: "src/new.py".into(),
             status: "renamed".into(),

@@ -201,9 +201,15 @@ fn fork_prs_and_unknown_logs_are_unknown_not_guessed() {
     let snapshot = b.finish();
     let data = analyze(&snapshot, &[signature()], &AnalysisConfig::default());
     let s = &data.signatures[0];
-    assert_eq!(s.runs_hit_pr, 1);
+    // A fork run whose PR cannot be found (no PR lists its head) is counted nowhere, neither
+    // as a hit nor as a PR touching none of the paths (issue #9), and listed with the reason.
+    assert_eq!(s.runs_hit, 0);
+    assert_eq!(s.runs_hit_pr, 0);
     assert_eq!(s.runs_hit_pr_unrelated, 0);
-    assert_eq!(s.pr_relevance_unknown[0].pr, None);
+    assert!(s.first_hit.is_none());
+    assert_eq!(s.unknown_runs.len(), 1);
+    assert!(s.unknown_runs[0].hit);
+    assert!(!s.unknown_runs[0].reason.is_empty());
     assert_eq!(data.jobs_failed, 2);
     assert_eq!(data.jobs_classified, 1);
     assert_eq!(data.jobs_unclassified, 1);

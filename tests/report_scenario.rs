@@ -124,21 +124,29 @@ fn the_story_as_the_scenario_tells_it() {
     assert_eq!(s.runs_hit_before, 0);
     let first: chrono::DateTime<chrono::Utc> = figures["first hit"].parse().unwrap();
     assert_eq!(s.first_hit.as_ref().unwrap().run_created_at, first);
-    // The related PR (#2362) failed with the same assertion: excluded, with its reason.
+    // The related PR (#2362) and the fork's graph PR (#2370, whose runs name no PR) failed
+    // with the same assertion: excluded, each with its reason.
     let related = figure(&figures, "related PR runs failing with the assertion");
-    assert_eq!(
-        s.excluded_runs.iter().filter(|r| r.hit).count() as u64,
-        related
-    );
-    assert!(
+    let fork = figure(&figures, "fork PR runs failing with the assertion");
+    let excluded_hits = |pr: u64| {
         s.excluded_runs
             .iter()
-            .filter(|r| r.hit)
-            .all(|r| r.pr == 2362)
+            .filter(|r| r.hit && r.pr == pr)
+            .count() as u64
+    };
+    assert_eq!(excluded_hits(2362), related);
+    assert_eq!(excluded_hits(2370), fork);
+    assert_eq!(
+        s.excluded_runs.iter().filter(|r| r.hit).count() as u64,
+        related + fork
     );
     // #2371 touches the paths too: once the bisection has its changed files (it is a
     // suspect), its own pre-merge runs are left out like any related PR's.
-    assert!(s.excluded_runs.iter().all(|r| [2362, 2371].contains(&r.pr)));
+    assert!(
+        s.excluded_runs
+            .iter()
+            .all(|r| [2362, 2370, 2371].contains(&r.pr))
+    );
     // Only 3.14t, and among 3.14t jobs every platform, CUDA version and GPU.
     let py = &s.findings[0];
     assert_eq!((py.dimension.as_str(), py.significant), ("python", true));

@@ -489,6 +489,7 @@ fn pull(
         merge_commit_sha: merged.then(|| Sha("e".repeat(40))),
         draft: false,
         locked: false,
+        head_repo: None,
         files: files
             .iter()
             .map(|f| FakeFile {

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use globset::GlobSet;
 use serde::Serialize;
 
-use super::prs::{self, PrConventions, RunOrigin};
+use super::prs::{self, PrConventions, RelevanceUnknown, RunOrigin};
 use crate::model::{MainlineCommit, Run, RunId, Sha, SignatureInfo, Snapshot, Timestamp};
 
 /// A merge with likelihood below this is ruled out and not listed as a suspect.
@@ -108,28 +108,71 @@ pub struct Merge {
 
 /// What is known of commit ancestry: the default branch's history and the fork points of runs
 /// on other branches.
+///
+/// `GET /commits?sha=<default>` is not first-parent: in a repository that merges with merge
+/// commits, the PRs' branch commits (dated before their merge) are listed among the merges.
+/// With parents known, each commit is placed on the first-parent chain from the tip: a chain
+/// commit at its place, any other commit after the newest chain commit among its ancestors
+/// (what it contains), so "does this head contain merge M" is read from the graph, not from
+/// dates. Commits whose parents are unknown are placed by date.
 #[derive(Debug, Clone, Default)]
 pub struct Ancestry {
-    /// Mainline sha → (position, committed_at), oldest first.
+    /// Sha → (place on the first-parent chain, committed_at). Places are ordered like the
+    /// chain: a merge at place `p` is contained by every commit placed at `p` or later.
     index: BTreeMap<Sha, (usize, Timestamp)>,
     fork_points: BTreeMap<Sha, Sha>,
 }
 
 impl Ancestry {
     pub fn new(mainline: &[MainlineCommit], fork_points: &BTreeMap<Sha, Sha>) -> Ancestry {
+        Ancestry::with_parents(mainline, fork_points, &BTreeMap::new())
+    }
+
+    /// Places `mainline` on its first-parent chain when `parents` names it, by date otherwise.
+    pub fn with_parents(
+        mainline: &[MainlineCommit],
+        fork_points: &BTreeMap<Sha, Sha>,
+        parents: &BTreeMap<Sha, Vec<Sha>>,
+    ) -> Ancestry {
+        let dates: BTreeMap<&Sha, Timestamp> =
+            mainline.iter().map(|c| (&c.sha, c.committed_at)).collect();
+        let chain = first_parent_chain(mainline, parents);
+        if chain.len() < 2 {
+            // No graph: every commit by date, as listed (oldest first).
+            return Ancestry {
+                index: mainline
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.sha.clone(), (i * 2, c.committed_at)))
+                    .collect(),
+                fork_points: fork_points.clone(),
+            };
+        }
+        // Chain commits at even places; a commit between two chain commits at the odd place
+        // after the newest one it contains.
+        let mut index: BTreeMap<Sha, (usize, Timestamp)> = BTreeMap::new();
+        let place: BTreeMap<&Sha, usize> = chain.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        for (i, sha) in chain.iter().enumerate() {
+            index.insert((*sha).clone(), (i * 2, dates[*sha]));
+        }
+        let chain_dates: Vec<Timestamp> = chain.iter().map(|s| dates[*s]).collect();
+        for c in mainline.iter().filter(|c| !place.contains_key(&c.sha)) {
+            let at = match newest_chain_ancestor(&c.sha, parents, &place) {
+                Some(p) => p * 2 + 1,
+                None => by_date(&chain_dates, c.committed_at),
+            };
+            index.insert(c.sha.clone(), (at, c.committed_at));
+        }
         Ancestry {
-            index: mainline
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.sha.clone(), (i, c.committed_at)))
-                .collect(),
+            index,
             fork_points: fork_points.clone(),
         }
     }
 
-    /// Whether the fork point of a run with this head sha is known.
+    /// Whether the fork point of a run with this head sha is known, or the head itself is
+    /// placed by the default branch's graph (a PR-branch commit merged since).
     pub fn knows_fork_point(&self, head: &Sha) -> bool {
-        self.fork_points.contains_key(head)
+        self.fork_points.contains_key(head) || self.index.contains_key(head)
     }
 
     /// Whether `run` included `merge`; `None` when that cannot be known.
@@ -148,6 +191,11 @@ impl Ancestry {
                 // A push run is created right after its commit lands.
                 .or(Some(merge.merged_at < run.created_at)),
             RunPlacement::ForkPoint => {
+                // A head the default branch's graph holds (its PR merged since) is placed by
+                // what it contains; any other by its fork point.
+                if self.index.contains_key(&run.head_sha) {
+                    return self.mainline_includes(&run.head_sha, merge);
+                }
                 let fork = self.fork_points.get(&run.head_sha)?;
                 self.mainline_includes(fork, merge)
             }
@@ -160,6 +208,68 @@ impl Ancestry {
             Some(&(merge_pos, _)) => merge_pos <= tip_pos,
             None => merge.merged_at <= tip_date,
         })
+    }
+}
+
+/// The first-parent chain from the tip (the newest listed commit no other listed commit has
+/// as a parent), oldest first; empty without parents.
+fn first_parent_chain<'a>(
+    mainline: &'a [MainlineCommit],
+    parents: &'a BTreeMap<Sha, Vec<Sha>>,
+) -> Vec<&'a Sha> {
+    let listed: BTreeMap<&Sha, &MainlineCommit> = mainline.iter().map(|c| (&c.sha, c)).collect();
+    let is_parent: BTreeSet<&Sha> = parents.values().flatten().collect();
+    let Some(tip) = mainline
+        .iter()
+        .filter(|c| parents.contains_key(&c.sha) && !is_parent.contains(&c.sha))
+        .max_by(|a, b| a.committed_at.cmp(&b.committed_at).then(a.sha.cmp(&b.sha)))
+    else {
+        return Vec::new();
+    };
+    let mut chain = vec![&tip.sha];
+    let mut seen: BTreeSet<&Sha> = BTreeSet::from([&tip.sha]);
+    let mut at = &tip.sha;
+    while let Some(first) = parents.get(at).and_then(|ps| ps.first()) {
+        let Some(commit) = listed.get(first) else {
+            break;
+        };
+        if !seen.insert(&commit.sha) {
+            break;
+        }
+        chain.push(&commit.sha);
+        at = &commit.sha;
+    }
+    chain.reverse();
+    chain
+}
+
+/// The place of the newest chain commit among `sha`'s ancestors, walking known parents.
+fn newest_chain_ancestor(
+    sha: &Sha,
+    parents: &BTreeMap<Sha, Vec<Sha>>,
+    place: &BTreeMap<&Sha, usize>,
+) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    let mut stack = vec![sha];
+    let mut seen: BTreeSet<&Sha> = BTreeSet::new();
+    while let Some(s) = stack.pop() {
+        if !seen.insert(s) {
+            continue;
+        }
+        if let Some(&p) = place.get(s) {
+            best = Some(best.map_or(p, |b| b.max(p)));
+            continue;
+        }
+        stack.extend(parents.get(s).into_iter().flatten());
+    }
+    best
+}
+
+/// A commit the graph cannot place: right after the last chain commit dated before it.
+fn by_date(chain_dates: &[Timestamp], at: Timestamp) -> usize {
+    match chain_dates.iter().rposition(|d| *d <= at) {
+        Some(i) => i * 2 + 1,
+        None => 0,
     }
 }
 
@@ -189,6 +299,15 @@ pub fn needs(
     let data = super::analyze(snapshot, signatures, config);
     let mut needs = AncestryNeeds::default();
     for report in &data.signatures {
+        // Hit runs' PRs whose changed files are unknown (a fork PR found by the PR listing):
+        // whether they are related decides what is counted at all.
+        needs.merge_files.extend(
+            report
+                .pr_relevance_unknown
+                .iter()
+                .filter(|g| g.reason == RelevanceUnknown::FilesNotFetched.reason())
+                .filter_map(|g| g.pr),
+        );
         let Some(b) = &report.bisection else {
             continue;
         };
@@ -226,6 +345,8 @@ pub fn needs(
                     placement(r, &snapshot.default_branch, &config.pr_conventions)
                         == RunPlacement::ForkPoint
                 })
+                // A head the default branch's graph holds is placed without `compare`.
+                .filter(|r| !snapshot.parents.contains_key(&r.head_sha))
                 .map(|r| r.head_sha.clone()),
         );
     }
@@ -882,6 +1003,50 @@ mod tests {
             "{:?}",
             b.verdict
         );
+    }
+
+    #[test]
+    fn merge_commit_history_is_placed_on_the_first_parent_chain_not_by_date() {
+        // main: c1 → M2 (merges #2, the culprit) → M3 (merges #3). #3's branch commit b3 was
+        // written before #2 merged (dated earlier) but merged main after #2 into itself (b3m,
+        // dated after M2), and the listing interleaves b3 between c1 and M2. A run on b3m
+        // (its PR merged since: the graph holds it) includes #2 though nothing tells by date
+        // which place b3m has; a run on b3 does not include #2.
+        let c = |n: u64, h: i64| MainlineCommit {
+            sha: sha(n),
+            committed_at: t(h),
+            title: String::new(),
+            files: None,
+        };
+        // Dates: b3m is dated (author's clock) before M2, though it contains M2.
+        let (c1, b3, m2, b3m, m3) = (c(1, 0), c(30, 5), c(2, 10), c(31, 8), c(3, 20));
+        let mainline = vec![c1.clone(), b3.clone(), b3m.clone(), m2.clone(), m3.clone()];
+        let parents = BTreeMap::from([
+            (sha(1), vec![]),
+            (sha(30), vec![sha(1)]),
+            (sha(2), vec![sha(1), sha(99)]),
+            (sha(31), vec![sha(30), sha(2)]),
+            (sha(3), vec![sha(2), sha(31)]),
+        ]);
+        let graph = Ancestry::with_parents(&mainline, &BTreeMap::new(), &parents);
+        let by_date = Ancestry::new(&mainline, &BTreeMap::new());
+        let culprit = merge(2, 10, &[]);
+        let run = |head: Sha| BisectRun {
+            id: RunId(1),
+            created_at: t(30),
+            head_sha: head,
+            placement: RunPlacement::ForkPoint,
+            pr: None,
+            hit: true,
+        };
+        assert_eq!(graph.includes(&run(sha(31)), &culprit), Some(true));
+        assert_eq!(graph.includes(&run(sha(30)), &culprit), Some(false));
+        // By date alone, the hit run on b3m would rule the culprit out.
+        assert_eq!(by_date.includes(&run(sha(31)), &culprit), Some(false));
+        // A fork point on the chain is placed there.
+        let forks = BTreeMap::from([(sha(500), sha(3))]);
+        let graph = Ancestry::with_parents(&mainline, &forks, &parents);
+        assert_eq!(graph.includes(&run(sha(500)), &culprit), Some(true));
     }
 
     #[test]

@@ -432,7 +432,12 @@ fn signature_counts(
     let mut out = BTreeMap::new();
     for s in data.signatures.iter().filter(|s| s.runs_hit > 0) {
         let workflows: BTreeSet<String> = s.workflows.iter().cloned().collect();
-        let excluded: BTreeSet<RunId> = s.excluded_runs.iter().map(|r| r.run_id).collect();
+        let excluded: BTreeSet<RunId> = s
+            .excluded_runs
+            .iter()
+            .map(|r| r.run_id)
+            .chain(s.unknown_runs.iter().map(|r| r.run_id))
+            .collect();
         let mut runs = completed_runs(
             snapshot,
             since,
@@ -588,6 +593,7 @@ mod tests {
                 run_started_at: Some(created),
                 html_url: format!("https://github.com/o/r/actions/runs/{}", 1000 + i),
                 pull_requests: Vec::new(),
+                head_repository: None,
             }
         }
 

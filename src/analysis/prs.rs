@@ -5,10 +5,18 @@
 //! follows a mirror convention: `pull-request/<N>` (PR branches pushed by a bot so CI runs as
 //! `push`, as NVIDIA/cuda-python does) or `gh-readonly-queue/<base>/pr-<N>-<sha>` (merge queue).
 //! The conventions are regexes with a named group `pr`, configurable in `flakestat.toml`.
+//!
+//! A fork PR's runs carry no number at all (`pull_requests: []`, the head branch is the fork's):
+//! [`ForkHeads`] finds their PR among the listed PRs by head repository and branch, confirmed
+//! by head sha when several match. A run whose PR cannot be found stays
+//! [`RunOrigin::UnknownPullRequest`]: the analysis counts it nowhere and lists it with the reason.
 
+use std::collections::BTreeMap;
+
+use chrono::TimeDelta;
 use regex::Regex;
 
-use crate::model::Run;
+use crate::model::{PullRequest, Run};
 
 /// Branch-name conventions that name a PR: each regex has a named group `pr`.
 #[derive(Debug, Clone)]
@@ -53,6 +61,114 @@ impl RunOrigin {
             _ => None,
         }
     }
+}
+
+/// Listed PRs by head (repository, branch): maps fork runs, which name no PR, to their PR.
+#[derive(Debug, Clone, Default)]
+pub struct ForkHeads<'a> {
+    by_head: BTreeMap<(String, &'a str), Vec<&'a PullRequest>>,
+}
+
+/// Why a fork run's PR is not known, or which it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkMatch {
+    Found(u64),
+    /// GitHub named no head repository (a deleted fork) or no branch.
+    NoHead,
+    /// No listed PR has this head repository and branch (not listed yet, or deleted).
+    NotListed,
+    /// Several PRs had this head at the run's time and none has the run's head sha.
+    Ambiguous,
+}
+
+impl ForkMatch {
+    /// Says why, for reports; `None` when found.
+    pub fn reason(self) -> Option<&'static str> {
+        match self {
+            ForkMatch::Found(_) => None,
+            ForkMatch::NoHead => Some("a fork run without a head repository or branch"),
+            ForkMatch::NotListed => Some("no listed PR has the fork's branch as its head"),
+            ForkMatch::Ambiguous => Some("several PRs had the fork's branch as their head"),
+        }
+    }
+}
+
+/// A PR may still get runs shortly after it closed (the `closed` event, a late re-run).
+const AFTER_CLOSE: TimeDelta = TimeDelta::hours(1);
+
+impl<'a> ForkHeads<'a> {
+    pub fn new(pulls: &'a BTreeMap<u64, PullRequest>) -> ForkHeads<'a> {
+        let mut by_head: BTreeMap<(String, &'a str), Vec<&'a PullRequest>> = BTreeMap::new();
+        for pull in pulls.values() {
+            let Some(repo) = pull.head.as_ref().and_then(|h| h.repo.as_deref()) else {
+                continue;
+            };
+            by_head
+                .entry((repo.to_ascii_lowercase(), pull.head_ref.as_str()))
+                .or_default()
+                .push(pull);
+        }
+        ForkHeads { by_head }
+    }
+
+    /// The PR of a run that names none: same head repository and branch, open when the run was
+    /// created; among several, the one whose head is the run's sha.
+    pub fn find(&self, run: &Run) -> ForkMatch {
+        let (Some(repo), Some(branch)) =
+            (run.head_repository.as_deref(), run.head_branch.as_deref())
+        else {
+            return ForkMatch::NoHead;
+        };
+        let Some(candidates) = self.by_head.get(&(repo.to_ascii_lowercase(), branch)) else {
+            return ForkMatch::NotListed;
+        };
+        let open_then: Vec<&&PullRequest> = candidates
+            .iter()
+            .filter(|p| {
+                p.head.as_ref().is_some_and(|h| {
+                    h.created_at <= run.created_at
+                        && h.closed_at
+                            .is_none_or(|c| run.created_at <= c + AFTER_CLOSE)
+                })
+            })
+            .collect();
+        match open_then.as_slice() {
+            [] => ForkMatch::NotListed,
+            [one] => ForkMatch::Found(one.number),
+            several => {
+                let same_sha: Vec<u64> = several
+                    .iter()
+                    .filter(|p| p.head.as_ref().is_some_and(|h| h.sha == run.head_sha))
+                    .map(|p| p.number)
+                    .collect();
+                match same_sha.as_slice() {
+                    [one] => ForkMatch::Found(*one),
+                    _ => ForkMatch::Ambiguous,
+                }
+            }
+        }
+    }
+}
+
+/// [`run_origin`], with fork runs mapped to their PR through `forks`.
+pub fn resolve_origin(
+    run: &Run,
+    default_branch: &str,
+    conventions: &PrConventions,
+    forks: &ForkHeads<'_>,
+) -> RunOrigin {
+    match run_origin(run, default_branch, conventions) {
+        RunOrigin::UnknownPullRequest => match forks.find(run) {
+            ForkMatch::Found(n) => RunOrigin::PullRequest(n),
+            _ => RunOrigin::UnknownPullRequest,
+        },
+        origin => origin,
+    }
+}
+
+/// Whether a run is a fork PR's that names no PR (what the PR listing is asked for).
+pub fn needs_fork_mapping(run: &Run, default_branch: &str, conventions: &PrConventions) -> bool {
+    run_origin(run, default_branch, conventions) == RunOrigin::UnknownPullRequest
 }
 
 /// Classifies a run by its event, `pull_requests[]` and branch name.
@@ -231,6 +347,7 @@ mod tests {
             run_started_at: Some(t),
             html_url: String::new(),
             pull_requests: prs.to_vec(),
+            head_repository: None,
         }
     }
 
@@ -275,6 +392,103 @@ mod tests {
     }
 
     #[test]
+    fn fork_runs_map_to_the_pr_heading_their_branch_confirmed_by_sha_among_several() {
+        use crate::model::{PullHead, PullRequest};
+        let at = |s: &str| -> crate::model::Timestamp { s.parse().unwrap() };
+        let pull =
+            |n: u64, repo: &str, head: &str, sha: char, from: &str, to: Option<&str>| PullRequest {
+                number: n,
+                title: String::new(),
+                state: "closed".into(),
+                base_ref: "main".into(),
+                head_ref: head.into(),
+                merged_at: None,
+                merge_commit_sha: None,
+                html_url: String::new(),
+                files: None,
+                head: Some(PullHead {
+                    repo: Some(repo.into()),
+                    sha: Sha(sha.to_string().repeat(40)),
+                    created_at: at(from),
+                    closed_at: to.map(at),
+                }),
+            };
+        let pulls: std::collections::BTreeMap<u64, PullRequest> = [
+            pull(
+                1,
+                "Fork/cuda-python",
+                "fix",
+                'a',
+                "2026-06-01T00:00:00Z",
+                None,
+            ),
+            pull(
+                2,
+                "other/cuda-python",
+                "fix",
+                'b',
+                "2026-06-01T00:00:00Z",
+                None,
+            ),
+            // Two PRs from the same fork branch, both open in July: the sha decides.
+            pull(
+                3,
+                "dev/cuda-python",
+                "wip",
+                'c',
+                "2026-07-01T00:00:00Z",
+                None,
+            ),
+            pull(
+                4,
+                "dev/cuda-python",
+                "wip",
+                'd',
+                "2026-07-02T00:00:00Z",
+                None,
+            ),
+        ]
+        .into_iter()
+        .map(|p| (p.number, p))
+        .collect();
+        let forks = ForkHeads::new(&pulls);
+        let fork_run = |repo: Option<&str>, branch: &str, sha: char| {
+            let mut r = run("pull_request", Some(branch), &[]);
+            r.head_repository = repo.map(String::from);
+            r.head_sha = Sha(sha.to_string().repeat(40));
+            r.created_at = at("2026-07-05T00:00:00Z");
+            r
+        };
+        // The full name is matched whatever its case.
+        let r = fork_run(Some("fork/CUDA-python"), "fix", 'e');
+        assert_eq!(forks.find(&r), ForkMatch::Found(1));
+        let c = PrConventions::default();
+        assert_eq!(
+            resolve_origin(&r, "main", &c, &forks),
+            RunOrigin::PullRequest(1)
+        );
+        assert_eq!(
+            forks.find(&fork_run(Some("dev/cuda-python"), "wip", 'd')),
+            ForkMatch::Found(4)
+        );
+        assert_eq!(
+            forks.find(&fork_run(Some("dev/cuda-python"), "wip", 'e')),
+            ForkMatch::Ambiguous
+        );
+        let gone = fork_run(Some("gone/cuda-python"), "fix", 'e');
+        assert_eq!(forks.find(&gone), ForkMatch::NotListed);
+        assert_eq!(
+            resolve_origin(&gone, "main", &c, &forks),
+            RunOrigin::UnknownPullRequest
+        );
+        assert_eq!(forks.find(&fork_run(None, "fix", 'e')), ForkMatch::NoHead);
+        // A run before the PR existed is not its.
+        let mut early = fork_run(Some("dev/cuda-python"), "wip", 'c');
+        early.created_at = at("2026-06-30T00:00:00Z");
+        assert_eq!(forks.find(&early), ForkMatch::NotListed);
+    }
+
+    #[test]
     fn relevance_is_known_only_from_fetched_files() {
         use crate::model::PullRequest;
         let pull = |n: u64, files: Option<&[&str]>| PullRequest {
@@ -287,6 +501,7 @@ mod tests {
             merge_commit_sha: None,
             html_url: String::new(),
             files: files.map(|f| f.iter().map(|s| s.to_string()).collect()),
+            head: None,
         };
         let pulls = [
             (

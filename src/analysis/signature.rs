@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::bisect::{self, Ancestry, BisectRun, Bisection, Merge, Verdict};
-use super::prs::{self, PathMatcher, PrRelevance, RunOrigin};
+use super::prs::{self, ForkHeads, PathMatcher, PrRelevance, RunOrigin};
 use super::{AnalysisConfig, JobVerdict, in_survey_window, verdict};
 use crate::matrix::{self, Dimensions};
 use crate::model::{
@@ -62,6 +62,9 @@ pub struct SignatureReport {
     pub first_hit: Option<Hit>,
     /// Runs of PRs whose changes touch `paths`, left out of every count.
     pub excluded_runs: Vec<ExcludedRun>,
+    /// Runs of a PR that cannot be found (fork runs naming no PR that no listed PR heads): left
+    /// out of every count, since they may be a related PR's, and listed with the reason.
+    pub unknown_runs: Vec<UnknownRun>,
     /// Per dimension, per value, over the jobs of the impact window; natural order.
     pub dimensions: Vec<DimensionReport>,
     /// What the dimensions say: confined to some values, or everywhere.
@@ -155,6 +158,19 @@ pub struct ExcludedRun {
     pub reason: String,
 }
 
+/// A run whose PR is unknown: counted nowhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnknownRun {
+    pub run_id: RunId,
+    pub created_at: Timestamp,
+    pub html_url: String,
+    /// Whether the signature hit this run.
+    pub hit: bool,
+    pub head_repository: Option<String>,
+    pub branch: Option<String>,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WithinReport {
     /// `dimension=value, …`.
@@ -233,7 +249,17 @@ pub(super) fn analyze_signature(
 ) -> SignatureReport {
     let paths = PathMatcher::new(&info.paths);
     let runs: BTreeMap<RunId, &Run> = snapshot.runs.iter().map(|r| (r.id, r)).collect();
-    let origin = |run: &Run| prs::run_origin(run, &snapshot.default_branch, &config.pr_conventions);
+    let forks = ForkHeads::new(&snapshot.pulls);
+    let origin = |run: &Run| {
+        prs::resolve_origin(
+            run,
+            &snapshot.default_branch,
+            &config.pr_conventions,
+            &forks,
+        )
+    };
+    // A run of a PR that cannot be found may be a related PR's: it is no evidence either way.
+    let unknown_pr = |run: &Run| origin(run) == RunOrigin::UnknownPullRequest;
     let relevance = |run: &Run| prs::pr_relevance(origin(run), &snapshot.pulls, &paths);
     let related = |run: &Run| match relevance(run) {
         Some(PrRelevance::Related { file, glob }) => Some((file, glob)),
@@ -255,7 +281,9 @@ pub(super) fn analyze_signature(
 
     let mut counted: Vec<(&Job, &SignatureMatch, &Run)> = raw
         .iter()
-        .filter(|(_, _, run)| in_survey_window(snapshot, run.created_at) && related(run).is_none())
+        .filter(|(_, _, run)| {
+            in_survey_window(snapshot, run.created_at) && related(run).is_none() && !unknown_pr(run)
+        })
         .copied()
         .collect();
     counted.sort_by_key(|(j, _, r)| (r.created_at, r.id, j.run_attempt, j.id));
@@ -306,6 +334,7 @@ pub(super) fn analyze_signature(
         before_from: None,
         first_hit: hits.first().cloned(),
         excluded_runs: Vec::new(),
+        unknown_runs: Vec::new(),
         dimensions: Vec::new(),
         findings: Vec::new(),
         within: None,
@@ -337,6 +366,31 @@ pub(super) fn analyze_signature(
             reason: format!("PR #{pr} changes {file}, which matches {glob}"),
             file,
             glob,
+        });
+    }
+
+    // Runs whose PR cannot be found: listed, counted nowhere.
+    for run in snapshot
+        .runs
+        .iter()
+        .filter(|r| workflows.contains(&r.workflow_id) && unknown_pr(r))
+    {
+        let hit = raw_runs.contains(&run.id);
+        if !in_survey_window(snapshot, run.created_at) {
+            continue;
+        }
+        let reason = forks
+            .find(run)
+            .reason()
+            .unwrap_or("the PR number is unknown");
+        report.unknown_runs.push(UnknownRun {
+            run_id: run.id,
+            created_at: run.created_at,
+            html_url: run.html_url.clone(),
+            hit,
+            head_repository: run.head_repository.clone(),
+            branch: run.head_branch.clone(),
+            reason: reason.to_string(),
         });
     }
 
@@ -387,7 +441,8 @@ pub(super) fn analyze_signature(
         return report;
     };
     let first_hit_at = first.run_created_at;
-    let same_workflows = |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none();
+    let same_workflows =
+        |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none() && !unknown_pr(r);
     let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =
         snapshot.jobs.iter().fold(BTreeMap::new(), |mut acc, j| {
             acc.entry(j.run_id).or_insert_with(Vec::new).push(j);
@@ -433,7 +488,7 @@ pub(super) fn analyze_signature(
     let bisection = bisect::bisect(
         &bisect_runs,
         &merges(snapshot),
-        &Ancestry::new(&snapshot.mainline, &snapshot.fork_points),
+        &Ancestry::with_parents(&snapshot.mainline, &snapshot.fork_points, &snapshot.parents),
         &paths.globset(),
         &failing_tests,
     );
@@ -801,6 +856,7 @@ mod tests {
                 merge_commit_sha: Some(commit(2, "").sha),
                 html_url: String::new(),
                 files: None,
+                head: None,
             },
         );
         let merges = merges(&snapshot);

@@ -283,6 +283,14 @@ fn fetch_ancestry(
             plan.fingerprint,
         )
     };
+    fetch_fork_pulls(
+        session,
+        store,
+        plan,
+        &snapshot(store)?,
+        &default_branch,
+        &mut summary,
+    )?;
     // Files and fork points change what the analysis sees (a PR found to touch the paths has
     // its runs left out, which can move the first hit): ask again until nothing new is needed.
     let mut asked_heads = std::collections::BTreeSet::new();
@@ -314,14 +322,45 @@ fn fetch_ancestry(
     Ok(summary)
 }
 
+/// Fork runs name no PR: when some run of the window is one whose PR the store cannot name,
+/// and the PR listing has not covered its time yet, list PRs (`fetch/pulls.rs`).
+fn fetch_fork_pulls(
+    session: &Session,
+    store: &Arc<Mutex<Store>>,
+    plan: &AncestryPlan<'_>,
+    snapshot: &crate::model::Snapshot,
+    default_branch: &str,
+    summary: &mut AncestrySummary,
+) -> Result<(), FetchError> {
+    use analysis::prs::{ForkHeads, ForkMatch, needs_fork_mapping};
+    let forks = ForkHeads::new(&snapshot.pulls);
+    let mut needs = crate::fetch::PullHeadNeeds::default();
+    for run in &snapshot.runs {
+        if !needs_fork_mapping(run, default_branch, &plan.config.pr_conventions)
+            || forks.find(run) != ForkMatch::NotListed
+            || session.pull_heads_covered(store, plan.repo, run.created_at)?
+        {
+            continue;
+        }
+        if let (Some(repo), Some(branch)) = (&run.head_repository, &run.head_branch) {
+            needs.add(repo, branch, run.created_at);
+        }
+    }
+    if needs.heads.is_empty() {
+        return Ok(());
+    }
+    session.fetch_pull_heads(store, plan.repo, &needs, summary)
+}
+
 fn ancestry_line(a: &AncestrySummary) -> String {
     format!(
-        "bisection: {} requests ({} for the default branch's history, {} compare for fork points, {} fork points already known, {} for suspects' changed files)",
+        "bisection: {} requests ({} for the default branch's history, {} compare for fork points, {} fork points already known, {} for suspects' changed files, {} listing PRs for fork runs)",
         a.requests(),
         a.mainline_requests,
         a.compare_requests,
         a.fork_points_known,
-        a.files_requests
+        a.files_requests,
+        a.pull_list_requests
     )
 }
 

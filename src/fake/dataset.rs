@@ -113,6 +113,9 @@ pub struct FakePull {
     #[serde(default)]
     pub locked: bool,
     pub files: Vec<FakeFile>,
+    /// The fork the head branch lives in (`owner/name`); `None`: the repository itself.
+    #[serde(default)]
+    pub head_repo: Option<String>,
 }
 
 impl FakePull {
@@ -128,6 +131,12 @@ impl FakePull {
             merge_commit_sha: self.merge_commit_sha.clone(),
             html_url: format!("https://github.com/{repo}/pull/{}", self.number),
             files: Some(self.files.iter().map(|f| f.filename.clone()).collect()),
+            head: Some(crate::model::PullHead {
+                repo: Some(self.head_repo.clone().unwrap_or_else(|| repo.to_string())),
+                sha: self.head_sha.clone(),
+                created_at: self.created_at,
+                closed_at: self.closed_at,
+            }),
         }
     }
 }

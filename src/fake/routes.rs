@@ -964,12 +964,19 @@ fn compare(ds: &Dataset, base: &str, head: &str, api: &str) -> Reply {
     let base_anc = ds.ancestors(&base_sha);
     let head_anc = ds.ancestors(&head_sha);
     let common: BTreeSet<&Sha> = base_anc.intersection(&head_anc).collect();
-    // The merge base: the common ancestor no other common ancestor descends from; the newest one
-    // is such a commit.
-    let merge_base = ds
+    // The merge base: a common ancestor no other common ancestor descends from, i.e. one with
+    // no child among them (dates need not follow ancestry: a branch's commits may be dated
+    // before merges they contain); the newest such one when there are several.
+    let has_common_child: BTreeSet<&Sha> = ds
         .commits
         .iter()
         .filter(|c| common.contains(&c.sha))
+        .flat_map(|c| c.parents.iter())
+        .collect();
+    let merge_base = ds
+        .commits
+        .iter()
+        .filter(|c| common.contains(&c.sha) && !has_common_child.contains(&c.sha))
         .max_by(|a, b| a.date.cmp(&b.date).then(a.sha.cmp(&b.sha)));
     let Some(merge_base) = merge_base else {
         return Reply::error(
@@ -1076,6 +1083,27 @@ fn repo_min_json(ds: &Dataset, api: &str) -> Value {
         "html_url": format!("https://github.com/{full}"),
         "description": null,
         "fork": false,
+        "url": format!("{api}/repos/{full}"),
+    })
+}
+
+/// The repository a run's or a PR's head lives in: the dataset's own, or a fork of it
+/// (`full_name` given) with an id of its own and `fork: true`.
+fn head_repo_json(ds: &Dataset, fork: Option<&str>, api: &str) -> Value {
+    let Some(full) = fork.filter(|f| !f.eq_ignore_ascii_case(&ds.repo.to_string())) else {
+        return repo_min_json(ds, api);
+    };
+    let (owner, name) = full.split_once('/').unwrap_or((full, &ds.repo.name));
+    json!({
+        "id": 900_000_000u64 + u64::from_str_radix(&fake_sha(full)[..6], 16).unwrap_or(0),
+        "node_id": format!("R_kgDO{}", &fake_sha(full)[..6]),
+        "name": name,
+        "full_name": full,
+        "private": false,
+        "owner": user_json(owner, api),
+        "html_url": format!("https://github.com/{full}"),
+        "description": null,
+        "fork": true,
         "url": format!("{api}/repos/{full}"),
     })
 }
@@ -1223,8 +1251,8 @@ fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &s
             "committer": {"name": "GitHub", "email": "noreply@github.com"},
         },
         "repository": repo_min_json(ds, api),
-        "head_repository": repo_min_json(ds, api),
-        "head_repository_id": repo_id(ds),
+        "head_repository": head_repo_json(ds, r.head_repository.as_deref(), api),
+        "head_repository_id": head_repo_json(ds, r.head_repository.as_deref(), api)["id"],
     })
 }
 
@@ -1349,13 +1377,13 @@ fn pull_json(ds: &Dataset, p: &FakePull, api: &str, full: bool) -> Value {
     let n = p.number;
     let pr_url = format!("{api}/repos/{repo}/pulls/{n}");
     let issue_url = format!("{api}/repos/{repo}/issues/{n}");
-    let side = |r: &str, sha: &Sha, login: &str| {
+    let side = |r: &str, sha: &Sha, login: &str, fork: Option<&str>| {
         json!({
             "label": format!("{login}:{r}"),
             "ref": r,
             "sha": sha,
             "user": user_json(login, api),
-            "repo": repo_min_json(ds, api),
+            "repo": head_repo_json(ds, fork, api),
         })
     };
     let mut v = json!({
@@ -1389,8 +1417,8 @@ fn pull_json(ds: &Dataset, p: &FakePull, api: &str, full: bool) -> Value {
         "assignees": [],
         "requested_reviewers": [],
         "requested_teams": [],
-        "head": side(&p.head_ref, &p.head_sha, &p.user),
-        "base": side(&p.base_ref, &p.base_sha, &ds.repo.owner),
+        "head": side(&p.head_ref, &p.head_sha, &p.user, p.head_repo.as_deref()),
+        "base": side(&p.base_ref, &p.base_sha, &ds.repo.owner, None),
         "_links": {
             "self": {"href": pr_url},
             "html": {"href": format!("https://github.com/{repo}/pull/{n}")},

@@ -33,11 +33,16 @@ pub struct AncestrySummary {
     pub fork_points_known: u64,
     /// `/pulls/{n}/files` and `/commits/{sha}` pages.
     pub files_requests: u64,
+    /// Pages of `/pulls?state=all`, listed to map fork runs to their PR.
+    pub pull_list_requests: u64,
 }
 
 impl AncestrySummary {
     pub fn requests(&self) -> u64 {
-        self.mainline_requests + self.compare_requests + self.files_requests
+        self.mainline_requests
+            + self.compare_requests
+            + self.files_requests
+            + self.pull_list_requests
     }
 }
 
@@ -45,6 +50,13 @@ impl AncestrySummary {
 struct WireCommit {
     sha: String,
     commit: WireCommitDetail,
+    #[serde(default)]
+    parents: Vec<WireParent>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireParent {
+    sha: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -142,6 +154,7 @@ impl Session {
                 encode(&github_time(last)),
             )));
             let mut commits = Vec::new();
+            let mut parents = Vec::new();
             while let Some(page_url) = url.take() {
                 let response = self.runtime.block_on(self.client.get(&page_url, None))?;
                 summary.mainline_requests += 1;
@@ -149,12 +162,19 @@ impl Session {
                     return Err(unexpected(&page_url, &response));
                 }
                 let page: Vec<WireCommit> = parse_json(&page_url, &response.body)?;
-                commits.extend(page.into_iter().filter_map(WireCommit::into_model));
+                for item in page {
+                    let ps: Vec<Sha> = item.parents.iter().map(|p| Sha(p.sha.clone())).collect();
+                    if let Some(commit) = item.into_model() {
+                        parents.push((commit.sha.clone(), ps));
+                        commits.push(commit);
+                    }
+                }
                 url = response.next_link();
             }
             summary.mainline_commits += commits.len() as u64;
             let mut store = store.lock().expect("store lock");
             store.store_mainline(repo, &commits)?;
+            store.store_parents(repo, &parents)?;
             store.store_window(
                 repo,
                 &scope,

@@ -1427,7 +1427,14 @@ mod tests {
                 ),
             ),
         ];
-        let matched = match_archive_entries(&entries, std::slice::from_ref(&first), &run);
+        let spans =
+            |entries: &[(String, Vec<u8>)]| -> Vec<(String, Option<(Timestamp, Timestamp)>)> {
+                entries
+                    .iter()
+                    .map(|(name, log)| (name.clone(), crate::signatures::archive::log_span(log)))
+                    .collect()
+            };
+        let matched = match_archive_spans(&spans(&entries), std::slice::from_ref(&first), &run);
         assert_eq!(matched.get(&JobId(1)), Some(&1));
         let stale = vec![(
             "Test  py3.14t".to_string(),
@@ -1436,7 +1443,7 @@ mod tests {
                 "2026-07-15T11:19:00.0000000Z",
             ),
         )];
-        assert!(match_archive_entries(&stale, &[first], &run).is_empty());
+        assert!(match_archive_spans(&spans(&stale), &[first], &run).is_empty());
     }
 
     #[test]

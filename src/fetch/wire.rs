@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use crate::model::{Job, JobId, PullRequest, Run, RunId, Sha, Timestamp, WorkflowId};
+use crate::model::{Job, JobId, PullHead, PullRequest, Run, RunId, Sha, Timestamp, WorkflowId};
 
 #[derive(Debug, Deserialize)]
 pub struct RunList {
@@ -73,6 +73,15 @@ pub struct WireRun {
     pub run_started_at: Option<Timestamp>,
     #[serde(default)]
     pub html_url: Option<String>,
+    /// Null when the fork was deleted.
+    #[serde(default)]
+    pub head_repository: Option<WireRepoName>,
+}
+
+/// A repository as a run or a PR head names it: only `full_name` is read.
+#[derive(Debug, Deserialize)]
+pub struct WireRepoName {
+    pub full_name: String,
 }
 
 impl WireRun {
@@ -100,6 +109,7 @@ impl WireRun {
                 .into_iter()
                 .map(|p| p.number)
                 .collect(),
+            head_repository: self.head_repository.map(|r| r.full_name),
         }
     }
 }
@@ -147,6 +157,11 @@ impl WireJob {
 pub struct WireBranchRef {
     #[serde(rename = "ref")]
     pub name: String,
+    #[serde(default)]
+    pub sha: Option<String>,
+    /// Null when the head's fork was deleted.
+    #[serde(default)]
+    pub repo: Option<WireRepoName>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -157,7 +172,11 @@ pub struct WirePull {
     pub base: WireBranchRef,
     pub head: WireBranchRef,
     #[serde(default)]
+    pub created_at: Option<Timestamp>,
+    #[serde(default)]
     pub updated_at: Option<Timestamp>,
+    #[serde(default)]
+    pub closed_at: Option<Timestamp>,
     #[serde(default)]
     pub merged_at: Option<Timestamp>,
     #[serde(default)]
@@ -168,6 +187,15 @@ pub struct WirePull {
 
 impl WirePull {
     pub fn into_model(self) -> PullRequest {
+        let head = match (self.head.sha, self.created_at) {
+            (Some(sha), Some(created_at)) => Some(PullHead {
+                repo: self.head.repo.map(|r| r.full_name),
+                sha: Sha(sha),
+                created_at,
+                closed_at: self.closed_at,
+            }),
+            _ => None,
+        };
         PullRequest {
             number: self.number,
             title: self.title,
@@ -178,6 +206,7 @@ impl WirePull {
             merge_commit_sha: self.merge_commit_sha.map(Sha),
             html_url: self.html_url.unwrap_or_default(),
             files: None,
+            head,
         }
     }
 }

@@ -114,6 +114,9 @@ pub mod wire {
         #[serde(default)]
         pub suspects: Vec<Suspect>,
         pub excluded_runs: Vec<ExcludedRun>,
+        /// Runs of PRs that cannot be found (fork runs no listed PR heads): counted nowhere.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub unknown_runs: Vec<UnknownRun>,
         /// Dimension → value → jobs hit and jobs run in the impact window.
         pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
         pub findings: Vec<Finding>,
@@ -227,6 +230,17 @@ pub mod wire {
         pub hit: bool,
         pub file: String,
         pub glob: String,
+        pub html_url: String,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct UnknownRun {
+        pub run_id: u64,
+        pub reason: String,
+        pub created_at: Timestamp,
+        pub hit: bool,
+        pub head_repository: Option<String>,
+        pub branch: Option<String>,
         pub html_url: String,
     }
 
@@ -447,6 +461,19 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
                 hit: r.hit,
                 file: r.file.clone(),
                 glob: r.glob.clone(),
+                html_url: r.html_url.clone(),
+            })
+            .collect(),
+        unknown_runs: s
+            .unknown_runs
+            .iter()
+            .map(|r| wire::UnknownRun {
+                run_id: r.run_id.0,
+                reason: r.reason.clone(),
+                created_at: r.created_at,
+                hit: r.hit,
+                head_repository: r.head_repository.clone(),
+                branch: r.branch.clone(),
                 html_url: r.html_url.clone(),
             })
             .collect(),

@@ -610,6 +610,13 @@ pub fn summary(s: &SignatureReport) -> Line {
             prs.join(", ")
         ));
     }
+    if !s.unknown_runs.is_empty() {
+        parts.push(format!(
+            "{} of PRs that cannot be found left out ({} hit)",
+            plural(s.unknown_runs.len() as u64, "run", "runs"),
+            s.unknown_runs.iter().filter(|r| r.hit).count()
+        ));
+    }
     vec![
         Span::Strong(headline),
         text(format!(" {}.", parts.join("; "))),
@@ -991,6 +998,46 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
             n,
             Block::Table(Table {
                 headers: vec!["Date", "PR", "Hit", "Reason", "Run"],
+                numeric: vec![false, false, false, false, false],
+                rows,
+            }),
+        ));
+    }
+
+    if !s.unknown_runs.is_empty() {
+        blocks.push(Block::Heading(3, vec![text("Runs of unknown PRs")]));
+        blocks.push(Block::Paragraph(vec![text(
+            "Runs of a PR that cannot be found (a fork's runs name no PR): it may be related, so \
+             they are left out of every count above.",
+        )]));
+        let rows: Vec<Vec<Line>> = s
+            .unknown_runs
+            .iter()
+            .map(|r| {
+                let head = match (&r.head_repository, &r.branch) {
+                    (Some(repo), Some(branch)) => format!("{repo}:{branch}"),
+                    (None, Some(branch)) => branch.clone(),
+                    (Some(repo), None) => repo.clone(),
+                    (None, None) => "unknown".to_string(),
+                };
+                vec![
+                    vec![text(date(r.created_at))],
+                    vec![code(head)],
+                    vec![text(if r.hit { "yes" } else { "no" })],
+                    vec![text(r.reason.clone())],
+                    vec![Span::Url {
+                        text: format!("run {}", r.run_id),
+                        url: Some(r.html_url.clone()),
+                    }],
+                ]
+            })
+            .collect();
+        let n = rows.len();
+        blocks.push(collapse(
+            "Runs of unknown PRs",
+            n,
+            Block::Table(Table {
+                headers: vec!["Date", "Head", "Hit", "Reason", "Run"],
                 numeric: vec![false, false, false, false, false],
                 rows,
             }),

@@ -75,6 +75,45 @@ impl Store {
         Ok(commits)
     }
 
+    /// Stores the parents of listed default-branch commits (first parent first).
+    pub fn store_parents(
+        &mut self,
+        repo: &Repo,
+        parents: &[(Sha, Vec<Sha>)],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let repo_id = Store::ensure_repo(&tx, repo)?;
+        {
+            let mut update = tx.prepare_cached(
+                "UPDATE mainline SET parents = ?1 WHERE repo_id = ?2 AND sha = ?3",
+            )?;
+            for (sha, ps) in parents {
+                update.execute(params![to_json(ps), repo_id, sha.0])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Sha → parents, for the mainline commits whose parents are known.
+    pub fn load_parents(&self, repo: &Repo) -> Result<BTreeMap<Sha, Vec<Sha>>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(BTreeMap::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT sha, parents FROM mainline WHERE repo_id = ?1 AND parents IS NOT NULL",
+        )?;
+        let rows = stmt.query_map([repo_id], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (sha, parents) = row?;
+            out.insert(Sha(sha), from_json(&parents)?);
+        }
+        Ok(out)
+    }
+
     /// Stores the files a default-branch commit changed.
     pub fn store_commit_files(
         &mut self,
@@ -192,7 +231,7 @@ mod tests {
         // An unanswerable head is never asked again either.
         assert_eq!(
             store.asked_fork_points(&repo).unwrap(),
-            BTreeSet::from([side, lost])
+            BTreeSet::from([side.clone(), lost])
         );
         let snapshot = store
             .load_snapshot(
@@ -202,8 +241,22 @@ mod tests {
                 "fp",
             )
             .unwrap();
-        assert_eq!(snapshot.mainline, [a, b, c.clone()]);
+        assert_eq!(snapshot.mainline, [a.clone(), b.clone(), c.clone()]);
         assert_eq!(snapshot.fork_points.len(), 1);
+        assert!(snapshot.parents.is_empty(), "parents unknown until listed");
+        // Parents, once listed, reach the snapshot (first parent first).
+        store
+            .store_parents(
+                &repo,
+                &[
+                    (c.sha.clone(), vec![b.sha.clone(), side.clone()]),
+                    (b.sha.clone(), vec![a.sha.clone()]),
+                ],
+            )
+            .unwrap();
+        let parents = store.load_parents(&repo).unwrap();
+        assert_eq!(parents[&c.sha], [b.sha.clone(), side.clone()]);
+        assert_eq!(parents.len(), 2);
         // A direct push's changed files, once fetched, are kept.
         let files = vec!["cuda/core.py".to_string()];
         store.store_commit_files(&repo, &c.sha, &files).unwrap();

@@ -993,6 +993,7 @@ impl Store {
         let rows = stmt.query_map(params![repo_id, from, to], |row| Ok(RunId(row.get(0)?)))?;
         snapshot.runs_without_jobs = rows.collect::<Result<_, _>>()?;
         snapshot.unlisted = self.unlisted(repo_id, since, until)?;
+        snapshot.parents = self.load_parents(repo)?;
         Ok(snapshot)
     }
 

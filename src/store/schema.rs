@@ -156,6 +156,11 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE logs;
     ALTER TABLE logs_v4 RENAME TO logs;
     ",
+    // Version 5: each mainline commit's parents (JSON array of shas, first parent first; NULL
+    // when unknown), so the bisection places commits on the first-parent chain, not by date.
+    "
+    ALTER TABLE mainline ADD COLUMN parents TEXT;
+    ",
 ];
 
 /// The schema version this binary writes.

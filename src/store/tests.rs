@@ -28,6 +28,7 @@ fn run(id: u64, created: &str, attempt: u32, status: &str) -> Run {
         run_started_at: Some(t(created)),
         html_url: String::new(),
         pull_requests: vec![],
+        head_repository: None,
     }
 }
 
@@ -272,6 +273,7 @@ fn pulls_keep_their_files_when_updated_without_them() {
         merge_commit_sha: Some(Sha("b".repeat(40))),
         html_url: String::new(),
         files: None,
+        head: None,
     };
     store.store_pulls(&r, std::slice::from_ref(&pr)).unwrap();
     store

@@ -85,6 +85,7 @@ impl Builder {
                 merge_commit_sha: None,
                 html_url: format!("https://github.com/NVIDIA/cuda-python/pull/{number}"),
                 files: files.map(|f| f.iter().map(|s| s.to_string()).collect()),
+                head: None,
             },
         );
     }
@@ -125,6 +126,7 @@ impl Builder {
             run_started_at: Some(at),
             html_url: url.clone(),
             pull_requests: prs,
+            head_repository: None,
         });
         for (a, jobs) in attempts.iter().enumerate() {
             let attempt = a as u32 + 1;

@@ -92,6 +92,7 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
             run_started_at: Some(created),
             html_url: format!("https://github.com/{}/actions/runs/{id}", spec.repo),
             pull_requests: Vec::new(),
+            head_repository: None,
         };
         let attempt = |a: u32, failing: bool, ds: &mut Dataset| {
             let started = created + TimeDelta::minutes(30) * (a as i32 - 1);
@@ -165,6 +166,37 @@ pub struct ScenarioSpec {
     pub generator: String,
     /// The generator's seed: the same seed always gives the same dataset.
     pub seed: u64,
+    /// How PR runs are triggered: `mirror` (default) or `github`.
+    #[serde(default)]
+    pub pr_style: PrStyle,
+    /// How PRs land on the default branch: `squash` (default) or `merge-commit`.
+    #[serde(default)]
+    pub merge_style: MergeStyle,
+}
+
+/// How a bundled scenario's PR runs are triggered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrStyle {
+    /// Each push to a PR is copied to `pull-request/<N>` and runs as `push` with
+    /// `pull_requests: []` (NVIDIA/cuda-python's copy-pr-bot), a few as `pull_request`.
+    #[default]
+    Mirror,
+    /// GitHub's default: every PR run is a `pull_request` event on the PR's branch with
+    /// `pull_requests: [N]`.
+    Github,
+}
+
+/// How a bundled scenario's PRs land on the default branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeStyle {
+    /// One squash commit per merge: a linear first-parent history.
+    #[default]
+    Squash,
+    /// A merge commit per merge whose second parent is the PR's last push, so the PR's
+    /// commits (dated before the merge) are listed among the merges by `/commits`.
+    MergeCommit,
 }
 
 /// Builds the dataset a scenario folder describes.
@@ -179,7 +211,9 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
         message: e.to_string(),
     })?;
     match spec.generator.as_str() {
-        "cuda-python-flake" => cuda_python::generate(dir, spec.seed),
+        "cuda-python-flake" => {
+            cuda_python::generate(dir, spec.seed, spec.pr_style, spec.merge_style)
+        }
         other => Err(DatasetError::Invalid {
             path,
             message: format!("unknown generator `{other}` (known: cuda-python-flake)"),

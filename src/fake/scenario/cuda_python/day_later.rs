@@ -218,6 +218,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
             merge_commit_sha: merged.map(|_| head_sha.clone()),
             draft: false,
             locked: false,
+            head_repo: None,
             files: vec![file(
                 if merge {
                     "cuda_core/docs/source/release/1.1.0-notes.rst"
@@ -277,6 +278,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
             run_started_at: Some(created),
             html_url: format!("https://github.com/{}/actions/runs/{id}", ds.repo),
             pull_requests: Vec::new(),
+            head_repository: None,
             ..template.run.clone()
         };
         let attempt = FakeAttempt {

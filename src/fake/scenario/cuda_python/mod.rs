@@ -14,6 +14,7 @@ use crate::fake::dataset::{
     Dataset, DatasetError, FakeAttempt, FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
 };
 use crate::fake::routes::{fake_sha, job_labels};
+use crate::fake::scenario::{MergeStyle, PrStyle};
 use crate::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 mod catalog;
@@ -30,6 +31,14 @@ pub const CULPRIT_PR: u64 = 2371;
 pub const BETWEEN_PR: u64 = 2379;
 /// A pull request that edits the flaky test itself; its runs fail with the same assertion.
 pub const RELATED_PR: u64 = 2362;
+/// A fork's pull request on its own graph-code branch (touching the signature's paths): its
+/// `pull_request` runs carry `pull_requests: []` and fail with the same assertion before the
+/// culprit merged. Taken for ordinary runs, its first failing run would be the first hit.
+pub const FORK_PR: u64 = 2370;
+/// The fork [`FORK_PR`]'s head lives in.
+pub const FORK_REPO: &str = "kmatsu/cuda-python";
+/// The fork PR's branch.
+pub const FORK_BRANCH: &str = "graph-teardown";
 /// The assertion every flake hit prints.
 pub const FLAKE_MESSAGE: &str = "AssertionError: condition not satisfied within 5.0s";
 /// The test file the flake lives in, as a repository path.
@@ -45,7 +54,7 @@ pub const RENAME_TITLE: &str = "CI: spell out Python, CUDA and GPU in test job n
 /// holds [`FLAKE_MESSAGE`]; [`RELATED_PR`]'s runs are excluded unless said otherwise.
 pub mod expected {
     /// Every run, the one in progress included.
-    pub const RUNS: usize = 386;
+    pub const RUNS: usize = 389;
     /// Runs created after #2371 merged, completed.
     pub const RUNS_AFTER_MERGE: usize = 77;
     /// Runs created up to #2371's merge.
@@ -61,11 +70,13 @@ pub mod expected {
     pub const FLAKY_JOBS: usize = 24;
     /// The related PR's runs whose logs hold the assertion.
     pub const RELATED_PR_HIT_RUNS: usize = 3;
+    /// The fork PR's runs whose logs hold the assertion (all before the culprit merged).
+    pub const FORK_PR_HIT_RUNS: usize = 2;
     /// The first hit run's `created_at`.
     pub const FIRST_HIT: &str = "2026-07-15T21:18:53Z";
     pub const CULPRIT_MERGED_AT: &str = "2026-07-15T16:52:00Z";
     /// Failed jobs, every attempt, every cause.
-    pub const FAILED_JOBS: usize = 44;
+    pub const FAILED_JOBS: usize = 46;
     pub const EXPIRED_LOGS: usize = 3;
     /// Failed jobs without a log (404).
     pub const MISSING_LOGS: usize = 1;
@@ -685,9 +696,14 @@ const NOISE: &[NoiseSpec] = &[
 // ---- the generator ----
 
 /// Builds the scenario from the templates in `dir` (`logs/`, `tails/`) and `seed`.
-pub fn generate(dir: &Path, seed: u64) -> Result<Dataset, DatasetError> {
+pub fn generate(
+    dir: &Path,
+    seed: u64,
+    pr_style: PrStyle,
+    merge_style: MergeStyle,
+) -> Result<Dataset, DatasetError> {
     let templates = load_templates(dir)?;
-    Ok(build(&templates, seed))
+    Ok(build(&templates, seed, pr_style, merge_style))
 }
 
 struct Graph {
@@ -737,7 +753,7 @@ impl Graph {
     }
 }
 
-fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
+fn build_graph(prs: &[PrPlan], rng: &mut Rng, merge_style: MergeStyle) -> Graph {
     let root = Sha(fake_sha("cuda-python root"));
     let root_time = at("2026-05-19T18:00:00Z");
     let mut commits = vec![FakeCommit {
@@ -756,9 +772,19 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
         let when = pr.merged.expect("filtered");
         let parent = main.last().expect("root").1.clone();
         let sha = Sha(fake_sha(&format!("merge {}", pr.number)));
+        let mut parents = vec![parent];
+        if merge_style == MergeStyle::MergeCommit {
+            // The PR's last push (made below, same sha): its commits join main's listing,
+            // dated before the merge.
+            parents.push(Sha(fake_sha(&format!(
+                "pr {} push {}",
+                pr.number,
+                pr.pushes.len() - 1
+            ))));
+        }
         commits.push(FakeCommit {
             sha: sha.clone(),
-            parents: vec![parent],
+            parents,
             message: format!("{} (#{})", pr.title, pr.number),
             author: pr.user.clone(),
             date: when,
@@ -774,9 +800,10 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
         merges,
         side: Vec::new(),
     };
-    // Each push to a PR is its change rebased onto main as it stood then.
+    // Each push to a PR is its change rebased onto main as it stood then (squash style), or a
+    // new commit on the PR's branch with main as it stood then merged in (merge-commit style).
     for pr in prs {
-        let mut shas = Vec::new();
+        let mut shas: Vec<Sha> = Vec::new();
         for (i, when) in pr.pushes.iter().enumerate() {
             let sha = Sha(fake_sha(&format!("pr {} push {i}", pr.number)));
             let message = if i == 0 {
@@ -784,12 +811,22 @@ fn build_graph(prs: &[PrPlan], rng: &mut Rng) -> Graph {
             } else {
                 FOLLOW_UPS[rng.below(FOLLOW_UPS.len() as u64) as usize].to_string()
             };
+            let base = graph.main_at(*when);
+            let (parents, date) = match shas.last() {
+                // The branch's commits keep the date the PR's work began: listed among the
+                // merges, they sit before merges they contain.
+                Some(previous) if merge_style == MergeStyle::MergeCommit => (
+                    vec![previous.clone(), base],
+                    pr.created - TimeDelta::minutes(3),
+                ),
+                _ => (vec![base], *when - TimeDelta::minutes(3)),
+            };
             graph.commits.push(FakeCommit {
                 sha: sha.clone(),
-                parents: vec![graph.main_at(*when)],
+                parents,
                 message,
                 author: pr.user.clone(),
-                date: *when - TimeDelta::minutes(3),
+                date,
                 files: Vec::new(),
             });
             shas.push(sha);
@@ -1008,17 +1045,83 @@ fn plan_failures(runs: &[RunPlan], jobs: &[MatrixJob], rng: &mut Rng) -> Vec<Vec
     plans
 }
 
-fn build(t: &Templates, seed: u64) -> Dataset {
+/// The fork PR's pushes: (time, whether its run hits the flake).
+const FORK_PUSHES: [(&str, bool); 3] = [
+    ("2026-07-13T11:20:00Z", false),
+    ("2026-07-14T08:05:00Z", true),
+    ("2026-07-14T19:30:00Z", true),
+];
+
+/// The fork PR's runs (planned apart from the rest, with their own generator, so that the
+/// other runs' figures do not depend on it) and their failures.
+fn plan_fork(
+    graph: &mut Graph,
+    jobs: &[MatrixJob],
+    seed: u64,
+) -> (Vec<RunPlan>, Vec<Vec<AttemptPlan>>) {
+    let mut rng = Rng(seed ^ 0xf0f0_f0f0);
+    let t_jobs: Vec<usize> = (0..jobs.len())
+        .filter(|&i| jobs[i].kind == JobKind::Test && jobs[i].py == "3.14t")
+        .collect();
+    let mut runs = Vec::new();
+    let mut plans = Vec::new();
+    let mut shas = Vec::new();
+    for (i, (when, hit)) in FORK_PUSHES.iter().enumerate() {
+        let when = at(when);
+        let sha = Sha(fake_sha(&format!("fork pr {FORK_PR} push {i}")));
+        let message = if i == 0 {
+            FORK_TITLE
+        } else {
+            "Address review comments"
+        };
+        graph.commits.push(FakeCommit {
+            sha: sha.clone(),
+            parents: vec![graph.main_at(when)],
+            message: message.into(),
+            author: "kmatsu".into(),
+            date: when - TimeDelta::minutes(3),
+            files: Vec::new(),
+        });
+        shas.push(sha.clone());
+        runs.push(RunPlan {
+            created: when + rng.secs(90, 360),
+            kind: RunKind::PrEvent,
+            branch: FORK_BRANCH.into(),
+            sha,
+            title: FORK_TITLE.into(),
+            pr: Some(FORK_PR),
+            push: i,
+            in_progress: false,
+        });
+        let mut plan = AttemptPlan::new();
+        if *hit {
+            let job = t_jobs[rng.below(t_jobs.len() as u64) as usize];
+            plan.insert(job, Cause::Flake(vec![rng.below(4) as usize]));
+        }
+        plans.push(vec![plan]);
+    }
+    graph.pushes.insert(FORK_PR, shas);
+    (runs, plans)
+}
+
+const FORK_TITLE: &str = "Graph teardown: drop the host-node trampoline before destroying the exec";
+
+fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -> Dataset {
     let mut rng = Rng(seed);
     let repo = Repo {
         owner: "NVIDIA".into(),
         name: "cuda-python".into(),
     };
     let prs = plan_prs(&mut rng);
-    let graph = build_graph(&prs, &mut rng);
+    let mut graph = build_graph(&prs, &mut rng, merge_style);
     let runs = plan_runs(&prs, &graph, &mut rng);
     let jobs = matrix();
     let plans = plan_failures(&runs, &jobs, &mut rng);
+    let (fork_runs, fork_plans) = plan_fork(&mut graph, &jobs, seed);
+    let pr_titles: BTreeMap<u64, (&str, &str)> = prs
+        .iter()
+        .map(|p| (p.number, (p.title.as_str(), p.head_ref.as_str())))
+        .collect();
     let rename_sha = prs
         .iter()
         .find(|p| p.title == RENAME_TITLE)
@@ -1030,14 +1133,28 @@ fn build(t: &Templates, seed: u64) -> Dataset {
     let start = at(START);
     let mut run_id = 0u64;
     let mut used_job_ids = BTreeSet::new();
-    for (index, (plan, attempts)) in runs.iter().zip(&plans).enumerate() {
+    let mut render = |index: usize,
+                      plan: &RunPlan,
+                      attempts: &Vec<AttemptPlan>,
+                      rng: &mut Rng,
+                      ds: &mut Dataset,
+                      run_id: &mut u64| {
         let minutes = (plan.created - start).num_minutes() as u64;
-        run_id = (27_600_000_000 + minutes * 25_000 + rng.below(20_000)).max(run_id + 1);
-        let id = RunId(run_id);
+        *run_id = (27_600_000_000 + minutes * 25_000 + rng.below(20_000)).max(*run_id + 1);
+        let id = RunId(*run_id);
         let new_style = graph.contains(&plan.sha, &rename_sha);
         let names: Vec<String> = jobs.iter().map(|m| job_name(m, new_style)).collect();
-        let pull_requests = match plan.kind {
-            RunKind::PrEvent => vec![plan.pr.expect("PR runs have a PR")],
+        let fork = plan.pr == Some(FORK_PR);
+        // In GitHub's style every PR run is a `pull_request` event on the PR's own branch.
+        let as_event = plan.kind == RunKind::PrEvent
+            || (pr_style == PrStyle::Github && plan.kind == RunKind::PrPush);
+        let (title, branch) = match plan.pr.and_then(|n| pr_titles.get(&n)) {
+            Some((title, head_ref)) if as_event => (title.to_string(), head_ref.to_string()),
+            _ => (plan.title.clone(), plan.branch.clone()),
+        };
+        let pull_requests = match plan.pr {
+            // A fork's runs carry no PR, as on GitHub.
+            Some(n) if as_event && !fork => vec![n],
             _ => Vec::new(),
         };
         let run = Run {
@@ -1045,14 +1162,14 @@ fn build(t: &Templates, seed: u64) -> Dataset {
             workflow_id: WorkflowId(WORKFLOW_ID),
             workflow_name: "CI".into(),
             workflow_path: WORKFLOW_PATH.into(),
-            display_title: plan.title.lines().next().unwrap_or_default().to_string(),
+            display_title: title.lines().next().unwrap_or_default().to_string(),
             event: match plan.kind {
                 RunKind::Schedule => "schedule",
-                RunKind::PrEvent => "pull_request",
+                _ if as_event => "pull_request",
                 _ => "push",
             }
             .into(),
-            head_branch: Some(plan.branch.clone()),
+            head_branch: Some(branch),
             head_sha: plan.sha.clone(),
             run_number: 5400 + index as u64,
             run_attempt: 1,
@@ -1063,6 +1180,7 @@ fn build(t: &Templates, seed: u64) -> Dataset {
             run_started_at: Some(plan.created),
             html_url: format!("https://github.com/{repo}/actions/runs/{id}"),
             pull_requests,
+            head_repository: fork.then(|| FORK_REPO.to_string()),
         };
         let attempt_plans: Vec<AttemptPlan> = if attempts.is_empty() {
             vec![AttemptPlan::new()]
@@ -1204,6 +1322,29 @@ fn build(t: &Templates, seed: u64) -> Dataset {
             rerun = Some(next_rerun);
         }
         ds.runs.push(fake.expect("every run has an attempt"));
+    };
+    for (index, (plan, attempts)) in runs.iter().zip(&plans).enumerate() {
+        render(index, plan, attempts, &mut rng, &mut ds, &mut run_id);
+    }
+    // The fork's runs last, with their own generator: the other runs stay as they were.
+    let mut fork_rng = Rng(seed ^ 0x0f0f_0f0f);
+    for (k, (plan, attempts)) in fork_runs.iter().zip(&fork_plans).enumerate() {
+        // Ids grow with time: from the id of the run before it.
+        let mut before = ds
+            .runs
+            .iter()
+            .filter(|r| r.run.created_at < plan.created)
+            .map(|r| r.run.id.0)
+            .max()
+            .unwrap_or_default();
+        render(
+            runs.len() + k,
+            plan,
+            attempts,
+            &mut fork_rng,
+            &mut ds,
+            &mut before,
+        );
     }
 
     for pr in &prs {
@@ -1231,12 +1372,37 @@ fn build(t: &Templates, seed: u64) -> Dataset {
             draft: false,
             locked: false,
             files: pr.files.clone(),
+            head_repo: None,
         });
         if pr.closed.is_none() {
             ds.branches
                 .insert(format!("pull-request/{}", pr.number), head_sha);
         }
     }
+    let last_push = at(FORK_PUSHES[FORK_PUSHES.len() - 1].0);
+    ds.pulls.push(FakePull {
+        number: FORK_PR,
+        title: FORK_TITLE.into(),
+        state: "open".into(),
+        user: "kmatsu".into(),
+        base_ref: "main".into(),
+        head_ref: FORK_BRANCH.into(),
+        head_sha: graph.pushes[&FORK_PR].last().expect("pushed").clone(),
+        base_sha: graph.main_at(last_push),
+        created_at: at(FORK_PUSHES[0].0) - TimeDelta::minutes(2),
+        updated_at: last_push + TimeDelta::minutes(4),
+        closed_at: None,
+        merged_at: None,
+        merge_commit_sha: None,
+        draft: false,
+        locked: false,
+        files: vec![
+            file("cuda_core/cuda/core/_graph.py", "modified"),
+            file("cuda_core/tests/graph/test_graph_capture.py", "modified"),
+        ],
+        head_repo: Some(FORK_REPO.into()),
+    });
+    ds.pulls.sort_by_key(|p| p.number);
     ds.branches
         .insert("main".into(), graph.main.last().expect("root").1.clone());
     ds.branches.insert(
