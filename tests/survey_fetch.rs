@@ -175,7 +175,8 @@ fn no_run_is_lost_past_the_listing_cap() {
         runs: 2500,
         jobs_per_run: 1,
         spacing: TimeDelta::minutes(1),
-        fail_every: 0,
+        // One failure (the last run), so the workflow's jobs are needed, all 2,500 runs'.
+        fail_every: 2500,
         rerun_every: 0,
         ..SyntheticSpec::default()
     };

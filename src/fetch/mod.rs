@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 pub use ancestry::AncestrySummary;
 pub use client::{ClientConfig, DEFAULT_CONCURRENCY, GitHubClient, Response, StatsSnapshot};
-pub use survey::{Session, SurveyPlan, SurveySummary};
+pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 
 use crate::model::{Classification, Repo, Timestamp};
 use crate::store::{Store, StoreError};
