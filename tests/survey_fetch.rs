@@ -562,6 +562,14 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
     assert_eq!(snap.pulls[&7].files, Some(vec!["cuda/core.py".to_string()]));
     assert!(!snap.pulls.contains_key(&8), "no hit: not fetched");
     assert_eq!(gh.request_count(RouteKind::PullFiles), 1);
+    // PR data comes from listings: no `GET /pulls/{n}`, even for the open PR no listing
+    // returned (stored with its number, link and files).
+    assert_eq!(gh.request_count(RouteKind::Pull), 0);
+    assert!(
+        snap.pulls[&7].html_url.ends_with("/pull/7"),
+        "{:?}",
+        snap.pulls[&7]
+    );
 
     // Files are cached: a repeat does not ask again.
     gh.clear_requests();

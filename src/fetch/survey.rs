@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use crate::model::{JobId, Repo, Run, RunId, Timestamp, WorkflowId};
+use crate::model::{JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
 use crate::store::{HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
@@ -489,12 +489,35 @@ impl Survey {
             self.plan.until,
             &self.fingerprint,
         )?;
+        // The web host, for the link of a PR no listing returned (GitHub Enterprise Server too).
+        let web = hit_runs.iter().find_map(|r| {
+            r.html_url
+                .split_once("/actions/runs/")
+                .map(|(w, _)| w.to_string())
+        });
         for number in prs_of_interest(&hit_runs, &default_branch) {
             let known = self.store().load_pull(&self.repo, number)?;
             if known.as_ref().is_some_and(|p| p.files.is_some()) {
                 continue;
             }
-            if self.fetch_pull_files(number, known.is_some()).await? {
+            let stub = match known {
+                Some(_) => None,
+                None => Some(PullRequest {
+                    number,
+                    title: String::new(),
+                    state: String::new(),
+                    base_ref: String::new(),
+                    head_ref: String::new(),
+                    merged_at: None,
+                    merge_commit_sha: None,
+                    html_url: web
+                        .as_ref()
+                        .map(|w| format!("{w}/pull/{number}"))
+                        .unwrap_or_default(),
+                    files: None,
+                }),
+            };
+            if self.fetch_pull_files(number, stub).await? {
                 summary.pulls_files_fetched += 1;
             }
         }
@@ -958,24 +981,19 @@ impl Survey {
         Ok(())
     }
 
-    /// A PR's changed files (and the PR itself when not stored). `false` when GitHub does not
-    /// know the PR (deleted, or a number from a branch name that is not a PR).
-    async fn fetch_pull_files(&self, number: u64, known: bool) -> Result<bool, FetchError> {
+    /// A PR's changed files. `false` when GitHub does not know the PR (deleted, or a number
+    /// from a branch name that is not a PR). A PR no listing returned is not asked for
+    /// (`GET /pulls/{n}` would cost a request per PR and no figure reads more than its
+    /// number, link and files): `stub` is stored for it with the files; a later listing that
+    /// returns the PR replaces it and keeps the files.
+    async fn fetch_pull_files(
+        &self,
+        number: u64,
+        stub: Option<PullRequest>,
+    ) -> Result<bool, FetchError> {
         let pr_url = self
             .client
             .url(&format!("{}/pulls/{number}", self.repo_path()));
-        if !known {
-            self.cost().files.made += 1;
-            let response = self.client.get(&pr_url, None).await?;
-            match response.status {
-                StatusCode::OK => {
-                    let pull: WirePull = parse_json(&pr_url, &response.body)?;
-                    self.store().store_pulls(&self.repo, &[pull.into_model()])?;
-                }
-                StatusCode::NOT_FOUND => return Ok(false),
-                _ => return Err(unexpected(&pr_url, &response)),
-            }
-        }
         let mut url = Some(format!("{pr_url}/files?per_page={PER_PAGE}"));
         let mut files = Vec::new();
         let mut listed = 0usize;
@@ -999,6 +1017,9 @@ impl Survey {
         self.cost().files.minimum += (listed as u64).div_ceil(PER_PAGE).max(1);
         files.sort();
         files.dedup();
+        if let Some(stub) = stub {
+            self.store().store_pulls(&self.repo, &[stub])?;
+        }
         self.store().store_pull_files(&self.repo, number, &files)?;
         Ok(true)
     }
