@@ -1,7 +1,8 @@
 //! The survey: every run created in a window (listing split under the 1,000-result cap), the jobs
-//! of every attempt of the runs that can have changed, the log of every failed job not yet
-//! stored (classified as it arrives), then merged pull requests and the files of the PRs the
-//! caller names.
+//! of every attempt of the runs that can have changed in the workflows that had a failed or
+//! re-run run, the log of every failed job not yet stored (classified as it arrives), then
+//! merged pull requests and the files of the PRs the caller names. It asks for what a figure
+//! needs and no more: docs/survey.md, "The minimum", and `SurveyCost` counts it.
 //!
 //! Work is a set of tasks (list a window, fetch a run's jobs, fetch a log) run concurrently; the
 //! client bounds what is in flight. Each task commits its own result in one transaction before it
