@@ -1,8 +1,12 @@
 //! A whole survey against the fake GitHub with per-request latency: requests made against the
-//! minimum needed, wall time against that minimum × latency ÷ concurrency, a warm repeat, and
-//! peak memory as the number of runs grows. Run with `benches/survey.sh` (see docs/survey.md).
+//! minimum needed (per kind), wall time against that minimum × latency ÷ concurrency, a warm
+//! repeat, and peak memory as the number of runs grows. Run with `benches/survey.sh` (see
+//! docs/survey.md, "Benchmark").
 //!
-//! Arguments: `[RUNS ...]` (default 500 2000), env `LATENCY_MS` (50), `CONCURRENCY` (4).
+//! Arguments: `[SCENARIO ...]`, each `N` (one CI workflow, N runs every 5 minutes) or `busy:N`
+//! (a busy repository's month: N runs in 30 days, 30 % of a CI matrix with failures and re-runs,
+//! 70 % of a PR labeler, all green). Default: `busy:1400 500 2000`. Env `LATENCY_MS` (50),
+//! `CONCURRENCY` (4).
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -11,11 +15,13 @@ use std::time::{Duration, Instant};
 use chrono::TimeDelta;
 use flakestat::fake::scenario::{SyntheticSpec, synthetic};
 use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
+use flakestat::model::WorkflowId;
 
 struct Pass {
     wall: Duration,
     counts: BTreeMap<RouteKind, usize>,
     peak: String,
+    cost_line: String,
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -25,18 +31,14 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn survey(
-    gh: &FakeGitHub,
-    cache: &std::path::Path,
-    spec: &SyntheticSpec,
-    concurrency: u64,
-) -> Pass {
+fn survey(gh: &FakeGitHub, cache: &std::path::Path, ds: &Dataset, concurrency: u64) -> Pass {
     gh.clear_requests();
-    let until = spec.start + spec.spacing * spec.runs as i32;
+    let since = ds.runs.iter().map(|r| r.run.created_at).min().unwrap();
+    let until = ds.runs.iter().map(|r| r.run.created_at).max().unwrap() + TimeDelta::minutes(1);
     let start = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
         .args(["survey", "-v", "--repo", "octo/demo", "--format", "json"])
-        .args(["--since", &spec.start.to_rfc3339()])
+        .args(["--since", &since.to_rfc3339()])
         .args(["--until", &until.to_rfc3339()])
         .args(["--api-url", &gh.api_url()])
         .args(["--concurrency", &concurrency.to_string()])
@@ -53,28 +55,62 @@ fn survey(
     let peak = stderr
         .split("peak memory ")
         .nth(1)
+        .and_then(|s| s.lines().next())
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| "n/a".into());
+    let cost_line = stderr
+        .lines()
+        .find(|l| l.contains("requests against the minimum"))
+        .unwrap_or("")
+        .to_string();
     Pass {
         wall,
         counts: gh.request_counts(),
         peak,
+        cost_line,
     }
 }
 
-/// The fewest API requests any survey needs: the repository, every listing page (plus one probe
-/// of the whole window when it holds more than the 1,000 a listing returns), one jobs page per
-/// 100 jobs of each run (all attempts), one log request per failed job, one page of PRs.
-fn minimum(ds: &Dataset) -> (u64, u64) {
-    let runs = ds.runs.len() as u64;
-    let list = runs.div_ceil(100).max(1) + u64::from(runs > 1000);
-    let jobs: u64 = ds
-        .runs
-        .iter()
-        .map(|r| (r.all_jobs().len() as u64).div_ceil(100).max(1))
-        .sum();
-    let logs = ds.jobs().filter(|j| j.is_failed()).count() as u64;
-    (1 + list + jobs + logs + 1, logs)
+/// The fewest requests any survey of the whole dataset needs, per kind (docs/survey.md, "The
+/// minimum"): the repository; the run list in full pages (a perfect client splits the
+/// `created` window exactly where 1,000 runs end); one jobs page per 100 jobs (all attempts)
+/// of every run of each workflow with a failed or re-run run, and none for the others; one log
+/// request per failed job; one page of PRs (the synthetic repository has none). Files: none
+/// (no PR has a hit).
+#[derive(Debug, Default)]
+struct Minimum {
+    repo: u64,
+    list: u64,
+    jobs: u64,
+    logs: u64,
+    pulls: u64,
+}
+
+impl Minimum {
+    fn of(ds: &Dataset) -> Minimum {
+        let noisy: std::collections::BTreeSet<WorkflowId> = ds
+            .runs
+            .iter()
+            .filter(|r| r.run.run_attempt > 1 || r.run.conclusion.as_deref() != Some("success"))
+            .map(|r| r.run.workflow_id)
+            .collect();
+        Minimum {
+            repo: 1,
+            list: (ds.runs.len() as u64).div_ceil(100).max(1),
+            jobs: ds
+                .runs
+                .iter()
+                .filter(|r| noisy.contains(&r.run.workflow_id))
+                .map(|r| (r.all_jobs().len() as u64).div_ceil(100).max(1))
+                .sum(),
+            logs: ds.jobs().filter(|j| j.is_failed()).count() as u64,
+            pulls: 1,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.repo + self.list + self.jobs + self.logs + self.pulls
+    }
 }
 
 fn api_requests(counts: &BTreeMap<RouteKind, usize>) -> u64 {
@@ -85,57 +121,145 @@ fn api_requests(counts: &BTreeMap<RouteKind, usize>) -> u64 {
         .sum()
 }
 
-fn main() {
-    let runs: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let runs = if runs.is_empty() {
-        vec![500, 2000]
-    } else {
-        runs
-    };
-    let latency = env_u64("LATENCY_MS", 50);
-    let concurrency = env_u64("CONCURRENCY", 4);
-    println!(
-        "| runs | pass | API requests | minimum | ratio | list | jobs | logs | 304 | wall | bound | ratio | peak memory |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for n in runs {
+fn dataset(scenario: &str) -> Option<Dataset> {
+    if let Some(n) = scenario.strip_prefix("busy:") {
+        // N runs in 30 days: 30 % CI (12-job matrix, every 5th run failing, every 10th re-run
+        // to green), 70 % a PR labeler.
+        let total: usize = n.parse().ok()?;
+        let ci = total * 3 / 10;
         let spec = SyntheticSpec {
-            runs: n,
-            jobs_per_run: 8,
-            spacing: TimeDelta::minutes(5),
+            runs: ci,
+            jobs_per_run: 12,
+            spacing: TimeDelta::seconds(30 * 86_400 / ci.max(1) as i64),
             fail_every: 5,
             rerun_every: 10,
+            bot_percent: 70,
             ..SyntheticSpec::default()
         };
-        let ds = synthetic(&spec);
-        let (min_requests, logs) = minimum(&ds);
+        return Some(synthetic(&spec));
+    }
+    let n: usize = scenario.parse().ok()?;
+    Some(synthetic(&SyntheticSpec {
+        runs: n,
+        jobs_per_run: 8,
+        spacing: TimeDelta::minutes(5),
+        fail_every: 5,
+        rerun_every: 10,
+        ..SyntheticSpec::default()
+    }))
+}
+
+fn ratio(made: u64, min: u64) -> String {
+    if min == 0 {
+        format!("{made}/0")
+    } else {
+        format!("{made}/{min} = {:.3}", made as f64 / min as f64)
+    }
+}
+
+fn main() {
+    let mut scenarios: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a.starts_with("busy:") || a.parse::<usize>().is_ok())
+        .collect();
+    if scenarios.is_empty() {
+        scenarios = vec!["busy:1400".into(), "500".into(), "2000".into()];
+    }
+    let latency = env_u64("LATENCY_MS", 50);
+    let concurrency = env_u64("CONCURRENCY", 4);
+    println!("latency {latency} ms, concurrency {concurrency}");
+    println!(
+        "| scenario | runs | pass | API requests | minimum | ratio | run list | jobs | logs | PR list | other | 304 | wall | bound | wall ÷ bound | peak memory |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for scenario in scenarios {
+        let Some(ds) = dataset(&scenario) else {
+            eprintln!("unknown scenario {scenario:?}: N or busy:N");
+            continue;
+        };
+        let runs = ds.runs.len();
+        let min = Minimum::of(&ds);
         let faults = Faults {
             latency: Duration::from_millis(latency),
             ..Faults::default()
         };
-        let gh = FakeGitHub::start_blocking(ds, faults).unwrap();
+        let gh = FakeGitHub::start_blocking(ds.clone(), faults).unwrap();
         let cache = tempfile::tempdir().unwrap();
         // Log downloads cost two round trips (the API's 302, then the log host).
-        let bound = Duration::from_millis((min_requests + logs) * latency / concurrency);
+        let bound = Duration::from_millis((min.total() + min.logs) * latency / concurrency);
         for pass in ["cold", "warm"] {
-            let p = survey(&gh, cache.path(), &spec, concurrency);
+            let p = survey(&gh, cache.path(), &ds, concurrency);
             let made = api_requests(&p.counts);
-            let get = |k| p.counts.get(&k).copied().unwrap_or(0);
+            let get = |k| p.counts.get(&k).copied().unwrap_or(0) as u64;
+            let known = get(RouteKind::Repo)
+                + get(RouteKind::ListRuns)
+                + get(RouteKind::ListJobs)
+                + get(RouteKind::JobLog)
+                + get(RouteKind::ListPulls);
             let not_modified = gh.requests().iter().filter(|r| r.status == 304).count();
+            let cold = pass == "cold";
+            let of = |made: u64, min: u64| {
+                if cold {
+                    ratio(made, min)
+                } else {
+                    made.to_string()
+                }
+            };
             println!(
-                "| {n} | {pass} | {made} | {min_requests} | {:.3} | {} | {} | {} | {not_modified} | {:.1} s | {:.1} s | {:.2} | {} |",
-                made as f64 / min_requests as f64,
-                get(RouteKind::ListRuns),
-                get(RouteKind::ListJobs),
-                get(RouteKind::JobLog),
+                "| {scenario} | {runs} | {pass} | {made} | {} | {} | {} | {} | {} | {} | {} | {not_modified} | {:.1} s | {} | {} | {} |",
+                if cold {
+                    min.total().to_string()
+                } else {
+                    "—".into()
+                },
+                if cold {
+                    format!("{:.4}", made as f64 / min.total() as f64)
+                } else {
+                    "—".into()
+                },
+                of(get(RouteKind::ListRuns), min.list),
+                of(get(RouteKind::ListJobs), min.jobs),
+                of(get(RouteKind::JobLog), min.logs),
+                of(get(RouteKind::ListPulls), min.pulls),
+                made - known,
                 p.wall.as_secs_f64(),
-                bound.as_secs_f64(),
-                p.wall.as_secs_f64() / bound.as_secs_f64(),
+                if cold {
+                    format!("{:.1} s", bound.as_secs_f64())
+                } else {
+                    "—".into()
+                },
+                if cold {
+                    format!("{:.2}", p.wall.as_secs_f64() / bound.as_secs_f64())
+                } else {
+                    "—".into()
+                },
                 p.peak,
             );
+            let others: Vec<String> = p
+                .counts
+                .iter()
+                .filter(|(k, _)| {
+                    !matches!(
+                        k,
+                        RouteKind::Repo
+                            | RouteKind::ListRuns
+                            | RouteKind::ListJobs
+                            | RouteKind::JobLog
+                            | RouteKind::ListPulls
+                            | RouteKind::LogBlob
+                    )
+                })
+                .map(|(k, n)| format!("{k:?} {n}"))
+                .collect();
+            if !others.is_empty() {
+                eprintln!("  {scenario} {pass}: other requests: {}", others.join(", "));
+            }
+            if !p.cost_line.is_empty() {
+                eprintln!("  {scenario} {pass}: {}", p.cost_line.trim());
+            }
         }
+    }
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load average at the end: {}", load.trim());
     }
 }

@@ -125,6 +125,19 @@ impl Run {
     pub fn is_completed(&self) -> bool {
         self.status == "completed"
     }
+
+    /// Whether this run, as listed, means its workflow's jobs are needed: it failed (anything
+    /// but a green, skipped or neutral conclusion once completed; a cancelled run may hold
+    /// failed jobs) or was re-run. A run still going says nothing yet. A workflow none of whose
+    /// runs needs them contributes a run count only: the survey lists no jobs for it.
+    pub fn needs_workflow_jobs(&self) -> bool {
+        self.run_attempt > 1
+            || (self.is_completed()
+                && !matches!(
+                    self.conclusion.as_deref(),
+                    Some("success" | "skipped" | "neutral")
+                ))
+    }
 }
 
 /// One job execution: a job of one attempt of one run.

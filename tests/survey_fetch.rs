@@ -175,7 +175,8 @@ fn no_run_is_lost_past_the_listing_cap() {
         runs: 2500,
         jobs_per_run: 1,
         spacing: TimeDelta::minutes(1),
-        fail_every: 0,
+        // One failure (the last run), so the workflow's jobs are needed, all 2,500 runs'.
+        fail_every: 2500,
         rerun_every: 0,
         ..SyntheticSpec::default()
     };
@@ -562,6 +563,14 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
     assert_eq!(snap.pulls[&7].files, Some(vec!["cuda/core.py".to_string()]));
     assert!(!snap.pulls.contains_key(&8), "no hit: not fetched");
     assert_eq!(gh.request_count(RouteKind::PullFiles), 1);
+    // PR data comes from listings: no `GET /pulls/{n}`, even for the open PR no listing
+    // returned (stored with its number, link and files).
+    assert_eq!(gh.request_count(RouteKind::Pull), 0);
+    assert!(
+        snap.pulls[&7].html_url.ends_with("/pull/7"),
+        "{:?}",
+        snap.pulls[&7]
+    );
 
     // Files are cached: a repeat does not ask again.
     gh.clear_requests();

@@ -119,15 +119,29 @@ pub fn complete_part(snapshot: &Snapshot) -> (std::borrow::Cow<'_, Snapshot>, Co
         unlisted: snapshot.unlisted.clone(),
         ..Completeness::default()
     };
+    // A run without jobs is pending only where its workflow needs jobs at all: the survey lists
+    // none for a workflow none of whose runs failed or was re-run (docs/survey.md).
+    let noisy: BTreeSet<crate::model::WorkflowId> = snapshot
+        .runs
+        .iter()
+        .filter(|r| r.needs_workflow_jobs())
+        .map(|r| r.workflow_id)
+        .collect();
+    let without_jobs: BTreeSet<RunId> = snapshot
+        .runs
+        .iter()
+        .filter(|r| snapshot.runs_without_jobs.contains(&r.id) && noisy.contains(&r.workflow_id))
+        .map(|r| r.id)
+        .collect();
     let mut left_out: BTreeSet<RunId> = BTreeSet::new();
     for run in &snapshot.runs {
         let window = in_window(run.created_at);
-        let out = snapshot.runs_without_jobs.contains(&run.id)
+        let out = without_jobs.contains(&run.id)
             || pending_logs.contains(&run.id)
             || (window && unlisted_at(run.created_at));
         if window {
             completeness.runs_listed += 1;
-            completeness.runs_pending += u64::from(snapshot.runs_without_jobs.contains(&run.id));
+            completeness.runs_pending += u64::from(without_jobs.contains(&run.id));
             completeness.runs_left_out += u64::from(out);
         }
         if out {
@@ -147,8 +161,7 @@ pub fn complete_part(snapshot: &Snapshot) -> (std::borrow::Cow<'_, Snapshot>, Co
             window_runs.contains(&j.run_id) && snapshot.logs.get(&j.id) == Some(&LogStatus::Pending)
         })
         .count() as u64;
-    if left_out.is_empty() && snapshot.unlisted.is_empty() && snapshot.runs_without_jobs.is_empty()
-    {
+    if left_out.is_empty() && snapshot.unlisted.is_empty() && without_jobs.is_empty() {
         return (Cow::Borrowed(snapshot), completeness);
     }
     let mut part = snapshot.clone();

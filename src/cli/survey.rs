@@ -127,6 +127,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let mut stats: Option<StatsSnapshot> = None;
     let mut ancestry_summary: Option<AncestrySummary> = None;
     let mut archive_line: Option<String> = None;
+    let mut survey_summary: Option<fetch::SurveySummary> = None;
 
     if args.source.offline {
         let counts = store
@@ -173,6 +174,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
                     repo = canonical;
                 }
                 archive_line = archive_note(&summary);
+                survey_summary = Some(summary);
                 let fingerprint = classifier.fingerprint();
                 let ancestry = AncestryPlan {
                     repo: &repo,
@@ -205,6 +207,11 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             line.push_str(&format!(", peak memory {}", human_bytes(peak)));
         }
         eprintln!("flakestat: {line}");
+        if global.verbose > 0
+            && let Some(summary) = &survey_summary
+        {
+            eprintln!("flakestat: {}", cost_line(summary));
+        }
         if let Some(a) = ancestry_summary {
             eprintln!("flakestat: {}", ancestry_line(&a));
         }
@@ -375,6 +382,35 @@ pub(super) fn prs_of_runs(
         .iter()
         .filter_map(|r| analysis::prs::run_origin(r, default_branch, &config.pr_conventions).pr())
         .collect()
+}
+
+/// `-v`: the survey's requests per kind against the minimum (docs/survey.md, "The minimum").
+pub(super) fn cost_line(summary: &fetch::SurveySummary) -> String {
+    let cost = &summary.cost;
+    let kinds: Vec<String> = cost
+        .kinds()
+        .iter()
+        .map(|(name, k)| format!("{name} {}/{}", k.made, k.minimum))
+        .collect();
+    let mut line = format!(
+        "survey requests against the minimum: {}; {}/{}",
+        kinds.join(", "),
+        cost.made(),
+        cost.minimum()
+    );
+    if cost.minimum() > 0 {
+        line.push_str(&format!(
+            " ({:.3}×)",
+            cost.made() as f64 / cost.minimum() as f64
+        ));
+    }
+    if summary.runs_jobs_skipped > 0 {
+        line.push_str(&format!(
+            "; jobs of {} runs not needed (their workflow had nothing failed or re-run)",
+            summary.runs_jobs_skipped
+        ));
+    }
+    line
 }
 
 pub(super) fn closing_line(stats: &StatsSnapshot) -> String {

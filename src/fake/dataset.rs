@@ -391,3 +391,81 @@ fn read(path: &Path) -> Result<String, DatasetError> {
         source,
     })
 }
+
+/// The bot workflow [`Dataset::add_bot_workflow`] adds.
+pub const BOT_WORKFLOW_ID: u64 = 7_777;
+pub const BOT_WORKFLOW_PATH: &str = ".github/workflows/labeler.yml";
+
+impl Dataset {
+    /// Adds a PR labeler like the ones busy repositories run on every PR event, making
+    /// `percent` % of all runs its own: one job each, green at attempt 1, no log. Its runs
+    /// share the head commit, branch and PR of the nearest earlier run of the dataset, spread
+    /// evenly between the first and the last run; ids come from their own range, so nothing
+    /// already in the dataset changes. Deterministic.
+    pub fn add_bot_workflow(&mut self, percent: u32) {
+        let percent = u64::from(percent.min(99));
+        let mut others: Vec<Run> = self.runs.iter().map(|r| r.run.clone()).collect();
+        others.sort_by_key(|r| (r.created_at, r.id));
+        let (Some(first), Some(last)) = (others.first(), others.last()) else {
+            return;
+        };
+        let bots = (others.len() as u64 * percent).div_ceil(100 - percent);
+        let span = (last.created_at - first.created_at).num_seconds().max(1);
+        let (start, repo) = (first.created_at, self.repo.clone());
+        for k in 0..bots {
+            // Half a step off the grid, so no bot run shares a second with a spaced dataset's.
+            let offset = (span * (2 * k as i64 + 1)) / (2 * bots as i64);
+            let created = start + chrono::TimeDelta::seconds(offset);
+            let base = others
+                .iter()
+                .take_while(|r| r.created_at <= created)
+                .last()
+                .unwrap_or(first);
+            let id = RunId(90_000_000_000 + k);
+            let job_id = JobId(900_000_000_000 + k);
+            let done = created + chrono::TimeDelta::seconds(20);
+            let run = Run {
+                id,
+                workflow_id: crate::model::WorkflowId(BOT_WORKFLOW_ID),
+                workflow_name: "Label PR".into(),
+                workflow_path: BOT_WORKFLOW_PATH.into(),
+                display_title: base.display_title.clone(),
+                event: "pull_request_target".into(),
+                head_branch: base.head_branch.clone(),
+                head_sha: base.head_sha.clone(),
+                run_number: 1 + k,
+                run_attempt: 1,
+                status: "completed".into(),
+                conclusion: None,
+                created_at: created,
+                updated_at: created,
+                run_started_at: Some(created),
+                html_url: format!("https://github.com/{repo}/actions/runs/{id}"),
+                pull_requests: base.pull_requests.clone(),
+                head_repository: base.head_repository.clone(),
+            };
+            let job = Job {
+                id: job_id,
+                run_id: id,
+                run_attempt: 1,
+                name: "label".into(),
+                status: "completed".into(),
+                conclusion: Some("success".into()),
+                created_at: created,
+                started_at: Some(created + chrono::TimeDelta::seconds(2)),
+                completed_at: Some(done),
+                html_url: Some(format!(
+                    "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
+                )),
+                head_sha: base.head_sha.clone(),
+            };
+            let attempt = FakeAttempt {
+                attempt: 1,
+                created_at: created,
+                conclusion: Some("success".into()),
+                jobs: vec![job],
+            };
+            self.runs.push(FakeRun::new(run, attempt));
+        }
+    }
+}

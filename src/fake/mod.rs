@@ -38,8 +38,8 @@ mod server;
 
 pub use created::{CreatedRange, parse_created};
 pub use dataset::{
-    Auth, Dataset, DatasetError, FakeAttempt, FakeComment, FakeCommit, FakeFile, FakeIssue,
-    FakeLog, FakePull, FakeRun,
+    Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeAttempt, FakeComment,
+    FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
 };
 pub use routes::RouteKind;
 pub use server::{FakeGitHub, Faults, Hop, Listener, RecordedRequest};

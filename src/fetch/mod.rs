@@ -21,7 +21,7 @@ pub use client::{
     GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
-pub use survey::{Session, SurveyPlan, SurveySummary};
+pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 
 use crate::model::{Classification, Repo, Timestamp};
 use crate::store::{Store, StoreError};

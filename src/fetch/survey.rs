@@ -1,7 +1,8 @@
 //! The survey: every run created in a window (listing split under the 1,000-result cap), the jobs
-//! of every attempt of the runs that can have changed, the log of every failed job not yet
-//! stored (classified as it arrives), then merged pull requests and the files of the PRs the
-//! caller names.
+//! of every attempt of the runs that can have changed in the workflows that had a failed or
+//! re-run run, the log of every failed job not yet stored (classified as it arrives), then
+//! merged pull requests and the files of the PRs the caller names. It asks for what a figure
+//! needs and no more: docs/survey.md, "The minimum", and `SurveyCost` counts it.
 //!
 //! Work is a set of tasks (list a window, fetch a run's jobs, fetch a log) run concurrently; the
 //! client bounds what is in flight. Each task commits its own result in one transaction before it
@@ -9,7 +10,7 @@
 //! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
 //! completed attempt is stored, and downloads only the logs still missing.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ use tokio::task::JoinSet;
 use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use crate::model::{Job, JobId, Repo, Run, RunId, Timestamp};
+use crate::model::{Job, JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
 use crate::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
 use crate::store::{
     HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
@@ -69,7 +70,59 @@ pub struct SurveySummary {
     pub archives_fetched: u64,
     pub logs_reclassified: u64,
     pub pulls_files_fetched: u64,
+    /// Runs whose jobs were not fetched: their workflow had nothing failed or re-run in the
+    /// window, so no figure reads them.
+    pub runs_jobs_skipped: u64,
+    /// Requests made against the minimum, per kind (docs/survey.md, "The minimum").
+    pub cost: SurveyCost,
     pub stats: StatsSnapshot,
+}
+
+/// Requests of one kind: made, and the fewest a perfect client would have made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KindCost {
+    pub made: u64,
+    pub minimum: u64,
+}
+
+/// A survey's requests per kind, against the minimum each needs (docs/survey.md). Retries are
+/// not counted here (the closing line counts them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SurveyCost {
+    /// `GET /repos/{o}/{r}` and workflow look-ups.
+    pub repo: KindCost,
+    /// Run list pages.
+    pub runs: KindCost,
+    /// Jobs pages.
+    pub jobs: KindCost,
+    /// Job log requests (the API's 302; the log host's answer is not counted).
+    pub logs: KindCost,
+    /// PR list pages.
+    pub pulls: KindCost,
+    /// PR changed-files pages (and any single-PR request).
+    pub files: KindCost,
+}
+
+impl SurveyCost {
+    pub fn made(&self) -> u64 {
+        self.kinds().iter().map(|(_, k)| k.made).sum()
+    }
+
+    pub fn minimum(&self) -> u64 {
+        self.kinds().iter().map(|(_, k)| k.minimum).sum()
+    }
+
+    /// Each kind with its name, in the order the closing line prints them.
+    pub fn kinds(&self) -> [(&'static str, KindCost); 6] {
+        [
+            ("repository", self.repo),
+            ("run list", self.runs),
+            ("jobs", self.jobs),
+            ("logs", self.logs),
+            ("PR list", self.pulls),
+            ("PR files", self.files),
+        ]
+    }
 }
 
 /// A tokio runtime and a GitHub client; every method blocks.
@@ -129,6 +182,15 @@ impl Session {
             },
             listed: Mutex::new(HashSet::new()),
             jobs_scheduled: Mutex::new(HashSet::new()),
+            workflows: Mutex::new(WorkflowJobs::default()),
+            // `fetch_repo` above: the one repository request, always needed.
+            cost: Mutex::new(SurveyCost {
+                repo: KindCost {
+                    made: 1,
+                    minimum: 1,
+                },
+                ..SurveyCost::default()
+            }),
             logs_scheduled: Mutex::new(HashSet::new()),
             counts: LogCounts::default(),
         };
@@ -192,6 +254,7 @@ enum Task {
         scope: Arc<Scope>,
         since: Timestamp,
         until: Timestamp,
+        role: WindowRole,
     },
     /// Fetch every attempt's jobs of a run seen at `attempt`.
     Jobs {
@@ -313,6 +376,39 @@ fn match_archive_spans(
     out
 }
 
+/// Where a listed window sits in the cover of the survey window.
+#[derive(Debug, Clone)]
+enum WindowRole {
+    /// A window of the cover: recorded in the store once listed whole.
+    Cover,
+    /// The rest of a window whose newest 1,000 runs were listed: `[root.since, oldest)`.
+    Rest(Arc<Rest>),
+    /// The one second at which the newest 1,000 of a window ended, when some runs of that
+    /// second were left out of them; never recorded (it lies inside the root).
+    Second,
+}
+
+/// What a `Rest` window needs to know about the listing it continues.
+#[derive(Debug)]
+struct Rest {
+    /// The window of the cover this one continues, with the count GitHub gave for it.
+    root: ListedWindow,
+    /// `total_count` of the window whose newest 1,000 were just listed.
+    above_total: u64,
+    /// Distinct runs among those 1,000.
+    above_seen: u64,
+    /// The oldest `created_at` among them: this window ends at its second.
+    oldest: Timestamp,
+}
+
+/// Which workflows need their runs' jobs: those with a run that failed or was re-run in the
+/// window. Until one shows, the jobs tasks of a workflow's runs wait here.
+#[derive(Default)]
+struct WorkflowJobs {
+    noisy: HashSet<WorkflowId>,
+    held: HashMap<WorkflowId, Vec<Task>>,
+}
+
 /// One run listing: a route and its filters.
 #[derive(Debug)]
 struct Scope {
@@ -324,6 +420,8 @@ struct Scope {
     key: String,
     /// The `--workflow` this scope lists, for a 404's message.
     workflow: Option<String>,
+    /// Distinct runs this scope's listing returned (for its minimum of pages).
+    runs: std::sync::atomic::AtomicU64,
 }
 
 struct Survey {
@@ -337,9 +435,12 @@ struct Survey {
     default_branch: String,
     plan: SurveyPlan,
     listed: Mutex<HashSet<RunId>>,
+    /// Runs whose jobs task was made (scheduled or held).
     jobs_scheduled: Mutex<HashSet<RunId>>,
+    workflows: Mutex<WorkflowJobs>,
     logs_scheduled: Mutex<HashSet<JobId>>,
     counts: LogCounts,
+    cost: Mutex<SurveyCost>,
 }
 
 /// Covers `[since, until)` with the windows that fitted last time (`known`, by start), and new
@@ -480,13 +581,14 @@ impl Survey {
 
         self.progress.event(ProgressEvent::Phase("runs"));
         let mut tasks: Vec<Task> = Vec::new();
-        for scope in self.scopes().await? {
-            let scope = Arc::new(scope);
-            for (since, until) in self.cover(&scope)? {
+        let scopes: Vec<Arc<Scope>> = self.scopes().await?.into_iter().map(Arc::new).collect();
+        for scope in &scopes {
+            for (since, until) in self.cover(scope)? {
                 tasks.push(Task::Window {
                     scope: scope.clone(),
                     since,
                     until,
+                    role: WindowRole::Cover,
                 });
             }
         }
@@ -555,6 +657,18 @@ impl Survey {
         summary.logs_not_own = count(&self.counts.not_own);
         summary.logs_unknown = count(&self.counts.unknown);
         summary.archives_fetched = count(&self.counts.archives);
+        summary.runs_jobs_skipped = std::mem::take(&mut self.workflows.lock().expect("lock").held)
+            .values()
+            .map(|held| held.len() as u64)
+            .sum();
+        // A perfect listing reads each scope's runs in full pages.
+        self.cost().runs.minimum = scopes
+            .iter()
+            .map(|s| {
+                let runs = s.runs.load(std::sync::atomic::Ordering::Relaxed);
+                runs.div_ceil(PER_PAGE).max(1)
+            })
+            .sum();
 
         self.progress.event(ProgressEvent::Phase("pull requests"));
         self.fetch_merged_pulls(&default_branch).await?;
@@ -565,15 +679,40 @@ impl Survey {
             self.plan.until,
             &self.fingerprint,
         )?;
+        // The web host, for the link of a PR no listing returned (GitHub Enterprise Server too).
+        let web = hit_runs.iter().find_map(|r| {
+            r.html_url
+                .split_once("/actions/runs/")
+                .map(|(w, _)| w.to_string())
+        });
         for number in prs_of_interest(&hit_runs, &default_branch) {
             let known = self.store().load_pull(&self.repo, number)?;
             if known.as_ref().is_some_and(|p| p.files.is_some()) {
                 continue;
             }
-            if self.fetch_pull_files(number, known.is_some()).await? {
+            let stub = match known {
+                Some(_) => None,
+                None => Some(PullRequest {
+                    number,
+                    title: String::new(),
+                    state: String::new(),
+                    base_ref: String::new(),
+                    head_ref: String::new(),
+                    merged_at: None,
+                    merge_commit_sha: None,
+                    html_url: web
+                        .as_ref()
+                        .map(|w| format!("{w}/pull/{number}"))
+                        .unwrap_or_default(),
+                    files: None,
+                    head: None,
+                }),
+            };
+            if self.fetch_pull_files(number, stub).await? {
                 summary.pulls_files_fetched += 1;
             }
         }
+        summary.cost = *self.cost();
         Ok(summary)
     }
 
@@ -583,7 +722,8 @@ impl Survey {
                 scope,
                 since,
                 until,
-            } => self.list_window(scope, since, until).await,
+                role,
+            } => self.list_window(scope, since, until, role).await,
             Task::Jobs {
                 run,
                 attempt,
@@ -618,6 +758,7 @@ impl Survey {
                 filters,
                 key: format!("all{key}"),
                 workflow: None,
+                runs: Default::default(),
             }]);
         }
         let mut scopes = Vec::new();
@@ -628,6 +769,7 @@ impl Survey {
                 filters: filters.clone(),
                 key: format!("workflow={id}{key}"),
                 workflow: Some(workflow.clone()),
+                runs: Default::default(),
             });
         }
         Ok(scopes)
@@ -643,6 +785,11 @@ impl Survey {
             "{}/actions/workflows?per_page=100",
             self.repo_path()
         ));
+        {
+            let mut cost = self.cost();
+            cost.repo.made += 1;
+            cost.repo.minimum += 1;
+        }
         let body = self.get_ok(&url, false).await?;
         let list: WorkflowList = parse_json(&url, &body)?;
         list.workflows
@@ -683,16 +830,31 @@ impl Survey {
         ))
     }
 
-    /// Lists one window: splits it in halves while GitHub reports more than the cap, else reads
-    /// all its pages, stores the runs and returns the jobs to fetch.
+    /// GET one run list page (with its ETag), counted as a run-list request.
+    async fn fetch_run_page(&self, url: &str) -> Result<RunList, FetchError> {
+        self.cost().runs.made += 1;
+        let body = self.get_ok(url, true).await?;
+        parse_json::<RunList>(url, &body)
+    }
+
+    fn cost(&self) -> std::sync::MutexGuard<'_, SurveyCost> {
+        self.cost.lock().expect("cost lock")
+    }
+
+    /// Lists one window. When GitHub reports more than the cap, its newest 1,000 runs (pages 1
+    /// to 10) are read, and the rest of the window, up to the second of the oldest of them, is
+    /// listed next: every page holds runs that are kept, so a window of N runs costs
+    /// ⌈N/100⌉ pages (one more only when runs created in that same second were cut off). A
+    /// window that fits has all its pages read at once.
     async fn list_window(
         self: Arc<Self>,
         scope: Arc<Scope>,
         since: Timestamp,
         until: Timestamp,
+        role: WindowRole,
     ) -> Result<Vec<Task>, FetchError> {
         let url = self.list_url(&scope, since, until, 1);
-        let body = match (self.get_ok(&url, true).await, &scope.workflow) {
+        let first = match (self.fetch_run_page(&url).await, &scope.workflow) {
             (Err(FetchError::Unexpected { status: 404, .. }), Some(workflow)) => {
                 return Err(FetchError::NotFound(format!(
                     "{} has no workflow {workflow:?}; pass its file name (ci.yml), name or id",
@@ -701,60 +863,95 @@ impl Survey {
             }
             (result, _) => result?,
         };
-        let first: RunList = parse_json(&url, &body)?;
-        let span = until - since;
-        if first.total_count > LISTING_CAP {
-            if span > TimeDelta::seconds(1) {
-                let mid = since + TimeDelta::seconds(span.num_seconds() / 2);
-                return Ok(vec![
-                    Task::Window {
-                        scope: scope.clone(),
-                        since,
-                        until: mid,
-                    },
-                    Task::Window {
-                        scope,
-                        since: mid,
-                        until,
-                    },
-                ]);
-            }
+        let total = first.total_count;
+        let mut tasks = Vec::new();
+        if let WindowRole::Rest(rest) = &role
+            && rest.above_seen + total < rest.above_total
+        {
+            // Runs of the second where the newest 1,000 ended were cut off from them.
+            tasks.push(Task::Window {
+                scope: scope.clone(),
+                since: rest.oldest,
+                until: rest.oldest + TimeDelta::seconds(1),
+                role: WindowRole::Second,
+            });
+        }
+        let over = total > LISTING_CAP;
+        if over && until - since <= TimeDelta::seconds(1) {
             self.progress.event(ProgressEvent::Note(format!(
-                "{} runs were created in the second {}: GitHub lists only {LISTING_CAP} of them",
-                first.total_count,
+                "{total} runs were created in the second {}: GitHub lists only {LISTING_CAP} of them",
                 github_time(since)
             )));
         }
-        let total = first.total_count;
         let pages = total.min(LISTING_CAP).div_ceil(PER_PAGE);
-        let mut tasks = self.take_runs(first)?;
+        let mut oldest: Option<Timestamp> = None;
+        let mut seen: HashSet<RunId> = HashSet::new();
+        let mut note = |list: &RunList| {
+            for r in &list.workflow_runs {
+                seen.insert(RunId(r.id));
+                oldest = Some(oldest.map_or(r.created_at, |o| o.min(r.created_at)));
+            }
+        };
+        note(&first);
+        tasks.extend(self.take_runs(&scope, first)?);
         let mut set = JoinSet::new();
         for page in 2..=pages {
             let this = self.clone();
             let url = self.list_url(&scope, since, until, page);
-            set.spawn(async move {
-                let body = this.get_ok(&url, true).await?;
-                parse_json::<RunList>(&url, &body)
-            });
+            set.spawn(async move { this.fetch_run_page(&url).await });
         }
         while let Some(joined) = set.join_next().await {
             let list = joined.expect("listing tasks do not panic")?;
-            tasks.extend(self.take_runs(list)?);
+            note(&list);
+            tasks.extend(self.take_runs(&scope, list)?);
         }
-        self.store().store_window(
-            &self.repo,
-            &scope.key,
-            &ListedWindow {
+        let root = match &role {
+            WindowRole::Cover => Some(ListedWindow {
                 since,
                 until,
                 runs: total,
-            },
-        )?;
+            }),
+            WindowRole::Rest(rest) => Some(rest.root),
+            WindowRole::Second => None,
+        };
+        if over && until - since > TimeDelta::seconds(1) {
+            let oldest = oldest.unwrap_or(since).max(since);
+            let rest = Rest {
+                root: root.expect("a one-second window is never over the cap here"),
+                above_total: total,
+                above_seen: seen.len() as u64,
+                oldest,
+            };
+            if oldest > since {
+                tasks.push(Task::Window {
+                    scope,
+                    since,
+                    until: oldest,
+                    role: WindowRole::Rest(Arc::new(rest)),
+                });
+            } else {
+                // The newest 1,000 all began in the window's first second.
+                tasks.push(Task::Window {
+                    scope,
+                    since,
+                    until: since + TimeDelta::seconds(1),
+                    role: WindowRole::Second,
+                });
+            }
+            return Ok(tasks);
+        }
+        // The whole cover window is listed: a repeat lists it the same way (the same URLs,
+        // answered 304) without asking whether it fits.
+        if let Some(root) = root {
+            self.store().store_window(&self.repo, &scope.key, &root)?;
+        }
         Ok(tasks)
     }
 
-    /// Stores a page of runs; returns the jobs tasks of those that can have changed.
-    fn take_runs(&self, list: RunList) -> Result<Vec<Task>, FetchError> {
+    /// Stores a page of runs; returns the jobs tasks of those that can have changed and whose
+    /// workflow needs them. The others wait until a run of their workflow fails or is re-run,
+    /// and are dropped if none does.
+    fn take_runs(&self, scope: &Scope, list: RunList) -> Result<Vec<Task>, FetchError> {
         let runs: Vec<_> = list
             .workflow_runs
             .into_iter()
@@ -766,21 +963,40 @@ impl Survey {
         let need = self.store().store_runs(&self.repo, &runs)?;
         let listed = {
             let mut listed = self.listed.lock().expect("listed lock");
-            listed.extend(runs.iter().map(|r| r.id));
+            for r in &runs {
+                if listed.insert(r.id) {
+                    scope
+                        .runs
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
             listed.len() as u64
         };
         self.progress.event(ProgressEvent::RunsListed(listed));
         let need: HashSet<RunId> = need.into_iter().collect();
-        let mut scheduled = self.jobs_scheduled.lock().expect("jobs lock");
-        let tasks: Vec<Task> = runs
-            .iter()
-            .filter(|r| need.contains(&r.id) && scheduled.insert(r.id))
-            .map(|r| Task::Jobs {
-                run: r.id,
-                attempt: r.run_attempt,
-                completed: r.is_completed(),
-            })
-            .collect();
+        let mut tasks: Vec<Task> = Vec::new();
+        {
+            let mut scheduled = self.jobs_scheduled.lock().expect("jobs lock");
+            let mut workflows = self.workflows.lock().expect("workflows lock");
+            for r in &runs {
+                if r.needs_workflow_jobs() && workflows.noisy.insert(r.workflow_id) {
+                    tasks.extend(workflows.held.remove(&r.workflow_id).unwrap_or_default());
+                }
+                if !need.contains(&r.id) || !scheduled.insert(r.id) {
+                    continue;
+                }
+                let task = Task::Jobs {
+                    run: r.id,
+                    attempt: r.run_attempt,
+                    completed: r.is_completed(),
+                };
+                if workflows.noisy.contains(&r.workflow_id) {
+                    tasks.push(task);
+                } else {
+                    workflows.held.entry(r.workflow_id).or_default().push(task);
+                }
+            }
+        }
         self.progress
             .event(ProgressEvent::JobsQueued(tasks.len() as u64));
         Ok(tasks)
@@ -799,6 +1015,7 @@ impl Survey {
         )));
         let mut jobs = Vec::new();
         while let Some(page_url) = url.take() {
+            self.cost().jobs.made += 1;
             let response = self.client.get(&page_url, None).await?;
             if response.status != StatusCode::OK {
                 return Err(unexpected(&page_url, &response));
@@ -812,6 +1029,7 @@ impl Survey {
                 url = response.next_link();
             }
         }
+        self.cost().jobs.minimum += (jobs.len() as u64).div_ceil(PER_PAGE).max(1);
         self.store().store_jobs(run, attempt, completed, &jobs)?;
         self.progress.event(ProgressEvent::JobsDone);
         let mut without_log = Vec::new();
@@ -930,6 +1148,11 @@ impl Survey {
         let url = self
             .client
             .url(&format!("{}/actions/jobs/{job}/logs", self.repo_path()));
+        {
+            let mut cost = self.cost();
+            cost.logs.made += 1;
+            cost.logs.minimum += 1;
+        }
         let what = format!("job {job}'s log");
         let blob = match self.client.fetch_blob(&url, &what).await {
             Ok(blob) => blob,
@@ -1153,6 +1376,7 @@ impl Survey {
             encode(default_branch)
         )));
         while let Some(page_url) = url.take() {
+            self.cost().pulls.made += 1;
             let response = self.client.get(&page_url, None).await?;
             if response.status != StatusCode::OK {
                 return Err(unexpected(&page_url, &response));
@@ -1161,6 +1385,14 @@ impl Survey {
             let reached_older = page
                 .last()
                 .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
+            // A page is needed when it holds a PR updated within the lookback (or is the
+            // first: GitHub must say the list is empty).
+            let needed = page
+                .iter()
+                .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
+            if needed || self.cost().pulls.minimum == 0 {
+                self.cost().pulls.minimum += 1;
+            }
             let merged: Vec<_> = page
                 .into_iter()
                 // Merged within the window's history; a page also holds older ones.
@@ -1175,26 +1407,24 @@ impl Survey {
         Ok(())
     }
 
-    /// A PR's changed files (and the PR itself when not stored). `false` when GitHub does not
-    /// know the PR (deleted, or a number from a branch name that is not a PR).
-    async fn fetch_pull_files(&self, number: u64, known: bool) -> Result<bool, FetchError> {
+    /// A PR's changed files. `false` when GitHub does not know the PR (deleted, or a number
+    /// from a branch name that is not a PR). A PR no listing returned is not asked for
+    /// (`GET /pulls/{n}` would cost a request per PR and no figure reads more than its
+    /// number, link and files): `stub` is stored for it with the files; a later listing that
+    /// returns the PR replaces it and keeps the files.
+    async fn fetch_pull_files(
+        &self,
+        number: u64,
+        stub: Option<PullRequest>,
+    ) -> Result<bool, FetchError> {
         let pr_url = self
             .client
             .url(&format!("{}/pulls/{number}", self.repo_path()));
-        if !known {
-            let response = self.client.get(&pr_url, None).await?;
-            match response.status {
-                StatusCode::OK => {
-                    let pull: WirePull = parse_json(&pr_url, &response.body)?;
-                    self.store().store_pulls(&self.repo, &[pull.into_model()])?;
-                }
-                StatusCode::NOT_FOUND => return Ok(false),
-                _ => return Err(unexpected(&pr_url, &response)),
-            }
-        }
         let mut url = Some(format!("{pr_url}/files?per_page={PER_PAGE}"));
         let mut files = Vec::new();
+        let mut listed = 0usize;
         while let Some(page_url) = url.take() {
+            self.cost().files.made += 1;
             let response = self.client.get(&page_url, None).await?;
             match response.status {
                 StatusCode::OK => {}
@@ -1202,14 +1432,20 @@ impl Survey {
                 _ => return Err(unexpected(&page_url, &response)),
             }
             let page: Vec<WireFile> = parse_json(&page_url, &response.body)?;
+            listed += page.len();
             for file in page {
                 files.extend(file.previous_filename);
                 files.push(file.filename);
             }
             url = response.next_link();
         }
+        // Each item is one changed file (a rename names two paths).
+        self.cost().files.minimum += (listed as u64).div_ceil(PER_PAGE).max(1);
         files.sort();
         files.dedup();
+        if let Some(stub) = stub {
+            self.store().store_pulls(&self.repo, &[stub])?;
+        }
         self.store().store_pull_files(&self.repo, number, &files)?;
         Ok(true)
     }

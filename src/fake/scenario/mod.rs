@@ -24,6 +24,10 @@ pub struct SyntheticSpec {
     pub fail_every: usize,
     /// Every Nth run (1-based) was re-run once: attempt 1 failed, attempt 2 green.
     pub rerun_every: usize,
+    /// Adds a PR labeler workflow making this percentage of all runs (0: none), green at
+    /// attempt 1 with one job each ([`Dataset::add_bot_workflow`]); `runs` stays the CI
+    /// workflow's count.
+    pub bot_percent: u32,
 }
 
 impl Default for SyntheticSpec {
@@ -42,6 +46,7 @@ impl Default for SyntheticSpec {
             spacing: TimeDelta::hours(1),
             fail_every: 5,
             rerun_every: 10,
+            bot_percent: 0,
         }
     }
 }
@@ -155,8 +160,14 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
     if let Some(head) = parent {
         ds.branches.insert("main".into(), head);
     }
+    if spec.bot_percent > 0 {
+        ds.add_bot_workflow(spec.bot_percent);
+    }
     ds
 }
+
+/// The share of the runs a bundled scenario's bot workflow makes (`bot_workflow = true`).
+pub const BOT_PERCENT: u32 = 70;
 
 /// The `scenario.toml` of a bundled scenario folder.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -172,6 +183,10 @@ pub struct ScenarioSpec {
     /// How PRs land on the default branch: `squash` (default) or `merge-commit`.
     #[serde(default)]
     pub merge_style: MergeStyle,
+    /// Adds a PR labeler making 70 % of the runs, all green, one job each (default off):
+    /// a busy repository's shape, with every figure of the report unchanged.
+    #[serde(default)]
+    pub bot_workflow: bool,
 }
 
 /// How a bundled scenario's PR runs are triggered.
@@ -212,7 +227,12 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
     })?;
     match spec.generator.as_str() {
         "cuda-python-flake" => {
-            cuda_python::generate(dir, spec.seed, spec.pr_style, spec.merge_style)
+            cuda_python::generate(dir, spec.seed, spec.pr_style, spec.merge_style).map(|mut ds| {
+                if spec.bot_workflow {
+                    ds.add_bot_workflow(BOT_PERCENT);
+                }
+                ds
+            })
         }
         other => Err(DatasetError::Invalid {
             path,
