@@ -209,14 +209,28 @@ fn binary_and_missing_inputs_are_invalid_input_but_the_rest_is_reported() {
     );
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
-    assert!(err.contains("core.bin looks binary"), "{err}");
+    assert!(err.contains("core.bin: binary, not a log"), "{err}");
     assert!(
         err.contains("cannot read") && err.contains("nope.log"),
         "{err}"
     );
+    // Refused inputs are in the document too, in the order given, with their error (#10).
     let doc = json(&out);
-    assert_eq!(doc["files"].as_array().unwrap().len(), 1);
-    assert_eq!(doc["files"][0]["matches"][0]["signature"], "disk-full");
+    assert_eq!(doc["files"].as_array().unwrap().len(), 3);
+    assert!(
+        doc["files"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("binary, not a log")
+    );
+    assert!(
+        doc["files"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot read")
+    );
+    assert_eq!(doc["files"][2]["error"], serde_json::Value::Null);
+    assert_eq!(doc["files"][2]["matches"][0]["signature"], "disk-full");
 }
 
 #[test]

@@ -122,6 +122,7 @@ fn data(n: usize) -> NightlyData {
         changes,
         seen,
         new_unclassified,
+        completeness: Default::default(),
     }
 }
 

@@ -415,10 +415,7 @@ pub fn render_toml(d: &Draft) -> String {
     })
     .expect("strings always serialize");
     // Log text and job names are hostile: no control character may end a comment early.
-    let one_line = |s: &str| {
-        crate::signatures::normalize::sanitize_for_terminal(&s.replace(['\n', '\r'], " "))
-            .into_owned()
-    };
+    let one_line = crate::report::sanitize::one_line;
     let mut out = format!(
         "# Draft by `flakestat suggest` for unclassified group {}: review, rename, add `paths`\n\
          # and `issue`, then move it into your signatures folder.\n\

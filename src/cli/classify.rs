@@ -21,9 +21,8 @@ use super::output::write_output;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
 use crate::model::Classification;
-use crate::signatures::normalize::{
-    Utf16Reader, gh_log_prefix, looks_binary, sanitize_for_terminal, utf16_bom,
-};
+use crate::report::sanitize::{terminal, terminal_line};
+use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
 use crate::signatures::{SignatureSet, resolve_dir};
 
 /// Bytes looked at to tell a binary file from a log.
@@ -77,6 +76,10 @@ pub struct FileJson {
     pub error_lines: Vec<LineJson>,
     /// Something worth knowing, e.g. `empty file`.
     pub note: Option<String>,
+    /// Why the input was refused (unreadable, binary, a broken zip); `null` when it was
+    /// classified. A refused input has no matches and no error lines.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +111,8 @@ struct Classified {
 /// A log that could not be classified: unreadable, binary, a broken archive.
 #[derive(Debug)]
 struct InputError {
+    /// The input as `Classified::name` would name it.
+    name: String,
     message: String,
 }
 
@@ -133,14 +138,15 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
         .max(1);
     let results = classify_all(&set, &args.logs, workers);
 
+    let results: Vec<Result<Classified, InputError>> = results.into_iter().flatten().collect();
     let mut files = Vec::new();
     let mut invalid = 0;
-    for result in results.into_iter().flatten() {
+    for result in &results {
         match result {
             Ok(c) => files.push(c),
             Err(e) => {
                 invalid += 1;
-                eprintln!("flakestat: error: {}", sanitize_for_terminal(&e.message));
+                eprintln!("flakestat: error: {}", terminal(&e.message));
             }
         }
     }
@@ -148,21 +154,29 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
         for f in &files {
             if let Some(note) = &f.note {
                 eprintln!(
-                    "flakestat: note: {}: {note}",
-                    sanitize_for_terminal(&f.name)
+                    "flakestat: note: {}: {}",
+                    terminal_line(&f.name),
+                    terminal_line(note)
                 );
             }
         }
     }
     let any_match = files.iter().any(|f| !f.classification.is_unclassified());
     let color_table = args.output.is_none() && io::stdout().is_terminal();
-    // When no input could be read there is nothing to report: an empty table would only bury
-    // the error lines above it.
-    if !(files.is_empty() && invalid > 0) {
-        write_output(args.output.as_deref(), |w| match args.format {
-            ClassifyFormat::Json => render_json(w, &files),
-            ClassifyFormat::Table => render_table(w, &files, color_table),
-        })?;
+    match args.format {
+        // Every input, refused ones with their error, even when all were refused: a script
+        // reads one document whatever happened.
+        ClassifyFormat::Json => {
+            write_output(args.output.as_deref(), |w| render_json(w, &results))?;
+        }
+        // When no input could be read there is nothing to tabulate: an empty table would only
+        // bury the error lines above it.
+        ClassifyFormat::Table if !(files.is_empty() && invalid > 0) => {
+            write_output(args.output.as_deref(), |w| {
+                render_table(w, &files, color_table)
+            })?;
+        }
+        ClassifyFormat::Table => {}
     }
     Ok(if invalid > 0 {
         exit::INVALID_INPUT
@@ -224,6 +238,7 @@ fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
     if path.is_dir() {
         return vec![Err(InputError {
             message: format!("{name} is a directory; give the log files inside it"),
+            name,
         })];
     }
     let mut reader = BufReader::with_capacity(SNIFF, file);
@@ -243,6 +258,7 @@ fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
 
 fn unreadable(name: &str, e: &io::Error) -> InputError {
     InputError {
+        name: name.to_string(),
         message: format!("cannot read {name}: {e}; check the path and its permissions"),
     }
 }
@@ -374,12 +390,13 @@ fn classify_one(
         sample.extend_from_slice(&got[..take]);
         reader.consume(take);
     }
-    if looks_binary(&sample) {
+    if let Some(reason) = binary_reason(&sample) {
         return Err(InputError {
             message: format!(
-                "{name} looks binary (many NUL bytes), not a text job log; give the log itself \
+                "{name}: binary, not a log ({reason}); give the job log itself as text \
                  (a run's logs .zip is read directly)"
             ),
+            name,
         });
     }
     let empty = sample.is_empty();
@@ -396,6 +413,7 @@ fn classify_one(
 
 fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
     let bad_zip = |e: &dyn std::fmt::Display| InputError {
+        name: name.to_string(),
         message: format!(
             "{name} is not a readable zip archive ({e}); download the run's logs again"
         ),
@@ -404,83 +422,91 @@ fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
         Ok(f) => f,
         Err(e) => return vec![Err(unreadable(name, &e))],
     };
-    let mut archive = match zip::ZipArchive::new(io::BufReader::new(file)) {
-        Ok(a) => a,
-        Err(e) => return vec![Err(bad_zip(&e))],
-    };
     let mut out = Vec::new();
-    for i in 0..archive.len() {
-        let entry = match archive.by_index(i) {
-            Ok(entry) => entry,
-            Err(e) => {
-                out.push(Err(bad_zip(&e)));
-                continue;
+    let visited =
+        crate::signatures::archive::visit_files(io::BufReader::new(file), |entry| match entry {
+            Ok((entry, reader)) => {
+                out.extend(classify_stream(set, format!("{name}:{entry}"), reader))
             }
-        };
-        if entry.is_dir() {
-            continue;
-        }
-        let entry_name = format!("{name}:{}", entry.name());
-        out.extend(classify_stream(set, entry_name, entry));
+            Err(e) => out.push(Err(bad_zip(&e))),
+        });
+    if let Err(e) = visited {
+        return vec![Err(bad_zip(&e))];
     }
     if out.is_empty() {
         out.push(Err(InputError {
+            name: name.to_string(),
             message: format!("{name} holds no files; download the run's logs again"),
         }));
     }
     out
 }
 
-fn to_json(files: &[Classified]) -> ClassifyJson {
+fn to_json(results: &[Result<Classified, InputError>]) -> ClassifyJson {
     ClassifyJson {
         schema: 1,
-        files: files
+        files: results
             .iter()
-            .map(|f| FileJson {
-                file: f.name.clone(),
-                job: f.job.clone(),
-                matches: f
-                    .classification
-                    .matches
-                    .iter()
-                    .map(|m| MatchJson {
-                        signature: m.signature.0.clone(),
-                        line: m.line,
-                        lines: m.lines.clone(),
-                        text: m.text.clone(),
-                        step: m.step.clone(),
-                        count: m.count,
-                        tests: m.tests.iter().cloned().collect(),
-                    })
-                    .collect(),
-                unclassified: f.classification.is_unclassified(),
-                error_lines: f
-                    .classification
-                    .error_lines
-                    .iter()
-                    .map(|l| LineJson {
-                        line: l.line,
-                        text: l.text.clone(),
-                    })
-                    .collect(),
-                note: f.note.clone(),
+            .map(|result| match result {
+                Ok(f) => classified_json(f),
+                Err(e) => FileJson {
+                    file: e.name.clone(),
+                    job: None,
+                    matches: Vec::new(),
+                    unclassified: false,
+                    error_lines: Vec::new(),
+                    note: None,
+                    error: Some(e.message.clone()),
+                },
             })
             .collect(),
     }
 }
 
-fn render_json(w: &mut dyn Write, files: &[Classified]) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &to_json(files))?;
-    writeln!(w)
+fn classified_json(f: &Classified) -> FileJson {
+    FileJson {
+        file: f.name.clone(),
+        job: f.job.clone(),
+        matches: f
+            .classification
+            .matches
+            .iter()
+            .map(|m| MatchJson {
+                signature: m.signature.0.clone(),
+                line: m.line,
+                lines: m.lines.clone(),
+                text: m.text.clone(),
+                step: m.step.clone(),
+                count: m.count,
+                tests: m.tests.iter().cloned().collect(),
+            })
+            .collect(),
+        unclassified: f.classification.is_unclassified(),
+        error_lines: f
+            .classification
+            .error_lines
+            .iter()
+            .map(|l| LineJson {
+                line: l.line,
+                text: l.text.clone(),
+            })
+            .collect(),
+        note: f.note.clone(),
+        error: None,
+    }
+}
+
+fn render_json(w: &mut dyn Write, results: &[Result<Classified, InputError>]) -> io::Result<()> {
+    crate::report::sanitize::write_json(w, &to_json(results))
 }
 
 /// Longest log text shown in a table cell.
 const CELL: usize = 120;
 
 fn cell(text: &str) -> String {
-    let clean = sanitize_for_terminal(text);
+    let clean = terminal_line(text);
     if clean.chars().count() <= CELL {
-        clean.into_owned()
+        clean
     } else {
         let mut s: String = clean.chars().take(CELL - 1).collect();
         s.push('…');
@@ -491,7 +517,7 @@ fn cell(text: &str) -> String {
 /// Error lines shown for an unclassified log in the table (JSON has them all).
 const TABLE_ERROR_LINES: usize = 3;
 
-fn render_table(w: &mut dyn Write, files: &[Classified], terminal: bool) -> io::Result<()> {
+fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io::Result<()> {
     use comfy_table::{ContentArrangement, Table, presets};
     let mut table = Table::new();
     table.load_preset(presets::UTF8_FULL_CONDENSED);

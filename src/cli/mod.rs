@@ -90,7 +90,12 @@ pub fn main() -> u8 {
             if is_broken_pipe(&err) {
                 return exit::SUCCESS;
             }
-            eprintln!("flakestat: error: {}", render_chain(&err));
+            // Messages quote paths, names and answers from outside: nothing in them may drive
+            // the terminal.
+            eprintln!(
+                "flakestat: error: {}",
+                crate::report::sanitize::terminal(&render_chain(&err))
+            );
             exit_code_for(&err)
         }
     }

@@ -1,5 +1,10 @@
 //! Where reports go: stdout, or a file written atomically (a temporary file renamed into place,
 //! so an interrupted run never leaves half a report).
+//!
+//! `--output FILE`: a new file is created readable by its owner only (0600: reports name private
+//! repositories' jobs and log lines); an existing file keeps its permission bits; a symlink is
+//! written through, replacing its target (the link stays a link); a device or FIFO is written in
+//! place.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -48,6 +53,11 @@ pub fn write_output(
             Ok(())
         }
         Some(path) => {
+            let resolved = resolve_symlinks(path)?;
+            let path = resolved.as_path();
+            if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+                return write_output(Some(path), render);
+            }
             let dir = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
@@ -63,11 +73,43 @@ pub fn write_output(
                 render(&mut buf)?;
                 buf.flush()?;
             }
+            // The file being replaced keeps its permissions; a new one stays 0600.
+            if let Ok(meta) = std::fs::metadata(path) {
+                tmp.as_file()
+                    .set_permissions(meta.permissions())
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            }
             tmp.persist(path)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
             Ok(())
         }
     }
+}
+
+/// Links followed before giving up (the kernel's own limit for a path is 40).
+const MAX_SYMLINKS: usize = 40;
+
+/// `path` with every symlink at its end followed (a dangling link names the file to create), so
+/// that the rename replaces the target, not the link.
+fn resolve_symlinks(path: &Path) -> anyhow::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_SYMLINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                current = match current.parent() {
+                    Some(parent) if target.is_relative() => parent.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(anyhow::anyhow!(
+        "cannot write {}: more than {MAX_SYMLINKS} symlinks in a row (a loop?)",
+        path.display()
+    ))
 }
 
 /// Whether colour is wanted on stderr/stdout, honouring `--color` and `NO_COLOR`.

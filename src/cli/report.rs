@@ -61,6 +61,10 @@ pub struct ReportArgs {
     /// Settings file. Default: ./flakestat.toml if present.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Exit 0 even when the store does not hold the whole window yet (otherwise 9). The report
+    /// says so in its first line either way.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 /// The compiled signatures, as the store's re-classification wants them.
@@ -91,8 +95,12 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
             args.repo
         ))
     })?;
-    let (since, until) = parse_window(&args.since, args.until.as_deref(), chrono::Utc::now())
-        .map_err(|e| invalid(e.to_string()))?;
+    let (since, until) = parse_window(
+        &args.since,
+        args.until.as_deref(),
+        super::when::now_to_the_second(),
+    )
+    .map_err(|e| invalid(e.to_string()))?;
 
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let file = load_config(args.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
@@ -172,5 +180,32 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
     })?;
-    Ok(exit::SUCCESS)
+    Ok(incomplete_exit(
+        global,
+        &data.completeness,
+        args.allow_incomplete,
+    ))
+}
+
+/// `exit::INCOMPLETE` (said on stderr) when the store lacks part of the window and
+/// `--allow-incomplete` was not given; `exit::SUCCESS` otherwise.
+pub(super) fn incomplete_exit(
+    global: &GlobalArgs,
+    completeness: &analysis::Completeness,
+    allow: bool,
+) -> u8 {
+    if completeness.is_complete() || allow {
+        return exit::SUCCESS;
+    }
+    if !global.quiet {
+        eprintln!(
+            "flakestat: the store does not hold the whole window yet (runs without jobs: {}, logs not fetched: {}, windows not listed: {}); the figures leave out {} of its runs; exiting {} (--allow-incomplete accepts it)",
+            completeness.runs_pending,
+            completeness.logs_pending,
+            completeness.unlisted.len(),
+            completeness.runs_left_out,
+            exit::INCOMPLETE
+        );
+    }
+    exit::INCOMPLETE
 }

@@ -10,9 +10,9 @@ use clap::Subcommand;
 use super::classify::load_set;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
+use crate::report::sanitize::terminal_line;
 use crate::signatures::check::check;
 use crate::signatures::import::import_pytorch;
-use crate::signatures::normalize::sanitize_for_terminal;
 use crate::signatures::resolve_dir;
 
 #[derive(Debug, Subcommand)]
@@ -103,16 +103,16 @@ fn run_check(
     let report = check(&set);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let show = |s: &str| sanitize_for_terminal(s).into_owned();
+    let show = |s: &str| terminal_line(s);
     for f in &report.failures {
         writeln!(
             out,
             "FAIL {}: {}[{}] {:?}: {}",
-            f.file.display(),
-            f.key,
+            show(&f.file.display().to_string()),
+            show(f.key),
             f.index,
             show(&f.example),
-            f.reason
+            show(&f.reason.to_string())
         )?;
     }
     for o in &report.overlaps {
@@ -124,17 +124,18 @@ fn run_check(
             } else {
                 "OVERLAP"
             },
-            o.first,
-            o.second,
+            show(&o.first.to_string()),
+            show(&o.second.to_string()),
             show(&o.example),
-            o.owner
+            show(&o.owner.to_string())
         )?;
     }
     if !global.quiet {
         for id in &report.without_examples {
             writeln!(
                 out,
-                "note: {id} has no examples.match lines; add a real log line it must match"
+                "note: {} has no examples.match lines; add a real log line it must match",
+                show(&id.to_string())
             )?;
         }
     }
@@ -147,6 +148,7 @@ fn run_check(
         report.examples,
         report.failures.len(),
         report.overlaps.len(),
+        source = show(&source.to_string()),
     )?;
     Ok(if failed {
         exit::INVALID_INPUT
@@ -205,7 +207,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
                 out,
                 "  {} {}",
                 if f.kind.is_alarm() { "ALARM" } else { "note:" },
-                sanitize_for_terminal(&f.message)
+                terminal_line(&f.message)
             )?;
         }
     }

@@ -17,7 +17,7 @@ use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
 use crate::fetch::{self, Classifier};
 use crate::model::{Classification, Repo};
-use crate::signatures::normalize::sanitize_for_terminal;
+use crate::report::sanitize::terminal_line;
 use crate::signatures::{self, SignatureSet};
 use crate::store::{Store, StoreError};
 
@@ -244,7 +244,7 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         for (id, why) in &rejected {
             eprintln!(
                 "flakestat: note: left out {id}: `signatures check` would fail: {}",
-                sanitize_for_terminal(why)
+                terminal_line(why)
             );
         }
     }

@@ -63,6 +63,9 @@ pub struct SurveyArgs {
     /// Only runs triggered by this event (push, pull_request, schedule, …).
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
+    /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
+    #[arg(long, value_name = "DURATION", default_value = "0s")]
+    pub wait: String,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -78,8 +81,10 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         })?),
         None => None,
     };
-    let now = replay.as_ref().map_or_else(chrono::Utc::now, |ds| ds.now);
-    let repo = match (&args.repo, &replay) {
+    let now = replay
+        .as_ref()
+        .map_or_else(super::when::now_to_the_second, |ds| ds.now);
+    let mut repo = match (&args.repo, &replay) {
         (Some(text), _) => Repo::parse(text).ok_or_else(|| {
             CodedError::new(
                 exit::INVALID_INPUT,
@@ -106,7 +111,13 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let cache = args.source.cache_dir()?;
     let cache_dir = &cache.path;
     // One writer per store: a nightly or another survey on it makes this one stop, clearly.
-    let _lock = super::nightly::lock_store(cache_dir, Duration::ZERO, "flakestat survey")?;
+    let wait = super::nightly::parse_wait(&args.wait).ok_or_else(|| {
+        CodedError::new(
+            exit::INVALID_INPUT,
+            format!("--wait {:?} is not a duration (0, 30s, 5m, 1h)", args.wait),
+        )
+    })?;
+    let _lock = super::nightly::lock_store(cache_dir, wait, "flakestat survey")?;
     let store = Store::open(cache_dir).map_err(store_error)?;
     let store = Arc::new(Mutex::new(store));
 
@@ -115,6 +126,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let mut fetch_failure: Option<FetchError> = None;
     let mut stats: Option<StatsSnapshot> = None;
     let mut ancestry_summary: Option<AncestrySummary> = None;
+    let mut archive_line: Option<String> = None;
 
     if args.source.offline {
         let counts = store
@@ -141,8 +153,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             None => args.source.github_api(global),
         };
         let config = args.source.client_config(api_url, token);
-        let session = Session::new(config, bars.clone())
-            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
         let plan = SurveyPlan {
             repo: repo.clone(),
             since,
@@ -156,7 +167,12 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             prs_of_runs(runs, default_branch, &analysis_config)
         };
         match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
-            Ok(_) => {
+            Ok(summary) => {
+                // GitHub's spelling from here on, in the store and in the report.
+                if let Some(canonical) = summary.repo.clone() {
+                    repo = canonical;
+                }
+                archive_line = archive_note(&summary);
                 let fingerprint = classifier.fingerprint();
                 let ancestry = AncestryPlan {
                     repo: &repo,
@@ -180,6 +196,9 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         && !global.quiet
     {
         let mut line = closing_line(&stats);
+        if let Some(archive) = &archive_line {
+            line.push_str(&format!(", {archive}"));
+        }
         if global.verbose > 0
             && let Some(peak) = peak_memory()
         {
@@ -336,6 +355,28 @@ pub(super) fn closing_line(stats: &StatsSnapshot) -> String {
     line
 }
 
+/// What the closing line says of attempt archives and logs that were not their job's own;
+/// `None` when no log needed an archive.
+pub(super) fn archive_note(summary: &fetch::SurveySummary) -> Option<String> {
+    if summary.logs_from_archive == 0 && summary.logs_not_own == 0 && summary.logs_unknown == 0 {
+        return None;
+    }
+    let mut note = format!(
+        "{} logs from {} attempt archives",
+        summary.logs_from_archive, summary.archives_fetched
+    );
+    if summary.logs_not_own > 0 {
+        note.push_str(&format!(
+            " ({} served by GitHub for another attempt)",
+            summary.logs_not_own
+        ));
+    }
+    if summary.logs_unknown > 0 {
+        note.push_str(&format!(", {} logs unknown", summary.logs_unknown));
+    }
+    Some(note)
+}
+
 /// The process's peak resident memory (Linux `VmHWM`), for `-v` and the benchmark.
 fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -366,7 +407,11 @@ pub(super) fn fetch_error(err: FetchError) -> CodedError {
         FetchError::Store(_) => exit::STORE,
         FetchError::Interrupted => exit::INTERRUPTED,
         FetchError::Config(_) => exit::INVALID_INPUT,
-        FetchError::Unexpected { .. } | FetchError::Parse { .. } => exit::ERROR,
+        FetchError::Unexpected { .. }
+        | FetchError::Parse { .. }
+        | FetchError::TooLarge { .. }
+        | FetchError::Unavailable(_) => exit::ERROR,
+        FetchError::Spool(_) => exit::STORE,
     };
     CodedError::new(code, err.to_string())
 }
@@ -444,6 +489,8 @@ impl Bars {
 
     /// A line above the bars, or on plain stderr when they are hidden.
     fn say(&self, line: String) {
+        // Notes quote names, URLs and answers from outside.
+        let line = crate::report::sanitize::terminal(&line);
         if self.visible {
             let _ = self.multi.println(line);
         } else if !self.quiet {
@@ -487,6 +534,11 @@ impl Progress for Bars {
                 }
             }
             ProgressEvent::Note(note) => self.say(format!("flakestat: {note}")),
+            ProgressEvent::Detail(note) => {
+                if self.verbose >= 1 {
+                    self.say(format!("flakestat: {note}"));
+                }
+            }
             ProgressEvent::Request { status, url } => {
                 if self.verbose >= 2 {
                     self.say(format!("flakestat: {status} GET {url}"));

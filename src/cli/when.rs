@@ -91,6 +91,14 @@ pub fn parse_window(
     Ok((start, end))
 }
 
+/// The clock, to the second: a window that ends "now" is written the same in every format
+/// (JSON would otherwise carry nanoseconds), and two reports in the same second are
+/// byte-identical.
+pub fn now_to_the_second() -> chrono::DateTime<chrono::Utc> {
+    use chrono::SubsecRound;
+    chrono::Utc::now().trunc_subsecs(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

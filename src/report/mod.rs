@@ -9,7 +9,9 @@ mod json;
 mod layout;
 mod markdown;
 pub mod nightly;
-mod sanitize;
+#[cfg(test)]
+mod proptests;
+pub mod sanitize;
 mod table;
 
 use std::io::{self, Write};

@@ -328,26 +328,60 @@ pub fn gh_log_prefix(line: &[u8]) -> Option<(&[u8], usize)> {
     (timestamp_len(rest) > 0).then_some((&line[..first], at))
 }
 
-/// Replaces control characters (C0 except TAB, DEL, C1) by U+FFFD so that log text cannot drive
-/// a terminal. For text headed to a terminal or a table.
-pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
-    let bad = |c: char| (c.is_control() && c != '\t') || c == '\u{feff}';
-    if !text.chars().any(bad) {
-        return Cow::Borrowed(text);
+/// Magic numbers of compressed and archive formats a log is never in.
+const MAGIC: &[(&[u8], &str)] = &[
+    (b"\x1f\x8b", "gzip data"),
+    (b"\x28\xb5\x2f\xfd", "zstd data"),
+    (b"PK\x03\x04", "zip data"),
+    (b"PK\x05\x06", "zip data"),
+    (b"\xfd7zXZ\x00", "xz data"),
+    (b"BZh", "bzip2 data"),
+    (b"7z\xbc\xaf\x27\x1c", "7-zip data"),
+    (b"\x7fELF", "an executable"),
+];
+
+/// Below this many bytes the byte entropy says little; only the other tests apply.
+const ENTROPY_MIN_SAMPLE: usize = 512;
+/// Bits per byte above which a sample is compressed or random data. Text, UTF-8 in any
+/// script included, stays well below (English logs ≈ 5, CJK ≈ 6.5); compressed data is ≈ 8.
+const ENTROPY_BINARY: f64 = 7.5;
+
+/// Why a sample of a file (its first block) is not a text log: many NUL bytes, the magic number
+/// of a compressed or archive format (gzip, zstd, zip, xz, bzip2, 7-zip, ELF), or bytes as
+/// evenly spread as compressed or random data. `None` for text.
+pub fn binary_reason(sample: &[u8]) -> Option<&'static str> {
+    let bom = b"\xef\xbb\xbf";
+    let body = sample.strip_prefix(bom).unwrap_or(sample);
+    if let Some((_, what)) = MAGIC.iter().find(|(magic, _)| body.starts_with(magic)) {
+        // `BZh` is also how a line of text may start: bzip2 has a block size digit after it.
+        if *what != "bzip2 data" || body.get(3).is_some_and(|d| (b'1'..=b'9').contains(d)) {
+            return Some(what);
+        }
     }
-    Cow::Owned(
-        text.chars()
-            .map(|c| {
-                if c == '\t' {
-                    ' '
-                } else if bad(c) {
-                    '\u{fffd}'
-                } else {
-                    c
-                }
-            })
-            .collect(),
-    )
+    if looks_binary(sample) {
+        return Some("many NUL bytes");
+    }
+    if sample.len() >= ENTROPY_MIN_SAMPLE && entropy(sample) > ENTROPY_BINARY {
+        return Some("compressed or random bytes");
+    }
+    None
+}
+
+/// Shannon entropy of the byte distribution, in bits per byte (0 to 8).
+fn entropy(sample: &[u8]) -> f64 {
+    let mut counts = [0u64; 256];
+    for &b in sample {
+        counts[usize::from(b)] += 1;
+    }
+    let n = sample.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -416,6 +450,41 @@ mod tests {
     }
 
     #[test]
+    fn compressed_and_random_data_is_binary_and_text_is_not() {
+        let text =
+            "2026-07-15T21:26:03.1234567Z E   AssertionError: condition not satisfied\n".repeat(40);
+        let gz = {
+            use std::io::Write;
+            let mut e = zstd::Encoder::new(Vec::new(), 3).unwrap();
+            e.write_all(text.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        assert_eq!(binary_reason(&gz), Some("zstd data"));
+        assert_eq!(binary_reason(b"\x1f\x8b\x08\x00rest"), Some("gzip data"));
+        assert_eq!(binary_reason(b"PK\x03\x04rest"), Some("zip data"));
+        // A xorshift stream: random bytes without a magic number.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let random: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        assert_eq!(binary_reason(&random), Some("compressed or random bytes"));
+        assert_eq!(binary_reason(text.as_bytes()), None);
+        assert_eq!(
+            binary_reason("BZh is how this line starts\n".as_bytes()),
+            None
+        );
+        let cjk = "2026-07-15T21:26:03Z 错误：测试失败，条件在超时内未满足。日本語のログ行です。\n"
+            .repeat(60);
+        assert_eq!(binary_reason(cjk.as_bytes()), None);
+        assert_eq!(binary_reason(b""), None);
+    }
+
+    #[test]
     fn binary_detection() {
         assert!(looks_binary(&[0, 0, 0, 1]));
         assert!(looks_binary("a\0b\0c\0".as_bytes()));
@@ -469,11 +538,5 @@ mod tests {
         assert_eq!((job, &mangled[at..at + 4]), (&b"Build"[..], "2025"));
         assert!(gh_log_prefix(b"2026-01-02T03:33:54.0212672Z a\tb\tc").is_none());
         assert!(gh_log_prefix(b"a\tb\tno timestamp").is_none());
-    }
-
-    #[test]
-    fn sanitize() {
-        assert_eq!(sanitize_for_terminal("a\x1b[2Jb\tc"), "a\u{fffd}[2Jb c");
-        assert_eq!(sanitize_for_terminal("fine"), "fine");
     }
 }

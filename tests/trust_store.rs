@@ -1,0 +1,287 @@
+//! The store and the report file as a user meets them when something is off (issue #10, should
+//! fix): errors that say what happened and what to do ("not a flakestat store", "damaged store
+//! at", "made by a newer flakestat", "read-only store at", never SQL), the lock message naming a
+//! flag the command has (`survey --wait`), reports byte-identical run to run (`until` to the
+//! second), and `--output` keeping an existing file's mode, creating new files 0600 and writing
+//! through a symlink. The real binary, over a store a replay through the fake GitHub filled.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use flakestat::fake::scenario::{SyntheticSpec, synthetic};
+
+fn flakestat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        .args(args)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env_remove("FLAKESTAT_CACHE_DIR")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A store filled by replaying a small synthetic dataset through the fake GitHub.
+fn surveyed_store(cache: &Path) {
+    let data = tempfile::tempdir().unwrap();
+    synthetic(&SyntheticSpec {
+        runs: 20,
+        ..SyntheticSpec::default()
+    })
+    .save_json(data.path())
+    .unwrap();
+    let out = flakestat(&[
+        "survey",
+        "--replay",
+        data.path().to_str().unwrap(),
+        "--since",
+        "2026-06-01",
+        "--until",
+        "2026-06-03",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--format",
+        "json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn db(cache: &Path) -> PathBuf {
+    cache.join("store-v1/flakestat.sqlite3")
+}
+
+fn report(cache: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "report",
+        "--repo",
+        "octo/demo",
+        "--since",
+        "2026-06-01",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    flakestat(&args)
+}
+
+fn assert_store_error(what: &str, out: &Output, says: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(8), "{what}: {err}");
+    assert!(err.contains(says), "{what}: {err}");
+    assert!(
+        err.contains("--cache-dir"),
+        "{what}: says what to do: {err}"
+    );
+    for sql in ["CREATE TABLE", "SELECT", "INSERT", "PRAGMA"] {
+        assert!(!err.contains(sql), "{what}: no SQL in the message: {err}");
+    }
+}
+
+#[test]
+fn store_errors_say_what_happened_and_what_to_do() {
+    // A file that is not SQLite at all.
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cache.path().join("store-v1")).unwrap();
+    std::fs::write(
+        db(cache.path()),
+        "these are not the bytes of a database\n".repeat(200),
+    )
+    .unwrap();
+    assert_store_error(
+        "garbage",
+        &report(cache.path(), &[]),
+        "not a flakestat store",
+    );
+
+    // Another program's SQLite database.
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cache.path().join("store-v1")).unwrap();
+    rusqlite::Connection::open(db(cache.path()))
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+        .unwrap();
+    assert_store_error(
+        "foreign",
+        &report(cache.path(), &[]),
+        "not a flakestat store",
+    );
+
+    // A newer flakestat's store.
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    rusqlite::Connection::open(db(cache.path()))
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    assert_store_error(
+        "newer",
+        &report(cache.path(), &[]),
+        "made by a newer flakestat (schema 99",
+    );
+
+    // A damaged store: its first page (the root of the schema) overwritten.
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    let mut bytes = std::fs::read(db(cache.path())).unwrap();
+    // The whole page after the 100-byte header: where its cells sit depends on the schema.
+    bytes[100..4096].fill(0x41);
+    std::fs::write(db(cache.path()), &bytes).unwrap();
+    let out = report(cache.path(), &[]);
+    assert_store_error("damaged", &out, "damaged store at");
+    assert!(
+        stderr(&out).contains("flakestat.sqlite3"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_read_only_store_says_so() {
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    let file = db(cache.path());
+    // Root ignores permission bits; the immutable attribute stops it too.
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let locked = if root {
+        Command::new("chattr")
+            .arg("+i")
+            .arg(&file)
+            .status()
+            .is_ok_and(|s| s.success())
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400)).is_ok()
+    };
+    if !locked {
+        eprintln!("skipped: cannot make {} read-only here", file.display());
+        return;
+    }
+    let out = report(cache.path(), &[]);
+    if root {
+        Command::new("chattr")
+            .arg("-i")
+            .arg(&file)
+            .status()
+            .unwrap();
+    }
+    assert_store_error("read-only", &out, "read-only store at");
+}
+
+#[test]
+fn the_lock_message_names_a_flag_survey_has() {
+    let cache = tempfile::tempdir().unwrap();
+    let lock = flakestat::store::lock::StoreLock::acquire(
+        cache.path(),
+        std::time::Duration::ZERO,
+        "a test",
+    )
+    .unwrap();
+    let out = flakestat(&[
+        "survey",
+        "--repo",
+        "octo/demo",
+        "--since",
+        "7d",
+        "--api-url",
+        "http://127.0.0.1:9",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+        "--wait",
+        "0",
+    ]);
+    drop(lock);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(8), "{err}");
+    assert!(
+        err.contains("in use by another flakestat") && err.contains("--wait"),
+        "{err}"
+    );
+    let help = flakestat(&["survey", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--wait <DURATION>"));
+}
+
+#[test]
+fn reports_without_until_are_byte_identical_and_end_on_a_whole_second() {
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    let first = report(cache.path(), &["--allow-incomplete"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let json: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let until = json["until"].as_str().unwrap();
+    // `2026-12-01T21:30:05Z`: no fraction of a second.
+    assert_eq!(until.len(), 20, "{until}");
+    assert!(!until.contains('.'), "{until}");
+    // Two reports in the same second are the same bytes (retry across a second boundary).
+    let same = (0..5).any(|_| {
+        let a = report(cache.path(), &["--allow-incomplete"]);
+        let b = report(cache.path(), &["--allow-incomplete"]);
+        a.stdout == b.stdout
+    });
+    assert!(same, "reports of the same second differ");
+}
+
+#[cfg(unix)]
+#[test]
+fn output_keeps_the_mode_creates_0600_and_writes_through_symlinks() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let write = |target: &Path| {
+        let out = report(
+            cache.path(),
+            &[
+                "--until",
+                "2026-06-03",
+                "--output",
+                target.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+
+    let new = dir.path().join("new.json");
+    write(&new);
+    assert_eq!(mode(&new), 0o600);
+
+    let shared = dir.path().join("shared.json");
+    std::fs::write(&shared, "old").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write(&shared);
+    assert_eq!(mode(&shared), 0o644, "an existing file keeps its mode");
+    assert!(
+        std::fs::read_to_string(&shared)
+            .unwrap()
+            .contains("\"schema\"")
+    );
+
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    write(&link);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("\"schema\"")
+    );
+}
