@@ -8,6 +8,7 @@
 //! window* starts at the merge that introduced it when `bisect` can name one (with the evidence),
 //! else at its first counted hit, and ends where the survey ends.
 
+pub mod audit;
 pub mod bisect;
 pub mod nightly;
 pub mod prs;

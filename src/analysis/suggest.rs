@@ -11,7 +11,7 @@
 //!
 //! Pure: groups and lines in, drafts out; rendering a draft as TOML is [`render_toml`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 use serde::Serialize;
@@ -305,6 +305,86 @@ fn longest_in(hir: &regex_syntax::hir::Hir, best: &mut usize) {
         HirKind::Repetition(r) => longest_in(&r.sub, best),
         _ => {}
     }
+}
+
+/// A draft left out: its id, and why.
+pub type Rejected = (String, String);
+
+/// Keeps the drafts that pass `signatures check` together with `specs` (the signatures in use)
+/// and with each other: one compile and one check for all, then again without the rejected
+/// ones until none is. Returns the kept drafts with their TOML, and `(id, why)` for the others.
+pub fn checked(
+    drafts: Vec<Draft>,
+    specs: &[crate::signatures::SignatureSpec],
+) -> (Vec<(Draft, String)>, Vec<Rejected>) {
+    use crate::signatures::{SignatureSet, check::check, load::parse_spec};
+    let mut rejected: Vec<(String, String)> = Vec::new();
+    let mut kept: Vec<(Draft, String, crate::signatures::SignatureSpec)> = Vec::new();
+    for draft in drafts {
+        let toml = render_toml(&draft);
+        let path = std::path::PathBuf::from(format!("{}.toml", draft.id));
+        match parse_spec(&draft.id, &toml, &path) {
+            Ok(spec) => kept.push((draft, toml, spec)),
+            Err(problems) => {
+                let why: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+                rejected.push((draft.id.clone(), why.join("; ")));
+            }
+        }
+    }
+    loop {
+        let mut all = specs.to_vec();
+        all.extend(kept.iter().map(|(_, _, s)| s.clone()));
+        let report = match SignatureSet::compile(all) {
+            Ok(set) => check(&set),
+            Err(e) => {
+                // A draft that does not compile: find it alone.
+                let bad: Vec<usize> = (0..kept.len())
+                    .filter(|&i| {
+                        let mut one = specs.to_vec();
+                        one.push(kept[i].2.clone());
+                        SignatureSet::compile(one).is_err()
+                    })
+                    .collect();
+                if bad.is_empty() {
+                    for (d, _, _) in kept.drain(..) {
+                        rejected.push((d.id, e.to_string()));
+                    }
+                }
+                for i in bad.into_iter().rev() {
+                    let (d, _, _) = kept.remove(i);
+                    rejected.push((d.id, "its pattern does not compile".into()));
+                }
+                continue;
+            }
+        };
+        let mut why: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for f in &report.failures {
+            why.entry(f.signature.0.clone())
+                .or_default()
+                .push(format!("{} {}: {}", f.key, f.index, f.reason));
+        }
+        for o in &report.overlaps {
+            for id in [&o.first, &o.second] {
+                why.entry(id.0.clone()).or_default().push(format!(
+                    "overlaps {} and {} on {:?}",
+                    o.first, o.second, o.example
+                ));
+            }
+        }
+        let before = kept.len();
+        kept.retain(|(d, _, _)| match why.get(&d.id) {
+            Some(reasons) => {
+                rejected.push((d.id.clone(), reasons.join("; ")));
+                false
+            }
+            None => true,
+        });
+        if kept.len() == before {
+            break;
+        }
+    }
+    rejected.sort();
+    (kept.into_iter().map(|(d, t, _)| (d, t)).collect(), rejected)
 }
 
 /// The draft as a signature file: a comment naming the jobs it would claim (and any overlap),

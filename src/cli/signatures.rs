@@ -27,6 +27,9 @@ pub enum SignaturesCommand {
         #[arg(long)]
         allow_overlaps: bool,
     },
+    /// Audit signatures on the store's real logs: matched jobs, overlaps, boilerplate and
+    /// too-broad patterns, many distinct tests, and (as notes) no hit in N days.
+    Audit(AuditArgs),
     /// Convert another tool's rule file into signature files, patterns unchanged.
     Import {
         /// The rule file's format.
@@ -44,6 +47,30 @@ pub enum SignaturesCommand {
     },
 }
 
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: String,
+    #[arg(long, value_name = "WHEN")]
+    pub since: String,
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A signature without a hit in this many days is a removal candidate (a note).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub stale_days: i64,
+    /// Exit 10 when any signature has a finding other than a note (for CI on a signatures
+    /// repository).
+    #[arg(long)]
+    pub strict: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ImportFormat {
     /// PyTorch's log classifier `ruleset.toml` (ordered `[[rule]]` name/pattern entries).
@@ -56,6 +83,7 @@ pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> anyhow::Result<u8> {
             dir,
             allow_overlaps,
         } => run_check(global, dir, allow_overlaps),
+        SignaturesCommand::Audit(args) => run_audit(global, args),
         SignaturesCommand::Import {
             format: ImportFormat::Pytorch,
             out,
@@ -124,6 +152,74 @@ fn run_check(
     )?;
     Ok(if failed {
         exit::INVALID_INPUT
+    } else {
+        exit::SUCCESS
+    })
+}
+
+fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
+    use crate::analysis::audit::{AuditConfig, audit};
+    let loaded = super::suggest::load_from_store(
+        &args.repo,
+        &args.since,
+        args.until.as_deref(),
+        args.signatures.as_deref(),
+        args.cache_dir.as_deref(),
+        args.config.as_deref(),
+        "flakestat signatures audit",
+    )?;
+    let config = AuditConfig {
+        stale_days: args.stale_days,
+        ..AuditConfig::default()
+    };
+    let audits = audit(&loaded.snapshot, &loaded.specs, &config);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut alarms = 0;
+    for a in &audits {
+        let overlaps: Vec<String> = a
+            .overlaps
+            .iter()
+            .map(|(id, n)| format!("{id} ({n})"))
+            .collect();
+        writeln!(
+            out,
+            "{}: {} jobs in {} runs, {} line shapes, {} tests, last hit {}{}",
+            a.id,
+            a.jobs,
+            a.runs,
+            a.shapes,
+            a.tests,
+            a.last_hit
+                .map(|t| t.format("%Y-%m-%d").to_string())
+                .unwrap_or_else(|| "never".into()),
+            if overlaps.is_empty() {
+                String::new()
+            } else {
+                format!(", shares jobs with {}", overlaps.join(", "))
+            }
+        )?;
+        for f in &a.findings {
+            if f.kind.is_alarm() {
+                alarms += 1;
+            }
+            writeln!(
+                out,
+                "  {} {}",
+                if f.kind.is_alarm() { "ALARM" } else { "note:" },
+                terminal_line(&f.message)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "{}: {} signatures, {alarms} alarms (the share of matches in successful jobs is not audited: the store holds no green logs)",
+        if alarms > 0 { "FINDINGS" } else { "ok" },
+        audits.len()
+    )?;
+    let _ = global;
+    Ok(if args.strict && alarms > 0 {
+        exit::ALERT
     } else {
         exit::SUCCESS
     })

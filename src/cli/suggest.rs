@@ -12,14 +12,12 @@ use super::config::load_config;
 use super::settings;
 use super::when::parse_window;
 use super::{CodedError, GlobalArgs};
-use crate::analysis::suggest::{ClaimedLine, Draft, render_toml, suggest};
+use crate::analysis::suggest::{ClaimedLine, checked, suggest};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
 use crate::fetch::{self, Classifier};
 use crate::model::{Classification, Repo};
 use crate::report::sanitize::terminal_line;
-use crate::signatures::check::check;
-use crate::signatures::load::parse_spec;
 use crate::signatures::{self, SignatureSet};
 use crate::store::{Store, StoreError};
 
@@ -76,19 +74,36 @@ fn store_error(err: StoreError) -> CodedError {
     CodedError::new(exit::STORE, err.to_string())
 }
 
-pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
-    let repo = Repo::parse(&args.repo).ok_or_else(|| {
+/// What a command reading the store needs: the signatures in use and the window's snapshot,
+/// classified with them (stored logs are re-classified first when the signatures changed).
+pub(super) struct Loaded {
+    pub specs: Vec<crate::signatures::SignatureSpec>,
+    pub infos: Vec<crate::model::SignatureInfo>,
+    pub snapshot: crate::model::Snapshot,
+    pub config: AnalysisConfig,
+}
+
+/// Loads like `report` does, for `command` (named in the lock message).
+pub(super) fn load_from_store(
+    repo: &str,
+    since: &str,
+    until: Option<&str>,
+    signatures: Option<&std::path::Path>,
+    cache_dir: Option<&std::path::Path>,
+    config: Option<&std::path::Path>,
+    command: &str,
+) -> anyhow::Result<Loaded> {
+    let repo = Repo::parse(repo).ok_or_else(|| {
         invalid(format!(
-            "--repo {:?} is not OWNER/NAME (for example NVIDIA/cuda-python)",
-            args.repo
+            "--repo {repo:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"
         ))
     })?;
-    let (since, until) = parse_window(&args.since, args.until.as_deref(), chrono::Utc::now())
-        .map_err(|e| invalid(e.to_string()))?;
+    let (since_t, until_t) =
+        parse_window(since, until, chrono::Utc::now()).map_err(|e| invalid(e.to_string()))?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let file = load_config(args.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
+    let file = load_config(config, &cwd).map_err(|e| invalid(e.to_string()))?;
 
-    let source = signatures::resolve_dir(args.signatures.as_deref());
+    let source = signatures::resolve_dir(signatures);
     let specs = source
         .load()
         .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
@@ -96,35 +111,56 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
     let infos = set.info();
 
-    let cache_dir = settings::resolve_cache_dir(args.cache_dir.as_deref())
+    let cache_dir = settings::resolve_cache_dir(cache_dir)
         .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
     let store = Store::open(&cache_dir).map_err(store_error)?;
     if store.default_branch(&repo).map_err(store_error)?.is_none() {
         return Err(CodedError::new(
             exit::ERROR,
             format!(
-                "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {}` first",
+                "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {since}` first",
                 cache_dir.display(),
-                args.since
             ),
         )
         .into());
     }
     let store = Arc::new(Mutex::new(store));
     let classifier = SetClassifier(set);
-    if let Some(_lock) = super::nightly::try_lock_store(&cache_dir, "flakestat suggest")? {
+    if let Some(_lock) = super::nightly::try_lock_store(&cache_dir, command)? {
         fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
     }
     let snapshot = store
         .lock()
         .expect("store lock")
-        .load_snapshot(&repo, since, until, &classifier.fingerprint())
+        .load_snapshot(&repo, since_t, until_t, &classifier.fingerprint())
         .map_err(store_error)?;
-    let config = AnalysisConfig {
-        pr_conventions: file.pr_conventions,
-        matrix: file.matrix,
-        focus: None,
-    };
+    Ok(Loaded {
+        specs,
+        infos,
+        snapshot,
+        config: AnalysisConfig {
+            pr_conventions: file.pr_conventions,
+            matrix: file.matrix,
+            focus: None,
+        },
+    })
+}
+
+pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
+    let Loaded {
+        specs,
+        infos,
+        snapshot,
+        config,
+    } = load_from_store(
+        &args.repo,
+        &args.since,
+        args.until.as_deref(),
+        args.signatures.as_deref(),
+        args.cache_dir.as_deref(),
+        args.config.as_deref(),
+        "flakestat suggest",
+    )?;
     let data = analysis::analyze(&snapshot, &infos, &config);
 
     // Lines of jobs existing signatures claim: a draft must not claim them too, or say so.
@@ -157,47 +193,7 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
     let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);
 
     // Keep only drafts that pass `signatures check` with the signatures in use.
-    let mut passed: Vec<(Draft, String)> = Vec::new();
-    let mut rejected: Vec<(String, String)> = Vec::new();
-    for draft in drafts {
-        let toml = render_toml(&draft);
-        let path = PathBuf::from(format!("{}.toml", draft.id));
-        let spec = match parse_spec(&draft.id, &toml, &path) {
-            Ok(spec) => spec,
-            Err(problems) => {
-                let why: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
-                rejected.push((draft.id.clone(), why.join("; ")));
-                continue;
-            }
-        };
-        let mut all = specs.clone();
-        all.push(spec);
-        let report = match SignatureSet::compile(all) {
-            Ok(set) => check(&set),
-            Err(e) => {
-                rejected.push((draft.id.clone(), e.to_string()));
-                continue;
-            }
-        };
-        let mine: Vec<String> = report
-            .failures
-            .iter()
-            .filter(|f| f.signature.0 == draft.id)
-            .map(|f| format!("{} {}: {}", f.key, f.index, f.reason))
-            .chain(
-                report
-                    .overlaps
-                    .iter()
-                    .filter(|o| o.first.0 == draft.id || o.second.0 == draft.id)
-                    .map(|o| format!("overlaps {} and {} on {:?}", o.first, o.second, o.example)),
-            )
-            .collect();
-        if mine.is_empty() {
-            passed.push((draft, toml));
-        } else {
-            rejected.push((draft.id.clone(), mine.join("; ")));
-        }
-    }
+    let (passed, rejected) = checked(drafts, &specs);
 
     match &args.write {
         Some(dir) => {
