@@ -9,9 +9,12 @@
 //! else at its first counted hit, and ends where the survey ends.
 
 pub mod bisect;
+pub mod cost;
+pub mod heatmap;
 pub mod nightly;
 pub mod prs;
 mod signature;
+pub mod timeline;
 mod unclassified;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +41,8 @@ pub struct AnalysisConfig {
     pub matrix: MatrixParser,
     /// Report this signature alone (`--signature`); `None` is the overview of all.
     pub focus: Option<SignatureId>,
+    /// Which runners are GPU runners and what a minute costs (`[cost]`).
+    pub cost: cost::CostConfig,
 }
 
 /// Everything a reporter renders. Reporters compute nothing.
@@ -71,6 +76,8 @@ pub struct ReportData {
     /// Failed jobs whose log was read and matched nothing, grouped by their normalized error
     /// lines; largest group first.
     pub unclassified: Vec<UnclassifiedGroup>,
+    /// Runner time of the whole window's failed jobs and of every later attempt of its runs.
+    pub cost: cost::Cost,
 }
 
 /// Failed jobs whose log cannot be classified, and why.
@@ -187,6 +194,17 @@ pub fn analyze(
         }
     }
     let jobs_unclassified = failed_jobs.len() as u64 - jobs_classified;
+    let window_jobs: Vec<crate::model::Job> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| window_runs.contains(&j.run_id))
+        .cloned()
+        .collect();
+    let window_cost = cost::cost_of(
+        &window_jobs,
+        &failed_jobs.iter().map(|j| j.id).collect(),
+        &config.cost,
+    );
 
     let mut reports: Vec<SignatureReport> = signatures
         .iter()
@@ -214,5 +232,6 @@ pub fn analyze(
             .collect(),
         signatures: reports,
         unclassified: unclassified::group(snapshot, &unmatched),
+        cost: window_cost,
     }
 }

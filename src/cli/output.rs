@@ -10,6 +10,8 @@ pub enum FormatArg {
     Table,
     Markdown,
     Json,
+    /// One self-contained HTML page.
+    Html,
 }
 
 /// `--format` given, or table on a terminal and markdown otherwise (so `> report.md` pastes).

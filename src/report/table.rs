@@ -8,7 +8,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Attribute, Cell, CellAlignment, ContentArrangement, Table as Comfy};
 
 use super::RenderOptions;
-use super::layout::{Block, Line, MAX_LOG_CHARS, Span, Table};
+use super::layout::{Block, Chart, Line, MAX_LOG_CHARS, Span, Table};
+use super::pictures;
 use super::sanitize::one_line;
 
 const BOLD: &str = "\u{1b}[1m";
@@ -27,7 +28,7 @@ pub fn render(blocks: &[Block], options: &RenderOptions, out: &mut dyn Write) ->
 fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     match block {
         Block::Heading(level, line) => {
-            let t = plain(line);
+            let t = plain(line, options.color);
             if options.color {
                 writeln!(out, "{BOLD}{t}{RESET}")?;
             } else {
@@ -39,10 +40,10 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             }
             Ok(())
         }
-        Block::Paragraph(line) => writeln!(out, "{}", plain(line)),
+        Block::Paragraph(line) => writeln!(out, "{}", plain(line, options.color)),
         Block::Bullets(items) => {
             for item in items {
-                writeln!(out, "  • {}", plain(item))?;
+                writeln!(out, "  • {}", plain(item, options.color))?;
             }
             Ok(())
         }
@@ -50,6 +51,29 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
         Block::Details { summary, blocks } => {
             writeln!(out, "{}:", one_line(summary))?;
             render(blocks, options, out)
+        }
+        Block::Chart(Chart::Timeline(t)) => {
+            for line in pictures::timeline_chart(t, options.color, options.color, options.width) {
+                writeln!(out, "{line}")?;
+            }
+            Ok(())
+        }
+        Block::Chart(Chart::HeatMap(h)) => {
+            writeln!(
+                out,
+                "Jobs hit / jobs run, {} by {}:",
+                one_line(&h.rows),
+                one_line(&h.columns)
+            )?;
+            for line in pictures::heatmap_grid(
+                h,
+                options.color,
+                one_line,
+                options.width.map(|w| usize::from(w).saturating_sub(2)),
+            ) {
+                writeln!(out, "  {line}")?;
+            }
+            Ok(())
         }
     }
 }
@@ -85,7 +109,7 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
         }
     }));
     for row in &table.rows {
-        t.add_row(row.iter().map(|cell| Cell::new(plain(cell))));
+        t.add_row(row.iter().map(|cell| Cell::new(plain(cell, options.color))));
     }
     for (i, numeric) in table.numeric.iter().enumerate() {
         if *numeric && let Some(col) = t.column_mut(i) {
@@ -96,7 +120,7 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
 }
 
 /// A line as the terminal shows it: links as their text, or as their URL for link columns.
-fn plain(line: &Line) -> String {
+fn plain(line: &Line, fancy: bool) -> String {
     let mut s = String::new();
     for span in line {
         match span {
@@ -111,6 +135,8 @@ fn plain(line: &Line) -> String {
                 }
             }
             Span::Link { text, .. } => s.push_str(&one_line(text)),
+            // Unicode blocks where colour is allowed, plain characters elsewhere.
+            Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, fancy)),
             Span::Url { text, url } => match url {
                 Some(u) => s.push_str(&one_line(u)),
                 None => s.push_str(&one_line(text)),

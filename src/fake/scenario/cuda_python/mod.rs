@@ -1126,6 +1126,7 @@ fn build(t: &Templates, seed: u64) -> Dataset {
                         "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
                     )),
                     head_sha: plan.sha.clone(),
+                    labels: Vec::new(),
                 };
                 if plan.in_progress && m.kind == JobKind::Test {
                     if j % 2 == 0 {
