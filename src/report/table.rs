@@ -5,7 +5,9 @@
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Attribute, Cell, CellAlignment, ContentArrangement, Table as Comfy};
+use comfy_table::{
+    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy,
+};
 
 use super::RenderOptions;
 use super::layout::{Block, Chart, Line, MAX_LOG_CHARS, Span, Table};
@@ -28,22 +30,32 @@ pub fn render(blocks: &[Block], options: &RenderOptions, out: &mut dyn Write) ->
 fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     match block {
         Block::Heading(level, line) => {
-            let t = plain(line, options.color);
-            if options.color {
-                writeln!(out, "{BOLD}{t}{RESET}")?;
-            } else {
-                writeln!(out, "{t}")?;
+            let lines = wrap(&plain(line, options.color), options.width, "", "");
+            let longest = lines.iter().map(|l| unicode_width(l)).max().unwrap_or(0);
+            for t in lines {
+                if options.color {
+                    writeln!(out, "{BOLD}{t}{RESET}")?;
+                } else {
+                    writeln!(out, "{t}")?;
+                }
             }
             if *level <= 2 {
                 let rule = if *level == 1 { "=" } else { "-" };
-                writeln!(out, "{}", rule.repeat(unicode_width(&t)))?;
+                writeln!(out, "{}", rule.repeat(longest))?;
             }
             Ok(())
         }
-        Block::Paragraph(line) => writeln!(out, "{}", plain(line, options.color)),
+        Block::Paragraph(line) => {
+            for l in wrap(&plain(line, options.color), options.width, "", "") {
+                writeln!(out, "{l}")?;
+            }
+            Ok(())
+        }
         Block::Bullets(items) => {
             for item in items {
-                writeln!(out, "  • {}", plain(item, options.color))?;
+                for l in wrap(&plain(item, options.color), options.width, "  • ", "    ") {
+                    writeln!(out, "{l}")?;
+                }
             }
             Ok(())
         }
@@ -78,6 +90,42 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
     }
 }
 
+/// Prose broken at spaces to fit `width` (a word longer than the width is cut), `first` before
+/// the first line and `rest` before the others; one line when the width is not known.
+fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> Vec<String> {
+    let Some(width) = width.map(usize::from).filter(|w| *w > rest.len() + 10) else {
+        return vec![format!("{first}{text}")];
+    };
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let mut word = word.to_string();
+        if !empty && unicode_width(&line) + 1 + unicode_width(&word) > width {
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+        while unicode_width(&line) + unicode_width(&word) + usize::from(!empty) > width {
+            let room = width - unicode_width(&line) - usize::from(!empty);
+            let head: String = word.chars().take(room).collect();
+            word = word.chars().skip(room).collect();
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(&head);
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(&word);
+        empty = false;
+    }
+    lines.push(line);
+    lines
+}
+
 fn unicode_width(s: &str) -> usize {
     s.chars().count()
 }
@@ -110,6 +158,16 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
     }));
     for row in &table.rows {
         t.add_row(row.iter().map(|cell| Cell::new(plain(cell, options.color))));
+    }
+    // A sparkline is one line or nothing: its column is never wrapped.
+    for i in 0..table.headers.len() {
+        let spark = table.rows.iter().any(|r| {
+            r.get(i)
+                .is_some_and(|c| c.iter().any(|s| matches!(s, Span::Spark(_))))
+        });
+        if spark && let Some(col) = t.column_mut(i) {
+            col.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
     for (i, numeric) in table.numeric.iter().enumerate() {
         if *numeric && let Some(col) = t.column_mut(i) {
