@@ -293,23 +293,97 @@ fn markdown_with_the_mermaid_block_is_still_gfm_with_every_table() {
     for (table, n) in &row_cells {
         assert_eq!(*n, rows_per_table[table - 1].0, "table {table}");
     }
-    // The Mermaid block is whole: its chart, its axis and two bar series of one value a day.
+    // The Mermaid block is whole: its chart, one label per bar (all different: Mermaid merges
+    // equal ones), two series as long, the hits adding up to the runs hit.
     let mermaid = mermaid.concat();
     assert!(mermaid.starts_with("xychart-beta\n"), "{mermaid}");
-    let days = 47; // 2026-06-15 ..= 2026-07-31 (`--until` names the last day)
-    let series: Vec<usize> = mermaid
+    let series: Vec<Vec<u64>> = mermaid
         .lines()
         .filter_map(|l| l.trim().strip_prefix("bar ["))
-        .map(|l| l.trim_end_matches(']').split(", ").count())
+        .map(|l| {
+            l.trim_end_matches(']')
+                .split(", ")
+                .map(|n| n.parse().unwrap())
+                .collect()
+        })
         .collect();
-    assert_eq!(series, [days, days], "{mermaid}");
-    let labels = mermaid
+    assert_eq!(series.len(), 2, "{mermaid}");
+    let labels: Vec<&str> = mermaid
         .lines()
         .find_map(|l| l.trim().strip_prefix("x-axis ["))
-        .unwrap();
-    assert_eq!(labels.matches('"').count(), 2 * days);
-    assert!(labels.contains("07-15 merge"), "{labels}");
+        .unwrap()
+        .trim_end_matches(']')
+        .split(", ")
+        .collect();
+    assert_eq!(labels.len(), series[0].len());
+    assert_eq!(labels.len(), series[1].len());
+    assert_eq!(labels.iter().collect::<BTreeSet<_>>().len(), labels.len());
+    assert!(labels.len() <= 16);
+    let data: wire::Report = serde_json::from_slice(&report("json", true)).unwrap();
+    assert_eq!(series[1].iter().sum::<u64>(), data.signatures[0].runs_hit);
+    assert!(labels.iter().any(|l| l.contains("merge")), "{labels:?}");
+    if let Some(mmdc) = mmdc() {
+        check_with_mermaid_cli(&mmdc, &mermaid);
+    }
     assert!(md.contains("<details><summary>Timeline"));
+}
+
+/// mermaid-cli, when installed (`.ci/run` installs it into `target/mmdc` where npm exists), or
+/// `FLAKESTAT_MMDC`.
+fn mmdc() -> Option<PathBuf> {
+    let path = std::env::var_os("FLAKESTAT_MMDC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mmdc/node_modules/.bin/mmdc")
+        });
+    if path.is_file() && Path::new(CHROMIUM).is_file() {
+        Some(path)
+    } else {
+        eprintln!(
+            "mermaid-cli check skipped: no {} (or no {CHROMIUM}); the structural checks ran",
+            path.display()
+        );
+        None
+    }
+}
+
+/// Mermaid's own parser and renderer (mermaid-cli in Debian's Chromium, offline) accept the
+/// chart, and refuse a broken one (so a pass means something).
+fn check_with_mermaid_cli(mmdc: &Path, chart: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("puppeteer.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"executablePath":"{CHROMIUM}","args":["--no-sandbox","--disable-gpu","--disable-background-networking","--disable-component-update","--disable-sync","--no-first-run"]}}"#
+        ),
+    )
+    .unwrap();
+    let run = |text: &str| {
+        let input = dir.path().join("chart.mmd");
+        let output = dir.path().join("chart.svg");
+        std::fs::write(&input, text).unwrap();
+        let _ = std::fs::remove_file(&output);
+        let out = Command::new(mmdc)
+            .arg("-p")
+            .arg(&config)
+            .arg("-i")
+            .arg(&input)
+            .arg("-o")
+            .arg(&output)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (out, std::fs::read_to_string(&output).unwrap_or_default())
+    };
+    let (out, svg) = run(chart);
+    assert!(
+        out.status.success() && svg.contains("<svg"),
+        "mermaid-cli refused the chart: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, _) = run(&chart.replacen("x-axis [", "x-axis [[", 1));
+    assert!(!out.status.success(), "mermaid-cli accepts a broken chart");
 }
 
 /// The report on a terminal (a pseudo-terminal from `script`, which Debian always has) of

@@ -368,11 +368,12 @@ fn timeline_svg(t: &Timeline, out: &mut String) {
             MarkerKind::Suspect => "merged (another suspect)",
             MarkerKind::FirstHit => "first hit",
         };
-        out.push_str(&format!(
-            "<li>{} {what}, {}</li>\n",
-            escape(&m.label),
-            escape(&date(m.at))
-        ));
+        let (label, when) = (escape(&m.label), escape(&date(m.at)));
+        out.push_str(&if m.kind == MarkerKind::FirstHit {
+            format!("<li>{what}: {label}, {when}</li>\n")
+        } else {
+            format!("<li>{label} {what}, {when}</li>\n")
+        });
     }
     out.push_str("</ul>\n");
 }

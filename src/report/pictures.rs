@@ -146,7 +146,11 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
             (MarkerKind::Suspect, _) => ("s", "merged (another suspect)"),
             (MarkerKind::FirstHit, _) => ("*", "first hit"),
         };
-        lines.push(format!("{mark} {} {what}, {}", m.label, date(m.at)));
+        if m.kind == MarkerKind::FirstHit {
+            lines.push(format!("{mark} {what}: {}, {}", m.label, date(m.at)));
+        } else {
+            lines.push(format!("{mark} {} {what}, {}", m.label, date(m.at)));
+        }
     }
     if let Some(start) = t.impact_start {
         let bar = if fancy { "━" } else { "=" };
@@ -263,29 +267,51 @@ fn grid(
     lines
 }
 
-/// A Mermaid `xychart-beta`: runs (first bar) and runs hit (second bar, drawn over it) per
-/// day; the merge and first-hit days named on the x axis. Only dates and fixed words appear in
-/// it, nothing from outside.
+/// Bars of a Mermaid chart, at most: its x axis has no room for more labels, and labels must
+/// be unique (Mermaid merges equal ones).
+pub const MERMAID_BARS: usize = 16;
+
+/// A Mermaid `xychart-beta`: runs (first bar) and runs hit (second bar, drawn over it) per day,
+/// or per few days beyond `MERMAID_BARS` days; the periods holding the placed merge and the
+/// first hit say so on the x axis. Only dates and fixed words appear in it, nothing from
+/// outside.
 pub fn mermaid(t: &Timeline) -> String {
-    let label = |d: &TimelineDay| {
-        let mut l = d.day.format("%m-%d").to_string();
-        for m in t.markers.iter().filter(|m| m.at.date_naive() == d.day) {
-            l.push_str(match m.kind {
-                MarkerKind::Merge => " merge",
-                MarkerKind::Suspect => " suspect",
-                MarkerKind::FirstHit => " first hit",
-            });
+    let (per, ps) = periods(&t.days, MERMAID_BARS);
+    let label = |first: &TimelineDay| {
+        let last = first.day + chrono::TimeDelta::days(per as i64 - 1);
+        let mut l = first.day.format("%m-%d").to_string();
+        let mut marks = Vec::new();
+        for m in t
+            .markers
+            .iter()
+            .filter(|m| (first.day..=last).contains(&m.at.date_naive()))
+        {
+            match m.kind {
+                MarkerKind::Merge => marks.push("merge"),
+                MarkerKind::FirstHit => marks.push("1st hit"),
+                MarkerKind::Suspect => {}
+            }
+        }
+        if !marks.is_empty() {
+            l.push(' ');
+            l.push_str(&marks.join(" / "));
         }
         format!("\"{l}\"")
     };
-    let max = t.days.iter().map(|d| d.runs).max().unwrap_or(0).max(1);
-    let join =
-        |f: &dyn Fn(&TimelineDay) -> String| t.days.iter().map(f).collect::<Vec<_>>().join(", ");
+    let max = ps.iter().map(|p| p.1).max().unwrap_or(0).max(1);
+    let join = |f: &dyn Fn(&(&TimelineDay, u64, u64)) -> String| {
+        ps.iter().map(f).collect::<Vec<_>>().join(", ")
+    };
+    let unit = if per == 1 {
+        "day".to_string()
+    } else {
+        format!("{per} days")
+    };
     format!(
-        "xychart-beta\n    title \"Runs (light) and runs hit (dark) per day\"\n    x-axis [{}]\n    y-axis \"runs\" 0 --> {max}\n    bar [{}]\n    bar [{}]\n",
-        join(&label),
-        join(&|d| d.runs.to_string()),
-        join(&|d| d.runs_hit.to_string()),
+        "xychart-beta\n    title \"Runs (light) and runs hit (dark) per {unit}\"\n    x-axis [{}]\n    y-axis \"runs\" 0 --> {max}\n    bar [{}]\n    bar [{}]\n",
+        join(&|p| label(p.0)),
+        join(&|p| p.1.to_string()),
+        join(&|p| p.2.to_string()),
     )
 }
 
