@@ -5,6 +5,8 @@
 //! table, the terminal report fits its width, and the HTML page renders in headless Chromium
 //! with no console error (skipped with a message when Chromium is not installed).
 
+mod report_fixture;
+
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -573,4 +575,77 @@ fn the_html_report_renders_in_chromium_with_no_console_error() {
     if let Some(keep) = std::env::var_os("FLAKESTAT_KEEP_SCREENSHOT") {
         std::fs::copy(&shot, keep).unwrap();
     }
+}
+
+/// The page's own `<style>` and `<script>` are its only ones, and the policy names them.
+fn assert_self_contained(html: &str) {
+    assert!(
+        html.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &html[..80.min(html.len())]
+    );
+    assert_eq!(html.matches("<script").count(), 1, "one script, ours");
+    assert_eq!(html.matches("<style").count(), 1, "one stylesheet, ours");
+    assert!(html.contains("content=\"default-src 'none'; style-src 'sha256-"));
+    for external in [" src=", "<link", "@import", "url(", "href=\"javascript:"] {
+        assert!(!html.contains(external), "{external}");
+    }
+}
+
+#[test]
+fn nightly_and_survey_write_self_contained_pages_too() {
+    if story().is_none() {
+        return;
+    }
+    let replay = scenario();
+    let cache = tempfile::tempdir().unwrap();
+    let out = flakestat(
+        cache.path(),
+        &[
+            "-q",
+            "nightly",
+            "--replay",
+            replay.to_str().unwrap(),
+            "--repo",
+            "NVIDIA/cuda-python",
+            "--now",
+            "2026-07-16T12:00:00Z",
+            "--format",
+            "html",
+        ],
+        &[("NO_COLOR", "1")],
+    );
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert_self_contained(&html);
+    assert!(html.contains("wait-until-timeout"), "the new signature");
+
+    let survey = {
+        let mut args = vec!["-q", "survey", "--offline", "--format", "html"];
+        args.extend(WINDOW);
+        String::from_utf8(flakestat(store(), &args, &[]).stdout).unwrap()
+    };
+    assert_self_contained(&survey);
+    assert!(
+        survey.contains("<svg class=\"spark\""),
+        "the overview's sparklines"
+    );
+    assert_self_contained(&String::from_utf8(report("html", true)).unwrap());
+}
+
+#[test]
+fn hostile_log_text_is_only_text_in_the_page() {
+    use flakestat::analysis::{AnalysisConfig, analyze};
+    use flakestat::report::{Format, RenderOptions, render};
+    let (snapshot, sigs, _) = report_fixture::cuda_story();
+    let data = analyze(&snapshot, &sigs, &AnalysisConfig::default());
+    let mut out = Vec::new();
+    render(&data, Format::Html, &RenderOptions::default(), &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    assert_self_contained(&html);
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "escaped, shown"
+    );
+    assert!(!html.contains('\u{1b}'), "no escape sequences");
+    assert!(!html.contains("<script>alert"));
 }
