@@ -255,8 +255,12 @@ fn grid(
             let hc = h.cells[r][c];
             if color && hc.jobs_hit > 0 {
                 let rate = hc.jobs_hit as f64 / hc.jobs_total as f64;
-                let shade =
-                    [224, 217, 210, 203, 196][((rate * 5.0).ceil() as usize).clamp(1, 5) - 1];
+                // As in the HTML page: any hit is clearly lit, darker from 10% and 25% on.
+                let shade = match rate {
+                    r if r < 0.10 => 210,
+                    r if r < 0.25 => 203,
+                    _ => 196,
+                };
                 line.push_str(&format!("\u{1b}[30;48;5;{shade}m{text}\u{1b}[0m"));
             } else {
                 line.push_str(&text);
