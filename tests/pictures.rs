@@ -649,3 +649,52 @@ fn hostile_log_text_is_only_text_in_the_page() {
     assert!(!html.contains('\u{1b}'), "no escape sequences");
     assert!(!html.contains("<script>alert"));
 }
+
+#[test]
+fn the_cost_table_of_flakestat_toml_names_gpu_runners_and_prices() {
+    if story().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("flakestat.toml");
+    // Only the a100 runners count as GPU runners here; a minute there costs 0.5, elsewhere 0.01.
+    std::fs::write(
+        &config,
+        "[cost]\ngpu_labels = ['*-a100-*']\ngpu_price_per_minute = 0.5\nprice_per_minute = 0.01\n",
+    )
+    .unwrap();
+    let mut args = vec![
+        "report",
+        "--format",
+        "json",
+        "--signature",
+        SIG,
+        "--config",
+        config.to_str().unwrap(),
+    ];
+    args.extend(WINDOW);
+    let data: wire::Report =
+        serde_json::from_slice(&flakestat(store(), &args, &[]).stdout).unwrap();
+    let c = &data.signatures[0].cost;
+    let a100: f64 = c
+        .by_label
+        .iter()
+        .filter(|(l, _)| l.contains("-a100-"))
+        .map(|(_, l)| l.job_minutes + l.rerun_minutes)
+        .sum();
+    assert!(a100 > 0.0);
+    assert!(
+        c.by_label
+            .iter()
+            .all(|(l, v)| v.gpu == l.contains("-a100-"))
+    );
+    let gpu = c.gpu_job_minutes + c.gpu_rerun_minutes;
+    assert!((gpu - a100).abs() < 0.05, "{gpu} vs {a100}");
+    let other = c.job_minutes + c.rerun_minutes - gpu;
+    let expected = ((gpu * 0.5 + other * 0.01) * 100.0).round() / 100.0;
+    assert!(
+        (c.price.unwrap() - expected).abs() < 0.05,
+        "{:?} vs {expected}",
+        c.price
+    );
+}
