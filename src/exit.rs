@@ -19,6 +19,10 @@ pub const RATE_LIMITED: u8 = 6;
 pub const NETWORK: u8 = 7;
 /// The cache directory or store cannot be opened, written or locked.
 pub const STORE: u8 = 8;
+/// `report`, `nightly`: the report was written, but the store does not hold the whole window
+/// yet (a survey stopped early or is still running); its figures leave the rest out. Run the
+/// survey again, or pass `--allow-incomplete` to accept it (exit 0).
+pub const INCOMPLETE: u8 = 9;
 /// `nightly --fail-on`: the kind of change asked about was found.
 pub const ALERT: u8 = 10;
 /// Interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it.

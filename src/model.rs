@@ -162,6 +162,12 @@ pub enum LogStatus {
     Missing,
     /// Not downloaded yet.
     Pending,
+    /// GitHub served another execution's log for the job (the stale-attempt-log bug) and the
+    /// attempt's archive held none of its own: unknown, never classified as the other's.
+    Mismatched,
+    /// Its download was refused: a redirect flakestat does not follow (another scheme, https to
+    /// http, too many hops).
+    Unavailable,
 }
 
 /// A pull request, with the files it changed when they have been fetched.
@@ -245,6 +251,14 @@ pub struct Snapshot {
     /// For runs on other branches: head sha → the default-branch commit it forked from (the merge
     /// base from `compare`), so "which merges does this run include" is read from ancestry.
     pub fork_points: BTreeMap<Sha, Sha>,
+    /// Runs listed whose jobs the store does not hold for their latest attempt yet (a survey
+    /// stopped before fetching them). Empty when every run's jobs are stored.
+    #[serde(default)]
+    pub runs_without_jobs: BTreeSet<RunId>,
+    /// Parts of `[since, until)` no survey listed in full (a survey stopped while listing), by
+    /// start. Empty when the whole window was listed (or the store has no listing record).
+    #[serde(default)]
+    pub unlisted: Vec<(Timestamp, Timestamp)>,
 }
 
 /// A commit of the default branch's history.

@@ -1,5 +1,7 @@
 //! The fake as the real client sees it: octocrab 0.54.9 pages through `Link` headers and follows
 //! the job-log redirect to the second listener, dropping the token on the cross-origin hop.
+//! flakestat builds octocrab without its follow-redirect layer (it follows redirects itself, see
+//! `fetch/client.rs`), so the hop is taken with octocrab's own `follow_location_to_data`.
 
 use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
 use flakestat::fake::{FakeGitHub, Faults, Listener, RouteKind};
@@ -47,6 +49,8 @@ async fn octocrab_pages_runs_and_fetches_a_log_without_leaking_the_token() {
         ))
         .await
         .unwrap();
+    assert_eq!(resp.status(), 302);
+    let resp = octo.follow_location_to_data(resp).await.unwrap();
     assert_eq!(resp.status(), 200);
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&body);

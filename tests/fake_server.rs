@@ -989,3 +989,85 @@ async fn dropping_the_server_closes_both_listeners() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn the_repository_answers_any_spelling_with_github_s_name_and_id() {
+    let gh = start(2).await;
+    let api = gh.api_url();
+    let canonical = get(&format!("{api}/repos/octo/demo")).await.json();
+    for spelling in ["OCTO/demo", "octo/DEMO", "Octo/Demo"] {
+        let other = get(&format!("{api}/repos/{spelling}")).await;
+        assert_eq!(other.status, 200, "{spelling}");
+        let other = other.json();
+        assert_eq!(other["full_name"], "octo/demo", "{spelling}");
+        assert_eq!(other["id"], canonical["id"], "{spelling}");
+        assert!(other["id"].as_u64().is_some());
+    }
+}
+
+/// GitHub's stale-attempt-log bug, switched on: an earlier attempt's job id is answered with
+/// the latest attempt's execution's log; the attempt archive still holds each attempt's own.
+#[tokio::test]
+async fn the_stale_attempt_log_switch_and_the_attempt_archive() {
+    let gh = start(10).await;
+    let run = gh.dataset().run(synthetic_run_id(9)).unwrap().clone();
+    assert_eq!(run.attempts.len(), 2, "run 10 was re-run to green");
+    let first = run.attempts[0].jobs[0].clone();
+    let api = gh.api_url();
+    let log_of = |job: JobId| {
+        let url = format!("{api}/repos/octo/demo/actions/jobs/{job}/logs");
+        async move {
+            let redirect = get(&url).await;
+            assert_eq!(redirect.status, 302);
+            get(redirect.header("location").unwrap()).await
+        }
+    };
+    let marker = format!("FLAKE-MARKER run {} attempt 1", run.run.id);
+    assert!(log_of(first.id).await.body.contains(&marker));
+
+    gh.set_faults(Faults {
+        stale_attempt_logs: true,
+        ..Faults::default()
+    });
+    let stale = log_of(first.id).await;
+    assert_eq!(stale.status, 200);
+    assert!(!stale.body.contains(&marker), "{}", stale.body);
+    // The latest attempt's execution (green): stamped within it, not within attempt 1.
+    let second = &run.attempts[1].jobs[0];
+    let started = second
+        .started_at
+        .unwrap()
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    assert!(stale.body.contains(&started), "{}", stale.body);
+    assert!(stale.body.starts_with('\u{feff}'));
+
+    // The attempt archive: 302 to the log host, a zip, without the token.
+    let url = format!(
+        "{api}/repos/octo/demo/actions/runs/{}/attempts/1/logs",
+        run.run.id
+    );
+    let redirect = get_with(&url, &[("Authorization", "Bearer secret")]).await;
+    assert_eq!(redirect.status, 302);
+    let location = redirect.header("location").unwrap().to_string();
+    assert!(location.starts_with(&gh.log_host_url()), "{location}");
+    let zip = get(&location).await;
+    assert_eq!(zip.status, 200);
+    assert_eq!(zip.header("content-type"), Some("application/zip"));
+    assert!(zip.body.starts_with("PK\u{3}\u{4}"));
+    let tampered = get(&location.replace("sig=", "sig=0")).await;
+    assert_eq!(tampered.status, 403);
+    let missing = get(&format!(
+        "{api}/repos/octo/demo/actions/runs/{}/attempts/3/logs",
+        run.run.id
+    ))
+    .await;
+    assert_eq!(missing.status, 404);
+    let blob = gh
+        .requests()
+        .into_iter()
+        .find(|r| r.kind == RouteKind::ArchiveBlob)
+        .unwrap();
+    assert!(!blob.authorization);
+    assert_eq!(gh.request_count(RouteKind::AttemptLogs), 2);
+}

@@ -85,6 +85,9 @@ fn data(n: usize) -> NightlyData {
     let new_unclassified = (0..n)
         .map(|i| UnclassifiedGroup {
             key: format!("key {i}"),
+            id: format!("u{i:012x}"),
+            cells: vec![],
+            samples: vec![],
             lines: vec![
                 format!(
                     "E   RuntimeError: thing {i} | failed ``` with </details> {}",
@@ -119,6 +122,7 @@ fn data(n: usize) -> NightlyData {
         changes,
         seen,
         new_unclassified,
+        completeness: Default::default(),
     }
 }
 

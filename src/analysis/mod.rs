@@ -14,6 +14,7 @@ pub mod heatmap;
 pub mod nightly;
 pub mod prs;
 mod signature;
+pub mod suggest;
 pub mod timeline;
 mod unclassified;
 
@@ -30,7 +31,9 @@ pub use signature::{
     DimensionFinding, DimensionReport, DimensionValue, ExcludedRun, FindingKind, Hit, HitOrigin,
     ImpactStart, ImpactWindow, SignatureReport,
 };
-pub use unclassified::{JobRef, UnclassifiedGroup, normalize_for_grouping};
+pub use unclassified::{
+    JobRef, UnclassifiedGroup, WILDCARD, line_template, normalize_for_grouping, template_id,
+};
 
 /// Settings the analysis needs (from `flakestat.toml` and flags, resolved by `cli`).
 #[derive(Debug, Clone, Default)]
@@ -78,6 +81,92 @@ pub struct ReportData {
     pub unclassified: Vec<UnclassifiedGroup>,
     /// Runner time of the whole window's failed jobs and of every later attempt of its runs.
     pub cost: cost::Cost,
+    /// What the store does not hold yet; every figure above leaves it out.
+    pub completeness: Completeness,
+}
+
+/// What a stopped (or still running) survey left out of the store for the survey window. The
+/// figures are counted over the rest only: a run is left out when its jobs are not stored, when
+/// one of its failed jobs' log is not fetched, or when it lies in a window not listed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Completeness {
+    /// Runs of the window the store lists (before any is left out).
+    pub runs_listed: u64,
+    /// Of those, runs whose jobs are not stored yet.
+    pub runs_pending: u64,
+    /// Failed jobs of the window whose log is not fetched yet.
+    pub logs_pending: u64,
+    /// Runs of the window left out of the figures for any of the reasons above.
+    pub runs_left_out: u64,
+    /// Parts of the window no survey listed in full, by start.
+    pub unlisted: Vec<(Timestamp, Timestamp)>,
+}
+
+impl Completeness {
+    pub fn is_complete(&self) -> bool {
+        self.runs_pending == 0 && self.logs_pending == 0 && self.unlisted.is_empty()
+    }
+}
+
+/// The part of `snapshot` that is complete, and what was left out of the survey window. Runs
+/// (of the window and of its history) whose jobs are not stored or with a failed job whose log
+/// is not fetched are removed with their jobs, and so are the window's runs created in a window
+/// not listed. The result names nothing pending, so analysing it again removes nothing more.
+pub fn complete_part(snapshot: &Snapshot) -> (std::borrow::Cow<'_, Snapshot>, Completeness) {
+    use std::borrow::Cow;
+    let in_window = |t: Timestamp| in_survey_window(snapshot, t);
+    let unlisted_at = |t: Timestamp| snapshot.unlisted.iter().any(|&(a, b)| t >= a && t < b);
+    let pending_logs: BTreeSet<RunId> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| snapshot.logs.get(&j.id) == Some(&LogStatus::Pending))
+        .map(|j| j.run_id)
+        .collect();
+    let mut completeness = Completeness {
+        unlisted: snapshot.unlisted.clone(),
+        ..Completeness::default()
+    };
+    let mut left_out: BTreeSet<RunId> = BTreeSet::new();
+    for run in &snapshot.runs {
+        let window = in_window(run.created_at);
+        let out = snapshot.runs_without_jobs.contains(&run.id)
+            || pending_logs.contains(&run.id)
+            || (window && unlisted_at(run.created_at));
+        if window {
+            completeness.runs_listed += 1;
+            completeness.runs_pending += u64::from(snapshot.runs_without_jobs.contains(&run.id));
+            completeness.runs_left_out += u64::from(out);
+        }
+        if out {
+            left_out.insert(run.id);
+        }
+    }
+    let window_runs: BTreeSet<RunId> = snapshot
+        .runs
+        .iter()
+        .filter(|r| in_window(r.created_at))
+        .map(|r| r.id)
+        .collect();
+    completeness.logs_pending = snapshot
+        .jobs
+        .iter()
+        .filter(|j| {
+            window_runs.contains(&j.run_id) && snapshot.logs.get(&j.id) == Some(&LogStatus::Pending)
+        })
+        .count() as u64;
+    if left_out.is_empty() && snapshot.unlisted.is_empty() && snapshot.runs_without_jobs.is_empty()
+    {
+        return (Cow::Borrowed(snapshot), completeness);
+    }
+    let mut part = snapshot.clone();
+    part.runs.retain(|r| !left_out.contains(&r.id));
+    part.jobs.retain(|j| !left_out.contains(&j.run_id));
+    let kept: BTreeSet<JobId> = part.jobs.iter().map(|j| j.id).collect();
+    part.logs.retain(|id, _| kept.contains(id));
+    part.classifications.retain(|id, _| kept.contains(id));
+    part.runs_without_jobs.clear();
+    part.unlisted.clear();
+    (Cow::Owned(part), completeness)
 }
 
 /// Failed jobs whose log cannot be classified, and why.
@@ -96,10 +185,14 @@ pub enum LogGapReason {
     Missing,
     /// Not downloaded yet.
     Pending,
+    /// Its download was refused (a redirect flakestat does not follow).
+    Unavailable,
     /// Stored but not classified yet.
     NotClassified,
     /// The store has no record of the log at all.
     NotRecorded,
+    /// GitHub served another execution's log and the attempt's archive had none of its own.
+    Mismatched,
 }
 
 impl LogGapReason {
@@ -108,8 +201,14 @@ impl LogGapReason {
             LogGapReason::Expired => "log expired (GitHub answered 410)",
             LogGapReason::Missing => "no log (GitHub answered 404)",
             LogGapReason::Pending => "log not downloaded yet",
+            LogGapReason::Unavailable => {
+                "log unavailable (its download was refused: see the survey's messages)"
+            }
             LogGapReason::NotClassified => "log stored but not classified yet",
             LogGapReason::NotRecorded => "no record of the log in the store",
+            LogGapReason::Mismatched => {
+                "log unknown (GitHub served another attempt's log; the attempt's archive had none)"
+            }
         }
     }
 }
@@ -127,8 +226,10 @@ pub(crate) fn verdict(snapshot: &Snapshot, job: JobId) -> JobVerdict<'_> {
     JobVerdict::Gap(match snapshot.logs.get(&job) {
         Some(LogStatus::Expired) => LogGapReason::Expired,
         Some(LogStatus::Missing) => LogGapReason::Missing,
+        Some(LogStatus::Unavailable) => LogGapReason::Unavailable,
         Some(LogStatus::Pending) => LogGapReason::Pending,
         Some(LogStatus::Stored) => LogGapReason::NotClassified,
+        Some(LogStatus::Mismatched) => LogGapReason::Mismatched,
         None => LogGapReason::NotRecorded,
     })
 }
@@ -144,6 +245,8 @@ pub fn analyze(
     signatures: &[SignatureInfo],
     config: &AnalysisConfig,
 ) -> ReportData {
+    let (complete, completeness) = complete_part(snapshot);
+    let snapshot: &Snapshot = &complete;
     let window_runs: BTreeSet<RunId> = snapshot
         .runs
         .iter()
@@ -231,7 +334,8 @@ pub fn analyze(
             .map(|(reason, jobs)| LogGap { reason, jobs })
             .collect(),
         signatures: reports,
-        unclassified: unclassified::group(snapshot, &unmatched),
+        unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
+        completeness,
         cost: window_cost,
     }
 }

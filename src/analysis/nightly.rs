@@ -253,6 +253,8 @@ pub struct NightlyData {
     pub seen: Vec<SignatureSeen>,
     /// Unclassified failure groups of the period whose grouping key the baseline never had.
     pub new_unclassified: Vec<UnclassifiedGroup>,
+    /// What the store does not hold yet over the baseline and the period; left out of both.
+    pub completeness: super::Completeness,
 }
 
 /// Which changes make `nightly --fail-on` alert. Fading is good news and never alerts.
@@ -297,7 +299,12 @@ pub fn nightly(
         focus: None,
         ..config.clone()
     };
-    let mut view = snapshot.clone();
+    // Over the whole range first: what is left out is left out of both windows alike.
+    let mut whole = snapshot.clone();
+    whole.since = Some(baseline_since);
+    whole.until = Some(until);
+    let (complete, completeness) = super::complete_part(&whole);
+    let mut view = complete.into_owned();
     view.since = Some(baseline_since);
     view.until = Some(period_since);
     let baseline = analyze(&view, signatures, &config);
@@ -379,6 +386,7 @@ pub fn nightly(
         changes,
         seen,
         new_unclassified,
+        completeness,
     }
 }
 

@@ -21,7 +21,9 @@ use super::output::write_output;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
 use crate::model::Classification;
-use crate::signatures::normalize::{looks_binary, sanitize_for_terminal};
+use crate::signatures::normalize::{
+    Utf16Reader, gh_log_prefix, looks_binary, sanitize_for_terminal, utf16_bom,
+};
 use crate::signatures::{SignatureSet, resolve_dir};
 
 /// Bytes looked at to tell a binary file from a log.
@@ -66,6 +68,10 @@ pub struct ClassifyJson {
 pub struct FileJson {
     /// The path as given, `-` for stdin, `archive.zip:entry` for a zip entry.
     pub file: String,
+    /// The job, for a file in `gh run view --log` format (one entry per job); line numbers
+    /// are the file's.
+    #[serde(default)]
+    pub job: Option<String>,
     pub matches: Vec<MatchJson>,
     pub unclassified: bool,
     pub error_lines: Vec<LineJson>,
@@ -94,6 +100,7 @@ pub struct LineJson {
 #[derive(Debug)]
 struct Classified {
     name: String,
+    job: Option<String>,
     classification: Classification,
     note: Option<String>,
 }
@@ -208,7 +215,7 @@ fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
     let name = path.display().to_string();
     if path.as_os_str() == "-" {
         let stdin = io::stdin();
-        return vec![classify_stream(set, "-".into(), stdin.lock())];
+        return classify_stream(set, "-".into(), stdin.lock());
     }
     let file = match File::open(path) {
         Ok(f) => f,
@@ -231,7 +238,7 @@ fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
     {
         return classify_zip(set, &name, path);
     }
-    vec![classify_stream(set, name, reader)]
+    classify_stream(set, name, reader)
 }
 
 fn unreadable(name: &str, e: &io::Error) -> InputError {
@@ -240,8 +247,117 @@ fn unreadable(name: &str, e: &io::Error) -> InputError {
     }
 }
 
-/// Classifies one log stream, refusing binary input.
-fn classify_stream(
+/// Classifies one log stream, refusing binary input: UTF-16 (with a BOM) is decoded, and a
+/// file in `gh run view --log` format gives one result per job.
+fn classify_stream(set: &SignatureSet, name: String, reader: impl Read) -> UnitResult {
+    let mut reader = BufReader::with_capacity(SNIFF, reader);
+    let head = match reader.fill_buf() {
+        Ok(head) => head,
+        Err(e) => return vec![Err(unreadable(&name, &e))],
+    };
+    if let Some(big_endian) = utf16_bom(head) {
+        reader.consume(2);
+        return classify_text(set, name, Utf16Reader::new(reader, big_endian));
+    }
+    classify_text(set, name, reader)
+}
+
+fn classify_text(set: &SignatureSet, name: String, reader: impl Read) -> UnitResult {
+    let mut reader = BufReader::with_capacity(SNIFF, reader);
+    let head = match reader.fill_buf() {
+        Ok(head) => head,
+        Err(e) => return vec![Err(unreadable(&name, &e))],
+    };
+    let first_line = &head[..memchr::memchr(b'\n', head).unwrap_or(head.len())];
+    if gh_log_prefix(first_line).is_some() {
+        return classify_gh_log(set, &name, reader);
+    }
+    vec![classify_one(set, name, reader)]
+}
+
+/// A log in `gh run view --log` format: lines `job TAB step TAB message`, the jobs of a run one
+/// after the other. Each job is classified on its own; line numbers stay the file's. A line
+/// in no such form (a message's continuation) belongs to the job before it.
+fn classify_gh_log(set: &SignatureSet, name: &str, mut reader: impl BufRead) -> UnitResult {
+    struct JobLog {
+        name: String,
+        text: Vec<u8>,
+        /// The file line number of each of `text`'s lines.
+        numbers: Vec<u64>,
+    }
+    let mut jobs: Vec<JobLog> = Vec::new();
+    let mut index = std::collections::HashMap::<Vec<u8>, usize>::new();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    let mut current: Option<usize> = None;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return vec![Err(unreadable(name, &e))],
+        }
+        number += 1;
+        let (job, message) = match gh_log_prefix(line.strip_suffix(b"\n").unwrap_or(&line)) {
+            Some((job, at)) => (Some(job.to_vec()), &line[at..]),
+            None => (None, &line[..]),
+        };
+        let slot = match job {
+            Some(job) => {
+                let next = jobs.len();
+                let slot = *index.entry(job.clone()).or_insert(next);
+                if slot == next {
+                    jobs.push(JobLog {
+                        name: String::from_utf8_lossy(&job).into_owned(),
+                        text: Vec::new(),
+                        numbers: Vec::new(),
+                    });
+                }
+                slot
+            }
+            None => match current {
+                Some(slot) => slot,
+                None => continue,
+            },
+        };
+        current = Some(slot);
+        let j = &mut jobs[slot];
+        j.text.extend_from_slice(message);
+        if !message.ends_with(b"\n") {
+            j.text.push(b'\n');
+        }
+        j.numbers.push(number);
+    }
+    jobs.into_iter()
+        .map(|j| {
+            let mut classification = set.classify(&j.text);
+            let file_line = |l: u64| {
+                j.numbers
+                    .get((l as usize).wrapping_sub(1))
+                    .copied()
+                    .unwrap_or(l)
+            };
+            for m in &mut classification.matches {
+                m.line = file_line(m.line);
+                for l in &mut m.lines {
+                    *l = file_line(*l);
+                }
+            }
+            for l in &mut classification.error_lines {
+                l.line = file_line(l.line);
+            }
+            Ok(Classified {
+                name: name.to_string(),
+                job: Some(j.name),
+                classification,
+                note: None,
+            })
+        })
+        .collect()
+}
+
+/// Classifies one plain log stream, refusing binary input.
+fn classify_one(
     set: &SignatureSet,
     name: String,
     reader: impl Read,
@@ -272,6 +388,7 @@ fn classify_stream(
         .map_err(|e| unreadable(&name, &e))?;
     Ok(Classified {
         name,
+        job: None,
         classification,
         note: empty.then(|| "empty file".to_string()),
     })
@@ -287,24 +404,16 @@ fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
         Ok(f) => f,
         Err(e) => return vec![Err(unreadable(name, &e))],
     };
-    let mut archive = match zip::ZipArchive::new(io::BufReader::new(file)) {
-        Ok(a) => a,
-        Err(e) => return vec![Err(bad_zip(&e))],
-    };
     let mut out = Vec::new();
-    for i in 0..archive.len() {
-        let entry = match archive.by_index(i) {
-            Ok(entry) => entry,
-            Err(e) => {
-                out.push(Err(bad_zip(&e)));
-                continue;
+    let visited =
+        crate::signatures::archive::visit_files(io::BufReader::new(file), |entry| match entry {
+            Ok((entry, reader)) => {
+                out.extend(classify_stream(set, format!("{name}:{entry}"), reader))
             }
-        };
-        if entry.is_dir() {
-            continue;
-        }
-        let entry_name = format!("{name}:{}", entry.name());
-        out.push(classify_stream(set, entry_name, entry));
+            Err(e) => out.push(Err(bad_zip(&e))),
+        });
+    if let Err(e) = visited {
+        return vec![Err(bad_zip(&e))];
     }
     if out.is_empty() {
         out.push(Err(InputError {
@@ -321,6 +430,7 @@ fn to_json(files: &[Classified]) -> ClassifyJson {
             .iter()
             .map(|f| FileJson {
                 file: f.name.clone(),
+                job: f.job.clone(),
                 matches: f
                     .classification
                     .matches
@@ -382,7 +492,10 @@ fn render_table(w: &mut dyn Write, files: &[Classified], terminal: bool) -> io::
     }
     table.set_header(vec!["log", "signature", "line", "count", "step", "text"]);
     for f in files {
-        let file = cell(&f.name);
+        let file = match &f.job {
+            Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
+            None => cell(&f.name),
+        };
         if f.classification.is_unclassified() {
             let label = match &f.note {
                 Some(note) => format!("unclassified ({note})"),

@@ -12,6 +12,7 @@ mod report;
 pub mod settings;
 mod signatures;
 mod source;
+mod suggest;
 mod survey;
 pub mod when;
 
@@ -74,6 +75,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// What changed since the last period: new, rising and fading flakes, new unknown failures.
     Nightly(nightly::NightlyArgs),
+    /// Draft signature files for the groups of failed jobs no signature explains (from the store).
+    Suggest(suggest::SuggestArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
 }
@@ -101,6 +104,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Survey(args) => survey::run(&global, *args),
         Command::Report(args) => report::run(&global, args),
         Command::Nightly(args) => nightly::run(&global, args),
+        Command::Suggest(args) => suggest::run(&global, args),
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -14,7 +14,7 @@ use clap::Args;
 
 use super::output::{FormatArg, resolve_format, use_color, write_output};
 use super::source::SourceArgs;
-use super::survey::{Bars, closing_line, fetch_error, load_signatures, prs_of_runs};
+use super::survey::{Bars, archive_note, closing_line, fetch_error, load_signatures, prs_of_runs};
 use super::when::{Bound, parse_when};
 use super::{CodedError, GlobalArgs};
 use crate::analysis::AnalysisConfig;
@@ -45,7 +45,8 @@ baseline's rate predicted at least 3. See docs/nightly.md.
 Exit codes: 0 done; 10 --fail-on found that kind of change (after writing and posting the report);
 4 GitHub refused (credentials, no permission to comment, a locked issue); 5 no such repository or
 issue; 6 rate limit spent (nothing posted); 7 network; 8 the store is locked by another run or
-cannot be opened; 3 bad input.";
+cannot be opened; 9 the store does not hold the whole range yet (report written, nothing posted;
+--allow-incomplete accepts it); 3 bad input.";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
@@ -79,6 +80,10 @@ pub struct NightlyArgs {
     /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
     #[arg(long, value_name = "DURATION", default_value = "0s")]
     pub wait: String,
+    /// Post and exit as usual even when the store does not hold the whole range yet (otherwise
+    /// the report is written, nothing is posted, and the exit code is 9).
+    #[arg(long)]
+    pub allow_incomplete: bool,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -277,8 +282,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         let show_progress = !global.quiet && std::io::stderr().is_terminal();
         let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
         let config = args.source.client_config(api_url.clone(), token.clone());
-        let session = Session::new(config, bars.clone())
-            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
         // The whole range, not only the period: listings unchanged since last night cost a free
         // 304, and a run that completed or was re-run since then is fetched again.
         let plan = SurveyPlan {
@@ -296,7 +300,11 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         let result = session.survey(store.clone(), classifier.clone(), &plan, &wanted);
         bars.finish();
         if !global.quiet {
-            eprintln!("flakestat: {}", closing_line(&session.stats()));
+            let mut line = closing_line(&session.stats());
+            if let Some(archive) = result.as_ref().ok().and_then(archive_note) {
+                line.push_str(&format!(", {archive}"));
+            }
+            eprintln!("flakestat: {line}");
         }
         if let Err(err) = result {
             let coded = fetch_error(err);
@@ -346,6 +354,14 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         })?;
     }
 
+    let incomplete =
+        super::report::incomplete_exit(global, &data.completeness, args.allow_incomplete);
+    if incomplete != exit::SUCCESS {
+        if target.is_some() && !global.quiet {
+            eprintln!("flakestat: nothing was posted: the report would be incomplete");
+        }
+        return Ok(incomplete);
+    }
     if let Some(target) = &target {
         post(global, &args, target, &repo, &data, &api_url, token)?;
     }
@@ -383,6 +399,7 @@ fn post(
     let body = render_comment(data, &marker, MAX_COMMENT_BYTES);
     let mut config = ClientConfig::new(api_url, token);
     config.max_retries = args.source.max_retries;
+    config.allow_insecure_http = args.source.allow_insecure_http;
     let commenter = Commenter::new(config).map_err(|e| not_posted(fetch_error(e)))?;
     if args.dry_run {
         let found = commenter.find(target, &marker).map_err(comment_error)?;

@@ -61,6 +61,10 @@ pub struct ReportArgs {
     /// Settings file. Default: ./flakestat.toml if present.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Exit 0 even when the store does not hold the whole window yet (otherwise 9). The report
+    /// says so in its first line either way.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 /// The compiled signatures, as the store's re-classification wants them.
@@ -174,5 +178,32 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
     })?;
-    Ok(exit::SUCCESS)
+    Ok(incomplete_exit(
+        global,
+        &data.completeness,
+        args.allow_incomplete,
+    ))
+}
+
+/// `exit::INCOMPLETE` (said on stderr) when the store lacks part of the window and
+/// `--allow-incomplete` was not given; `exit::SUCCESS` otherwise.
+pub(super) fn incomplete_exit(
+    global: &GlobalArgs,
+    completeness: &analysis::Completeness,
+    allow: bool,
+) -> u8 {
+    if completeness.is_complete() || allow {
+        return exit::SUCCESS;
+    }
+    if !global.quiet {
+        eprintln!(
+            "flakestat: the store does not hold the whole window yet ({} runs without jobs, {} logs not fetched, {} windows not listed): the figures leave out {} runs; exiting {} (--allow-incomplete accepts it)",
+            completeness.runs_pending,
+            completeness.logs_pending,
+            completeness.unlisted.len(),
+            completeness.runs_left_out,
+            exit::INCOMPLETE
+        );
+    }
+    exit::INCOMPLETE
 }

@@ -50,6 +50,48 @@ pub struct SourceArgs {
     /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
     #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
     pub max_retries: u32,
+    /// Send the token over plain http:// to a host that is not loopback (a GitHub Enterprise
+    /// test setup you trust). Without it such an --api-url is refused.
+    #[arg(long)]
+    pub allow_insecure_http: bool,
+    /// The largest job log downloaded (bytes, or with K, M, G, KiB, MiB, GiB); the rest of a
+    /// larger log is not downloaded, and the survey says which log was cut.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+    pub max_log_size: u64,
+    /// The largest API answer read; a larger one is refused (tests lower it).
+    #[arg(long, value_name = "SIZE", default_value = "50MiB", value_parser = parse_size, hide = true)]
+    pub max_response_size: u64,
+}
+
+/// `1048576`, `512K`, `100MB`, `1GiB`: decimal for K/M/G(B), binary for KiB/MiB/GiB.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 1048576, 512MiB, 1GiB)"))?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} (use K, M, G, KiB, MiB or GiB)"
+            ));
+        }
+    };
+    match number.checked_mul(factor) {
+        Some(0) => Err("a size must be at least 1 byte".to_string()),
+        Some(n) => Ok(n),
+        None => Err(format!("{text:?} is too large")),
+    }
 }
 
 /// The store's folder, and the temporary folder that holds it when there is one (dropping the
@@ -99,6 +141,9 @@ impl SourceArgs {
         let mut config = ClientConfig::new(api_url, token);
         config.concurrency = usize::from(self.concurrency);
         config.max_retries = self.max_retries;
+        config.allow_insecure_http = self.allow_insecure_http;
+        config.max_log_size = self.max_log_size;
+        config.max_response_size = self.max_response_size;
         config
     }
 }
@@ -108,4 +153,21 @@ pub fn start_replay(dataset: Dataset) -> anyhow::Result<FakeGitHub> {
     FakeGitHub::start_blocking(dataset, Faults::default()).map_err(|e| {
         CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}")).into()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_decimal_and_binary_units() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("512K"), Ok(512_000));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("50 MiB"), Ok(50 << 20));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("1 parsec").is_err());
+        assert!(parse_size("GiB").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
 }

@@ -79,7 +79,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         None => None,
     };
     let now = replay.as_ref().map_or_else(chrono::Utc::now, |ds| ds.now);
-    let repo = match (&args.repo, &replay) {
+    let mut repo = match (&args.repo, &replay) {
         (Some(text), _) => Repo::parse(text).ok_or_else(|| {
             CodedError::new(
                 exit::INVALID_INPUT,
@@ -116,6 +116,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     let mut fetch_failure: Option<FetchError> = None;
     let mut stats: Option<StatsSnapshot> = None;
     let mut ancestry_summary: Option<AncestrySummary> = None;
+    let mut archive_line: Option<String> = None;
 
     if args.source.offline {
         let counts = store
@@ -142,8 +143,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             None => args.source.github_api(global),
         };
         let config = args.source.client_config(api_url, token);
-        let session = Session::new(config, bars.clone())
-            .map_err(|e| CodedError::new(exit::ERROR, e.to_string()))?;
+        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
         let plan = SurveyPlan {
             repo: repo.clone(),
             since,
@@ -157,7 +157,12 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             prs_of_runs(runs, default_branch, &analysis_config)
         };
         match session.survey(store.clone(), classifier.clone(), &plan, &wanted) {
-            Ok(_) => {
+            Ok(summary) => {
+                // GitHub's spelling from here on, in the store and in the report.
+                if let Some(canonical) = summary.repo.clone() {
+                    repo = canonical;
+                }
+                archive_line = archive_note(&summary);
                 let fingerprint = classifier.fingerprint();
                 let ancestry = AncestryPlan {
                     repo: &repo,
@@ -181,6 +186,9 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         && !global.quiet
     {
         let mut line = closing_line(&stats);
+        if let Some(archive) = &archive_line {
+            line.push_str(&format!(", {archive}"));
+        }
         if global.verbose > 0
             && let Some(peak) = peak_memory()
         {
@@ -338,6 +346,28 @@ pub(super) fn closing_line(stats: &StatsSnapshot) -> String {
     line
 }
 
+/// What the closing line says of attempt archives and logs that were not their job's own;
+/// `None` when no log needed an archive.
+pub(super) fn archive_note(summary: &fetch::SurveySummary) -> Option<String> {
+    if summary.logs_from_archive == 0 && summary.logs_not_own == 0 && summary.logs_unknown == 0 {
+        return None;
+    }
+    let mut note = format!(
+        "{} logs from {} attempt archives",
+        summary.logs_from_archive, summary.archives_fetched
+    );
+    if summary.logs_not_own > 0 {
+        note.push_str(&format!(
+            " ({} served by GitHub for another attempt)",
+            summary.logs_not_own
+        ));
+    }
+    if summary.logs_unknown > 0 {
+        note.push_str(&format!(", {} logs unknown", summary.logs_unknown));
+    }
+    Some(note)
+}
+
 /// The process's peak resident memory (Linux `VmHWM`), for `-v` and the benchmark.
 fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -368,7 +398,11 @@ pub(super) fn fetch_error(err: FetchError) -> CodedError {
         FetchError::Store(_) => exit::STORE,
         FetchError::Interrupted => exit::INTERRUPTED,
         FetchError::Config(_) => exit::INVALID_INPUT,
-        FetchError::Unexpected { .. } | FetchError::Parse { .. } => exit::ERROR,
+        FetchError::Unexpected { .. }
+        | FetchError::Parse { .. }
+        | FetchError::TooLarge { .. }
+        | FetchError::Unavailable(_) => exit::ERROR,
+        FetchError::Spool(_) => exit::STORE,
     };
     CodedError::new(code, err.to_string())
 }
@@ -489,6 +523,11 @@ impl Progress for Bars {
                 }
             }
             ProgressEvent::Note(note) => self.say(format!("flakestat: {note}")),
+            ProgressEvent::Detail(note) => {
+                if self.verbose >= 1 {
+                    self.say(format!("flakestat: {note}"));
+                }
+            }
             ProgressEvent::Request { status, url } => {
                 if self.verbose >= 2 {
                     self.say(format!("flakestat: {status} GET {url}"));

@@ -42,4 +42,4 @@ pub use dataset::{
     FakeLog, FakePull, FakeRun,
 };
 pub use routes::RouteKind;
-pub use server::{FakeGitHub, Faults, Listener, RecordedRequest};
+pub use server::{FakeGitHub, Faults, Hop, Listener, RecordedRequest};

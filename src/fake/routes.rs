@@ -25,8 +25,12 @@ pub enum RouteKind {
     ListJobs,
     AttemptJobs,
     JobLog,
+    /// `GET /actions/runs/{id}/attempts/{n}/logs`: an attempt's log archive (302).
+    AttemptLogs,
     /// A request to the log host.
     LogBlob,
+    /// A request to the log host for an attempt's log archive.
+    ArchiveBlob,
     ListPulls,
     Pull,
     PullFiles,
@@ -52,6 +56,7 @@ pub(crate) enum Route {
     ListJobs(RunId),
     AttemptJobs(RunId, u32),
     JobLog(JobId),
+    AttemptLogs(RunId, u32),
     ListPulls,
     Pull(u64),
     PullFiles(u64),
@@ -75,6 +80,7 @@ impl Route {
             Route::ListJobs(_) => RouteKind::ListJobs,
             Route::AttemptJobs(..) => RouteKind::AttemptJobs,
             Route::JobLog(_) => RouteKind::JobLog,
+            Route::AttemptLogs(..) => RouteKind::AttemptLogs,
             Route::ListPulls => RouteKind::ListPulls,
             Route::Pull(_) => RouteKind::Pull,
             Route::PullFiles(_) => RouteKind::PullFiles,
@@ -122,6 +128,10 @@ pub(crate) fn parse_route(method: &str, path: &str) -> Option<(String, String, R
         }
         ["actions", "runs", id, "attempts", n, "jobs"] if get => match (num(id), num(n)) {
             (Some(i), Some(n)) => Route::AttemptJobs(RunId(i), n as u32),
+            _ => Route::Unknown,
+        },
+        ["actions", "runs", id, "attempts", n, "logs"] if get => match (num(id), num(n)) {
+            (Some(i), Some(n)) => Route::AttemptLogs(RunId(i), n as u32),
             _ => Route::Unknown,
         },
         ["actions", "jobs", id, "logs"] if get => {
@@ -260,6 +270,11 @@ pub(crate) struct Ctx<'a> {
     pub query: &'a Query,
     /// Where a job-log redirect points: `(job id) → absolute URL`.
     pub log_url: &'a dyn Fn(JobId) -> String,
+    /// Where an attempt-archive redirect points: `(run, attempt) → absolute URL`.
+    pub archive_url: &'a dyn Fn(RunId, u32) -> String,
+    /// GitHub's stale-attempt-log bug: an earlier attempt's job id is answered with the log of
+    /// the latest attempt's execution of the same job.
+    pub stale_attempt_logs: bool,
     pub body: &'a [u8],
     /// Login of the caller, for comments.
     pub login: &'a str,
@@ -327,17 +342,14 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
             if !ds.jobs().any(|j| j.id == *id) {
                 return Reply::not_found();
             }
+            if ctx.stale_attempt_logs
+                && let Some(latest) = latest_execution(ds, *id)
+                && job_log_text(ds, latest).is_some()
+            {
+                return redirect((ctx.log_url)(latest));
+            }
             match ds.logs.get(id) {
-                Some(FakeLog::Text(_)) => {
-                    let mut reply = Reply {
-                        status: 302,
-                        content_type: "text/html;charset=utf-8",
-                        body: Vec::new(),
-                        headers: Vec::new(),
-                    };
-                    reply = reply.header("location", (ctx.log_url)(*id));
-                    reply
-                }
+                Some(FakeLog::Text(_)) => redirect((ctx.log_url)(*id)),
                 // What github.com answers for a log past retention (seen in the wild: the
                 // message really is "Server Error").
                 Some(FakeLog::Expired) => Reply::error(
@@ -352,6 +364,21 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
                 ),
             }
         }
+        Route::AttemptLogs(run, n) => match ds.run(*run).map(|r| (r, r.attempt(*n))) {
+            Some((_, Some(_))) => match attempt_archive(ds, *run, *n) {
+                Ok(_) => redirect((ctx.archive_url)(*run, *n)),
+                Err(status) => Reply::error(
+                    status,
+                    if status == 410 {
+                        "Server Error"
+                    } else {
+                        "Not Found"
+                    },
+                    "/actions/workflow-runs#download-workflow-run-attempt-logs",
+                ),
+            },
+            _ => Reply::not_found(),
+        },
         Route::ListPulls => list_pulls(ds, ctx),
         Route::Pull(n) => match ds.pull(*n) {
             Some(p) => Reply::json(200, &pull_json(ds, p, ctx.api, true)),
@@ -500,6 +527,116 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
         }
         Route::Unknown => Reply::not_found(),
     }
+}
+
+fn redirect(location: String) -> Reply {
+    Reply {
+        status: 302,
+        content_type: "text/html;charset=utf-8",
+        body: Vec::new(),
+        headers: Vec::new(),
+    }
+    .header("location", location)
+}
+
+/// The job id of the latest attempt's execution of the same job (same run and name) as `job`,
+/// when that is another execution.
+fn latest_execution(ds: &Dataset, job: JobId) -> Option<JobId> {
+    let run = ds.runs.iter().find(|r| {
+        r.attempts
+            .iter()
+            .any(|a| a.jobs.iter().any(|j| j.id == job))
+    })?;
+    let name = &run.all_jobs().into_iter().find(|j| j.id == job)?.name;
+    let latest = run
+        .all_jobs()
+        .into_iter()
+        .filter(|j| &j.name == name)
+        .max_by_key(|j| (j.run_attempt, j.id))?;
+    (latest.id != job).then_some(latest.id)
+}
+
+/// The raw log the log host serves for a job: its recorded log, or for a job that ran and
+/// passed (the dataset records logs of failed jobs only) a short log stamped within its
+/// execution, as an archive or a stale answer would carry. `None`: expired, missing, or a job
+/// that never ran.
+pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
+    match ds.logs.get(&job) {
+        Some(FakeLog::Text(text)) => Some(text.clone()),
+        Some(_) => None,
+        None => {
+            let j = ds.jobs().find(|j| j.id == job)?;
+            let (Some(start), Some(end)) = (j.started_at, j.completed_at) else {
+                return None;
+            };
+            if j.conclusion.as_deref() != Some("success") {
+                return None;
+            }
+            let stamp = |t: Timestamp| {
+                use chrono::Timelike as _;
+                format!(
+                    "{}.{:07}Z",
+                    t.format("%Y-%m-%dT%H:%M:%S"),
+                    t.nanosecond() / 100
+                )
+            };
+            Some(format!(
+                "\u{feff}{} Current runner version: '2.329.0'\n{} ##[group]Run tests\n{} ====== all tests passed ======\n{} Cleaning up orphan processes\n",
+                stamp(start),
+                stamp(start + (end - start) / 10),
+                stamp(end - (end - start) / 10),
+                stamp(end),
+            ))
+        }
+    }
+}
+
+/// An attempt's log archive as GitHub serves it: for each job its listing shows, one
+/// `<i>_<name>.txt` at the top level (`/` dropped from the name, a repeated name suffixed
+/// ` (1)`…) and a folder of that name with the job's steps (here one file). `Err(410)` when a
+/// job's log is past retention (the archive is the run's logs), `Err(404)` when no job has one.
+pub(crate) fn attempt_archive(ds: &Dataset, run: RunId, n: u32) -> Result<Vec<u8>, u16> {
+    use std::io::Write as _;
+    let fake = ds.run(run).ok_or(404u16)?;
+    fake.attempt(n).ok_or(404u16)?;
+    let jobs = fake.jobs_at(n);
+    if jobs
+        .iter()
+        .any(|j| matches!(ds.logs.get(&j.id), Some(FakeLog::Expired)))
+    {
+        return Err(410);
+    }
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut any = false;
+    for (i, job) in jobs.iter().enumerate() {
+        let Some(text) = job_log_text(ds, job.id) else {
+            continue;
+        };
+        let base = job.name.replace('/', "");
+        let count = seen.entry(base.clone()).or_insert(0);
+        let name = if *count == 0 {
+            base
+        } else {
+            format!("{base} ({count})")
+        };
+        *count += 1;
+        let written = zip
+            .start_file(format!("{}_{name}.txt", i + 1), options)
+            .and_then(|()| zip.write_all(text.as_bytes()).map_err(Into::into))
+            .and_then(|()| zip.start_file(format!("{name}/1_Run tests.txt"), options))
+            .and_then(|()| zip.write_all(text.as_bytes()).map_err(Into::into));
+        if written.is_err() {
+            return Err(500);
+        }
+        any = true;
+    }
+    if !any {
+        return Err(404);
+    }
+    zip.finish().map(|c| c.into_inner()).map_err(|_| 500)
 }
 
 fn validation_failed(field: &str) -> Reply {
@@ -1338,6 +1475,51 @@ fn comment_json(ds: &Dataset, c: &FakeComment, api: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The archive's top level spells job names as GitHub does: `/` dropped, a repeated name
+    /// suffixed ` (1)`; each job also has a folder with its steps; every job that ran has a log.
+    #[test]
+    fn the_attempt_archive_names_jobs_as_github_does() {
+        let mut ds = crate::fake::scenario::synthetic(&crate::fake::scenario::SyntheticSpec {
+            runs: 5,
+            ..Default::default()
+        });
+        let run = crate::fake::scenario::synthetic_run_id(4);
+        {
+            let jobs = &mut ds.run_mut(run).unwrap().attempts[0].jobs;
+            jobs[0].name = "Test linux-64 / py3.13".into();
+            jobs[1].name = "build".into();
+            jobs[2].name = "build".into();
+        }
+        let zip = attempt_archive(&ds, run, 1).unwrap();
+        let mut names = Vec::new();
+        let mut first = String::new();
+        crate::signatures::archive::visit_files(std::io::Cursor::new(zip), |entry| {
+            let (name, reader) = entry.unwrap();
+            if names.is_empty() {
+                reader.read_to_string(&mut first).unwrap();
+            }
+            names.push(name.to_string());
+        })
+        .unwrap();
+        assert_eq!(
+            names,
+            [
+                "1_Test linux-64  py3.13.txt",
+                "Test linux-64  py3.13/1_Run tests.txt",
+                "2_build.txt",
+                "build/1_Run tests.txt",
+                "3_build (1).txt",
+                "build (1)/1_Run tests.txt",
+                "4_Test job 3.txt",
+                "Test job 3/1_Run tests.txt",
+            ]
+        );
+        assert!(first.contains(&format!("FLAKE-MARKER run {run} attempt 1")));
+        assert_eq!(attempt_archive(&ds, run, 2), Err(404));
+        ds.logs.insert(JobId(run.0 * 10 + 100), FakeLog::Expired);
+        assert_eq!(attempt_archive(&ds, run, 1), Err(410));
+    }
 
     #[test]
     fn routes_parse() {

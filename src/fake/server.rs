@@ -1,6 +1,8 @@
-//! The HTTP side of the fake: two listeners on 127.0.0.1 (the API, and a "blob storage" host that
-//! serves job logs behind signed URLs), deterministic fault injection, auth, rate-limit budgets,
-//! ETags, and a record of every request.
+//! The HTTP side of the fake: three listeners on 127.0.0.1 (the API, a "blob storage" host that
+//! serves job logs behind signed URLs, and a third origin that only takes part in redirect chains),
+//! deterministic fault injection, auth, rate-limit budgets, ETags, scripted redirect chains for a
+//! job's log (`set_log_redirects`), and a record of every request with the `Authorization` header
+//! it carried.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -49,6 +51,9 @@ pub struct Faults {
     pub rate_limit_status: u16,
     /// How long a log redirect URL stays valid (GitHub: about a minute).
     pub log_url_ttl: Duration,
+    /// GitHub's stale-attempt-log bug (GITHUB.md): `GET /actions/jobs/{id}/logs` for a job of an
+    /// earlier attempt answers with the log of the latest attempt's execution of that job.
+    pub stale_attempt_logs: bool,
 }
 
 impl Default for Faults {
@@ -65,6 +70,7 @@ impl Default for Faults {
             rate_limit_window: Duration::from_secs(3600),
             rate_limit_status: 403,
             log_url_ttl: Duration::from_secs(60),
+            stale_attempt_logs: false,
         }
     }
 }
@@ -74,6 +80,18 @@ impl Default for Faults {
 pub enum Listener {
     Api,
     LogHost,
+    /// A third origin: serves nothing but scripted redirect hops (`set_log_redirects`).
+    Elsewhere,
+}
+
+/// One answer of a scripted redirect chain (`FakeGitHub::set_log_redirects`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hop {
+    /// Answer this status (301, 302, 303, 307, 308) with a `Location` on that listener: the next
+    /// hop of the chain, or the log itself after the last hop.
+    To(u16, Listener),
+    /// Answer this status with this `Location`, verbatim (`file:///etc/passwd`, `ftp://…`).
+    Location(u16, String),
 }
 
 /// One request as the fake saw it.
@@ -87,6 +105,9 @@ pub struct RecordedRequest {
     pub path: String,
     /// Whether an `Authorization` header arrived.
     pub authorization: bool,
+    /// The `Authorization` header's value, as it arrived (tests assert it never reaches another
+    /// origin).
+    pub authorization_value: Option<String>,
     /// The status answered; 0 when the connection was dropped without an answer.
     pub status: u16,
     pub kind: RouteKind,
@@ -121,12 +142,15 @@ struct State {
     faulted: std::collections::HashSet<String>,
     token_budget: Budget,
     anonymous_budget: Budget,
+    /// Scripted redirect chains of job logs.
+    redirects: BTreeMap<JobId, Vec<Hop>>,
 }
 
 struct Shared {
     state: Mutex<State>,
     api_addr: SocketAddr,
     log_addr: SocketAddr,
+    elsewhere_addr: SocketAddr,
     /// Signs log URLs; fixed per server.
     secret: u64,
 }
@@ -141,8 +165,24 @@ impl Shared {
         format!("http://{}", self.api_addr)
     }
 
+    fn addr(&self, which: Listener) -> SocketAddr {
+        match which {
+            Listener::Api => self.api_addr,
+            Listener::LogHost => self.log_addr,
+            Listener::Elsewhere => self.elsewhere_addr,
+        }
+    }
+
     fn log_signature(&self, job: JobId, expires: u64) -> String {
         routes::fake_sha(&format!("{}:{job}:{expires}", self.secret))[..32].to_string()
+    }
+
+    fn archive_signature(&self, run: RunId, attempt: u32, expires: u64) -> String {
+        routes::fake_sha(&format!(
+            "{}:archive:{run}:{attempt}:{expires}",
+            self.secret
+        ))[..32]
+            .to_string()
     }
 }
 
@@ -185,8 +225,10 @@ impl FakeGitHub {
     pub async fn start(dataset: Dataset, faults: Faults) -> std::io::Result<FakeGitHub> {
         let api = TcpListener::bind("127.0.0.1:0").await?;
         let logs = TcpListener::bind("127.0.0.1:0").await?;
+        let elsewhere = TcpListener::bind("127.0.0.1:0").await?;
         let api_addr = api.local_addr()?;
         let log_addr = logs.local_addr()?;
+        let elsewhere_addr = elsewhere.local_addr()?;
         let secret = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(7, |d| d.as_nanos() as u64)
@@ -200,14 +242,17 @@ impl FakeGitHub {
                 faulted: Default::default(),
                 token_budget: Budget { used: 0, reset: 0 },
                 anonymous_budget: Budget { used: 0, reset: 0 },
+                redirects: BTreeMap::new(),
             }),
             api_addr,
             log_addr,
+            elsewhere_addr,
             secret,
         });
         let tasks = vec![
             tokio::spawn(accept_loop(api, shared.clone(), Listener::Api)),
             tokio::spawn(accept_loop(logs, shared.clone(), Listener::LogHost)),
+            tokio::spawn(accept_loop(elsewhere, shared.clone(), Listener::Elsewhere)),
         ];
         Ok(FakeGitHub {
             shared,
@@ -265,6 +310,24 @@ impl FakeGitHub {
     /// `http://127.0.0.1:PORT` of the second listener, which serves log blobs.
     pub fn log_host_url(&self) -> String {
         format!("http://{}", self.shared.log_addr)
+    }
+
+    /// `http://127.0.0.1:PORT` of the third listener, which only serves redirect hops.
+    pub fn elsewhere_url(&self) -> String {
+        format!("http://{}", self.shared.elsewhere_addr)
+    }
+
+    /// Scripts the answers to a job's log request: the log endpoint answers `hops[0]`, each hop
+    /// it points to answers the next one, and the request after the last hop gets the log (the
+    /// dataset's text for the job, 404 without one), whichever listener it reaches. An empty
+    /// chain restores the usual single 302 to the log host.
+    pub fn set_log_redirects(&self, job: JobId, hops: Vec<Hop>) {
+        let mut state = self.shared.lock();
+        if hops.is_empty() {
+            state.redirects.remove(&job);
+        } else {
+            state.redirects.insert(job, hops);
+        }
     }
 
     /// Every request so far, in arrival order.
@@ -378,9 +441,13 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, which: Listener
             let service = service_fn(move |req| {
                 let shared = shared.clone();
                 async move {
+                    if let Some(hop) = scripted_hop(&shared, which, &req) {
+                        return Ok(serve_hop(&shared, which, &req, hop));
+                    }
                     match which {
                         Listener::Api => serve_api(shared, req).await,
                         Listener::LogHost => Ok(serve_log(shared, req).await),
+                        Listener::Elsewhere => Ok(serve_hop(&shared, which, &req, None)),
                     }
                 }
             });
@@ -456,6 +523,7 @@ async fn serve_api(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
+    let auth_value = authorization_value(&req);
     // GitHub Enterprise Server roots the API at /api/v3: accept both.
     let api_path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
     let rate_limit_route = method == "GET" && api_path == "/rate_limit";
@@ -486,6 +554,7 @@ async fn serve_api(
             method: method.clone(),
             path: path_and_query.clone(),
             authorization: has_auth,
+            authorization_value: auth_value.clone(),
             status,
             kind,
         });
@@ -577,6 +646,7 @@ async fn serve_api(
             if_none_match.as_deref(),
             faults.log_url_ttl.as_secs().max(1),
             faults.rate_limit_status,
+            faults.stale_attempt_logs,
         )
     };
     let budget = if anonymous {
@@ -613,6 +683,7 @@ fn answer_api(
     if_none_match: Option<&str>,
     log_ttl: u64,
     limit_status: u16,
+    stale_attempt_logs: bool,
 ) -> Reply {
     if matches!(who, Caller::BadToken) {
         return Reply::error(401, "Bad credentials", "");
@@ -684,6 +755,14 @@ fn answer_api(
             shared.log_signature(job, expires)
         )
     };
+    let archive_url = |run: RunId, n: u32| {
+        let expires = epoch_now() + log_ttl;
+        format!(
+            "http://{}/archives/{run}/{n}?se={expires}&sig={}",
+            shared.log_addr,
+            shared.archive_signature(run, n, expires)
+        )
+    };
     let api = shared.api_url();
     let login = if access { "flakestat-bot" } else { "anonymous" };
     let ctx = Ctx {
@@ -691,6 +770,8 @@ fn answer_api(
         path,
         query,
         log_url: &log_url,
+        archive_url: &archive_url,
+        stale_attempt_logs,
         body,
         login,
     };
@@ -750,13 +831,19 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         .map_or(path.clone(), |p| p.as_str().to_string());
     let query = Query::parse(req.uri().query());
     let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
+    let auth_value = authorization_value(&req);
     let job = path
         .strip_prefix("/logs/")
         .and_then(|s| s.parse::<u64>().ok())
         .map(JobId);
+    let archive = path.strip_prefix("/archives/").and_then(|rest| {
+        let (run, n) = rest.split_once('/')?;
+        Some((RunId(run.parse().ok()?), n.parse::<u32>().ok()?))
+    });
     let expires = query.get("se").and_then(|s| s.parse::<u64>().ok());
-    let signed = match (job, expires, query.get("sig")) {
-        (Some(j), Some(e), Some(sig)) => shared.log_signature(j, e) == sig,
+    let signed = match (job, archive, expires, query.get("sig")) {
+        (Some(j), _, Some(e), Some(sig)) => shared.log_signature(j, e) == sig,
+        (_, Some((run, n)), Some(e), Some(sig)) => shared.archive_signature(run, n, e) == sig,
         _ => false,
     };
     let mut state = shared.lock();
@@ -775,12 +862,19 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
                 "Signed expiry time has to be after signed start time.",
             ),
         )
+    } else if let Some((run, n)) = archive {
+        match routes::attempt_archive(&state.dataset, run, n) {
+            Ok(zip) => (200, "application/zip", zip),
+            Err(_) => (
+                404,
+                "application/xml",
+                azure_error("BlobNotFound", "The specified blob does not exist."),
+            ),
+        }
     } else {
-        match job.and_then(|j| state.dataset.logs.get(&j)) {
-            Some(FakeLog::Text(text)) => {
-                (200, "text/plain; charset=utf-8", text.clone().into_bytes())
-            }
-            _ => (
+        match job.and_then(|j| routes::job_log_text(&state.dataset, j)) {
+            Some(text) => (200, "text/plain; charset=utf-8", text.into_bytes()),
+            None => (
                 404,
                 "application/xml",
                 azure_error("BlobNotFound", "The specified blob does not exist."),
@@ -793,8 +887,13 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         method: req.method().as_str().to_string(),
         path: path_and_query,
         authorization: has_auth,
+        authorization_value: auth_value,
         status,
-        kind: RouteKind::LogBlob,
+        kind: if archive.is_some() {
+            RouteKind::ArchiveBlob
+        } else {
+            RouteKind::LogBlob
+        },
     });
     drop(state);
     Response::builder()
@@ -810,4 +909,95 @@ fn azure_error(code: &str, message: &str) -> Vec<u8> {
         "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
     )
     .into_bytes()
+}
+
+fn authorization_value(req: &Request<Incoming>) -> Option<String> {
+    req.headers()
+        .get(hyper::header::AUTHORIZATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
+/// Which step of a scripted chain a request is: `(job, index)`, index 0 being the API's log
+/// endpoint (only when the job has a chain) and `n` the `/hop/{job}/{n}` paths.
+fn scripted_hop(
+    shared: &Shared,
+    which: Listener,
+    req: &Request<Incoming>,
+) -> Option<Option<(JobId, usize)>> {
+    let path = req.uri().path();
+    if let Some(rest) = path.strip_prefix("/hop/") {
+        let (job, n) = rest.split_once('/')?;
+        let job = JobId(job.parse().ok()?);
+        let n = n.parse().ok()?;
+        return Some(Some((job, n)));
+    }
+    if which != Listener::Api {
+        return None;
+    }
+    let api_path = path.strip_prefix("/api/v3").unwrap_or(path);
+    let (_, _, route) = routes::parse_route(req.method().as_str(), api_path)?;
+    let Route::JobLog(job) = route else {
+        return None;
+    };
+    shared
+        .lock()
+        .redirects
+        .contains_key(&job)
+        .then_some(Some((job, 0)))
+}
+
+/// Answers one step of a scripted chain (`None`: a request the third listener does not know).
+fn serve_hop(
+    shared: &Shared,
+    which: Listener,
+    req: &Request<Incoming>,
+    step: Option<(JobId, usize)>,
+) -> HttpResponse {
+    let mut state = shared.lock();
+    let hop = step.map(|(job, n)| (job, n, state.redirects.get(&job).and_then(|h| h.get(n))));
+    let (status, location, body) = match hop {
+        None => (404, None, b"no such hop".to_vec()),
+        Some((job, n, Some(Hop::To(status, target)))) => (
+            *status,
+            Some(format!(
+                "http://{}/hop/{job}/{}",
+                shared.addr(*target),
+                n + 1
+            )),
+            Vec::new(),
+        ),
+        Some((_, _, Some(Hop::Location(status, to)))) => (*status, Some(to.clone()), Vec::new()),
+        Some((job, _, None)) => match state.dataset.logs.get(&job) {
+            Some(FakeLog::Text(text)) => (200, None, text.clone().into_bytes()),
+            _ => (404, None, b"no log".to_vec()),
+        },
+    };
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string());
+    state.requests.push(RecordedRequest {
+        listener: which,
+        host: shared.addr(which).to_string(),
+        method: req.method().as_str().to_string(),
+        path,
+        authorization: req.headers().contains_key(hyper::header::AUTHORIZATION),
+        authorization_value: authorization_value(req),
+        status,
+        kind: if step.is_some_and(|(_, n)| n == 0) {
+            RouteKind::JobLog
+        } else {
+            RouteKind::LogBlob
+        },
+    });
+    drop(state);
+    let mut builder = Response::builder()
+        .status(status)
+        .header("content-type", "text/plain; charset=utf-8");
+    if let Some(location) = location {
+        builder = builder.header("location", location);
+    }
+    builder
+        .body(Full::new(Bytes::from(body)))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
 }

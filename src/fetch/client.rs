@@ -1,15 +1,20 @@
 //! The GitHub client: octocrab for transport and auth, and on top of it what octocrab does not
 //! do (GITHUB.md): status checks before reading a body, bounded concurrency, the rate-limit
 //! budget, secondary limits with `retry-after`, retries with exponential backoff and jitter,
-//! conditional requests, and job logs behind a cross-host 302.
+//! conditional requests, capped response sizes, and redirects followed here, hop by hop.
 //!
 //! octocrab's own retry layer is off (`RetryConfig::None`): it retries 5xx immediately and ignores
-//! `retry-after`, which would fight the backoff here and spend budget.
+//! `retry-after`, which would fight the backoff here and spend budget. Its follow-redirect layer
+//! is not compiled in (Cargo.toml): it decided each hop against the previous one and re-sent the
+//! token when a foreign host redirected to itself (GITHUB.md, "Redirect chains").
 //!
-//! The token goes only to the API host: octocrab adds `Authorization` only to requests whose
-//! authority is the base URI's, its redirect layer drops the header on a cross-origin hop (the log
-//! host), and `get` refuses absolute URLs on any other origin (a `Link` header pointing
-//! elsewhere).
+//! The token goes only to the API origin (scheme, host and port of the API root): on the first
+//! request, and on a redirect hop only while every hop of the chain so far stayed on that origin.
+//! Once a chain has left it, no later hop carries the token, not even one that comes back. Those
+//! hops go through a second octocrab client built without a token, so nothing can add it. A chain
+//! is at most `max_redirects` hops, never goes from https to http, and never leaves http(s).
+//! `get` refuses absolute URLs on any other origin (a `Link` header pointing elsewhere), and the
+//! token is never sent over plain http except to loopback (`allow_insecure_http` to override).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +49,15 @@ pub struct ClientConfig {
     pub request_timeout: Duration,
     /// Secondary-limit waits of one request before giving up.
     pub max_secondary_waits: u32,
+    /// Redirect hops followed for one request.
+    pub max_redirects: u32,
+    /// The largest API answer read (JSON pages); a larger one is refused.
+    pub max_response_size: u64,
+    /// The largest log read; the rest of a larger one is not downloaded.
+    pub max_log_size: u64,
+    /// Send the token over plain http to a host that is not loopback (GitHub Enterprise test
+    /// setups).
+    pub allow_insecure_http: bool,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -57,6 +71,10 @@ impl std::fmt::Debug for ClientConfig {
             .field("max_reset_wait", &self.max_reset_wait)
             .field("request_timeout", &self.request_timeout)
             .field("max_secondary_waits", &self.max_secondary_waits)
+            .field("max_redirects", &self.max_redirects)
+            .field("max_response_size", &self.max_response_size)
+            .field("max_log_size", &self.max_log_size)
+            .field("allow_insecure_http", &self.allow_insecure_http)
             .finish()
     }
 }
@@ -67,6 +85,16 @@ impl std::fmt::Debug for ClientConfig {
 /// those limits with room for other tools on the same token, while hiding most of the latency
 /// of serial requests; any secondary limit makes every task wait (`retry-after`).
 pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// GitHub's largest JSON pages (100 runs with their commits) are a few MB: 50 MiB is far above
+/// any real answer and keeps a hostile or broken server from filling memory.
+pub const DEFAULT_MAX_RESPONSE_SIZE: u64 = 50 << 20;
+
+/// Real job logs rarely pass 100 MB; 1 GiB keeps the pathological ones out of the store.
+pub const DEFAULT_MAX_LOG_SIZE: u64 = 1 << 30;
+
+/// GitHub's log links take one hop; a few more allow a CDN in between.
+pub const DEFAULT_MAX_REDIRECTS: u32 = 5;
 
 impl ClientConfig {
     pub fn new(api_url: impl Into<String>, token: Option<String>) -> ClientConfig {
@@ -79,6 +107,10 @@ impl ClientConfig {
             max_reset_wait: Duration::from_secs(5 * 60),
             request_timeout: Duration::from_secs(120),
             max_secondary_waits: 10,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
+            max_response_size: DEFAULT_MAX_RESPONSE_SIZE,
+            max_log_size: DEFAULT_MAX_LOG_SIZE,
+            allow_insecure_http: false,
         }
     }
 }
@@ -160,7 +192,10 @@ struct Budget {
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
+    /// Sends the token to the API origin (octocrab adds it only there).
     crab: Octocrab,
+    /// Never sends a token: every hop after a chain left the API origin.
+    anonymous: Octocrab,
     config: ClientConfig,
     origin: String,
     permits: Semaphore,
@@ -180,11 +215,171 @@ impl std::fmt::Debug for GitHubClient {
     }
 }
 
-/// `scheme://host[:port]` of a URL.
+/// `scheme://host[:port]` of a URL, the default port left out (`https://h:443` is `https://h`).
 fn origin_of(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    format!("{scheme}://{host}")
+    match url::Url::parse(url) {
+        Ok(u) => match u.port() {
+            Some(port) => format!("{}://{}:{port}", u.scheme(), u.host_str().unwrap_or("")),
+            None => format!("{}://{}", u.scheme(), u.host_str().unwrap_or("")),
+        },
+        Err(_) => {
+            let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+            let host = rest.split(['/', '?']).next().unwrap_or("");
+            format!("{scheme}://{host}")
+        }
+    }
+}
+
+/// Whether a host is this machine: `localhost`, 127.0.0.0/8, `::1`.
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// Checks an API root before anything is sent: a URL, http or https, with a host; and no token
+/// over plain http to another machine unless allowed.
+pub fn check_api_url(
+    api_url: &str,
+    with_token: bool,
+    allow_insecure_http: bool,
+) -> Result<url::Url, FetchError> {
+    let example =
+        "e.g. https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server";
+    let parsed = url::Url::parse(api_url).map_err(|e| {
+        FetchError::Config(format!(
+            "--api-url {api_url:?} is not a URL ({e}); give the API root, {example}"
+        ))
+    })?;
+    match parsed.scheme() {
+        "https" | "http" => {}
+        other => {
+            return Err(FetchError::Config(format!(
+                "--api-url {api_url:?}: flakestat talks to GitHub over https (or http), not {other}:; give the API root, {example}"
+            )));
+        }
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(FetchError::Config(format!(
+            "--api-url {api_url:?} has no host; give the API root, {example}"
+        )));
+    }
+    if parsed.scheme() == "http" && with_token && !allow_insecure_http && !is_loopback(&parsed) {
+        return Err(FetchError::Config(format!(
+            "refusing to send the token over plain http to {api_url}: anyone on the way could read it; use https, or pass --allow-insecure-http if this is a test setup you trust"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// Whether a status is a redirect flakestat follows (not 304, not 300).
+fn is_followed_redirect(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
+}
+
+/// A URL as it may appear in a message: without its query (a signed link's signature is a
+/// credential for as long as it lives).
+fn shown(url: &url::Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    url.to_string()
+}
+
+/// Where a redirect goes next, or why it is not followed. `what` names the download in the
+/// message ("job 123's log").
+fn next_hop(current: &url::Url, location: &str, what: &str) -> Result<url::Url, String> {
+    let next = current.join(location).map_err(|e| {
+        format!("{what}: GitHub redirected to {location:?}, which is not a URL ({e})")
+    })?;
+    match next.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(format!(
+                "{what}: GitHub redirected to {}, a {other}: location; only http and https are followed",
+                shown(&next)
+            ));
+        }
+    }
+    if current.scheme() == "https" && next.scheme() == "http" {
+        return Err(format!(
+            "{what}: GitHub redirected from https to plain http ({}); refused",
+            shown(&next)
+        ));
+    }
+    Ok(next)
+}
+
+/// What to do with a body larger than allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Oversize {
+    /// An API answer: an error.
+    Refuse,
+    /// A log: keep the first bytes, stop reading.
+    Truncate,
+}
+
+/// A download's body stays in memory up to this size; past it, it goes to an anonymous
+/// temporary file, so a large log is never held whole.
+pub const SPOOL_AT: u64 = 8 << 20;
+
+/// A download (`fetch_blob`): the final answer of its redirect chain.
+#[derive(Debug)]
+pub struct Blob {
+    /// Status and headers; the body too, unless it was spooled.
+    pub response: Response,
+    /// The body, when it outgrew `SPOOL_AT`: an anonymous temporary file (removed when dropped)
+    /// positioned at its start, and its length.
+    pub spooled: Option<(std::fs::File, u64)>,
+    /// The body was cut at `max_log_size`.
+    pub truncated: bool,
+}
+
+impl Blob {
+    /// The body's length, in memory or spooled.
+    pub fn len(&self) -> u64 {
+        self.spooled
+            .as_ref()
+            .map_or(self.response.body.len() as u64, |(_, len)| *len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One hop's answer: the response, its spooled body if any, whether it was cut.
+struct Answer {
+    response: Response,
+    spooled: Option<(std::fs::File, u64)>,
+    truncated: bool,
+}
+
+/// How a body is read: its limit, what happens past it, whether a success may be spooled.
+#[derive(Debug, Clone, Copy)]
+struct BodyPolicy {
+    limit: u64,
+    oversize: Oversize,
+    spool: bool,
+}
+
+/// Error bodies are read for their message only.
+const MAX_ERROR_BODY: u64 = 64 << 10;
+
+/// Why one try of one hop failed.
+enum TryError {
+    Transport(octocrab::Error),
+    TooLarge(u64),
+    Spool(std::io::Error),
+}
+
+impl From<octocrab::Error> for TryError {
+    fn from(e: octocrab::Error) -> TryError {
+        TryError::Transport(e)
+    }
 }
 
 impl GitHubClient {
@@ -193,20 +388,30 @@ impl GitHubClient {
         config: ClientConfig,
         progress: std::sync::Arc<dyn Progress>,
     ) -> Result<GitHubClient, FetchError> {
-        let mut builder = Octocrab::builder()
-            .base_uri(config.api_url.as_str())
-            .map_err(|e| FetchError::Config(format!("--api-url {:?}: {e}", config.api_url)))?
-            .add_retry_config(RetryConfig::None)
-            .set_connect_timeout(Some(Duration::from_secs(15)))
-            .set_read_timeout(Some(Duration::from_secs(60)));
-        if let Some(token) = &config.token {
-            builder = builder.personal_token(token.clone());
-        }
-        let crab = builder
-            .build()
-            .map_err(|e| FetchError::Config(format!("cannot build the HTTP client: {e}")))?;
+        check_api_url(
+            &config.api_url,
+            config.token.is_some(),
+            config.allow_insecure_http,
+        )?;
+        let build = |token: Option<&String>| {
+            let mut builder = Octocrab::builder()
+                .base_uri(config.api_url.as_str())
+                .map_err(|e| FetchError::Config(format!("--api-url {:?}: {e}", config.api_url)))?
+                .add_retry_config(RetryConfig::None)
+                .set_connect_timeout(Some(Duration::from_secs(15)))
+                .set_read_timeout(Some(Duration::from_secs(60)));
+            if let Some(token) = token {
+                builder = builder.personal_token(token.clone());
+            }
+            builder
+                .build()
+                .map_err(|e| FetchError::Config(format!("cannot build the HTTP client: {e}")))
+        };
+        let crab = build(config.token.as_ref())?;
+        let anonymous = build(None)?;
         Ok(GitHubClient {
             crab,
+            anonymous,
             origin: origin_of(&config.api_url),
             permits: Semaphore::new(config.concurrency.max(1)),
             budget: Mutex::new(Budget::default()),
@@ -319,19 +524,107 @@ impl GitHubClient {
         base + jitter
     }
 
-    /// One GET with retries, budget and secondary-limit handling. Answers every status but
-    /// 5xx, 429 and rate-limit 403s to the caller, who knows what a 404 or 410 means there.
+    /// One GET of an API page, with retries, budget and secondary-limit handling, redirects
+    /// followed by the token rule above, and the answer capped at `max_response_size`. Answers
+    /// every status but 5xx, 429 and rate-limit 403s to the caller, who knows what a 404 or 410
+    /// means there.
     pub async fn get(&self, url: &str, etag: Option<&str>) -> Result<Response, FetchError> {
+        let policy = BodyPolicy {
+            limit: self.config.max_response_size,
+            oversize: Oversize::Refuse,
+            spool: false,
+        };
+        Ok(self.follow(url, etag, url, policy).await?.response)
+    }
+
+    /// One download behind an API endpoint that redirects to a foreign blob host (a job's log,
+    /// an attempt's archive): the same redirect rule, the body cut at `max_log_size` (the
+    /// caller says so). `what` names it in messages ("job 123's log"). A redirect that is not
+    /// followed (other scheme, https→http, too many hops) is `FetchError::Unavailable`.
+    pub async fn fetch_blob(&self, url: &str, what: &str) -> Result<Blob, FetchError> {
+        let policy = BodyPolicy {
+            limit: self.config.max_log_size,
+            oversize: Oversize::Truncate,
+            spool: true,
+        };
+        let answer = self.follow(url, None, what, policy).await?;
+        Ok(Blob {
+            response: answer.response,
+            spooled: answer.spooled,
+            truncated: answer.truncated,
+        })
+    }
+
+    /// The largest log `fetch_blob` reads.
+    pub fn max_log_size(&self) -> u64 {
+        self.config.max_log_size
+    }
+
+    /// Follows a redirect chain from an API URL, hop by hop, deciding each hop's token against
+    /// the API origin and the hops before it.
+    async fn follow(
+        &self,
+        url: &str,
+        etag: Option<&str>,
+        what: &str,
+        policy: BodyPolicy,
+    ) -> Result<Answer, FetchError> {
         if origin_of(url) != self.origin {
             return Err(FetchError::Config(format!(
                 "refusing to follow {url}: not on the API host {}",
                 self.origin
             )));
         }
+        let mut current = url::Url::parse(url)
+            .map_err(|e| FetchError::Config(format!("{url:?} is not a URL: {e}")))?;
+        // True while every hop so far stayed on the API origin: only then is the token sent.
+        let mut at_home = true;
+        for hop in 0..=self.config.max_redirects {
+            let etag = if hop == 0 { etag } else { None };
+            let answer = self
+                .get_once(current.as_str(), etag, at_home, policy)
+                .await?;
+            let location = answer
+                .response
+                .header("location")
+                .filter(|_| is_followed_redirect(answer.response.status))
+                .map(str::to_string);
+            let Some(location) = location else {
+                return Ok(answer);
+            };
+            let next = next_hop(&current, &location, what).map_err(FetchError::Unavailable)?;
+            at_home = at_home && origin_of(next.as_str()) == self.origin;
+            current = next;
+        }
+        Err(FetchError::Unavailable(format!(
+            "{what}: more than {} redirects (last to {}); refused",
+            self.config.max_redirects,
+            shown(&current)
+        )))
+    }
+
+    /// One hop: one GET with retries, budget and secondary-limit handling. `at_home`: the hop
+    /// is on the API origin and every hop before it was, so it may carry the token and its
+    /// rate-limit headers count.
+    async fn get_once(
+        &self,
+        url: &str,
+        etag: Option<&str>,
+        at_home: bool,
+        policy: BodyPolicy,
+    ) -> Result<Answer, FetchError> {
+        let crab = if at_home { &self.crab } else { &self.anonymous };
+        // Off the API origin the query is a signed link's credential: never in a message.
+        let display = match (at_home, url::Url::parse(url)) {
+            (false, Ok(parsed)) => shown(&parsed),
+            _ => url.to_string(),
+        };
         let mut failures = 0u32;
         let mut secondary_waits = 0u32;
         loop {
-            self.wait_for_budget().await?;
+            if at_home {
+                self.wait_for_budget().await?;
+            }
             let mut headers = HeaderMap::new();
             if let Some(etag) = etag
                 && let Ok(value) = HeaderValue::from_str(etag)
@@ -345,32 +638,49 @@ impl GitHubClient {
                 .expect("semaphore never closed");
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
             let sent = tokio::time::timeout(self.config.request_timeout, async {
-                let response = self.crab._get_with_headers(url, Some(headers)).await?;
+                let response = crab._get_with_headers(url, Some(headers)).await?;
                 let (parts, body) = response.into_parts();
-                let body = body.collect().await?.to_bytes();
-                Ok::<_, octocrab::Error>((parts, body))
+                let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
+                Ok::<_, TryError>((parts, body, spooled, truncated))
             })
             .await;
             drop(permit);
             let transient = match sent {
                 Err(_) => format!("no answer within {:?}", self.config.request_timeout),
-                Ok(Err(e)) => transport_message(&e),
-                Ok(Ok((parts, body))) => {
-                    self.note_budget(&parts.headers);
+                Ok(Err(TryError::TooLarge(size))) => {
+                    return Err(FetchError::TooLarge {
+                        url: display,
+                        size,
+                        limit: policy.limit,
+                    });
+                }
+                Ok(Err(TryError::Spool(e))) => {
+                    return Err(FetchError::Spool(format!(
+                        "cannot write the answer to {display} to a temporary file: {e}; check the free space of TMPDIR"
+                    )));
+                }
+                Ok(Err(TryError::Transport(e))) => transport_message(&e),
+                Ok(Ok((parts, body, spooled, truncated))) => {
+                    if at_home {
+                        self.note_budget(&parts.headers);
+                    }
                     self.progress.event(ProgressEvent::Request {
                         status: parts.status.as_u16(),
-                        url: url.to_string(),
+                        url: display.clone(),
                     });
                     let response = Response {
                         status: parts.status,
                         headers: parts.headers,
-                        body: body.to_vec(),
+                        body,
                     };
                     let status = response.status;
                     if status == StatusCode::NOT_MODIFIED {
                         self.stats.not_modified.fetch_add(1, Ordering::Relaxed);
                     }
-                    if status == StatusCode::FORBIDDEN || status == StatusCode::TOO_MANY_REQUESTS {
+                    if at_home
+                        && (status == StatusCode::FORBIDDEN
+                            || status == StatusCode::TOO_MANY_REQUESTS)
+                    {
                         if response.header("x-ratelimit-remaining") == Some("0") {
                             // Spent: `wait_for_budget` waits for the reset or stops.
                             continue;
@@ -401,12 +711,20 @@ impl GitHubClient {
                             self.pause_until(tokio::time::Instant::now() + wait);
                             continue;
                         }
-                        return Ok(response);
+                        return Ok(Answer {
+                            response,
+                            spooled,
+                            truncated,
+                        });
                     }
                     if !status.is_server_error() {
-                        return Ok(response);
+                        return Ok(Answer {
+                            response,
+                            spooled,
+                            truncated,
+                        });
                     }
-                    format!("{} from {}", status, url)
+                    format!("{} from {}", status, display)
                 }
             };
             failures += 1;
@@ -420,6 +738,88 @@ impl GitHubClient {
             tokio::time::sleep(self.backoff(failures - 1)).await;
         }
     }
+}
+
+/// Reads a body frame by frame, never past the policy's limit: `Refuse` fails as soon as the
+/// declared length or the bytes read pass it, `Truncate` keeps the first `limit` bytes and stops
+/// reading. A successful body that may be spooled moves to an anonymous temporary file once it
+/// passes `SPOOL_AT`; an error body is cut at `MAX_ERROR_BODY` (only its message is wanted).
+async fn read_capped(
+    parts: &http::response::Parts,
+    mut body: http_body_util::combinators::BoxBody<hyper::body::Bytes, octocrab::Error>,
+    policy: BodyPolicy,
+) -> Result<(Vec<u8>, Option<(std::fs::File, u64)>, bool), TryError> {
+    use tokio::io::{AsyncSeekExt, AsyncWriteExt};
+
+    let success = parts.status.is_success();
+    let (limit, oversize) = if success || policy.oversize == Oversize::Refuse {
+        (policy.limit, policy.oversize)
+    } else {
+        (policy.limit.min(MAX_ERROR_BODY), Oversize::Truncate)
+    };
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if oversize == Oversize::Refuse
+        && let Some(size) = declared.filter(|&size| size > limit)
+    {
+        return Err(TryError::TooLarge(size));
+    }
+    let spool_at = if policy.spool && success {
+        SPOOL_AT
+    } else {
+        u64::MAX
+    };
+    let mut memory = Vec::with_capacity(declared.unwrap_or(0).min(limit).min(SPOOL_AT) as usize);
+    let mut file: Option<tokio::fs::File> = None;
+    let mut len = 0u64;
+    let mut truncated = false;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        let room = limit - len;
+        let take = if data.len() as u64 > room {
+            match oversize {
+                Oversize::Refuse => return Err(TryError::TooLarge(len + data.len() as u64)),
+                Oversize::Truncate => {
+                    truncated = true;
+                    &data[..room as usize]
+                }
+            }
+        } else {
+            &data[..]
+        };
+        if file.is_none() && len + take.len() as u64 > spool_at {
+            let spool = tempfile::tempfile().map_err(TryError::Spool)?;
+            let mut spool = tokio::fs::File::from_std(spool);
+            spool.write_all(&memory).await.map_err(TryError::Spool)?;
+            memory = Vec::new();
+            file = Some(spool);
+        }
+        match file.as_mut() {
+            Some(spool) => spool.write_all(take).await.map_err(TryError::Spool)?,
+            None => memory.extend_from_slice(take),
+        }
+        len += take.len() as u64;
+        if truncated {
+            break;
+        }
+    }
+    let spooled = match file {
+        Some(mut spool) => {
+            spool.flush().await.map_err(TryError::Spool)?;
+            spool
+                .seek(std::io::SeekFrom::Start(0))
+                .await
+                .map_err(TryError::Spool)?;
+            Some((spool.into_std().await, len))
+        }
+        None => None,
+    };
+    Ok((memory, spooled, truncated))
 }
 
 impl GitHubClient {
@@ -452,8 +852,13 @@ impl GitHubClient {
                 self.crab._post(url, Some(body)).await?
             };
             let (parts, body) = response.into_parts();
-            let body = body.collect().await?.to_bytes();
-            Ok::<_, octocrab::Error>((parts, body))
+            let policy = BodyPolicy {
+                limit: self.config.max_response_size,
+                oversize: Oversize::Refuse,
+                spool: false,
+            };
+            let (body, _, _) = read_capped(&parts, body, policy).await?;
+            Ok::<_, TryError>((parts, body))
         })
         .await;
         drop(permit);
@@ -464,14 +869,24 @@ impl GitHubClient {
                     self.config.request_timeout
                 )));
             }
-            Ok(Err(e)) => return Err(FetchError::Network(transport_message(&e))),
+            Ok(Err(TryError::Transport(e))) => {
+                return Err(FetchError::Network(transport_message(&e)));
+            }
+            Ok(Err(TryError::TooLarge(size))) => {
+                return Err(FetchError::TooLarge {
+                    url: url.to_string(),
+                    size,
+                    limit: self.config.max_response_size,
+                });
+            }
+            Ok(Err(TryError::Spool(e))) => return Err(FetchError::Spool(e.to_string())),
             Ok(Ok(answer)) => answer,
         };
         self.note_budget(&parts.headers);
         let response = Response {
             status: parts.status,
             headers: parts.headers,
-            body: body.to_vec(),
+            body,
         };
         if response.status == StatusCode::FORBIDDEN
             || response.status == StatusCode::TOO_MANY_REQUESTS
@@ -545,6 +960,49 @@ mod tests {
             !text.contains("ghp_secret") && text.contains("***"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn hops_stay_on_http_and_never_downgrade() {
+        let here = url::Url::parse("https://api.example/repos/o/r/actions/jobs/1/logs").unwrap();
+        let ok = next_hop(&here, "https://blob.example/x?sig=s", "job 1's log").unwrap();
+        assert_eq!(ok.host_str(), Some("blob.example"));
+        let relative = next_hop(&here, "/other", "job 1's log").unwrap();
+        assert_eq!(relative.as_str(), "https://api.example/other");
+        let down = next_hop(&here, "http://blob.example/x?sig=s", "job 1's log").unwrap_err();
+        assert!(
+            down.contains("https to plain http") && !down.contains("sig="),
+            "{down}"
+        );
+        let file = next_hop(&here, "file:///etc/passwd", "job 1's log").unwrap_err();
+        assert!(
+            file.contains("job 1's log") && file.contains("file:"),
+            "{file}"
+        );
+        let http = url::Url::parse("http://127.0.0.1:1/a").unwrap();
+        assert!(next_hop(&http, "https://blob.example/", "x").is_ok());
+    }
+
+    #[test]
+    fn api_urls_are_checked_before_anything_is_sent() {
+        assert!(check_api_url("https://api.github.com", true, false).is_ok());
+        assert!(check_api_url("http://127.0.0.1:8080", true, false).is_ok());
+        assert!(check_api_url("http://localhost:8080/api/v3", true, false).is_ok());
+        assert!(check_api_url("http://[::1]:8080", true, false).is_ok());
+        assert!(check_api_url("http://ghe.example", false, false).is_ok());
+        assert!(check_api_url("http://ghe.example", true, true).is_ok());
+        let insecure = check_api_url("http://ghe.example/api/v3", true, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            insecure.contains("http://ghe.example/api/v3")
+                && insecure.contains("--allow-insecure-http"),
+            "{insecure}"
+        );
+        for bad in ["ftp://ghe.example", "not a url", "https://", "file:///tmp"] {
+            let message = check_api_url(bad, false, false).unwrap_err().to_string();
+            assert!(message.contains("--api-url"), "{bad}: {message}");
+        }
     }
 
     #[test]

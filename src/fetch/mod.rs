@@ -15,7 +15,10 @@ mod wire;
 use std::sync::{Arc, Mutex};
 
 pub use ancestry::AncestrySummary;
-pub use client::{ClientConfig, DEFAULT_CONCURRENCY, GitHubClient, Response, StatsSnapshot};
+pub use client::{
+    Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
+    GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
+};
 pub use survey::{Session, SurveyPlan, SurveySummary};
 
 use crate::model::{Classification, Repo, Timestamp};
@@ -36,7 +39,7 @@ pub enum FetchError {
     #[error("{0}")]
     NotFound(String),
     #[error(
-        "the GitHub rate limit is spent until {reset} (UTC); what was collected is stored: run the same command again after that"
+        "the GitHub rate limit is spent until {reset}; what was collected is stored: run the same command again after that"
     )]
     RateLimited { reset: Timestamp },
     #[error(
@@ -53,6 +56,15 @@ pub enum FetchError {
         status: u16,
         message: String,
     },
+    #[error(
+        "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check --api-url)"
+    )]
+    TooLarge { url: String, size: u64, limit: u64 },
+    #[error("{0}")]
+    Spool(String),
+    /// A download that cannot be had (a redirect not followed): the caller records it and goes on.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("GitHub's answer to {url} does not parse: {error}")]
     Parse { url: String, error: String },
     #[error(transparent)]
@@ -80,6 +92,8 @@ pub enum ProgressEvent {
     Phase(&'static str),
     /// Something worth one line.
     Note(String),
+    /// Something worth one line at `-v`.
+    Detail(String),
     /// One request answered (`-vv`): status and URL (never a header).
     Request { status: u16, url: String },
 }
@@ -98,6 +112,12 @@ pub trait Classifier: Send + Sync {
     /// Changes whenever classification would change: stored classifications are keyed by it.
     fn fingerprint(&self) -> String;
     fn classify(&self, log: &[u8]) -> Classification;
+    /// The same from a reader (a log spooled to a file); read whole by default.
+    fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
+        let mut raw = Vec::new();
+        log.read_to_end(&mut raw)?;
+        Ok(self.classify(&raw))
+    }
 }
 
 impl Classifier for crate::signatures::SignatureSet {
@@ -106,6 +126,10 @@ impl Classifier for crate::signatures::SignatureSet {
     }
     fn classify(&self, log: &[u8]) -> Classification {
         crate::signatures::SignatureSet::classify(self, log)
+    }
+    fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
+        // Streams in chunks: memory stays bounded whatever the log's size.
+        crate::signatures::SignatureSet::classify_reader(self, log)
     }
 }
 

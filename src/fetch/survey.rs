@@ -9,7 +9,9 @@
 //! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
 //! completed attempt is stored, and downloads only the logs still missing.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeDelta, Utc};
@@ -17,11 +19,14 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
-use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use crate::model::{JobId, Repo, Run, RunId, Timestamp};
-use crate::store::{HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log};
+use crate::model::{Job, JobId, Repo, Run, RunId, Timestamp};
+use crate::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
+use crate::store::{
+    HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
+};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
@@ -48,9 +53,20 @@ pub struct SurveyPlan {
 /// What a survey did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SurveySummary {
+    /// The repository as GitHub names it (`full_name`), whatever spelling the plan used.
+    pub repo: Option<Repo>,
     pub runs_listed: u64,
     pub runs_jobs_fetched: u64,
     pub logs_settled: u64,
+    /// Failed-job logs taken from an attempt's log archive (see [`archive_is_cheaper`] and
+    /// the stale-attempt-log check).
+    pub logs_from_archive: u64,
+    /// Per-job downloads that were another execution's log (GitHub's stale-attempt-log bug).
+    pub logs_not_own: u64,
+    /// Logs whose own text neither the job's endpoint nor its attempt's archive gave: unknown.
+    pub logs_unknown: u64,
+    /// Attempt archives downloaded.
+    pub archives_fetched: u64,
     pub logs_reclassified: u64,
     pub pulls_files_fetched: u64,
     pub stats: StatsSnapshot,
@@ -95,17 +111,26 @@ impl Session {
         plan: &SurveyPlan,
         prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
     ) -> Result<SurveySummary, FetchError> {
+        self.progress.event(ProgressEvent::Phase("repository"));
+        let (repo, default_branch) =
+            self.runtime
+                .block_on(fetch_repo(&self.client, &store, &plan.repo))?;
         let survey = Survey {
             client: self.client.clone(),
             store,
             fingerprint: classifier.fingerprint(),
             classifier,
             progress: self.progress.clone(),
-            repo: plan.repo.clone(),
-            plan: plan.clone(),
+            repo: repo.clone(),
+            default_branch,
+            plan: SurveyPlan {
+                repo,
+                ..plan.clone()
+            },
             listed: Mutex::new(HashSet::new()),
             jobs_scheduled: Mutex::new(HashSet::new()),
             logs_scheduled: Mutex::new(HashSet::new()),
+            counts: LogCounts::default(),
         };
         let survey = Arc::new(survey);
         let interruptible = plan.interruptible;
@@ -121,8 +146,43 @@ impl Session {
             }
         })?;
         summary.stats = self.client.stats();
+        summary.repo = Some(survey.repo.clone());
         Ok(summary)
     }
+}
+
+/// `GET /repos/{o}/{r}`: GitHub's name and id of the repository however it was spelt (GitHub
+/// compares names without case), its default branch, and the first place an unknown repository
+/// or a bad token shows. The store keeps one row per GitHub id under GitHub's name.
+async fn fetch_repo(
+    client: &GitHubClient,
+    store: &Mutex<Store>,
+    asked: &Repo,
+) -> Result<(Repo, String), FetchError> {
+    let url = client.url(&format!(
+        "/repos/{}/{}",
+        encode(&asked.owner),
+        encode(&asked.name)
+    ));
+    let response = client.get(&url, None).await?;
+    if response.status == StatusCode::NOT_FOUND {
+        return Err(FetchError::NotFound(format!(
+            "GitHub knows no repository {asked} (or the token cannot see it); check --repo and the token's access"
+        )));
+    }
+    if response.status != StatusCode::OK {
+        return Err(unexpected(&url, &response));
+    }
+    let wire: WireRepo = parse_json(&url, &response.body)?;
+    let repo = Repo::parse(&wire.full_name).ok_or_else(|| FetchError::Parse {
+        url: url.clone(),
+        error: format!("full_name {:?} is not OWNER/NAME", wire.full_name),
+    })?;
+    store
+        .lock()
+        .expect("store lock")
+        .store_repo_identity(&repo, wire.id, &wire.default_branch)?;
+    Ok((repo, wire.default_branch))
 }
 
 /// One unit of work; each returns the work it uncovers.
@@ -141,6 +201,115 @@ enum Task {
     },
     /// Fetch, classify and store one failed job's log.
     Log { job: JobId },
+    /// Fetch one attempt's log archive and take these failed jobs' logs from it. `fallback`:
+    /// the jobs were not tried one by one yet (the archive was the cheaper way), so a job the
+    /// archive lacks is asked for one by one; otherwise its own endpoint served another
+    /// execution's log, and a job the archive lacks is unknown.
+    Archive {
+        run: RunId,
+        attempt: u32,
+        jobs: Vec<JobId>,
+        fallback: bool,
+    },
+}
+
+/// Counters of the log downloads, for the summary.
+#[derive(Debug, Default)]
+struct LogCounts {
+    settled: AtomicU64,
+    from_archive: AtomicU64,
+    not_own: AtomicU64,
+    unknown: AtomicU64,
+    archives: AtomicU64,
+}
+
+/// Whether one attempt's failed-job logs are cheaper fetched as the attempt's log archive (one
+/// request, every job's log in one zip) than one by one (one request per failed job): when at
+/// least two are needed, and either the attempt is an earlier one of its run (whose per-job
+/// logs GitHub may answer with the latest attempt's, costing the archive anyway) or at least a
+/// quarter of the attempt's jobs failed (the zip is then not much bigger than the logs it
+/// replaces: it also holds the jobs that passed). `needed`: failed jobs whose log is not stored;
+/// `executed`: jobs that ran in the attempt; `latest`: it is the run's latest attempt.
+pub(super) fn archive_is_cheaper(needed: usize, executed: usize, latest: bool) -> bool {
+    needed >= 2 && (!latest || needed * 4 >= executed)
+}
+
+/// Whether a log whose timestamps span `span` is the log of `job` (one execution of a job): it
+/// fits the job's `started_at..completed_at`, and no other execution of the same job in the run
+/// (another attempt's) fits it better. A log without timestamps cannot be told apart: it is
+/// taken as the job's.
+fn is_own_log(span: Option<(Timestamp, Timestamp)>, job: &Job, run_jobs: &[Job]) -> bool {
+    let Some(span) = span else {
+        return true;
+    };
+    span_fits(span, job.started_at, job.completed_at) && !fits_another_better(span, job, run_jobs)
+}
+
+/// Whether another execution of `job` (same run and name, another id) fits `span`, and starts
+/// closer to its first timestamp than `job` does.
+fn fits_another_better(span: (Timestamp, Timestamp), job: &Job, run_jobs: &[Job]) -> bool {
+    let distance = |j: &Job| j.started_at.map(|s| (span.0 - s).abs());
+    let own = distance(job);
+    run_jobs.iter().any(|other| {
+        other.id != job.id
+            && other.name == job.name
+            && span_fits(span, other.started_at, other.completed_at)
+            && match (distance(other), own) {
+                (Some(d), Some(o)) => d < o,
+                (Some(_), None) => true,
+                _ => false,
+            }
+    })
+}
+
+/// Picks, among an attempt archive's top-level entries (`(entry job name, bytes)`), the log of
+/// each job in `jobs`: by name, then by timestamps (the entry that fits the execution and
+/// starts nearest to it). A job whose only entry by name fits none of the run's executions is
+/// given that entry (its runner's clock may be off); one that fits another execution is not.
+/// Each entry serves at most one job. Returns the entry index per job that has one.
+fn match_archive_entries(
+    entries: &[(String, Vec<u8>)],
+    jobs: &[Job],
+    run_jobs: &[Job],
+) -> BTreeMap<JobId, usize> {
+    let spans: Vec<_> = entries.iter().map(|(_, b)| log_span(b)).collect();
+    let mut used = vec![false; entries.len()];
+    let mut out = BTreeMap::new();
+    for job in jobs {
+        let by_name: Vec<usize> = (0..entries.len())
+            .filter(|&i| !used[i] && entry_names_job(&entries[i].0, &job.name))
+            .collect();
+        let start = job.started_at;
+        let nearest = by_name
+            .iter()
+            .copied()
+            .filter(|&i| spans[i].is_some() && is_own_log(spans[i], job, run_jobs))
+            .min_by_key(|&i| {
+                let first = spans[i].map(|s| s.0);
+                match (first, start) {
+                    (Some(f), Some(s)) => (f - s).abs(),
+                    _ => chrono::TimeDelta::zero(),
+                }
+            });
+        let chosen = nearest.or_else(|| match by_name.as_slice() {
+            [only] => {
+                let fits_other = spans[*only].is_some_and(|span| {
+                    run_jobs.iter().any(|o| {
+                        o.id != job.id
+                            && o.name == job.name
+                            && span_fits(span, o.started_at, o.completed_at)
+                    })
+                });
+                (!fits_other).then_some(*only)
+            }
+            _ => None,
+        });
+        if let Some(i) = chosen {
+            used[i] = true;
+            out.insert(job.id, i);
+        }
+    }
+    out
 }
 
 /// One run listing: a route and its filters.
@@ -162,11 +331,14 @@ struct Survey {
     classifier: Arc<dyn Classifier>,
     fingerprint: String,
     progress: Arc<dyn Progress>,
+    /// GitHub's spelling.
     repo: Repo,
+    default_branch: String,
     plan: SurveyPlan,
     listed: Mutex<HashSet<RunId>>,
     jobs_scheduled: Mutex<HashSet<RunId>>,
     logs_scheduled: Mutex<HashSet<JobId>>,
+    counts: LogCounts,
 }
 
 /// Covers `[since, until)` with the windows that fitted last time (`known`, by start), and new
@@ -295,8 +467,7 @@ impl Survey {
 
         self.store()
             .prune_responses(Utc::now() - TimeDelta::days(ETAG_DAYS))?;
-        self.progress.event(ProgressEvent::Phase("repository"));
-        let default_branch = self.fetch_repo().await?;
+        let default_branch = self.default_branch.clone();
 
         // Signatures changed since the logs were stored: re-classify them, no download.
         let this = self.clone();
@@ -322,7 +493,25 @@ impl Survey {
         let pending =
             self.store()
                 .failed_jobs_without_log(&self.repo, self.plan.since, self.plan.until)?;
-        tasks.extend(self.schedule_logs(pending.into_iter().map(|(_, job)| job)));
+        let mut by_run: BTreeMap<RunId, Vec<JobId>> = BTreeMap::new();
+        for (run, job) in pending {
+            by_run.entry(run).or_default().push(job);
+        }
+        for (run, jobs) in by_run {
+            let (run_jobs, latest) = {
+                let store = self.store();
+                (
+                    store.load_run_jobs(run)?,
+                    store.run_attempt(run)?.unwrap_or(1),
+                )
+            };
+            let failed: Vec<Job> = run_jobs
+                .iter()
+                .filter(|j| jobs.contains(&j.id))
+                .cloned()
+                .collect();
+            tasks.extend(self.schedule_logs(run, &failed, &run_jobs, latest));
+        }
 
         // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
         // memory does not grow with the number of runs. Logs go first: they are what the
@@ -334,10 +523,8 @@ impl Survey {
             while set.len() < in_flight
                 && let Some(task) = queue.pop_front()
             {
-                match task {
-                    Task::Jobs { .. } => summary.runs_jobs_fetched += 1,
-                    Task::Log { .. } => summary.logs_settled += 1,
-                    Task::Window { .. } => {}
+                if let Task::Jobs { .. } = task {
+                    summary.runs_jobs_fetched += 1;
                 }
                 set.spawn(self.clone().perform(task));
             }
@@ -348,7 +535,7 @@ impl Survey {
                 Ok(more) => {
                     for task in more {
                         match task {
-                            Task::Log { .. } => queue.push_front(task),
+                            Task::Log { .. } | Task::Archive { .. } => queue.push_front(task),
                             _ => queue.push_back(task),
                         }
                     }
@@ -361,6 +548,12 @@ impl Survey {
             }
         }
         summary.runs_listed = self.listed.lock().expect("listed lock").len() as u64;
+        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        summary.logs_settled = count(&self.counts.settled);
+        summary.logs_from_archive = count(&self.counts.from_archive);
+        summary.logs_not_own = count(&self.counts.not_own);
+        summary.logs_unknown = count(&self.counts.unknown);
+        summary.archives_fetched = count(&self.counts.archives);
 
         self.progress.event(ProgressEvent::Phase("pull requests"));
         self.fetch_merged_pulls(&default_branch).await?;
@@ -395,27 +588,14 @@ impl Survey {
                 attempt,
                 completed,
             } => self.fetch_jobs(run, attempt, completed).await,
-            Task::Log { job } => self.fetch_log(job).await.map(|()| Vec::new()),
+            Task::Log { job } => self.fetch_log(job).await,
+            Task::Archive {
+                run,
+                attempt,
+                jobs,
+                fallback,
+            } => self.fetch_archive(run, attempt, jobs, fallback).await,
         }
-    }
-
-    /// `GET /repos/{o}/{r}`: the default branch, and the first place an unknown repository or a
-    /// bad token shows.
-    async fn fetch_repo(&self) -> Result<String, FetchError> {
-        let url = self.client.url(&self.repo_path());
-        let response = self.client.get(&url, None).await?;
-        if response.status == StatusCode::NOT_FOUND {
-            return Err(FetchError::NotFound(format!(
-                "GitHub knows no repository {} (or the token cannot see it); check --repo and the token's access",
-                self.repo
-            )));
-        }
-        if response.status != StatusCode::OK {
-            return Err(unexpected(&url, &response));
-        }
-        let repo: WireRepo = parse_json(&url, &response.body)?;
-        self.store().store_repo(&self.repo, &repo.default_branch)?;
-        Ok(repo.default_branch)
     }
 
     /// One listing scope per `--workflow` (or one for all), with the branch and event filters.
@@ -633,80 +813,330 @@ impl Survey {
         }
         self.store().store_jobs(run, attempt, completed, &jobs)?;
         self.progress.event(ProgressEvent::JobsDone);
-        let failed: Vec<JobId> = jobs
-            .iter()
-            .filter(|j| j.is_failed())
-            .map(|j| j.id)
-            .collect();
         let mut without_log = Vec::new();
         {
             let store = self.store();
-            for job in failed {
-                if !store.has_log(job)? {
-                    without_log.push(job);
+            for job in jobs.iter().filter(|j| j.is_failed()) {
+                if !store.has_log(job.id)? {
+                    without_log.push(job.clone());
                 }
             }
         }
-        Ok(self.schedule_logs(without_log))
+        Ok(self.schedule_logs(run, &without_log, &jobs, attempt))
     }
 
-    fn schedule_logs(&self, jobs: impl IntoIterator<Item = JobId>) -> Vec<Task> {
+    /// The log tasks of a run's failed jobs without a log: per attempt, its archive when that
+    /// is cheaper ([`archive_is_cheaper`]), else one task per job. `run_jobs`: every job of
+    /// every attempt of the run; `latest`: the run's latest attempt.
+    fn schedule_logs(
+        &self,
+        run: RunId,
+        failed: &[Job],
+        run_jobs: &[Job],
+        latest: u32,
+    ) -> Vec<Task> {
         let mut scheduled = self.logs_scheduled.lock().expect("logs lock");
-        let tasks: Vec<Task> = jobs
-            .into_iter()
-            .filter(|j| scheduled.insert(*j))
-            .map(|job| Task::Log { job })
-            .collect();
-        self.progress
-            .event(ProgressEvent::LogsQueued(tasks.len() as u64));
+        let mut by_attempt: BTreeMap<u32, Vec<JobId>> = BTreeMap::new();
+        for job in failed {
+            if scheduled.insert(job.id) {
+                by_attempt.entry(job.run_attempt).or_default().push(job.id);
+            }
+        }
+        let mut tasks = Vec::new();
+        let mut queued = 0u64;
+        for (attempt, jobs) in by_attempt {
+            queued += jobs.len() as u64;
+            let executed = run_jobs.iter().filter(|j| j.run_attempt == attempt).count();
+            if archive_is_cheaper(jobs.len(), executed, attempt >= latest) {
+                tasks.push(Task::Archive {
+                    run,
+                    attempt,
+                    jobs,
+                    fallback: true,
+                });
+            } else {
+                tasks.extend(jobs.into_iter().map(|job| Task::Log { job }));
+            }
+        }
+        self.progress.event(ProgressEvent::LogsQueued(queued));
         tasks
     }
 
+    /// Classifies, compresses and stores one log on a blocking thread. A spooled log is
+    /// classified and compressed as it is read back from its file, never held whole.
+    async fn settle_log(
+        &self,
+        job: JobId,
+        log: Option<LogBody>,
+        entry: Option<LogEntry>,
+    ) -> Result<(), FetchError> {
+        let store = self.store.clone();
+        let classifier = self.classifier.clone();
+        let fingerprint = self.fingerprint.clone();
+        let bytes = log.as_ref().map_or(0, LogBody::len);
+        tokio::task::spawn_blocking(move || {
+            let (classification, compressed) = match (log, entry) {
+                (Some(LogBody::Memory(log)), _) => (classifier.classify(&log), compress_log(&log)),
+                (Some(LogBody::Spooled(mut file, _)), _) => {
+                    let spool_error = |e: std::io::Error| {
+                        FetchError::Spool(format!(
+                            "cannot read job {job}'s log back from its temporary file: {e}"
+                        ))
+                    };
+                    file.rewind().map_err(spool_error)?;
+                    let classification =
+                        classifier.classify_reader(&mut file).map_err(spool_error)?;
+                    file.rewind().map_err(spool_error)?;
+                    let compressed = compress_log_reader(&mut file).map_err(spool_error)?;
+                    (classification, compressed)
+                }
+                (None, entry) => {
+                    return store
+                        .lock()
+                        .expect("store lock")
+                        .store_log(job, &entry.unwrap_or(LogEntry::Missing), None)
+                        .map_err(FetchError::from);
+                }
+            };
+            store
+                .lock()
+                .expect("store lock")
+                .store_log(
+                    job,
+                    &LogEntry::Stored(compressed),
+                    Some((&fingerprint, &classification)),
+                )
+                .map_err(FetchError::from)
+        })
+        .await
+        .expect("classification does not panic")?;
+        if bytes > 0 {
+            self.client.note_log(bytes);
+        }
+        self.counts.settled.fetch_add(1, Ordering::Relaxed);
+        self.progress.event(ProgressEvent::LogDone { bytes });
+        Ok(())
+    }
+
     /// `GET …/jobs/{id}/logs`: the 302 to the log host is followed without the token; 410 is an
-    /// expired log, 404 a job without one. The log is classified and compressed on a blocking
-    /// thread, then stored with its classification in one transaction.
-    async fn fetch_log(&self, job: JobId) -> Result<(), FetchError> {
+    /// expired log, 404 a job without one, a redirect not followed (another scheme, https to
+    /// http, too many hops) an unavailable one, said once and recorded so the survey goes on. A
+    /// log over `max_log_size` is cut there, said once. A log whose timestamps do not fit the
+    /// job's execution (GitHub answers an earlier attempt's job id with the latest attempt's log)
+    /// is not taken: the job's attempt archive is asked instead. The log is classified and
+    /// compressed on a blocking thread, then stored with its classification in one transaction.
+    async fn fetch_log(&self, job: JobId) -> Result<Vec<Task>, FetchError> {
         let url = self
             .client
             .url(&format!("{}/actions/jobs/{job}/logs", self.repo_path()));
-        let response = self.client.get(&url, None).await?;
+        let what = format!("job {job}'s log");
+        let blob = match self.client.fetch_blob(&url, &what).await {
+            Ok(blob) => blob,
+            Err(FetchError::Unavailable(message)) => {
+                self.progress.event(ProgressEvent::Note(format!(
+                    "{message}; recorded as unavailable"
+                )));
+                self.settle_log(job, None, Some(LogEntry::Unavailable))
+                    .await?;
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(e),
+        };
+        if blob.truncated && blob.response.status == StatusCode::OK {
+            self.progress.event(ProgressEvent::Note(format!(
+                "{what} is larger than --max-log-size ({} bytes): only its first {} bytes were downloaded, stored and classified",
+                self.client.max_log_size(),
+                blob.len()
+            )));
+        }
+        let (response, mut body) = LogBody::of(blob);
         let entry = match response.status {
             StatusCode::OK => None,
             StatusCode::GONE => Some(LogEntry::Expired),
             StatusCode::NOT_FOUND => Some(LogEntry::Missing),
             _ => return Err(unexpected(&url, &response)),
         };
-        let downloaded = entry.is_none();
-        let bytes = if downloaded {
-            response.body.len() as u64
-        } else {
-            0
+        if entry.is_some() {
+            self.settle_log(job, None, entry).await?;
+            return Ok(Vec::new());
+        }
+        let (model, run_jobs) = {
+            let store = self.store();
+            let model = store.load_job(job)?;
+            let run_jobs = match &model {
+                Some(m) => store.load_run_jobs(m.run_id)?,
+                None => Vec::new(),
+            };
+            (model, run_jobs)
         };
-        let store = self.store.clone();
-        let classifier = self.classifier.clone();
-        let fingerprint = self.fingerprint.clone();
-        tokio::task::spawn_blocking(move || match entry {
-            Some(entry) => store
-                .lock()
-                .expect("store lock")
-                .store_log(job, &entry, None),
-            None => {
-                let classification = classifier.classify(&response.body);
-                let log = compress_log(&response.body);
-                store.lock().expect("store lock").store_log(
-                    job,
-                    &LogEntry::Stored(log),
-                    Some((&fingerprint, &classification)),
-                )
+        if let Some(model) = model {
+            let span = body.span().map_err(|e| {
+                FetchError::Spool(format!(
+                    "cannot read {what} back from its temporary file: {e}"
+                ))
+            })?;
+            if !is_own_log(span, &model, &run_jobs) {
+                self.counts.not_own.fetch_add(1, Ordering::Relaxed);
+                self.progress.event(ProgressEvent::Detail(format!(
+                    "the log GitHub served for job {job} ({} attempt {}) is another execution's: asking the attempt's archive",
+                    model.name, model.run_attempt
+                )));
+                return Ok(vec![Task::Archive {
+                    run: model.run_id,
+                    attempt: model.run_attempt,
+                    jobs: vec![job],
+                    fallback: false,
+                }]);
             }
+        }
+        self.settle_log(job, Some(body), None).await?;
+        Ok(Vec::new())
+    }
+
+    /// `GET …/actions/runs/{run}/attempts/{n}/logs` (302 to a zip on the log host, followed
+    /// without the token): takes each job's log from the archive ([`match_archive_entries`]).
+    /// A job the archive lacks (or an archive GitHub does not serve) is asked one by one when
+    /// `fallback`, else recorded as unknown (`Mismatched`) — never classified as another's log.
+    async fn fetch_archive(
+        &self,
+        run: RunId,
+        attempt: u32,
+        jobs: Vec<JobId>,
+        fallback: bool,
+    ) -> Result<Vec<Task>, FetchError> {
+        let url = self.client.url(&format!(
+            "{}/actions/runs/{run}/attempts/{attempt}/logs",
+            self.repo_path()
+        ));
+        let what = format!("run {run} attempt {attempt}'s log archive");
+        let lacking = |jobs: Vec<JobId>| -> Vec<Task> {
+            jobs.into_iter().map(|job| Task::Log { job }).collect()
+        };
+        let blob = match self.client.fetch_blob(&url, &what).await {
+            Ok(blob) if blob.truncated => {
+                self.progress.event(ProgressEvent::Note(format!(
+                    "{what} is larger than --max-log-size ({} bytes): not read",
+                    self.client.max_log_size()
+                )));
+                None
+            }
+            Ok(blob) => Some(blob),
+            Err(FetchError::Unavailable(message)) => {
+                self.progress
+                    .event(ProgressEvent::Note(format!("{message}; not read")));
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(blob) = blob else {
+            if fallback {
+                return Ok(lacking(jobs));
+            }
+            self.counts
+                .unknown
+                .fetch_add(jobs.len() as u64, Ordering::Relaxed);
+            for job in jobs {
+                self.settle_log(job, None, Some(LogEntry::Mismatched))
+                    .await?;
+            }
+            return Ok(Vec::new());
+        };
+        let (response, body) = LogBody::of(blob);
+        match response.status {
+            StatusCode::OK => {}
+            StatusCode::GONE | StatusCode::NOT_FOUND if fallback => return Ok(lacking(jobs)),
+            StatusCode::GONE | StatusCode::NOT_FOUND => {
+                let entry = if response.status == StatusCode::GONE {
+                    LogEntry::Expired
+                } else {
+                    self.counts
+                        .unknown
+                        .fetch_add(jobs.len() as u64, Ordering::Relaxed);
+                    LogEntry::Mismatched
+                };
+                for job in jobs {
+                    self.settle_log(job, None, Some(entry.clone())).await?;
+                }
+                return Ok(Vec::new());
+            }
+            _ => return Err(unexpected(&url, &response)),
+        }
+        self.counts.archives.fetch_add(1, Ordering::Relaxed);
+        let (models, run_jobs) = {
+            let store = self.store();
+            let run_jobs = store.load_run_jobs(run)?;
+            let models: Vec<Job> = run_jobs
+                .iter()
+                .filter(|j| jobs.contains(&j.id))
+                .cloned()
+                .collect();
+            (models, run_jobs)
+        };
+        let wanted = models.clone();
+        let max_entry = self.client.max_log_size();
+        let url_for_error = url.clone();
+        let (entries, matched) = tokio::task::spawn_blocking(move || {
+            // Only the entries named like a wanted job are read into memory.
+            let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+            let each = |entry: Result<(&str, &mut dyn Read), String>| {
+                let Ok((path, reader)) = entry else {
+                    return;
+                };
+                let Some(name) = entry_job_name(path) else {
+                    return;
+                };
+                if !wanted.iter().any(|j| entry_names_job(name, &j.name)) {
+                    return;
+                }
+                // An entry is read at most up to --max-log-size: a zip bomb stays bounded.
+                let mut bytes = Vec::new();
+                if reader.take(max_entry).read_to_end(&mut bytes).is_ok() {
+                    entries.push((name.to_string(), bytes));
+                }
+            };
+            match body {
+                LogBody::Memory(bytes) => {
+                    crate::signatures::archive::visit_files(std::io::Cursor::new(bytes), each)
+                }
+                LogBody::Spooled(mut file, _) => {
+                    if let Err(e) = file.rewind() {
+                        return Err(FetchError::Spool(format!(
+                            "cannot read {url_for_error} back from its temporary file: {e}"
+                        )));
+                    }
+                    crate::signatures::archive::visit_files(file, each)
+                }
+            }
+            .map_err(|e| FetchError::Parse {
+                url: url_for_error,
+                error: format!("the attempt's log archive is not a readable zip: {e}"),
+            })?;
+            let matched = match_archive_entries(&entries, &wanted, &run_jobs);
+            Ok::<_, FetchError>((entries, matched))
         })
         .await
-        .expect("classification does not panic")?;
-        if downloaded {
-            self.client.note_log(bytes);
+        .expect("archive reading does not panic")?;
+        let mut entries: Vec<Option<Vec<u8>>> = entries.into_iter().map(|(_, b)| Some(b)).collect();
+        let mut retry = Vec::new();
+        for job in jobs {
+            match matched.get(&job).and_then(|&i| entries[i].take()) {
+                Some(log) => {
+                    self.counts.from_archive.fetch_add(1, Ordering::Relaxed);
+                    self.settle_log(job, Some(LogBody::Memory(log)), None)
+                        .await?;
+                }
+                None if fallback => retry.push(job),
+                None => {
+                    self.counts.unknown.fetch_add(1, Ordering::Relaxed);
+                    self.progress.event(ProgressEvent::Detail(format!(
+                        "job {job}: attempt {attempt}'s archive of run {run} has no log of it either: unknown"
+                    )));
+                    self.settle_log(job, None, Some(LogEntry::Mismatched))
+                        .await?;
+                }
+            }
         }
-        self.progress.event(ProgressEvent::LogDone { bytes });
-        Ok(())
+        Ok(lacking(retry))
     }
 
     /// Closed PRs into the default branch, most recently updated first, until they are older
@@ -781,6 +1211,63 @@ impl Survey {
     }
 }
 
+/// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large
+/// (`client::SPOOL_AT`).
+enum LogBody {
+    Memory(Vec<u8>),
+    Spooled(std::fs::File, u64),
+}
+
+impl LogBody {
+    /// Splits a download into its response (status, headers) and its body.
+    fn of(blob: Blob) -> (Response, LogBody) {
+        let Blob {
+            mut response,
+            spooled,
+            ..
+        } = blob;
+        let body = match spooled {
+            Some((file, len)) => LogBody::Spooled(file, len),
+            None => LogBody::Memory(std::mem::take(&mut response.body)),
+        };
+        (response, body)
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            LogBody::Memory(bytes) => bytes.len() as u64,
+            LogBody::Spooled(_, len) => *len,
+        }
+    }
+
+    /// `log_span` of the body; a spooled one is read only at its head and tail.
+    fn span(&mut self) -> std::io::Result<Option<(Timestamp, Timestamp)>> {
+        const EDGE: u64 = 1 << 20;
+        let (file, len) = match self {
+            LogBody::Memory(bytes) => return Ok(log_span(bytes)),
+            LogBody::Spooled(file, len) => (file, *len),
+        };
+        let mut head = Vec::new();
+        file.seek(SeekFrom::Start(0))?;
+        (&mut *file).take(EDGE).read_to_end(&mut head)?;
+        let tail_start = len.saturating_sub(EDGE);
+        let mut tail = Vec::new();
+        file.seek(SeekFrom::Start(tail_start))?;
+        file.read_to_end(&mut tail)?;
+        file.seek(SeekFrom::Start(0))?;
+        // The tail's first line may start mid-line: skip it unless the tail is the whole log.
+        if tail_start > 0 {
+            let cut = memchr::memchr(b'\n', &tail).map_or(tail.len(), |i| i + 1);
+            tail.drain(..cut);
+        }
+        Ok(match (log_span(&head), log_span(&tail)) {
+            (Some((first, _)), Some((_, last))) => Some((first, last)),
+            (Some(span), None) => Some(span),
+            _ => None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -839,6 +1326,99 @@ mod tests {
                 (t(7), t(10)),
             ]
         );
+    }
+
+    #[test]
+    fn the_archive_replaces_per_job_downloads_only_when_cheaper() {
+        // One failed job: one request either way; the per-job log is the dependable path.
+        assert!(!archive_is_cheaper(1, 70, false));
+        assert!(!archive_is_cheaper(1, 2, true));
+        // An earlier attempt with several failed jobs: one request instead of several.
+        assert!(archive_is_cheaper(2, 70, false));
+        // The latest attempt: only when the zip is mostly failed jobs' logs.
+        assert!(!archive_is_cheaper(3, 70, true));
+        assert!(archive_is_cheaper(18, 70, true));
+        assert!(archive_is_cheaper(2, 8, true));
+    }
+
+    fn job(id: u64, attempt: u32, name: &str, start: &str, end: &str) -> Job {
+        Job {
+            id: JobId(id),
+            run_id: RunId(1),
+            run_attempt: attempt,
+            name: name.into(),
+            status: "completed".into(),
+            conclusion: Some("failure".into()),
+            created_at: start.parse().unwrap(),
+            started_at: Some(start.parse().unwrap()),
+            completed_at: Some(end.parse().unwrap()),
+            html_url: None,
+            head_sha: crate::model::Sha("a".repeat(40)),
+            labels: Vec::new(),
+        }
+    }
+
+    fn log(from: &str, to: &str) -> Vec<u8> {
+        format!("\u{feff}{from} start\n{to} end\n").into_bytes()
+    }
+
+    #[test]
+    fn a_log_is_its_job_s_only_when_its_times_fit_that_execution() {
+        let first = job(
+            1,
+            1,
+            "Test / py3.14t",
+            "2026-07-15T10:00:00Z",
+            "2026-07-15T10:20:00Z",
+        );
+        let second = job(
+            2,
+            2,
+            "Test / py3.14t",
+            "2026-07-15T11:00:00Z",
+            "2026-07-15T11:20:00Z",
+        );
+        let run = [first.clone(), second.clone()];
+        let own = log_span(&log(
+            "2026-07-15T09:59:30.0000000Z",
+            "2026-07-15T10:19:00.0000000Z",
+        ));
+        let later = log_span(&log(
+            "2026-07-15T11:00:05.0000000Z",
+            "2026-07-15T11:19:00.0000000Z",
+        ));
+        assert!(is_own_log(own, &first, &run));
+        assert!(!is_own_log(later, &first, &run), "the latest attempt's log");
+        assert!(is_own_log(later, &second, &run));
+        assert!(is_own_log(None, &first, &run), "no timestamps: cannot tell");
+
+        // The archive: the entry by name (`/` dropped), then by time; never another's.
+        let entries = vec![
+            (
+                "Test  py3.14".to_string(),
+                log(
+                    "2026-07-15T10:00:00.0000000Z",
+                    "2026-07-15T10:01:00.0000000Z",
+                ),
+            ),
+            (
+                "Test  py3.14t".to_string(),
+                log(
+                    "2026-07-15T10:00:10.0000000Z",
+                    "2026-07-15T10:19:00.0000000Z",
+                ),
+            ),
+        ];
+        let matched = match_archive_entries(&entries, std::slice::from_ref(&first), &run);
+        assert_eq!(matched.get(&JobId(1)), Some(&1));
+        let stale = vec![(
+            "Test  py3.14t".to_string(),
+            log(
+                "2026-07-15T11:00:10.0000000Z",
+                "2026-07-15T11:19:00.0000000Z",
+            ),
+        )];
+        assert!(match_archive_entries(&stale, &[first], &run).is_empty());
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub struct WireWorkflow {
 
 #[derive(Debug, Deserialize)]
 pub struct WireRepo {
+    /// GitHub's id: the repository's identity across spellings and renames.
+    pub id: u64,
+    /// GitHub's spelling, `OWNER/NAME`, whatever spelling was asked.
+    pub full_name: String,
     pub default_branch: String,
 }
 

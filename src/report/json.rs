@@ -29,6 +29,9 @@ pub mod wire {
         pub until: Option<Timestamp>,
         /// The signature asked for with `--signature`, when one was.
         pub focus: Option<String>,
+        /// What the store does not hold yet; the figures leave it out.
+        #[serde(flatten)]
+        pub completeness: Completeness,
         pub runs_total: u64,
         pub runs_failed: u64,
         pub runs_rerun: u64,
@@ -105,9 +108,32 @@ pub mod wire {
         pub cells: Vec<Vec<DimensionCell>>,
     }
 
+    /// Always present, in every report and nightly document: `complete` is `false` when a
+    /// survey stopped before the store held the whole window.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Completeness {
+        pub complete: bool,
+        /// Runs of the window listed whose jobs are not stored yet.
+        pub runs_pending: u64,
+        /// Failed jobs of the window whose log is not fetched yet.
+        pub logs_pending: u64,
+        /// Parts of the window not listed in full, by start.
+        pub windows_pending: Vec<Span>,
+        /// Runs of the window left out of every figure (pending jobs, pending logs, not listed
+        /// windows).
+        pub runs_left_out: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Span {
+        pub since: Timestamp,
+        pub until: Timestamp,
+    }
+
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct LogGap {
-        /// `expired`, `missing`, `pending`, `not_classified` or `not_recorded`.
+        /// `expired`, `missing`, `pending`, `unavailable`, `mismatched`, `not_classified` or
+        /// `not_recorded`.
         pub reason: String,
         pub description: String,
         pub jobs: u64,
@@ -596,6 +622,21 @@ fn cost(c: &analysis::cost::Cost) -> wire::Cost {
 }
 
 /// The wire form of `data`.
+/// The completeness fields every JSON document carries.
+pub(crate) fn completeness(c: &analysis::Completeness) -> wire::Completeness {
+    wire::Completeness {
+        complete: c.is_complete(),
+        runs_pending: c.runs_pending,
+        logs_pending: c.logs_pending,
+        windows_pending: c
+            .unlisted
+            .iter()
+            .map(|&(since, until)| wire::Span { since, until })
+            .collect(),
+        runs_left_out: c.runs_left_out,
+    }
+}
+
 pub fn to_wire(data: &ReportData) -> wire::Report {
     wire::Report {
         schema: SCHEMA_VERSION,
@@ -604,6 +645,7 @@ pub fn to_wire(data: &ReportData) -> wire::Report {
         since: data.since,
         until: data.until,
         focus: data.focus.as_ref().map(|f| f.0.clone()),
+        completeness: completeness(&data.completeness),
         runs_total: data.runs_total,
         runs_failed: data.runs_failed,
         runs_rerun: data.runs_rerun,

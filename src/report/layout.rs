@@ -8,10 +8,10 @@ use crate::analysis::cost::Cost;
 use crate::analysis::heatmap::HeatMap;
 use crate::analysis::timeline::Timeline;
 use crate::analysis::{
-    DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart, ReportData,
-    SignatureReport, UnclassifiedGroup,
+    Completeness, DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart,
+    ReportData, SignatureReport, UnclassifiedGroup,
 };
-use crate::model::Timestamp;
+use crate::model::{Repo, Timestamp};
 
 /// Lists longer than this go in a collapsed `<details>` block in markdown.
 pub const COLLAPSE_ROWS: usize = 10;
@@ -270,7 +270,72 @@ fn share(hit: u64, total: u64) -> String {
 }
 
 /// The whole document for `data`: the overview, or one signature's account.
+/// The first line of a report made from an incomplete store: what is missing, that the figures
+/// leave it out, and the command that finishes the survey. `None` when the store is complete.
+pub fn incomplete_line(
+    completeness: &Completeness,
+    repo: Option<&Repo>,
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+) -> Option<Block> {
+    if completeness.is_complete() {
+        return None;
+    }
+    let c = completeness;
+    let mut parts = Vec::new();
+    if c.runs_pending > 0 {
+        parts.push(format!(
+            "{} of {} {} no jobs yet",
+            c.runs_pending,
+            plural(c.runs_listed, "run", "runs"),
+            if c.runs_pending == 1 { "has" } else { "have" }
+        ));
+    }
+    if c.logs_pending > 0 {
+        parts.push(format!(
+            "{} {} no log yet",
+            plural(c.logs_pending, "failed job", "failed jobs"),
+            if c.logs_pending == 1 { "has" } else { "have" }
+        ));
+    }
+    for &(a, b) in &c.unlisted {
+        parts.push(format!("runs from {} to {} not listed", date(a), date(b)));
+    }
+    let mut command = "flakestat survey".to_string();
+    if let Some(repo) = repo {
+        command.push_str(&format!(" --repo {repo}"));
+    }
+    let rfc = |t: Timestamp| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if let Some(s) = since {
+        command.push_str(&format!(" --since {}", rfc(s)));
+    }
+    if let Some(u) = until {
+        command.push_str(&format!(" --until {}", rfc(u)));
+    }
+    Some(Block::Paragraph(vec![
+        text(format!("incomplete: {} — run ", parts.join(", "))),
+        code(command),
+        text(format!(
+            " again to finish; the figures below leave out {}.",
+            plural(c.runs_left_out, "run", "runs")
+        )),
+    ]))
+}
+
 pub fn document(data: &ReportData) -> Vec<Block> {
+    let mut blocks: Vec<Block> = incomplete_line(
+        &data.completeness,
+        data.repo.as_ref(),
+        data.since,
+        data.until,
+    )
+    .into_iter()
+    .collect();
+    blocks.extend(report_blocks(data));
+    blocks
+}
+
+fn report_blocks(data: &ReportData) -> Vec<Block> {
     match &data.focus {
         Some(id) => match data.signatures.first() {
             Some(sig) => signature_document(data, sig),

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use super::layout::{Block, Chart, Line, MAX_LOG_CHARS, Span, Table};
 use super::pictures;
-use super::sanitize::one_line;
+use super::sanitize::{is_invisible, one_line};
 
 pub fn render(blocks: &[Block], out: &mut dyn Write) -> io::Result<()> {
     let mut first = true;
@@ -142,7 +142,15 @@ fn inline(line: &Line, in_table: bool) -> String {
                     s.push_str(&format!("**{t}**"));
                 }
             }
-            Span::Code(t) => s.push_str(&code(t, in_table)),
+            Span::Code(t) => {
+                let c = code(t, in_table);
+                // Two backtick runs side by side would make one longer run, and neither code
+                // span would close.
+                if s.ends_with('`') && c.starts_with('`') {
+                    s.push(' ');
+                }
+                s.push_str(&c);
+            }
             Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, true)),
             Span::Link { text: label, url } | Span::Url { text: label, url } => {
                 let label_md = text(label);
@@ -181,6 +189,40 @@ fn text(s: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+        if is_mention_at(&chars, i) {
+            out.push_str(MENTION_BREAK);
+        }
+    }
+    out
+}
+
+/// Put right after an `@` that GitHub would read as a mention: a zero-width space, written as
+/// an entity so the file shows it. The page still reads `@name`, and GitHub links (and pings)
+/// no one: a mention needs a name character right after the `@`. Dependabot writes the same.
+const MENTION_BREAK: &str = "&#8203;";
+
+/// Whether `chars[i]` is an `@` GitHub would turn into a mention (`@user`, `@org/team`): a
+/// letter or digit follows, and no word character precedes (`x@y` is an address, not a
+/// mention). Errs on the side of breaking: any such `@` outside a code span is neutralised.
+fn is_mention_at(chars: &[char], i: usize) -> bool {
+    chars[i] == '@'
+        && chars.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric())
+        && (i == 0 || !is_word_char(chars[i - 1]))
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Neutralises the mentions of text going into our own HTML, the way `text` does.
+fn break_mentions(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in chars.iter().enumerate() {
+        out.push(c);
+        if is_mention_at(&chars, i) {
+            out.push_str(MENTION_BREAK);
+        }
     }
     out
 }
@@ -226,7 +268,7 @@ fn safe_url(url: &str) -> Option<String> {
             '"' => out.push_str("%22"),
             '`' => out.push_str("%60"),
             '\\' => out.push_str("%5C"),
-            c if c.is_control() || c.is_whitespace() => {}
+            c if c.is_control() || c.is_whitespace() || is_invisible(c) => {}
             c => out.push(c),
         }
     }
@@ -235,10 +277,12 @@ fn safe_url(url: &str) -> Option<String> {
 
 /// Text inside our own HTML (`<summary>`): entities for the HTML specials.
 fn html_text(s: &str) -> String {
-    one_line(s)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    break_mentions(
+        &one_line(s)
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;"),
+    )
 }
 
 #[cfg(test)]

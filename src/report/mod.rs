@@ -11,7 +11,9 @@ mod layout;
 mod markdown;
 pub mod nightly;
 mod pictures;
-mod sanitize;
+#[cfg(test)]
+mod proptests;
+pub mod sanitize;
 mod table;
 
 use std::io::{self, Write};

@@ -27,7 +27,7 @@ pub fn one_line(s: &str) -> String {
 }
 
 /// Bidirectional overrides and similar characters that make text read differently than it is.
-fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 

@@ -57,7 +57,7 @@ thread_local! {
 
 /// Bumped whenever normalization or matching semantics change, so stored classifications made
 /// by an older flakestat are redone.
-const MATCHER_VERSION: u32 = 1;
+const MATCHER_VERSION: u32 = 2;
 
 struct Rule {
     pattern: Regex,

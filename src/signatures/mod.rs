@@ -10,8 +10,11 @@
 //! - [`matcher`]: [`SignatureSet`], the compiled matcher (literal prefilter + per-line regexes).
 //! - [`check`]: examples and overlaps, for `flakestat signatures check`.
 //! - [`import`]: PyTorch's `ruleset.toml` → signature files.
+//! - [`archive`]: a log's time span (does it belong to its job execution?) and log `.zip`s.
 
+pub mod archive;
 pub mod check;
+pub mod forms;
 pub mod import;
 mod literals;
 pub mod load;

@@ -202,6 +202,132 @@ pub fn looks_binary(sample: &[u8]) -> bool {
     nuls > 0 && nuls * 100 >= sample.len()
 }
 
+/// The byte order a UTF-16 byte-order mark at the start of `sample` announces: `Some(true)` for
+/// big-endian (`FE FF`), `Some(false)` for little-endian (`FF FE`, what PowerShell's
+/// `Out-File`/`>` writes), `None` for anything else.
+pub fn utf16_bom(sample: &[u8]) -> Option<bool> {
+    match sample {
+        [0xfe, 0xff, ..] => Some(true),
+        [0xff, 0xfe, ..] => Some(false),
+        _ => None,
+    }
+}
+
+/// Decodes a UTF-16 stream (after its BOM) into UTF-8 as it is read; unpaired surrogates and a
+/// trailing odd byte become U+FFFD. Memory stays bounded whatever the stream's size.
+pub struct Utf16Reader<R> {
+    inner: R,
+    big_endian: bool,
+    /// Decoded bytes not yet handed out, from `pos`.
+    out: Vec<u8>,
+    pos: usize,
+    /// Raw bytes read but not yet decoded (an odd byte, a high surrogate awaiting its pair).
+    carry: Vec<u8>,
+    started: bool,
+    done: bool,
+}
+
+impl<R: std::io::Read> Utf16Reader<R> {
+    pub fn new(inner: R, big_endian: bool) -> Utf16Reader<R> {
+        Utf16Reader {
+            inner,
+            big_endian,
+            out: Vec::new(),
+            pos: 0,
+            carry: Vec::new(),
+            started: false,
+            done: false,
+        }
+    }
+
+    fn refill(&mut self) -> std::io::Result<()> {
+        let mut raw = std::mem::take(&mut self.carry);
+        let had = raw.len();
+        raw.resize(had + (64 << 10), 0);
+        let n = loop {
+            match self.inner.read(&mut raw[had..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        raw.truncate(had + n);
+        if n == 0 {
+            self.done = true;
+        }
+        let mut units: Vec<u16> = raw
+            .chunks_exact(2)
+            .map(|p| {
+                if self.big_endian {
+                    u16::from_be_bytes([p[0], p[1]])
+                } else {
+                    u16::from_le_bytes([p[0], p[1]])
+                }
+            })
+            .collect();
+        let odd = raw.len() % 2 == 1;
+        if !self.done {
+            // Keep a trailing odd byte and a trailing high surrogate for the next read.
+            let mut keep = if odd { 1 } else { 0 };
+            if units.last().is_some_and(|u| (0xd800..0xdc00).contains(u)) {
+                units.pop();
+                keep += 2;
+            }
+            self.carry = raw[raw.len() - keep..].to_vec();
+        }
+        if !self.started {
+            self.started = true;
+            if units.first() == Some(&0xfeff) {
+                units.remove(0);
+            }
+        }
+        self.out.clear();
+        self.pos = 0;
+        let mut text = String::with_capacity(units.len());
+        text.extend(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)));
+        if self.done && odd {
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+        self.out = text.into_bytes();
+        Ok(())
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Utf16Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.out.len() {
+            if self.done {
+                return Ok(0);
+            }
+            self.refill()?;
+        }
+        let n = buf.len().min(self.out.len() - self.pos);
+        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// The UTF-8 BOM as a Windows console shows it (CP437), which PowerShell then saves as text.
+const MANGLED_BOM: &str = "\u{2229}\u{2557}\u{2510}";
+
+/// Splits a line of `gh run view --log` / `--log-failed` output, `job TAB step TAB message`,
+/// where the message starts with a GitHub timestamp (after an optional BOM, or a BOM mangled
+/// by a Windows console): the job name and the offset of the message (past any BOM).
+/// `None` for a line of any other shape.
+pub fn gh_log_prefix(line: &[u8]) -> Option<(&[u8], usize)> {
+    let first = memchr::memchr(b'\t', line)?;
+    let second = first + 1 + memchr::memchr(b'\t', &line[first + 1..])?;
+    let mut at = second + 1;
+    for bom in [BOM, MANGLED_BOM.as_bytes()] {
+        if line[at..].starts_with(bom) {
+            at += bom.len();
+        }
+    }
+    let rest = line[at..].strip_suffix(b"\r").unwrap_or(&line[at..]);
+    (timestamp_len(rest) > 0).then_some((&line[..first], at))
+}
+
 /// Replaces control characters (C0 except TAB, DEL, C1) by U+FFFD so that log text cannot drive
 /// a terminal. For text headed to a terminal or a table.
 pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
@@ -295,6 +421,54 @@ mod tests {
         assert!(looks_binary("a\0b\0c\0".as_bytes()));
         assert!(!looks_binary(b"plain text\n"));
         assert!(!looks_binary(b""));
+    }
+
+    #[test]
+    fn utf16_both_byte_orders_with_surrogates_across_reads() {
+        use std::io::Read;
+        let text = "job\tstep\t2026-01-02T03:04:05.1234567Z caf\u{e9} \u{1f600} ok\r\n";
+        for be in [false, true] {
+            let mut raw = if be {
+                vec![0xfe, 0xff]
+            } else {
+                vec![0xff, 0xfe]
+            };
+            for u in text.encode_utf16() {
+                raw.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+            }
+            assert_eq!(utf16_bom(&raw), Some(be));
+            // One byte at a time: odd bytes and surrogate pairs straddle reads.
+            struct OneByte<'a>(&'a [u8]);
+            impl std::io::Read for OneByte<'_> {
+                fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                    let n = self.0.len().min(1).min(buf.len());
+                    buf[..n].copy_from_slice(&self.0[..n]);
+                    self.0 = &self.0[n..];
+                    Ok(n)
+                }
+            }
+            let mut out = String::new();
+            Utf16Reader::new(OneByte(&raw[2..]), be)
+                .read_to_string(&mut out)
+                .unwrap();
+            assert_eq!(out, text);
+        }
+        assert_eq!(utf16_bom(b"\xef\xbb\xbfplain"), None);
+    }
+
+    #[test]
+    fn gh_log_lines() {
+        let line =
+            "Android Unit Tests\tSet up job\t\u{feff}2026-01-02T03:33:54.0212672Z Current runner";
+        let (job, at) = gh_log_prefix(line.as_bytes()).unwrap();
+        assert_eq!(job, b"Android Unit Tests");
+        assert_eq!(&line[at..at + 4], "2026");
+        let mangled =
+            "Build\tUNKNOWN STEP\t\u{2229}\u{2557}\u{2510}2025-12-22T10:53:05.2397263Z x\r";
+        let (job, at) = gh_log_prefix(mangled.as_bytes()).unwrap();
+        assert_eq!((job, &mangled[at..at + 4]), (&b"Build"[..], "2025"));
+        assert!(gh_log_prefix(b"2026-01-02T03:33:54.0212672Z a\tb\tc").is_none());
+        assert!(gh_log_prefix(b"a\tb\tno timestamp").is_none());
     }
 
     #[test]

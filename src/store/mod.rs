@@ -76,6 +76,11 @@ pub enum LogEntry {
     Stored(CompressedLog),
     Expired,
     Missing,
+    /// GitHub served another execution's log for the job (an earlier attempt's job id answered
+    /// with the latest attempt's log) and the attempt's archive held none of its own.
+    Mismatched,
+    /// Its download was refused (a redirect flakestat does not follow).
+    Unavailable,
 }
 
 /// A zstd-compressed raw log and its uncompressed size.
@@ -97,6 +102,31 @@ pub fn compress_log(raw: &[u8]) -> CompressedLog {
         raw_size: raw.len() as u64,
         zstd: zstd::encode_all(raw, LOG_ZSTD_LEVEL).expect("compressing into memory cannot fail"),
     }
+}
+
+/// `compress_log` from a reader (a log spooled to a file): the raw log is never held whole, only
+/// its compressed form.
+pub fn compress_log_reader(raw: impl io::Read) -> io::Result<CompressedLog> {
+    struct Counting<R> {
+        inner: R,
+        count: u64,
+    }
+    impl<R: io::Read> io::Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.count += n as u64;
+            Ok(n)
+        }
+    }
+    let mut counting = Counting {
+        inner: raw,
+        count: 0,
+    };
+    let zstd = zstd::encode_all(&mut counting, LOG_ZSTD_LEVEL)?;
+    Ok(CompressedLog {
+        raw_size: counting.count,
+        zstd,
+    })
 }
 
 /// A body kept with its ETag, for conditional requests.
@@ -198,11 +228,13 @@ impl Store {
         &self.path
     }
 
+    /// The repository's row: its name compared without case, as GitHub does (`nvidia/x` is
+    /// `NVIDIA/x`), so any spelling finds what a survey stored.
     fn repo_id(&self, repo: &Repo) -> Result<Option<i64>, StoreError> {
         Ok(self
             .conn
             .query_row(
-                "SELECT id FROM repos WHERE owner = ?1 AND name = ?2",
+                "SELECT id FROM repos WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
                 params![repo.owner, repo.name],
                 |row| row.get(0),
             )
@@ -210,15 +242,22 @@ impl Store {
     }
 
     fn ensure_repo(tx: &Transaction<'_>, repo: &Repo) -> Result<i64, StoreError> {
+        let find = |tx: &Transaction<'_>| {
+            tx.query_row(
+                "SELECT id FROM repos WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
+                params![repo.owner, repo.name],
+                |row| row.get(0),
+            )
+            .optional()
+        };
+        if let Some(id) = find(tx)? {
+            return Ok(id);
+        }
         tx.execute(
-            "INSERT INTO repos (owner, name) VALUES (?1, ?2) ON CONFLICT (owner, name) DO NOTHING",
+            "INSERT INTO repos (owner, name) VALUES (?1, ?2)",
             params![repo.owner, repo.name],
         )?;
-        Ok(tx.query_row(
-            "SELECT id FROM repos WHERE owner = ?1 AND name = ?2",
-            params![repo.owner, repo.name],
-            |row| row.get(0),
-        )?)
+        Ok(tx.last_insert_rowid())
     }
 
     /// Records the repository and its default branch.
@@ -233,12 +272,104 @@ impl Store {
         Ok(())
     }
 
+    /// Records the repository as GitHub names it (`full_name`), under its GitHub id: the row
+    /// with that id keeps everything stored for it whatever spelling or former name it was
+    /// stored under; it takes the canonical name, which a row of another repository that held
+    /// that name (renamed away since) gives up.
+    pub fn store_repo_identity(
+        &mut self,
+        canonical: &Repo,
+        github_id: u64,
+        default_branch: &str,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let by_id: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM repos WHERE github_id = ?1",
+                [github_id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let by_name: Option<(i64, Option<u64>)> = tx
+            .query_row(
+                "SELECT id, github_id FROM repos
+                 WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
+                params![canonical.owner, canonical.name],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let id = match (by_id, by_name) {
+            (Some(id), Some((other, _))) if other != id => {
+                // Another repository held this name: it keeps its data under a name no
+                // `--repo` can spell (`owner/name#id`), until a survey of it names it again.
+                tx.execute(
+                    "UPDATE repos SET name = name || '#' || coalesce(github_id, id) WHERE id = ?1",
+                    [other],
+                )?;
+                id
+            }
+            (Some(id), _) => id,
+            (None, Some((id, None))) => id,
+            (None, Some((other, Some(_)))) => {
+                tx.execute(
+                    "UPDATE repos SET name = name || '#' || github_id WHERE id = ?1",
+                    [other],
+                )?;
+                tx.execute(
+                    "INSERT INTO repos (owner, name) VALUES (?1, ?2)",
+                    params![canonical.owner, canonical.name],
+                )?;
+                tx.last_insert_rowid()
+            }
+            (None, None) => {
+                tx.execute(
+                    "INSERT INTO repos (owner, name) VALUES (?1, ?2)",
+                    params![canonical.owner, canonical.name],
+                )?;
+                tx.last_insert_rowid()
+            }
+        };
+        tx.execute(
+            "UPDATE repos SET owner = ?1, name = ?2, github_id = ?3, default_branch = ?4
+             WHERE id = ?5",
+            params![
+                canonical.owner,
+                canonical.name,
+                github_id,
+                default_branch,
+                id
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The repository as stored (GitHub's spelling once a survey resolved it) for any spelling
+    /// of its name; `None` when the store does not know it.
+    pub fn stored_repo(&self, repo: &Repo) -> Result<Option<Repo>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT owner, name FROM repos
+                 WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
+                params![repo.owner, repo.name],
+                |row| {
+                    Ok(Repo {
+                        owner: row.get(0)?,
+                        name: row.get(1)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
     /// The default branch recorded by `store_repo`, if any.
     pub fn default_branch(&self, repo: &Repo) -> Result<Option<String>, StoreError> {
         Ok(self
             .conn
             .query_row(
-                "SELECT default_branch FROM repos WHERE owner = ?1 AND name = ?2",
+                "SELECT default_branch FROM repos
+                 WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
                 params![repo.owner, repo.name],
                 |row| row.get::<_, Option<String>>(0),
             )
@@ -343,6 +474,42 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// One stored job.
+    pub fn load_job(&self, job: JobId) -> Result<Option<Job>, StoreError> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT json FROM jobs WHERE id = ?1", [job.0], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        json.map(|j| from_json(&j)).transpose()
+    }
+
+    /// Every stored job of a run, of every attempt, by (attempt, id).
+    pub fn load_run_jobs(&self, run: RunId) -> Result<Vec<Job>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT json FROM jobs WHERE run_id = ?1 ORDER BY run_attempt, id")?;
+        let mut rows = stmt.query([run.0])?;
+        let mut jobs = Vec::new();
+        while let Some(row) = rows.next()? {
+            jobs.push(from_json(&row.get::<_, String>(0)?)?);
+        }
+        Ok(jobs)
+    }
+
+    /// The attempt a run was last listed at; `None` when the run is not stored.
+    pub fn run_attempt(&self, run: RunId) -> Result<Option<u32>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT run_attempt FROM runs WHERE id = ?1",
+                [run.0],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
     /// Whether a job's log outcome (stored, expired or missing) is recorded.
     pub fn has_log(&self, job: JobId) -> Result<bool, StoreError> {
         Ok(self
@@ -364,6 +531,8 @@ impl Store {
             LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
             LogEntry::Expired => ("expired", 0, None),
             LogEntry::Missing => ("missing", 0, None),
+            LogEntry::Mismatched => ("mismatched", 0, None),
+            LogEntry::Unavailable => ("unavailable", 0, None),
         };
         tx.execute(
             "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
@@ -673,7 +842,8 @@ impl Store {
         fingerprint: &str,
     ) -> Result<Snapshot, StoreError> {
         let mut snapshot = Snapshot {
-            repo: Some(repo.clone()),
+            // The stored spelling: GitHub's, once a survey resolved it.
+            repo: Some(self.stored_repo(repo)?.unwrap_or_else(|| repo.clone())),
             default_branch: self.default_branch(repo)?.unwrap_or_default(),
             since: Some(since),
             until: Some(until),
@@ -716,6 +886,8 @@ impl Store {
                     Some("stored") => LogStatus::Stored,
                     Some("expired") => LogStatus::Expired,
                     Some("missing") => LogStatus::Missing,
+                    Some("mismatched") => LogStatus::Mismatched,
+                    Some("unavailable") => LogStatus::Unavailable,
                     _ => LogStatus::Pending,
                 };
                 snapshot.logs.insert(job.id, status);
@@ -742,7 +914,48 @@ impl Store {
         snapshot.pulls = pulls;
         snapshot.mainline = self.load_mainline(repo, until)?;
         snapshot.fork_points = self.load_fork_points(repo)?;
+
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM runs WHERE repo_id = ?1 AND created_at >= ?2 AND created_at < ?3
+               AND (jobs_attempt IS NULL OR jobs_attempt < run_attempt) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![repo_id, from, to], |row| Ok(RunId(row.get(0)?)))?;
+        snapshot.runs_without_jobs = rows.collect::<Result<_, _>>()?;
+        snapshot.unlisted = self.unlisted(repo_id, since, until)?;
         Ok(snapshot)
+    }
+
+    /// The parts of `[since, until)` that no listing window (of any scope) covers, up to the end
+    /// of the latest window ever listed: past it, nothing was asked yet, which is not a gap of
+    /// a stopped survey. No window at all: no listing record to judge by, no gap.
+    fn unlisted(
+        &self,
+        repo_id: i64,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
+        let last_end: Option<i64> = self.conn.query_row(
+            "SELECT max(until) FROM windows WHERE repo_id = ?1",
+            [repo_id],
+            |row| row.get(0),
+        )?;
+        let Some(last_end) = last_end else {
+            return Ok(Vec::new());
+        };
+        let (from, to) = (secs(since), secs(until).min(last_end));
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT since, until FROM windows WHERE repo_id = ?1 AND until > ?2 AND since < ?3
+             ORDER BY since, until",
+        )?;
+        let windows = stmt
+            .query_map(params![repo_id, from, to], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(gaps(from, to, &windows)
+            .into_iter()
+            .map(|(a, b)| (from_secs(a), from_secs(b)))
+            .collect())
     }
 
     /// Every stored run of the repository, by id (for tests and `report`).
@@ -761,6 +974,22 @@ impl Store {
         }
         Ok(runs)
     }
+}
+
+/// The parts of `[from, to)` not covered by `windows` (sorted by start).
+fn gaps(from: i64, to: i64, windows: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut at = from;
+    for &(a, b) in windows {
+        if a > at && at < to {
+            out.push((at, a.min(to)));
+        }
+        at = at.max(b);
+    }
+    if at < to {
+        out.push((at, to));
+    }
+    out
 }
 
 fn pull_from_row(json: &str, files: Option<&str>) -> Result<PullRequest, StoreError> {

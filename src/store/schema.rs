@@ -112,6 +112,50 @@ const MIGRATIONS: &[&str] = &[
     -- JSON array of paths; NULL until fetched.
     ALTER TABLE mainline ADD COLUMN files TEXT;
     ",
+    // Version 4: one repository however it is typed (`NVIDIA/x` and `nvidia/x` are one on
+    // GitHub): its GitHub id, a case-insensitive name, and rows stored under a second spelling
+    // merged into the first; and logs that GitHub served for another execution of the job and
+    // that the attempt's archive did not hold either (`mismatched`); and logs whose download was
+    // refused (`unavailable`: a redirect to another scheme, from https to http, or too many hops).
+    // SQLite cannot change a CHECK: the logs table is rebuilt.
+    "
+    ALTER TABLE repos ADD COLUMN github_id INTEGER;
+    CREATE TEMP TABLE repo_merge AS
+        SELECT r.id AS old,
+               (SELECT min(k.id) FROM repos k
+                WHERE k.owner = r.owner COLLATE NOCASE AND k.name = r.name COLLATE NOCASE) AS new
+        FROM repos r;
+    DELETE FROM repo_merge WHERE old = new;
+    UPDATE runs SET repo_id = (SELECT new FROM repo_merge WHERE old = runs.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE pulls SET repo_id = (SELECT new FROM repo_merge WHERE old = pulls.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM pulls WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE windows SET repo_id = (SELECT new FROM repo_merge WHERE old = windows.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM windows WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE mainline SET repo_id = (SELECT new FROM repo_merge WHERE old = mainline.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM mainline WHERE repo_id IN (SELECT old FROM repo_merge);
+    UPDATE OR IGNORE fork_points
+        SET repo_id = (SELECT new FROM repo_merge WHERE old = fork_points.repo_id)
+        WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM fork_points WHERE repo_id IN (SELECT old FROM repo_merge);
+    DELETE FROM repos WHERE id IN (SELECT old FROM repo_merge);
+    DROP TABLE repo_merge;
+    CREATE UNIQUE INDEX repos_by_name_nocase ON repos (owner COLLATE NOCASE, name COLLATE NOCASE);
+    CREATE UNIQUE INDEX repos_by_github_id ON repos (github_id);
+    CREATE TABLE logs_v4 (
+        job_id INTEGER PRIMARY KEY,
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing', 'mismatched', 'unavailable')),
+        raw_size INTEGER NOT NULL DEFAULT 0,
+        zstd BLOB
+    );
+    INSERT INTO logs_v4 (job_id, status, raw_size, zstd)
+        SELECT job_id, status, raw_size, zstd FROM logs;
+    DROP TABLE logs;
+    ALTER TABLE logs_v4 RENAME TO logs;
+    ",
 ];
 
 /// The schema version this binary writes.
@@ -137,5 +181,126 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", current + 1)?;
         tx.commit()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{JobId, Repo};
+    use crate::store::Store;
+
+    /// A store written before version 4 holds a repository under two spellings (each survey
+    /// under another spelling made a row of its own): opened now, they are one repository with
+    /// everything of both, found under any spelling, and named as GitHub names it once resolved.
+    #[test]
+    fn version_4_merges_the_spellings_of_one_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite3");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..3] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 3).unwrap();
+            conn.execute_batch(
+                "INSERT INTO repos (id, owner, name, default_branch) VALUES
+                    (1, 'NVIDIA', 'cuda-python', 'main'), (2, 'nvidia', 'CUDA-python', 'main'),
+                    (3, 'octo', 'demo', 'main');
+                 INSERT INTO runs (id, repo_id, created_at, run_attempt, status, json) VALUES
+                    (10, 1, 0, 1, 'completed', '{}'), (11, 2, 0, 1, 'completed', '{}'),
+                    (12, 3, 0, 1, 'completed', '{}');
+                 INSERT INTO pulls (repo_id, number, json) VALUES (1, 7, '{}'), (2, 7, '{}'),
+                    (2, 8, '{}');
+                 INSERT INTO windows (repo_id, scope, since, until, runs) VALUES
+                    (2, 'all', 0, 10, 1);
+                 INSERT INTO jobs (id, run_id, run_attempt, failed, json) VALUES
+                    (100, 11, 1, 1, '{}');
+                 INSERT INTO logs (job_id, status) VALUES (100, 'expired');",
+            )
+            .unwrap();
+        }
+        let mut store = Store::open_file(&path).unwrap();
+        let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(count("SELECT count(*) FROM repos"), 2);
+        assert_eq!(count("SELECT count(*) FROM runs WHERE repo_id = 1"), 2);
+        assert_eq!(count("SELECT count(*) FROM pulls WHERE repo_id = 1"), 2);
+        assert_eq!(count("SELECT count(*) FROM windows WHERE repo_id = 1"), 1);
+        assert_eq!(
+            count("SELECT count(*) FROM logs WHERE status = 'expired'"),
+            1
+        );
+        let lower = Repo::parse("NviDia/Cuda-Python").unwrap();
+        assert_eq!(store.counts(&lower).unwrap().runs, 2);
+        assert_eq!(
+            store.stored_repo(&lower).unwrap(),
+            Repo::parse("NVIDIA/cuda-python")
+        );
+        // Resolved: GitHub's name and id; a rename keeps the row (and its runs).
+        store
+            .store_repo_identity(&Repo::parse("NVIDIA/cuda-python").unwrap(), 42, "main")
+            .unwrap();
+        store
+            .store_repo_identity(&Repo::parse("NVIDIA/cuda-py").unwrap(), 42, "main")
+            .unwrap();
+        let renamed = Repo::parse("nvidia/CUDA-PY").unwrap();
+        assert_eq!(store.counts(&renamed).unwrap().runs, 2);
+        assert_eq!(store.stored_repo(&lower).unwrap(), None);
+        // The new status is accepted.
+        store
+            .store_log(JobId(100), &crate::store::LogEntry::Mismatched, None)
+            .unwrap();
+        let status: String = store
+            .conn
+            .query_row("SELECT status FROM logs WHERE job_id = 100", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(status, "mismatched");
+    }
+}
+
+#[cfg(test)]
+mod migration_tests {
+    use super::*;
+
+    #[test]
+    fn version_4_keeps_the_logs_and_accepts_unavailable() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..3] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute(
+            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute(
+                "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
+                []
+            )
+            .is_err(),
+            "version 3 refuses the new status"
+        );
+        migrate(&mut conn).unwrap();
+        let kept: (String, i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT status, raw_size, zstd FROM logs WHERE job_id = 7",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(kept, ("stored".to_string(), 3, vec![1, 2, 3]));
+        conn.execute(
+            "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute("INSERT INTO logs (job_id, status) VALUES (9, 'other')", [])
+                .is_err()
+        );
     }
 }

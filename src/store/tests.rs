@@ -321,3 +321,65 @@ fn windows_and_etags_are_remembered() {
         ("\"e1\"", &b"body"[..])
     );
 }
+
+#[test]
+fn the_snapshot_names_runs_without_jobs_and_windows_not_listed() {
+    let (_dir, mut store) = open();
+    let r = repo();
+    store.store_repo(&r, "main").unwrap();
+    let runs = [
+        run(1, "2026-06-15T01:00:00Z", 1, "completed"),
+        run(2, "2026-06-15T02:00:00Z", 2, "completed"),
+        run(3, "2026-06-15T03:00:00Z", 1, "completed"),
+    ];
+    store.store_runs(&r, &runs).unwrap();
+    store
+        .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "success")])
+        .unwrap();
+    // Run 2's jobs are stored for attempt 1 only: its attempt 2 is still to fetch.
+    store
+        .store_jobs(RunId(2), 1, true, &[job(20, 2, 1, "failure")])
+        .unwrap();
+    let window = |since: &str, until: &str| ListedWindow {
+        since: t(since),
+        until: t(until),
+        runs: 1,
+    };
+    let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-17T00:00:00Z"));
+    let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
+    assert!(
+        snap.unlisted.is_empty(),
+        "no listing record: no gap claimed"
+    );
+    store
+        .store_window(
+            &r,
+            "a",
+            &window("2026-06-15T00:00:00Z", "2026-06-15T06:00:00Z"),
+        )
+        .unwrap();
+    store
+        .store_window(
+            &r,
+            "b",
+            &window("2026-06-15T12:00:00Z", "2026-06-16T00:00:00Z"),
+        )
+        .unwrap();
+    let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
+    let pending: Vec<u64> = snap.runs_without_jobs.iter().map(|r| r.0).collect();
+    assert_eq!(pending, vec![2, 3]);
+    // The gap between the windows; nothing after the last window's end (never asked yet).
+    assert_eq!(
+        snap.unlisted,
+        vec![(t("2026-06-15T06:00:00Z"), t("2026-06-15T12:00:00Z"))]
+    );
+}
+
+#[test]
+fn gaps_are_what_the_windows_leave_uncovered() {
+    assert_eq!(gaps(0, 10, &[]), vec![(0, 10)]);
+    assert_eq!(gaps(0, 10, &[(0, 10)]), vec![]);
+    assert_eq!(gaps(0, 10, &[(-5, 3), (2, 4), (6, 20)]), vec![(4, 6)]);
+    assert_eq!(gaps(0, 10, &[(3, 4)]), vec![(0, 3), (4, 10)]);
+    assert_eq!(gaps(5, 5, &[]), vec![]);
+}

@@ -121,9 +121,20 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
             if failing {
                 ds.logs.insert(
                     jobs[0].id,
-                    FakeLog::Text(format!(
-                        "\u{feff}2026-06-01T00:00:00.0000000Z ##[group]Run tests\n2026-06-01T00:00:01.0000000Z FLAKE-MARKER run {id} attempt {a}\n2026-06-01T00:00:02.0000000Z ##[error]Process completed with exit code 1.\n"
-                    )),
+                    // Stamped within the job's execution, as GitHub's runner writes it.
+                    FakeLog::Text({
+                        let at = |secs: i64| {
+                            (started + TimeDelta::seconds(secs))
+                                .format("%Y-%m-%dT%H:%M:%S.0000000Z")
+                                .to_string()
+                        };
+                        format!(
+                            "\u{feff}{} ##[group]Run tests\n{} FLAKE-MARKER run {id} attempt {a}\n{} ##[error]Process completed with exit code 1.\n",
+                            at(10),
+                            at(11),
+                            at(12)
+                        )
+                    }),
                 );
             }
             FakeAttempt {

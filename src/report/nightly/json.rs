@@ -26,6 +26,9 @@ pub mod wire {
         pub kind: String,
         /// `OWNER/NAME`.
         pub repo: Option<String>,
+        /// What the store does not hold yet over the baseline and the period; left out of both.
+        #[serde(flatten)]
+        pub completeness: crate::report::wire::Completeness,
         pub period: Window,
         pub baseline: Window,
         /// The thresholds that decided rising and fading.
@@ -175,6 +178,7 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
         schema: SCHEMA_VERSION,
         kind: KIND.to_string(),
         repo: data.repo.as_ref().map(|r| r.to_string()),
+        completeness: crate::report::json::completeness(&data.completeness),
         period: window(&data.period),
         baseline: window(&data.baseline),
         rules: wire::Rules {

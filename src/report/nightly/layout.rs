@@ -7,7 +7,9 @@ use crate::analysis::nightly::{
     ChangeKind, Count, JobLink, MAX_JOBS_PER_ITEM, MIN_EXPECTED_FADING, MIN_RISING_HITS,
     NightlyData, RISING_P, SignatureChange, WindowSummary,
 };
-use crate::report::layout::{Block, Line, Span, Table, date, error_lines_cell, job_names_cell};
+use crate::report::layout::{
+    Block, Line, Span, Table, date, error_lines_cell, incomplete_line, job_names_cell,
+};
 
 /// Job links shown per row.
 const JOBS_PER_ROW: usize = 5;
@@ -97,10 +99,18 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         .repo
         .as_ref()
         .map_or_else(|| "this repository".to_string(), |r| r.to_string());
-    let mut blocks = vec![Block::Heading(
+    let mut blocks: Vec<Block> = incomplete_line(
+        &data.completeness,
+        data.repo.as_ref(),
+        Some(data.baseline.since),
+        Some(data.period.until),
+    )
+    .into_iter()
+    .collect();
+    blocks.push(Block::Heading(
         1,
         vec![text(format!("Nightly CI report for {repo}"))],
-    )];
+    ));
     blocks.push(Block::Bullets(vec![
         window_sentence("Period:", &data.period),
         window_sentence("Baseline:", &data.baseline),

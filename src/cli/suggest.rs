@@ -1,0 +1,257 @@
+//! `flakestat suggest`: draft signature files for the groups of failed jobs no signature
+//! explains, from the store alone (like `report`). Every draft written has passed
+//! `signatures check` together with the signatures in use; a draft that would not is left out
+//! and said why.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+
+use super::config::load_config;
+use super::settings;
+use super::when::parse_window;
+use super::{CodedError, GlobalArgs};
+use crate::analysis::suggest::{ClaimedLine, Draft, render_toml, suggest};
+use crate::analysis::{self, AnalysisConfig};
+use crate::exit;
+use crate::fetch::{self, Classifier};
+use crate::model::{Classification, Repo};
+use crate::signatures::check::check;
+use crate::signatures::load::parse_spec;
+use crate::signatures::normalize::sanitize_for_terminal;
+use crate::signatures::{self, SignatureSet};
+use crate::store::{Store, StoreError};
+
+const EXAMPLES: &str = "\
+Examples:
+  flakestat suggest --repo NVIDIA/cuda-python --since 30d
+  flakestat suggest --repo NVIDIA/cuda-python --since 2026-06-15 --write drafts/ --min-jobs 3
+
+Reads only the store that `flakestat survey` filled. Each draft claims one group of unclassified
+jobs (see the report's unclassified groups); review it, rename it, add `paths` and `issue`, and
+move it into your signatures folder.";
+
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct SuggestArgs {
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: String,
+    #[arg(long, value_name = "WHEN")]
+    pub since: String,
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Folder of signature files in use [default: ./signatures if it exists, else the bundled set].
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Write each draft to DIR/<id>.toml (created if missing) instead of printing them.
+    #[arg(long, value_name = "DIR")]
+    pub write: Option<PathBuf>,
+    /// Only groups of at least N jobs get a draft.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_jobs: u64,
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+struct SetClassifier(SignatureSet);
+
+impl Classifier for SetClassifier {
+    fn fingerprint(&self) -> String {
+        self.0.fingerprint()
+    }
+
+    fn classify(&self, log: &[u8]) -> Classification {
+        self.0.classify(log)
+    }
+}
+
+fn invalid(message: impl Into<String>) -> CodedError {
+    CodedError::new(exit::INVALID_INPUT, message)
+}
+
+fn store_error(err: StoreError) -> CodedError {
+    CodedError::new(exit::STORE, err.to_string())
+}
+
+pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
+    let repo = Repo::parse(&args.repo).ok_or_else(|| {
+        invalid(format!(
+            "--repo {:?} is not OWNER/NAME (for example NVIDIA/cuda-python)",
+            args.repo
+        ))
+    })?;
+    let (since, until) = parse_window(&args.since, args.until.as_deref(), chrono::Utc::now())
+        .map_err(|e| invalid(e.to_string()))?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let file = load_config(args.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
+
+    let source = signatures::resolve_dir(args.signatures.as_deref());
+    let specs = source
+        .load()
+        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
+    let set = SignatureSet::compile(specs.clone())
+        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
+    let infos = set.info();
+
+    let cache_dir = settings::resolve_cache_dir(args.cache_dir.as_deref())
+        .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
+    let store = Store::open(&cache_dir).map_err(store_error)?;
+    if store.default_branch(&repo).map_err(store_error)?.is_none() {
+        return Err(CodedError::new(
+            exit::ERROR,
+            format!(
+                "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {}` first",
+                cache_dir.display(),
+                args.since
+            ),
+        )
+        .into());
+    }
+    let store = Arc::new(Mutex::new(store));
+    let classifier = SetClassifier(set);
+    if let Some(_lock) = super::nightly::try_lock_store(&cache_dir, "flakestat suggest")? {
+        fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
+    }
+    let snapshot = store
+        .lock()
+        .expect("store lock")
+        .load_snapshot(&repo, since, until, &classifier.fingerprint())
+        .map_err(store_error)?;
+    let config = AnalysisConfig {
+        pr_conventions: file.pr_conventions,
+        matrix: file.matrix,
+        focus: None,
+        cost: file.cost,
+    };
+    let data = analysis::analyze(&snapshot, &infos, &config);
+
+    // Lines of jobs existing signatures claim: a draft must not claim them too, or say so.
+    let mut claimed = Vec::new();
+    for job in &snapshot.jobs {
+        let Some(c) = snapshot.classifications.get(&job.id) else {
+            continue;
+        };
+        if c.matches.is_empty() {
+            continue;
+        }
+        let label = format!(
+            "run {} attempt {} job {} ({})",
+            job.run_id.0, job.run_attempt, job.id.0, job.name
+        );
+        let sigs: Vec<String> = c.matches.iter().map(|m| m.signature.0.clone()).collect();
+        for text in c
+            .error_lines
+            .iter()
+            .map(|l| &l.text)
+            .chain(c.matches.iter().map(|m| &m.text))
+        {
+            claimed.push(ClaimedLine {
+                text: text.clone(),
+                job: label.clone(),
+                signatures: sigs.clone(),
+            });
+        }
+    }
+    let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);
+
+    // Keep only drafts that pass `signatures check` with the signatures in use.
+    let mut passed: Vec<(Draft, String)> = Vec::new();
+    let mut rejected: Vec<(String, String)> = Vec::new();
+    for draft in drafts {
+        let toml = render_toml(&draft);
+        let path = PathBuf::from(format!("{}.toml", draft.id));
+        let spec = match parse_spec(&draft.id, &toml, &path) {
+            Ok(spec) => spec,
+            Err(problems) => {
+                let why: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+                rejected.push((draft.id.clone(), why.join("; ")));
+                continue;
+            }
+        };
+        let mut all = specs.clone();
+        all.push(spec);
+        let report = match SignatureSet::compile(all) {
+            Ok(set) => check(&set),
+            Err(e) => {
+                rejected.push((draft.id.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let mine: Vec<String> = report
+            .failures
+            .iter()
+            .filter(|f| f.signature.0 == draft.id)
+            .map(|f| format!("{} {}: {}", f.key, f.index, f.reason))
+            .chain(
+                report
+                    .overlaps
+                    .iter()
+                    .filter(|o| o.first.0 == draft.id || o.second.0 == draft.id)
+                    .map(|o| format!("overlaps {} and {} on {:?}", o.first, o.second, o.example)),
+            )
+            .collect();
+        if mine.is_empty() {
+            passed.push((draft, toml));
+        } else {
+            rejected.push((draft.id.clone(), mine.join("; ")));
+        }
+    }
+
+    match &args.write {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                CodedError::new(exit::ERROR, format!("cannot create {}: {e}", dir.display()))
+            })?;
+            for (draft, toml) in &passed {
+                let path = dir.join(format!("{}.toml", draft.id));
+                std::fs::write(&path, toml).map_err(|e| {
+                    CodedError::new(exit::ERROR, format!("cannot write {}: {e}", path.display()))
+                })?;
+            }
+        }
+        None => {
+            let mut out = String::new();
+            for (draft, toml) in &passed {
+                out.push_str(&format!("# ---- {}.toml ----\n{toml}\n", draft.id));
+            }
+            super::output::write_output(None, |w| w.write_all(out.as_bytes()))?;
+        }
+    }
+    if !global.quiet {
+        let jobs: u64 = passed.iter().map(|(d, _)| d.jobs).sum();
+        eprintln!(
+            "flakestat: {} draft signature(s) for {jobs} of {} unclassified job(s){}",
+            passed.len(),
+            data.jobs_unclassified,
+            args.write
+                .as_ref()
+                .map(|d| format!(", written to {}", d.display()))
+                .unwrap_or_default()
+        );
+        for (draft, _) in &passed {
+            if !draft.overlaps.is_empty() {
+                eprintln!(
+                    "flakestat: note: {} also matches {} job(s) existing signatures claim",
+                    draft.id,
+                    draft.overlaps.len()
+                );
+            }
+        }
+        for s in &skipped {
+            eprintln!(
+                "flakestat: note: no draft for group {} ({} jobs): {}",
+                s.group, s.jobs, s.reason
+            );
+        }
+        for (id, why) in &rejected {
+            eprintln!(
+                "flakestat: note: left out {id}: `signatures check` would fail: {}",
+                sanitize_for_terminal(why)
+            );
+        }
+    }
+    Ok(exit::SUCCESS)
+}

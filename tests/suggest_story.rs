@@ -1,0 +1,163 @@
+//! `flakestat suggest` on the bundled story, the real binary against the replayed fake GitHub:
+//! the drafts pass `signatures check`, and surveying again offline with them leaves at least
+//! half fewer unclassified jobs while every existing signature's figures stay the same.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn flakestat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        .args(args)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("FLAKESTAT_CACHE_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(out: &Output) -> &Output {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("fixtures/cuda-python-flake");
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let bundled = root.join("signatures");
+    let survey = |signatures: &Path, offline: bool| -> Value {
+        let mut args = vec![
+            "survey",
+            "--repo",
+            "NVIDIA/cuda-python",
+            "--since",
+            "2026-06-15",
+            "--until",
+            "2026-08-01",
+            "--cache-dir",
+            cache,
+            "--signatures",
+            signatures.to_str().unwrap(),
+            "--format",
+            "json",
+            "-q",
+        ];
+        if offline {
+            args.push("--offline");
+        } else {
+            args.extend(["--replay", fixture.to_str().unwrap()]);
+        }
+        serde_json::from_slice(&ok(&flakestat(&args)).stdout).unwrap()
+    };
+    let before = survey(&bundled, false);
+    let unclassified_before = before["jobs_unclassified"].as_u64().unwrap();
+    assert!(unclassified_before > 0, "the story has unknown failures");
+
+    let drafts = tmp.path().join("drafts");
+    let out = flakestat(&[
+        "suggest",
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-06-15",
+        "--until",
+        "2026-08-01",
+        "--cache-dir",
+        cache,
+        "--signatures",
+        bundled.to_str().unwrap(),
+        "--min-jobs",
+        "1",
+        "--write",
+        drafts.to_str().unwrap(),
+    ]);
+    ok(&out);
+    let written: Vec<_> = std::fs::read_dir(&drafts).unwrap().collect();
+    assert!(
+        !written.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The drafts alone, and with the shipped set, pass `signatures check`.
+    ok(&flakestat(&[
+        "signatures",
+        "check",
+        drafts.to_str().unwrap(),
+    ]));
+    let combined = tmp.path().join("combined");
+    copy_dir(&bundled, &combined);
+    copy_dir(&drafts, &combined);
+    ok(&flakestat(&[
+        "signatures",
+        "check",
+        combined.to_str().unwrap(),
+    ]));
+
+    let after = survey(&combined, true);
+    let unclassified_after = after["jobs_unclassified"].as_u64().unwrap();
+    assert!(
+        unclassified_after * 2 <= unclassified_before,
+        "{unclassified_before} unclassified jobs before, {unclassified_after} after"
+    );
+    // Every existing signature's figures are unchanged.
+    for sig in before["signatures"].as_array().unwrap() {
+        let again = after["signatures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == sig["id"])
+            .unwrap_or_else(|| panic!("{} is still reported", sig["id"]));
+        assert_eq!(sig, again, "{} changed", sig["id"]);
+    }
+    // And the drafts claim what they say: each matches at least one job.
+    let drafted: Vec<&Value> = after["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["id"].as_str().unwrap().starts_with("unknown-"))
+        .collect();
+    assert_eq!(drafted.len(), written.len());
+    for sig in drafted {
+        assert!(sig["jobs_hit"].as_u64().unwrap() > 0, "{sig}");
+    }
+}
+
+#[test]
+fn suggest_without_a_store_says_what_to_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = flakestat(&[
+        "suggest",
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "30d",
+        "--cache-dir",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("flakestat survey --repo NVIDIA/cuda-python"),
+        "{err}"
+    );
+}

@@ -1,0 +1,207 @@
+//! A partial store never gives confident figures (issue #10, must fix 2): a survey stopped by the
+//! fake GitHub's rate limit (exit 6) leaves runs without jobs and logs not fetched; every report
+//! made from that store then says so in its first line, in JSON (`complete`, `runs_pending`,
+//! `logs_pending`), counts only what is complete, and exits 9 unless `--allow-incomplete`. The
+//! real binary against the fake GitHub on 127.0.0.1.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use flakestat::fake::scenario::{SyntheticSpec, synthetic};
+use flakestat::fake::{Dataset, FakeGitHub, Faults};
+use serde_json::Value;
+
+const SINCE: &str = "2026-06-01";
+const UNTIL: &str = "2026-06-03";
+
+fn flakestat(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        .args(args)
+        .arg("--cache-dir")
+        .arg(cache)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("FLAKESTAT_CACHE_DIR")
+        .env("GH_TOKEN", "tok")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn dataset() -> Dataset {
+    let mut ds = synthetic(&SyntheticSpec {
+        runs: 120,
+        ..SyntheticSpec::default()
+    });
+    ds.auth.tokens = vec!["tok".into()];
+    ds
+}
+
+fn survey(api: &str, cache: &Path) -> Output {
+    flakestat(
+        cache,
+        &[
+            "survey",
+            "--repo",
+            "octo/demo",
+            "--since",
+            SINCE,
+            "--until",
+            UNTIL,
+            "--api-url",
+            api,
+            "--format",
+            "json",
+            "--max-retries",
+            "1",
+        ],
+    )
+}
+
+fn report(cache: &Path, format: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "report",
+        "--repo",
+        "octo/demo",
+        "--since",
+        SINCE,
+        "--until",
+        UNTIL,
+        "--format",
+        format,
+    ];
+    args.extend_from_slice(extra);
+    flakestat(cache, &args)
+}
+
+/// A store the fake's rate limit stopped after a few dozen requests.
+fn partial_store(gh: &FakeGitHub) -> tempfile::TempDir {
+    let cache = tempfile::tempdir().unwrap();
+    let out = survey(&gh.api_url(), cache.path());
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    cache
+}
+
+#[test]
+fn a_survey_stopped_by_the_rate_limit_gives_reports_that_say_they_are_incomplete() {
+    let gh = FakeGitHub::start_blocking(
+        dataset(),
+        Faults {
+            rate_limit: Some(40),
+            ..Faults::default()
+        },
+    )
+    .unwrap();
+    let cache = partial_store(&gh);
+
+    // JSON: the fields, and figures over complete runs only.
+    let out = report(cache.path(), "json", &[]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--allow-incomplete"),
+        "{}",
+        stderr(&out)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["complete"], false);
+    let pending = json["runs_pending"].as_u64().unwrap();
+    assert!(pending > 0, "{json}");
+    assert!(json["logs_pending"].is_u64(), "{json}");
+    let left_out = json["runs_left_out"].as_u64().unwrap();
+    assert!(left_out >= pending);
+    let partial_total = json["runs_total"].as_u64().unwrap();
+
+    // Markdown and table: the first line says it, with the command that finishes.
+    for format in ["markdown", "table"] {
+        let out = report(cache.path(), format, &[]);
+        assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+        let text = stdout(&out);
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("incomplete: "), "{format}: {first}");
+        assert!(
+            first.contains(&format!("{pending} of ")) && first.contains("no jobs yet"),
+            "{format}: {first}"
+        );
+        assert!(
+            first.contains("flakestat survey --repo octo/demo --since 2026-06-01T00:00:00Z"),
+            "{format}: {first}"
+        );
+    }
+
+    // Accepted on request; the report still says it.
+    let out = report(cache.path(), "markdown", &["--allow-incomplete"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("incomplete: "));
+
+    // survey --offline over the same store says it too.
+    let out = flakestat(
+        cache.path(),
+        &[
+            "survey",
+            "--repo",
+            "octo/demo",
+            "--since",
+            SINCE,
+            "--until",
+            UNTIL,
+            "--offline",
+            "--format",
+            "json",
+        ],
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["complete"], false, "{}", stderr(&out));
+
+    // nightly over the same store: exit 9, JSON says it.
+    let out = flakestat(
+        cache.path(),
+        &[
+            "nightly",
+            "--repo",
+            "octo/demo",
+            "--offline",
+            "--now",
+            "2026-06-03T00:00:00Z",
+            "--since",
+            "24h",
+            "--baseline",
+            "1d",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["complete"], false);
+    assert!(json["runs_pending"].as_u64().unwrap() > 0);
+
+    // Finishing the survey makes the store complete: no line, `complete: true`, exit 0, and
+    // the figures of a survey that never stopped.
+    gh.set_faults(Faults::default());
+    let out = survey(&gh.api_url(), cache.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let surveyed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = report(cache.path(), "json", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let finished: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(finished["complete"], true);
+    assert_eq!(finished["runs_pending"], 0);
+    assert_eq!(finished["logs_pending"], 0);
+    assert_eq!(finished, surveyed);
+    // The partial report counted complete runs only: the runs left out were not counted as
+    // clean runs.
+    assert!(partial_total + left_out <= finished["runs_total"].as_u64().unwrap());
+    assert!(partial_total < finished["runs_total"].as_u64().unwrap());
+    let out = report(cache.path(), "markdown", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("incomplete"), "{}", stdout(&out));
+}
