@@ -124,6 +124,7 @@ fn snapshot(jobs: usize) -> Snapshot {
             run_started_at: Some(at),
             html_url: format!("https://github.com/o/r/actions/runs/{}", 1_000 + r),
             pull_requests: vec![],
+            head_repository: None,
         });
     }
     for j in 0..jobs {
@@ -141,6 +142,7 @@ fn snapshot(jobs: usize) -> Snapshot {
             completed_at: None,
             html_url: None,
             head_sha: run.head_sha.clone(),
+            labels: Vec::new(),
         });
         let kind = KINDS[rng.below(KINDS.len() as u64) as usize];
         let error_lines = vec![

@@ -154,6 +154,10 @@ pub struct Job {
     pub completed_at: Option<Timestamp>,
     pub html_url: Option<String>,
     pub head_sha: Sha,
+    /// The runner labels the job asked for (`labels` in the API); empty when unknown (jobs
+    /// stored before flakestat kept them).
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 impl Job {

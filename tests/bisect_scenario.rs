@@ -224,6 +224,7 @@ impl Builder {
                 "https://github.com/octo/flaky/actions/runs/{id}/job/{}",
                 id.0 * 10 + 1
             )),
+            labels: Vec::new(),
             head_sha: head.clone(),
         };
         if hit {

@@ -62,6 +62,7 @@ fn every_format_of_the_story() {
             (Format::Markdown, "md"),
             (Format::Table, "txt"),
             (Format::Json, "json"),
+            (Format::Html, "html"),
         ] {
             let mut out = Vec::new();
             render(&data, format, &RenderOptions::default(), &mut out).unwrap();

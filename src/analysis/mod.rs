@@ -10,10 +10,13 @@
 
 pub mod audit;
 pub mod bisect;
+pub mod cost;
+pub mod heatmap;
 pub mod nightly;
 pub mod prs;
 mod signature;
 pub mod suggest;
+pub mod timeline;
 mod unclassified;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +45,8 @@ pub struct AnalysisConfig {
     pub matrix: MatrixParser,
     /// Report this signature alone (`--signature`); `None` is the overview of all.
     pub focus: Option<SignatureId>,
+    /// Which runners are GPU runners and what a minute costs (`[cost]`).
+    pub cost: cost::CostConfig,
 }
 
 /// Everything a reporter renders. Reporters compute nothing.
@@ -75,6 +80,8 @@ pub struct ReportData {
     /// Failed jobs whose log was read and matched nothing, grouped by their normalized error
     /// lines; largest group first.
     pub unclassified: Vec<UnclassifiedGroup>,
+    /// Runner time of the whole window's failed jobs and of every later attempt of its runs.
+    pub cost: cost::Cost,
     /// What the store does not hold yet; every figure above leaves it out.
     pub completeness: Completeness,
 }
@@ -304,6 +311,17 @@ pub fn analyze(
         }
     }
     let jobs_unclassified = failed_jobs.len() as u64 - jobs_classified;
+    let window_jobs: Vec<crate::model::Job> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| window_runs.contains(&j.run_id))
+        .cloned()
+        .collect();
+    let window_cost = cost::cost_of(
+        &window_jobs,
+        &failed_jobs.iter().map(|j| j.id).collect(),
+        &config.cost,
+    );
 
     let mut reports: Vec<SignatureReport> = signatures
         .iter()
@@ -332,5 +350,6 @@ pub fn analyze(
         signatures: reports,
         unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
         completeness,
+        cost: window_cost,
     }
 }

@@ -609,6 +609,7 @@ mod tests {
                 started_at: Some(run.created_at),
                 completed_at: Some(run.created_at + TimeDelta::minutes(5)),
                 html_url: Some(format!("{}/job/{}", run.html_url, run.id.0 * 10)),
+                labels: Vec::new(),
                 head_sha: run.head_sha.clone(),
             }
         }

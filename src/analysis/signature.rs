@@ -6,7 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::bisect::{self, Ancestry, BisectRun, Bisection, Merge, Verdict};
+use super::cost::{Cost, cost_of};
+use super::heatmap::{HeatMap, heatmaps};
 use super::prs::{self, ForkHeads, PathMatcher, PrRelevance, RunOrigin};
+use super::timeline::{Timeline, timeline};
 use super::{AnalysisConfig, JobVerdict, in_survey_window, verdict};
 use crate::matrix::{self, Dimensions};
 use crate::model::{
@@ -76,6 +79,13 @@ pub struct SignatureReport {
     pub tests: BTreeMap<String, u64>,
     /// Every counted hit, oldest first.
     pub hits: Vec<Hit>,
+    /// Runner time the hits cost: the failed jobs, and the attempts that re-ran their runs.
+    pub cost: Cost,
+    /// Runs and runs hit per day of the survey window, with markers; `None` when nothing was
+    /// hit.
+    pub timeline: Option<Timeline>,
+    /// The matrix two dimensions at a time (rows: where the hits are confined).
+    pub heatmaps: Vec<HeatMap>,
 }
 
 /// What the impact window starts at.
@@ -339,6 +349,9 @@ pub(super) fn analyze_signature(
         findings: Vec::new(),
         within: None,
         tests: BTreeMap::new(),
+        cost: cost_of(&snapshot.jobs, &hit_jobs, &config.cost),
+        timeline: None,
+        heatmaps: Vec::new(),
         hits,
     };
 
@@ -582,6 +595,26 @@ pub(super) fn analyze_signature(
     let (findings, within) = findings(&report.dimensions, &rows);
     report.findings = findings;
     report.within = within;
+    report.heatmaps = heatmaps(&rows, &report.dimensions, &report.findings);
+
+    let drawn: Vec<&Run> = snapshot
+        .runs
+        .iter()
+        .filter(same_workflows)
+        .filter(|r| r.is_completed() || hit_runs.contains(&r.id))
+        .collect();
+    report.timeline = Some(timeline(
+        &drawn,
+        &hit_runs,
+        snapshot.since,
+        snapshot.until,
+        report.bisection.as_ref(),
+        report
+            .first_hit
+            .as_ref()
+            .map(|h| (h.run_id, h.run_created_at)),
+        report.impact_window.as_ref().map(|w| (w.start, w.end)),
+    ));
     report
 }
 

@@ -14,6 +14,13 @@
 //! branch_patterns = ['^ci/pr-(?P<pr>\d+)$']
 //! # Set to false to use only the patterns above.
 //! builtin_branch_patterns = true
+//!
+//! [cost]
+//! # Runner label globs that name GPU runners (default `*gpu*`), and prices per minute
+//! # (optional; a report shows a price only when one is set).
+//! gpu_labels = ['*-gpu-*']
+//! gpu_price_per_minute = 0.10
+//! price_per_minute = 0.008
 //! ```
 
 use std::fmt;
@@ -24,6 +31,7 @@ use regex::Regex;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::analysis::cost::CostConfig;
 use crate::analysis::prs::{DEFAULT_BRANCH_PATTERNS, PrConventions};
 use crate::matrix::MatrixParser;
 
@@ -37,6 +45,7 @@ pub struct FileConfig {
     pub path: Option<PathBuf>,
     pub matrix: MatrixParser,
     pub pr_conventions: PrConventions,
+    pub cost: CostConfig,
 }
 
 /// One problem in a config file.
@@ -77,6 +86,15 @@ impl fmt::Display for ConfigError {
 struct RawFile {
     matrix: Option<RawMatrix>,
     pull_requests: Option<RawPullRequests>,
+    cost: Option<RawCost>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCost {
+    gpu_labels: Option<Spanned<Vec<String>>>,
+    gpu_price_per_minute: Option<Spanned<f64>>,
+    price_per_minute: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -191,6 +209,35 @@ pub fn parse_config(text: &str, path: &Path) -> Result<FileConfig, ConfigError> 
             branch_patterns: patterns,
         };
     }
+    if let Some(cost) = raw.cost {
+        let mut price = |p: Option<Spanned<f64>>, key: &str| {
+            let p = p?;
+            if p.get_ref().is_finite() && *p.get_ref() >= 0.0 {
+                Some(*p.get_ref())
+            } else {
+                problems.push(ConfigProblem {
+                    line: Some(line_of(p.span())),
+                    key: Some(format!("cost.{key}")),
+                    message: "a price per minute is a number, zero or more".into(),
+                });
+                None
+            }
+        };
+        let gpu_price = price(cost.gpu_price_per_minute, "gpu_price_per_minute");
+        let other_price = price(cost.price_per_minute, "price_per_minute");
+        let (globs, line) = match cost.gpu_labels {
+            Some(g) => (g.get_ref().clone(), Some(line_of(g.span()))),
+            None => (CostConfig::default().gpu_labels, None),
+        };
+        match CostConfig::new(globs, gpu_price, other_price) {
+            Ok(c) => config.cost = c,
+            Err(e) => problems.push(ConfigProblem {
+                line,
+                key: Some("cost.gpu_labels".into()),
+                message: format!("not a valid glob: {}", one_line(&e)),
+            }),
+        }
+    }
     if problems.is_empty() {
         Ok(config)
     } else {
@@ -249,6 +296,29 @@ mod tests {
         assert_eq!(err.problems[0].line, Some(1));
         let err = parse("[matrix]\npattern = '(x)'\n").unwrap_err();
         assert!(err.to_string().contains("no named group"));
+    }
+
+    #[test]
+    fn the_cost_table_is_read_and_checked() {
+        let config = parse(
+            "[cost]\ngpu_labels = ['*-a100-*']\ngpu_price_per_minute = 0.5\nprice_per_minute = 0.01\n",
+        )
+        .unwrap();
+        assert_eq!(config.cost.gpu_labels, ["*-a100-*"]);
+        assert_eq!(config.cost.gpu_price_per_minute, Some(0.5));
+        assert_eq!(config.cost.price_per_minute, Some(0.01));
+        assert_eq!(parse("").unwrap().cost.gpu_labels, ["*gpu*"]);
+        let err = parse("[cost]\ngpu_labels = ['a[']\nprice_per_minute = -1.0\n").unwrap_err();
+        let text = err.to_string();
+        assert_eq!(err.problems.len(), 2, "{text}");
+        assert!(
+            text.contains("flakestat.toml:3: cost.price_per_minute"),
+            "{text}"
+        );
+        assert!(
+            text.contains("flakestat.toml:2: cost.gpu_labels: not a valid glob"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -241,6 +241,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         pr_conventions: file_config.pr_conventions,
         matrix: file_config.matrix,
         focus: None,
+        cost: file_config.cost,
     };
 
     // The API and the token, resolved once; posting uses the same.
@@ -337,6 +338,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
+        FormatArg::Html => Format::Html,
     };
     let on_terminal = args.source.output.is_none() && std::io::stdout().is_terminal();
     let options = RenderOptions {

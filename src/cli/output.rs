@@ -12,9 +12,14 @@ use std::path::{Path, PathBuf};
 /// Report format, as the command line names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
+    /// Text tables for the terminal
     Table,
+    /// GitHub-flavoured markdown, to paste into an issue
     Markdown,
+    /// The versioned JSON document
     Json,
+    /// One self-contained HTML page.
+    Html,
 }
 
 /// `--format` given, or table on a terminal and markdown otherwise (so `> report.md` pastes).

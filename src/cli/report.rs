@@ -162,12 +162,14 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         pr_conventions: file.pr_conventions,
         matrix: file.matrix,
         focus,
+        cost: file.cost,
     };
     let data = analysis::analyze(&snapshot, &infos, &config);
     let format = match resolve_format(args.format, args.output.as_deref()) {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
+        FormatArg::Html => Format::Html,
     };
     let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let options = RenderOptions {

@@ -142,6 +142,7 @@ pub(super) fn load_from_store(
             pr_conventions: file.pr_conventions,
             matrix: file.matrix,
             focus: None,
+            cost: file.cost,
         },
     })
 }

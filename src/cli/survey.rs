@@ -106,6 +106,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         pr_conventions: file_config.pr_conventions,
         matrix: file_config.matrix,
         focus: None,
+        cost: file_config.cost,
     };
 
     let cache = args.source.cache_dir()?;
@@ -230,6 +231,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         FormatArg::Table => Format::Table,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Json => Format::Json,
+        FormatArg::Html => Format::Html,
     };
     let options = RenderOptions {
         color: args.source.output.is_none() && use_color(global.color),

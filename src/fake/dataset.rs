@@ -458,6 +458,7 @@ impl Dataset {
                     "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
                 )),
                 head_sha: base.head_sha.clone(),
+                labels: vec!["ubuntu-latest".into()],
             };
             let attempt = FakeAttempt {
                 attempt: 1,

@@ -1609,6 +1609,7 @@ mod tests {
             completed_at: Some(end.parse().unwrap()),
             html_url: None,
             head_sha: crate::model::Sha("a".repeat(40)),
+            labels: Vec::new(),
         }
     }
 

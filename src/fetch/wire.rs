@@ -133,6 +133,8 @@ pub struct WireJob {
     #[serde(default)]
     pub html_url: Option<String>,
     pub head_sha: String,
+    #[serde(default)]
+    pub labels: Option<Vec<String>>,
 }
 
 impl WireJob {
@@ -149,6 +151,7 @@ impl WireJob {
             completed_at: self.completed_at,
             html_url: self.html_url,
             head_sha: Sha(self.head_sha),
+            labels: self.labels.unwrap_or_default(),
         }
     }
 }

@@ -44,6 +44,68 @@ pub mod wire {
         /// Ranked by runs hit, ties by id.
         pub signatures: Vec<Signature>,
         pub unclassified: Vec<UnclassifiedGroup>,
+        /// Runner time of the window's failed jobs and of every later attempt of its runs.
+        #[serde(default)]
+        pub cost: Cost,
+    }
+
+    /// Runner time, in minutes (two decimals).
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct Cost {
+        /// Failed job executions.
+        pub job_minutes: f64,
+        /// Every job execution of the later attempts of those runs.
+        pub rerun_minutes: f64,
+        /// Of those, on runners whose labels match `[cost] gpu_labels`.
+        pub gpu_job_minutes: f64,
+        pub gpu_rerun_minutes: f64,
+        /// Job executions without a start or completion time: not in the minutes.
+        pub jobs_unknown: u64,
+        /// Runner labels (joined with `, `) → minutes.
+        pub by_label: BTreeMap<String, LabelCost>,
+        /// At the `[cost]` prices; `null` when none is configured.
+        pub price: Option<f64>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+    pub struct LabelCost {
+        pub job_minutes: f64,
+        pub rerun_minutes: f64,
+        pub gpu: bool,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Timeline {
+        pub days: Vec<TimelineDay>,
+        pub markers: Vec<Marker>,
+        pub impact_start: Option<Timestamp>,
+        pub impact_end: Option<Timestamp>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct TimelineDay {
+        /// `YYYY-MM-DD`, UTC.
+        pub day: String,
+        pub runs: u64,
+        pub runs_hit: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Marker {
+        /// `merge` (the placed merge), `suspect` or `first_hit`.
+        pub kind: String,
+        pub at: Timestamp,
+        pub label: String,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct HeatMap {
+        pub rows: String,
+        pub columns: String,
+        pub row_values: Vec<String>,
+        pub column_values: Vec<String>,
+        /// `cells[row][column]`; `jobs_total` 0 where no job ran.
+        pub cells: Vec<Vec<DimensionCell>>,
     }
 
     /// Always present, in every report and nightly document: `complete` is `false` when a
@@ -125,6 +187,14 @@ pub mod wire {
         /// Test id → hits.
         pub tests: BTreeMap<String, u64>,
         pub hits: Vec<Hit>,
+        /// Runner time the hits cost over the impact window.
+        #[serde(default)]
+        pub cost: Cost,
+        /// Runs and runs hit per day; `null` when nothing was hit.
+        #[serde(default)]
+        pub timeline: Option<Timeline>,
+        #[serde(default)]
+        pub heatmaps: Vec<HeatMap>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -500,6 +570,81 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
             .collect(),
         tests: s.tests.clone(),
         hits: s.hits.iter().map(hit).collect(),
+        cost: cost(&s.cost),
+        timeline: s.timeline.as_ref().map(|t| wire::Timeline {
+            days: t
+                .days
+                .iter()
+                .map(|d| wire::TimelineDay {
+                    day: d.day.format("%Y-%m-%d").to_string(),
+                    runs: d.runs,
+                    runs_hit: d.runs_hit,
+                })
+                .collect(),
+            markers: t
+                .markers
+                .iter()
+                .map(|m| wire::Marker {
+                    kind: name_of(&m.kind),
+                    at: m.at,
+                    label: m.label.clone(),
+                })
+                .collect(),
+            impact_start: t.impact_start,
+            impact_end: t.impact_end,
+        }),
+        heatmaps: s
+            .heatmaps
+            .iter()
+            .map(|h| wire::HeatMap {
+                rows: h.rows.clone(),
+                columns: h.columns.clone(),
+                row_values: h.row_values.clone(),
+                column_values: h.column_values.clone(),
+                cells: h
+                    .cells
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|c| wire::DimensionCell {
+                                jobs_hit: c.jobs_hit,
+                                jobs_total: c.jobs_total,
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Seconds as minutes with two decimals.
+pub fn minutes(seconds: u64) -> f64 {
+    (seconds as f64 / 60.0 * 100.0).round() / 100.0
+}
+
+fn cost(c: &analysis::cost::Cost) -> wire::Cost {
+    wire::Cost {
+        job_minutes: minutes(c.job_seconds),
+        rerun_minutes: minutes(c.rerun_seconds),
+        gpu_job_minutes: minutes(c.gpu_job_seconds),
+        gpu_rerun_minutes: minutes(c.gpu_rerun_seconds),
+        jobs_unknown: c.jobs_unknown,
+        by_label: c
+            .by_label
+            .iter()
+            .map(|(label, l)| {
+                (
+                    label.clone(),
+                    wire::LabelCost {
+                        job_minutes: minutes(l.job_seconds),
+                        rerun_minutes: minutes(l.rerun_seconds),
+                        gpu: l.gpu,
+                    },
+                )
+            })
+            .collect(),
+        price: c.price,
     }
 }
 
@@ -570,6 +715,7 @@ pub fn to_wire(data: &ReportData) -> wire::Report {
                     .collect(),
             })
             .collect(),
+        cost: cost(&data.cost),
     }
 }
 

@@ -4,6 +4,9 @@
 //! wording and formatting the figures `ReportData` carries.
 
 use crate::analysis::bisect::{self, Bisection, Suspect, Verdict};
+use crate::analysis::cost::Cost;
+use crate::analysis::heatmap::HeatMap;
+use crate::analysis::timeline::Timeline;
 use crate::analysis::{
     Completeness, DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart,
     ReportData, SignatureReport, UnclassifiedGroup,
@@ -31,6 +34,8 @@ pub enum Span {
         text: String,
         url: Option<String>,
     },
+    /// A one-line sparkline of runs hit per period, oldest first.
+    Spark(Vec<u64>),
 }
 
 pub type Line = Vec<Span>;
@@ -54,6 +59,87 @@ pub enum Block {
         summary: String,
         blocks: Vec<Block>,
     },
+    /// A picture, drawn by each renderer in its medium (SVG, Mermaid, characters).
+    Chart(Chart),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chart {
+    Timeline(Timeline),
+    HeatMap(HeatMap),
+}
+
+/// Periods in an overview sparkline, at most.
+pub const SPARK_PERIODS: usize = 16;
+
+/// Runs hit per period: the timeline's days folded into at most `SPARK_PERIODS` periods.
+pub fn spark_periods(t: &Timeline) -> Vec<u64> {
+    let per = t.days.len().div_ceil(SPARK_PERIODS).max(1);
+    t.days
+        .chunks(per)
+        .map(|c| c.iter().map(|d| d.runs_hit).sum())
+        .collect()
+}
+
+/// Hours with one decimal.
+pub fn hours(seconds: u64) -> String {
+    format!("{:.1}", seconds as f64 / 3600.0)
+}
+
+/// "14.2 GPU-hours: 9.1 h of failed jobs, 5.1 h of re-runs", with what is unknown.
+pub fn cost_sentence(c: &Cost) -> String {
+    let total = c.total_seconds();
+    let mut s = if c.gpu_seconds() == total {
+        format!("{} GPU-hours", hours(total))
+    } else if c.gpu_seconds() == 0 {
+        format!("{} runner-hours (none on GPU runners)", hours(total))
+    } else {
+        format!(
+            "{} runner-hours, {} of them GPU-hours",
+            hours(total),
+            hours(c.gpu_seconds())
+        )
+    };
+    s.push_str(&format!(
+        ": {} h of failed jobs, {} h of re-runs",
+        hours(c.job_seconds),
+        hours(c.rerun_seconds)
+    ));
+    if let Some(p) = c.price {
+        s.push_str(&format!(" ({p:.2} at the configured prices)"));
+    }
+    if c.jobs_unknown > 0 {
+        s.push_str(&format!(
+            "; {} without start or completion time, not counted",
+            plural(c.jobs_unknown, "job", "jobs")
+        ));
+    }
+    s
+}
+
+fn cost_table(c: &Cost) -> Block {
+    let rows: Vec<Vec<Line>> = c
+        .by_label
+        .iter()
+        .map(|(label, l)| {
+            vec![
+                vec![code(label.clone())],
+                vec![text(if l.gpu { "yes" } else { "no" })],
+                vec![text(hours(l.job_seconds))],
+                vec![text(hours(l.rerun_seconds))],
+            ]
+        })
+        .collect();
+    let n = rows.len();
+    collapse(
+        "Cost by runner labels",
+        n,
+        Block::Table(Table {
+            headers: vec!["Runner labels", "GPU", "Failed jobs (h)", "Re-runs (h)"],
+            numeric: vec![false, false, true, true],
+            rows,
+        }),
+    )
 }
 
 fn text(s: impl Into<String>) -> Span {
@@ -299,6 +385,12 @@ fn overview(data: &ReportData) -> Vec<Block> {
         data.jobs_classified,
         data.jobs_unclassified,
     ))]));
+    if data.jobs_failed > 0 {
+        blocks.push(Block::Paragraph(vec![text(format!(
+            "Failed jobs and re-runs in the window cost {}.",
+            cost_sentence(&data.cost)
+        ))]));
+    }
 
     blocks.push(Block::Heading(2, vec![text("Signatures")]));
     let hit: Vec<&SignatureReport> = data.signatures.iter().filter(|s| s.runs_hit > 0).collect();
@@ -391,9 +483,11 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
             "Re-run to green",
             "First hit",
             "Introduced by",
+            "Cost (h)",
+            "Hits over time",
         ],
         numeric: vec![
-            true, false, true, true, true, true, true, true, false, false,
+            true, false, true, true, true, true, true, true, false, false, true, false,
         ],
         rows: sigs
             .iter()
@@ -433,6 +527,19 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
                     vec![text(s.runs_rerun_to_green.to_string())],
                     vec![text(first)],
                     introduced,
+                    vec![text(if s.cost.gpu_seconds() > 0 {
+                        format!(
+                            "{} ({} GPU)",
+                            hours(s.cost.total_seconds()),
+                            hours(s.cost.gpu_seconds())
+                        )
+                    } else {
+                        hours(s.cost.total_seconds())
+                    })],
+                    s.timeline
+                        .as_ref()
+                        .map(|t| vec![Span::Spark(spark_periods(t))])
+                        .unwrap_or_default(),
                 ]
             })
             .collect(),
@@ -695,19 +802,32 @@ fn matrix_table(title: &str, dimensions: &[DimensionReport]) -> Block {
     let rows: Vec<Vec<Line>> = dimensions
         .iter()
         .flat_map(|d| {
+            // The strongest value of each dimension is bold (ties too), when it was hit.
+            let rate = |v: &crate::analysis::DimensionValue| {
+                v.jobs_hit as f64 / v.jobs_total.max(1) as f64
+            };
+            let best = d.values.iter().map(rate).fold(0.0, f64::max);
             d.values.iter().map(move |v| {
+                let strong = v.jobs_hit > 0 && rate(v) >= best;
+                let cell = |t: String| {
+                    if strong {
+                        vec![Span::Strong(t)]
+                    } else {
+                        vec![text(t)]
+                    }
+                };
                 vec![
                     vec![text(d.name.clone())],
-                    vec![text(v.value.clone())],
+                    cell(v.value.clone()),
                     vec![text(v.jobs_hit.to_string())],
                     vec![text(v.jobs_total.to_string())],
-                    vec![text(if v.jobs_hit == 0 {
+                    cell(if v.jobs_hit == 0 {
                         "never".to_string()
                     } else {
                         percent(Some(
                             (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
                         ))
-                    })],
+                    }),
                 ]
             })
         })
@@ -884,7 +1004,18 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
             },
         ]);
     }
+    if s.runs_hit > 0 {
+        facts.push(vec![text(format!("Cost: {}.", cost_sentence(&s.cost)))]);
+    }
     blocks.push(Block::Bullets(facts));
+    if !s.cost.by_label.is_empty() {
+        blocks.push(cost_table(&s.cost));
+    }
+
+    if let Some(t) = &s.timeline {
+        blocks.push(Block::Heading(3, vec![text("Timeline")]));
+        blocks.push(Block::Chart(Chart::Timeline(t.clone())));
+    }
 
     blocks.extend(first_occurrence_section(s));
 
@@ -893,6 +1024,9 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         blocks.push(Block::Paragraph(vec![text(
             "Jobs hit of jobs run in the impact window, per value; values never hit are shown too.",
         )]));
+        for h in &s.heatmaps {
+            blocks.push(Block::Chart(Chart::HeatMap(h.clone())));
+        }
         blocks.push(matrix_table("Matrix values", &s.dimensions));
         if let Some(w) = &s.within {
             blocks.push(Block::Paragraph(vec![

@@ -6,12 +6,17 @@
 
 use std::io::{self, Write};
 
-use super::layout::{Block, Line, MAX_LOG_CHARS, Span, Table};
+use super::layout::{Block, Chart, Line, MAX_LOG_CHARS, Span, Table};
+use super::pictures;
 use super::sanitize::{is_invisible, one_line};
 
 pub fn render(blocks: &[Block], out: &mut dyn Write) -> io::Result<()> {
     let mut first = true;
-    for block in blocks {
+    // Markdown draws no heat map: the matrix tables say the same, strongest values in bold.
+    for block in blocks
+        .iter()
+        .filter(|b| !matches!(b, Block::Chart(Chart::HeatMap(_))))
+    {
         if !first {
             writeln!(out)?;
         }
@@ -46,6 +51,57 @@ fn write_block(block: &Block, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out)?;
             writeln!(out, "</details>")
         }
+        Block::Chart(Chart::Timeline(t)) => {
+            // Mermaid for GitHub, then the same figures as a table for readers without it.
+            writeln!(
+                out,
+                "<details><summary>Timeline: runs and runs hit per day</summary>"
+            )?;
+            writeln!(out)?;
+            writeln!(out, "```mermaid\n{}```", pictures::mermaid(t))?;
+            writeln!(out)?;
+            write_table(&timeline_table(t), out)?;
+            writeln!(out)?;
+            writeln!(out, "</details>")
+        }
+        // Markdown keeps the matrix tables (strongest values in bold) instead.
+        Block::Chart(Chart::HeatMap(_)) => Ok(()),
+    }
+}
+
+/// The timeline's days with runs or a marker.
+fn timeline_table(t: &crate::analysis::timeline::Timeline) -> Table {
+    use crate::analysis::timeline::MarkerKind;
+    let rows = t
+        .days
+        .iter()
+        .filter_map(|d| {
+            let marks: Vec<String> = t
+                .markers
+                .iter()
+                .filter(|m| m.at.date_naive() == d.day)
+                .map(|m| match m.kind {
+                    MarkerKind::Merge => format!("{} merged (placed)", m.label),
+                    MarkerKind::Suspect => format!("{} merged (suspect)", m.label),
+                    MarkerKind::FirstHit => format!("first hit ({})", m.label),
+                })
+                .collect();
+            let impact = t.impact_start.is_some_and(|s| d.day >= s.date_naive());
+            (d.runs > 0 || !marks.is_empty()).then(|| {
+                vec![
+                    vec![Span::Text(d.day.format("%Y-%m-%d").to_string())],
+                    vec![Span::Text(d.runs.to_string())],
+                    vec![Span::Text(d.runs_hit.to_string())],
+                    vec![Span::Text(if impact { "yes" } else { "" }.to_string())],
+                    vec![Span::Text(marks.join("; "))],
+                ]
+            })
+        })
+        .collect();
+    Table {
+        headers: vec!["Day", "Runs", "Runs hit", "Impact window", "Marks"],
+        numeric: vec![false, true, true, false, false],
+        rows,
     }
 }
 
@@ -95,6 +151,7 @@ fn inline(line: &Line, in_table: bool) -> String {
                 }
                 s.push_str(&c);
             }
+            Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, true)),
             Span::Link { text: label, url } | Span::Url { text: label, url } => {
                 let label_md = text(label);
                 match url.as_deref().and_then(safe_url) {

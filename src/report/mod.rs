@@ -5,10 +5,12 @@
 //! the terminal and the GitHub issue say the same thing; each file only decides how a cell is
 //! written and escaped. JSON has its own versioned wire types (`json.rs`).
 
+mod html;
 mod json;
 mod layout;
 mod markdown;
 pub mod nightly;
+mod pictures;
 #[cfg(test)]
 mod proptests;
 pub mod sanitize;
@@ -26,6 +28,8 @@ pub enum Format {
     Table,
     Markdown,
     Json,
+    /// One self-contained page (inline CSS and SVG, strict CSP).
+    Html,
 }
 
 /// Decisions made at the edge (the `cli` layer) and passed down.
@@ -49,5 +53,17 @@ pub fn render(
         Format::Json => json::render(data, out),
         Format::Markdown => markdown::render(&layout::document(data), out),
         Format::Table => table::render(&layout::document(data), options, out),
+        Format::Html => html::render(&html_title(data), &layout::document(data), out),
+    }
+}
+
+fn html_title(data: &ReportData) -> String {
+    let repo = data
+        .repo
+        .as_ref()
+        .map_or_else(|| "CI failures".to_string(), |r| r.to_string());
+    match &data.focus {
+        Some(id) => format!("{id} in {repo} (flakestat)"),
+        None => format!("CI failures in {repo} (flakestat)"),
     }
 }

@@ -5,10 +5,13 @@
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Attribute, Cell, CellAlignment, ContentArrangement, Table as Comfy};
+use comfy_table::{
+    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy,
+};
 
 use super::RenderOptions;
-use super::layout::{Block, Line, MAX_LOG_CHARS, Span, Table};
+use super::layout::{Block, Chart, Line, MAX_LOG_CHARS, Span, Table};
+use super::pictures;
 use super::sanitize::one_line;
 
 const BOLD: &str = "\u{1b}[1m";
@@ -27,22 +30,32 @@ pub fn render(blocks: &[Block], options: &RenderOptions, out: &mut dyn Write) ->
 fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     match block {
         Block::Heading(level, line) => {
-            let t = plain(line);
-            if options.color {
-                writeln!(out, "{BOLD}{t}{RESET}")?;
-            } else {
-                writeln!(out, "{t}")?;
+            let lines = wrap(&plain(line, options.color), options.width, "", "");
+            let longest = lines.iter().map(|l| unicode_width(l)).max().unwrap_or(0);
+            for t in lines {
+                if options.color {
+                    writeln!(out, "{BOLD}{t}{RESET}")?;
+                } else {
+                    writeln!(out, "{t}")?;
+                }
             }
             if *level <= 2 {
                 let rule = if *level == 1 { "=" } else { "-" };
-                writeln!(out, "{}", rule.repeat(unicode_width(&t)))?;
+                writeln!(out, "{}", rule.repeat(longest))?;
             }
             Ok(())
         }
-        Block::Paragraph(line) => writeln!(out, "{}", plain(line)),
+        Block::Paragraph(line) => {
+            for l in wrap(&plain(line, options.color), options.width, "", "") {
+                writeln!(out, "{l}")?;
+            }
+            Ok(())
+        }
         Block::Bullets(items) => {
             for item in items {
-                writeln!(out, "  • {}", plain(item))?;
+                for l in wrap(&plain(item, options.color), options.width, "  • ", "    ") {
+                    writeln!(out, "{l}")?;
+                }
             }
             Ok(())
         }
@@ -51,7 +64,66 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             writeln!(out, "{}:", one_line(summary))?;
             render(blocks, options, out)
         }
+        Block::Chart(Chart::Timeline(t)) => {
+            for line in pictures::timeline_chart(t, options.color, options.color, options.width) {
+                writeln!(out, "{line}")?;
+            }
+            Ok(())
+        }
+        Block::Chart(Chart::HeatMap(h)) => {
+            writeln!(
+                out,
+                "Jobs hit / jobs run, {} by {}:",
+                one_line(&h.rows),
+                one_line(&h.columns)
+            )?;
+            for line in pictures::heatmap_grid(
+                h,
+                options.color,
+                one_line,
+                options.width.map(|w| usize::from(w).saturating_sub(2)),
+            ) {
+                writeln!(out, "  {line}")?;
+            }
+            Ok(())
+        }
     }
+}
+
+/// Prose broken at spaces to fit `width` (a word longer than the width is cut), `first` before
+/// the first line and `rest` before the others; one line when the width is not known.
+fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> Vec<String> {
+    let Some(width) = width.map(usize::from).filter(|w| *w > rest.len() + 10) else {
+        return vec![format!("{first}{text}")];
+    };
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let mut word = word.to_string();
+        if !empty && unicode_width(&line) + 1 + unicode_width(&word) > width {
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+        while unicode_width(&line) + unicode_width(&word) + usize::from(!empty) > width {
+            let room = width - unicode_width(&line) - usize::from(!empty);
+            let head: String = word.chars().take(room).collect();
+            word = word.chars().skip(room).collect();
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(&head);
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(&word);
+        empty = false;
+    }
+    lines.push(line);
+    lines
 }
 
 fn unicode_width(s: &str) -> usize {
@@ -85,7 +157,17 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
         }
     }));
     for row in &table.rows {
-        t.add_row(row.iter().map(|cell| Cell::new(plain(cell))));
+        t.add_row(row.iter().map(|cell| Cell::new(plain(cell, options.color))));
+    }
+    // A sparkline is one line or nothing: its column is never wrapped.
+    for i in 0..table.headers.len() {
+        let spark = table.rows.iter().any(|r| {
+            r.get(i)
+                .is_some_and(|c| c.iter().any(|s| matches!(s, Span::Spark(_))))
+        });
+        if spark && let Some(col) = t.column_mut(i) {
+            col.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
     for (i, numeric) in table.numeric.iter().enumerate() {
         if *numeric && let Some(col) = t.column_mut(i) {
@@ -96,7 +178,7 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
 }
 
 /// A line as the terminal shows it: links as their text, or as their URL for link columns.
-fn plain(line: &Line) -> String {
+fn plain(line: &Line, fancy: bool) -> String {
     let mut s = String::new();
     for span in line {
         match span {
@@ -111,6 +193,8 @@ fn plain(line: &Line) -> String {
                 }
             }
             Span::Link { text, .. } => s.push_str(&one_line(text)),
+            // Unicode blocks where colour is allowed, plain characters elsewhere.
+            Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, fancy)),
             Span::Url { text, url } => match url {
                 Some(u) => s.push_str(&one_line(u)),
                 None => s.push_str(&one_line(text)),

@@ -44,6 +44,7 @@ fn job(id: u64, run: u64, attempt: u32, conclusion: &str) -> Job {
         started_at: None,
         completed_at: None,
         html_url: None,
+        labels: Vec::new(),
         head_sha: Sha("a".repeat(40)),
     }
 }

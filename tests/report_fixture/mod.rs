@@ -150,6 +150,12 @@ impl Builder {
                     started_at: Some(started),
                     completed_at: Some(started + Duration::minutes(20)),
                     html_url: Some(format!("{url}/job/{}", job_id.0)),
+                    // Test jobs on GPU runners, builds on CPU ones, as on cuda-python.
+                    labels: vec![if name.starts_with("Test") {
+                        "linux-amd64-gpu-t4-latest-1".to_string()
+                    } else {
+                        "linux-amd64-cpu16".to_string()
+                    }],
                     head_sha: Sha(format!("{:040x}", id.0)),
                 });
                 match outcome {

@@ -120,6 +120,7 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
                             spec.repo
                         )),
                         head_sha: sha.clone(),
+                        labels: Vec::new(),
                     }
                 })
                 .collect();

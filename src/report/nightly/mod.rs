@@ -35,6 +35,11 @@ pub fn render(
         Format::Json => json::render(data, out),
         Format::Markdown => out.write_all(fitted_markdown(data, MAX_COMMENT_BYTES).as_bytes()),
         Format::Table => super::table::render(&layout::document(data, None), options, out),
+        Format::Html => super::html::render(
+            "Nightly CI failures (flakestat)",
+            &layout::document(data, None),
+            out,
+        ),
     }
 }
 

@@ -1244,6 +1244,7 @@ fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -
                         "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
                     )),
                     head_sha: plan.sha.clone(),
+                    labels: Vec::new(),
                 };
                 if plan.in_progress && m.kind == JobKind::Test {
                     if j % 2 == 0 {
