@@ -547,3 +547,34 @@ fn the_example_workflow_s_command_line_runs() {
     assert!(report.contains("## New signatures"), "{report}");
     assert!(stderr(&out).contains("created comment"), "{}", stderr(&out));
 }
+
+/// Fork PR runs name no PR (`pull_requests: []`): nightly maps them through the PR listing as
+/// the survey does (issue #9), once; a repeat finds the mapping in the store and asks nothing.
+#[test]
+fn nightly_maps_fork_pr_runs_through_the_pr_listing_once() {
+    let ds = scenario();
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    // The fork PR #2370's runs are on 2026-07-13/14: inside a 14-day baseline ending 07-20.
+    let extra = ["--since", "24h", "--baseline", "14d", "--format", "json"];
+    let listings = |gh: &FakeGitHub| {
+        gh.requests()
+            .iter()
+            .filter(|r| r.path.contains("/pulls?") && r.path.contains("state=all"))
+            .count()
+    };
+    let out = nightly(&gh, cache.path(), "2026-07-20T06:30:00Z", &extra);
+    assert!(
+        matches!(out.status.code(), Some(0 | 10)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(listings(&gh), 1, "{:?}", gh.request_counts());
+    let out = nightly(&gh, cache.path(), "2026-07-20T06:30:00Z", &extra);
+    assert!(
+        matches!(out.status.code(), Some(0 | 10)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(listings(&gh), 1, "a repeat lists no PRs again");
+}

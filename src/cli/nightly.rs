@@ -14,7 +14,9 @@ use clap::Args;
 
 use super::output::{FormatArg, resolve_format, use_color, write_output};
 use super::source::SourceArgs;
-use super::survey::{Bars, archive_note, closing_line, fetch_error, load_signatures, prs_of_runs};
+use super::survey::{
+    Bars, archive_note, closing_line, fetch_error, load_signatures, map_fork_runs, prs_of_runs,
+};
 use super::when::{Bound, parse_when};
 use super::{CodedError, GlobalArgs};
 use crate::analysis::AnalysisConfig;
@@ -297,7 +299,23 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         let wanted = |runs: &[Run], default_branch: &str| {
             prs_of_runs(runs, default_branch, &analysis_config)
         };
-        let result = session.survey(store.clone(), classifier.clone(), &plan, &wanted);
+        let result = session
+            .survey(store.clone(), classifier.clone(), &plan, &wanted)
+            .and_then(|summary| {
+                // Fork runs name no PR: map them (and fetch what their relevance needs) as the
+                // survey's bisection step does, so they are not left out as unknown.
+                map_fork_runs(
+                    &session,
+                    &store,
+                    &repo,
+                    baseline_since,
+                    now,
+                    &classifier.fingerprint(),
+                    &infos,
+                    &analysis_config,
+                )?;
+                Ok(summary)
+            });
         bars.finish();
         if !global.quiet {
             let mut line = closing_line(&session.stats());

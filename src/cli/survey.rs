@@ -331,6 +331,53 @@ fn fetch_ancestry(
     Ok(summary)
 }
 
+/// For a command that places nothing on merges (`nightly`): the fork runs of the window mapped
+/// to their PRs through the PR listing, then the changed files those PRs' relevance needs, so
+/// fork PRs count like any other PR there too. Returns the requests made.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn map_fork_runs(
+    session: &Session,
+    store: &Arc<Mutex<Store>>,
+    repo: &Repo,
+    since: chrono::DateTime<chrono::Utc>,
+    until: chrono::DateTime<chrono::Utc>,
+    fingerprint: &str,
+    signatures: &[SignatureInfo],
+    config: &AnalysisConfig,
+) -> Result<u64, FetchError> {
+    let plan = AncestryPlan {
+        repo,
+        since,
+        until,
+        fingerprint,
+        signatures,
+        config,
+    };
+    let mut summary = AncestrySummary::default();
+    let default_branch = store
+        .lock()
+        .expect("store lock")
+        .default_branch(repo)?
+        .unwrap_or_else(|| "main".to_string());
+    let snapshot = |store: &Arc<Mutex<Store>>| {
+        store
+            .lock()
+            .expect("store lock")
+            .load_snapshot(repo, since, until, fingerprint)
+    };
+    fetch_fork_pulls(
+        session,
+        store,
+        &plan,
+        &snapshot(store)?,
+        &default_branch,
+        &mut summary,
+    )?;
+    let needs = analysis::bisect::needs(&snapshot(store)?, signatures, config);
+    session.fetch_merge_files(store, repo, &needs.merge_files, &mut summary)?;
+    Ok(summary.requests())
+}
+
 /// Fork runs name no PR: when some run of the window is one whose PR the store cannot name,
 /// and the PR listing has not covered its time yet, list PRs (`fetch/pulls.rs`).
 fn fetch_fork_pulls(
