@@ -15,8 +15,8 @@ use super::when::parse_window;
 use super::{CodedError, GlobalArgs};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch::{self, Classifier};
-use crate::model::{Classification, Repo, SignatureId};
+use crate::fetch;
+use crate::model::{Repo, SignatureId};
 use crate::report::{self, Format, RenderOptions};
 use crate::signatures::{self, SignatureSet};
 use crate::store::{Store, StoreError};
@@ -65,19 +65,6 @@ pub struct ReportArgs {
     /// says so in its first line either way.
     #[arg(long)]
     pub allow_incomplete: bool,
-}
-
-/// The compiled signatures, as the store's re-classification wants them.
-struct SetClassifier(SignatureSet);
-
-impl Classifier for SetClassifier {
-    fn fingerprint(&self) -> String {
-        self.0.fingerprint()
-    }
-
-    fn classify(&self, log: &[u8]) -> Classification {
-        self.0.classify(log)
-    }
 }
 
 fn invalid(message: impl Into<String>) -> CodedError {
@@ -142,7 +129,8 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         .into());
     }
     let store = Arc::new(Mutex::new(store));
-    let classifier = SetClassifier(set);
+    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
+    let classifier = set;
     // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
     // report what is classified (the rest shows as "not classified yet").
     let classified = match super::nightly::try_lock_store(&cache_dir, "flakestat report")? {

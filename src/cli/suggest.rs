@@ -15,8 +15,8 @@ use super::{CodedError, GlobalArgs};
 use crate::analysis::suggest::{ClaimedLine, checked, suggest};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch::{self, Classifier};
-use crate::model::{Classification, Repo};
+use crate::fetch;
+use crate::model::Repo;
 use crate::report::sanitize::terminal_line;
 use crate::signatures::{self, SignatureSet};
 use crate::store::{Store, StoreError};
@@ -52,18 +52,6 @@ pub struct SuggestArgs {
     pub min_jobs: u64,
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-}
-
-struct SetClassifier(SignatureSet);
-
-impl Classifier for SetClassifier {
-    fn fingerprint(&self) -> String {
-        self.0.fingerprint()
-    }
-
-    fn classify(&self, log: &[u8]) -> Classification {
-        self.0.classify(log)
-    }
 }
 
 fn invalid(message: impl Into<String>) -> CodedError {
@@ -125,7 +113,8 @@ pub(super) fn load_from_store(
         .into());
     }
     let store = Arc::new(Mutex::new(store));
-    let classifier = SetClassifier(set);
+    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
+    let classifier = set;
     if let Some(_lock) = super::nightly::try_lock_store(&cache_dir, command)? {
         fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
     }
