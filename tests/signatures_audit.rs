@@ -65,9 +65,27 @@ fn audit_names_a_planted_broad_signature_and_spares_the_shipped_set() {
     let text = String::from_utf8_lossy(&shipped.stdout);
     assert_eq!(shipped.status.code(), Some(0), "{text}");
     assert!(!text.contains("ALARM"), "{text}");
-    // Every job the pattern matches in the store, related PRs' included: 30 before the fork PR
-    // #2370 joined the story, whose 2 hit jobs make 32.
-    assert!(text.contains("wait-until-timeout: 32 jobs"), "{text}");
+    // Every failed job whose log holds the assertion, related PRs' included, counted from the
+    // fake's data of the audited window (not through the store).
+    let ds = flakestat::fake::Dataset::load(&root.join("fixtures/cuda-python-flake")).unwrap();
+    let t = |s: &str| s.parse::<flakestat::model::Timestamp>().unwrap();
+    let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-08-01T00:00:00Z"));
+    let flaky = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at >= since && r.run.created_at < until)
+        .flat_map(|r| r.all_jobs())
+        .filter(|j| {
+            j.is_failed()
+                && matches!(ds.logs.get(&j.id), Some(flakestat::fake::FakeLog::Text(l))
+                    if l.contains(flakestat::fake::scenario::cuda_python::FLAKE_MESSAGE))
+        })
+        .count();
+    assert!(flaky > 0);
+    assert!(
+        text.contains(&format!("wait-until-timeout: {flaky} jobs")),
+        "{flaky} jobs expected: {text}"
+    );
 
     let planted = tmp.path().join("planted");
     std::fs::create_dir_all(&planted).unwrap();
