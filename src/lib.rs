@@ -1,17 +1,18 @@
 //! flakestat: which of our red CI runs are flakes, how often each hits, where in the job matrix,
 //! and since which merge.
 //!
-//! Layers, top to bottom (arrows point down only; see ARCHITECTURE.md):
-//! `cli` → `fetch` → `store`; `cli` → `analysis` → `signatures`, `matrix`; `report` renders
-//! `analysis::ReportData`; `model` is plain data every layer shares.
+//! This package is the command line (`cli`, exit codes); the layers below it are crates of their
+//! own, so the compiler keeps the arrows pointing down (see ARCHITECTURE.md):
+//! `flakestat-core` (model, signatures, matrix, analysis, report: pure), `flakestat-store`
+//! (SQL), `flakestat-github` (the GitHub client and survey: tokio, octocrab) and, behind the
+//! default feature `replay`, `flakestat-fake` (the fake GitHub API). They are re-exported here
+//! under their layer names, so `flakestat::model`, `flakestat::fetch` … name the same items.
 
-pub mod analysis;
 pub mod cli;
 pub mod exit;
-pub mod fake;
-pub mod fetch;
-pub mod matrix;
-pub mod model;
-pub mod report;
-pub mod signatures;
-pub mod store;
+
+pub use flakestat_core::{analysis, matrix, model, report, signatures};
+#[cfg(feature = "replay")]
+pub use flakestat_fake as fake;
+pub use flakestat_github as fetch;
+pub use flakestat_store as store;

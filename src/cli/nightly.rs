@@ -176,13 +176,7 @@ fn not_posted(err: CodedError) -> CodedError {
 }
 
 pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
-    let replay = match &args.source.replay {
-        Some(dir) => Some(
-            crate::fake::Dataset::load(dir)
-                .map_err(|e| invalid(format!("--replay {}: {e}", dir.display())))?,
-        ),
-        None => None,
-    };
+    let replay = super::source::Replay::load(args.source.replay.as_deref())?;
     let now: Timestamp = match (&args.now, &replay) {
         (Some(text), _) => chrono::DateTime::parse_from_rfc3339(text.trim())
             .map_err(|_| {
@@ -191,7 +185,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
                 ))
             })?
             .to_utc(),
-        (None, Some(ds)) => ds.now,
+        (None, Some(ds)) => ds.now(),
         (None, None) => super::when::now_to_the_second(),
     };
     let repo = match (&args.repo, &replay) {
@@ -200,7 +194,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
                 "--repo {text:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"
             ))
         })?,
-        (None, Some(ds)) => ds.repo.clone(),
+        (None, Some(ds)) => ds.repo(),
         (None, None) => unreachable!("clap requires --repo without --replay"),
     };
     let period_since =
@@ -253,7 +247,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
     } else {
         match replay {
             Some(ds) => {
-                let gh = super::source::start_replay(ds)?;
+                let gh = ds.start()?;
                 let url = gh.api_url();
                 _fake = gh;
                 // The fake accepts any token; one is needed to comment.

@@ -10,7 +10,6 @@ use super::output::FormatArg;
 use super::settings;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
-use crate::fake::{Dataset, FakeGitHub, Faults};
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY};
 
 #[derive(Debug, Args)]
@@ -148,11 +147,90 @@ impl SourceArgs {
     }
 }
 
-/// Serves a replay dataset on 127.0.0.1 for as long as the returned server lives.
-pub fn start_replay(dataset: Dataset) -> anyhow::Result<FakeGitHub> {
-    FakeGitHub::start_blocking(dataset, Faults::default()).map_err(|e| {
-        CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}")).into()
-    })
+/// A recorded dataset for `--replay DIR`, served by the built-in fake GitHub on 127.0.0.1.
+///
+/// The fake is compiled in only with the default feature `replay`; without it `--replay` is
+/// refused with a message saying so, and nothing else changes.
+pub struct Replay {
+    #[cfg(feature = "replay")]
+    dataset: crate::fake::Dataset,
+    #[cfg(not(feature = "replay"))]
+    never: std::convert::Infallible,
+}
+
+/// The replay server, serving for as long as it lives.
+pub struct ReplayServer {
+    #[cfg(feature = "replay")]
+    server: crate::fake::FakeGitHub,
+    #[cfg(not(feature = "replay"))]
+    never: std::convert::Infallible,
+}
+
+impl Replay {
+    /// `--replay DIR`, if given: the dataset, or an error naming the folder (exit 3).
+    pub fn load(dir: Option<&std::path::Path>) -> anyhow::Result<Option<Replay>> {
+        let Some(dir) = dir else { return Ok(None) };
+        #[cfg(feature = "replay")]
+        {
+            let dataset = crate::fake::Dataset::load(dir).map_err(|e| {
+                CodedError::new(
+                    exit::INVALID_INPUT,
+                    format!("--replay {}: {e}", dir.display()),
+                )
+            })?;
+            Ok(Some(Replay { dataset }))
+        }
+        #[cfg(not(feature = "replay"))]
+        Err(CodedError::new(
+            exit::ERROR,
+            format!(
+                "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
+                dir.display()
+            ),
+        )
+        .into())
+    }
+
+    /// The repository the dataset records.
+    pub fn repo(&self) -> crate::model::Repo {
+        #[cfg(feature = "replay")]
+        return self.dataset.repo.clone();
+        #[cfg(not(feature = "replay"))]
+        match self.never {}
+    }
+
+    /// The dataset's present: replays are reproducible whatever the clock says.
+    pub fn now(&self) -> crate::model::Timestamp {
+        #[cfg(feature = "replay")]
+        return self.dataset.now;
+        #[cfg(not(feature = "replay"))]
+        match self.never {}
+    }
+
+    /// Serves the dataset on 127.0.0.1 for as long as the returned server lives.
+    pub fn start(self) -> anyhow::Result<ReplayServer> {
+        #[cfg(feature = "replay")]
+        {
+            use crate::fake::{FakeGitHub, Faults};
+            let server =
+                FakeGitHub::start_blocking(self.dataset, Faults::default()).map_err(|e| {
+                    CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}"))
+                })?;
+            Ok(ReplayServer { server })
+        }
+        #[cfg(not(feature = "replay"))]
+        match self.never {}
+    }
+}
+
+impl ReplayServer {
+    /// The API root to point the client at.
+    pub fn api_url(&self) -> String {
+        #[cfg(feature = "replay")]
+        return self.server.api_url();
+        #[cfg(not(feature = "replay"))]
+        match self.never {}
+    }
 }
 
 #[cfg(test)]

@@ -72,18 +72,10 @@ pub struct SurveyArgs {
 
 pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
     // Replay: the dataset decides the repository and what "now" is.
-    let replay = match &args.source.replay {
-        Some(dir) => Some(crate::fake::Dataset::load(dir).map_err(|e| {
-            CodedError::new(
-                exit::INVALID_INPUT,
-                format!("--replay {}: {e}", dir.display()),
-            )
-        })?),
-        None => None,
-    };
+    let replay = super::source::Replay::load(args.source.replay.as_deref())?;
     let now = replay
         .as_ref()
-        .map_or_else(super::when::now_to_the_second, |ds| ds.now);
+        .map_or_else(super::when::now_to_the_second, |ds| ds.now());
     let mut repo = match (&args.repo, &replay) {
         (Some(text), _) => Repo::parse(text).ok_or_else(|| {
             CodedError::new(
@@ -91,7 +83,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
                 format!("--repo {text:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"),
             )
         })?,
-        (None, Some(ds)) => ds.repo.clone(),
+        (None, Some(ds)) => ds.repo(),
         (None, None) => unreachable!("clap requires --repo without --replay"),
     };
     let (since, until) = parse_window(&args.since, args.until.as_deref(), now)
@@ -147,7 +139,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         let _fake; // keeps the replay server alive through the survey
         let (api_url, token) = match replay {
             Some(ds) => {
-                let gh = super::source::start_replay(ds)?;
+                let gh = ds.start()?;
                 let url = gh.api_url();
                 _fake = gh;
                 (url, None)

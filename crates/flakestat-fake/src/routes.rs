@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::created::parse_created;
 use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeCommit, FakeLog, FakePull, FakeRun};
-use crate::model::{Job, JobId, RunId, Sha, Timestamp};
+use flakestat_core::model::{Job, JobId, RunId, Sha, Timestamp};
 
 /// What kind of request a path is; the unit of the request counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -829,15 +829,15 @@ fn list_runs(ds: &Dataset, workflow: Option<&str>, ctx: &Ctx<'_>) -> Reply {
 }
 
 /// One run per workflow: the workflows the dataset's runs belong to, by id.
-fn workflows(ds: &Dataset) -> Vec<&crate::model::Run> {
-    let mut by_id: BTreeMap<u64, &crate::model::Run> = BTreeMap::new();
+fn workflows(ds: &Dataset) -> Vec<&flakestat_core::model::Run> {
+    let mut by_id: BTreeMap<u64, &flakestat_core::model::Run> = BTreeMap::new();
     for r in &ds.runs {
         by_id.entry(r.run.workflow_id.0).or_insert(&r.run);
     }
     by_id.into_values().collect()
 }
 
-fn workflow_json(ds: &Dataset, r: &crate::model::Run, api: &str) -> Value {
+fn workflow_json(ds: &Dataset, r: &flakestat_core::model::Run, api: &str) -> Value {
     let repo = &ds.repo;
     let id = r.workflow_id.0;
     let first = ds
@@ -861,7 +861,7 @@ fn workflow_json(ds: &Dataset, r: &crate::model::Run, api: &str) -> Value {
     })
 }
 
-fn workflow_matches(run: &crate::model::Run, w: &str) -> bool {
+fn workflow_matches(run: &flakestat_core::model::Run, w: &str) -> bool {
     w.parse::<u64>().is_ok_and(|id| run.workflow_id.0 == id)
         || run.workflow_path.rsplit('/').next() == Some(w)
 }
@@ -1508,11 +1508,11 @@ mod tests {
     /// suffixed ` (1)`; each job also has a folder with its steps; every job that ran has a log.
     #[test]
     fn the_attempt_archive_names_jobs_as_github_does() {
-        let mut ds = crate::fake::scenario::synthetic(&crate::fake::scenario::SyntheticSpec {
+        let mut ds = crate::scenario::synthetic(&crate::scenario::SyntheticSpec {
             runs: 5,
             ..Default::default()
         });
-        let run = crate::fake::scenario::synthetic_run_id(4);
+        let run = crate::scenario::synthetic_run_id(4);
         {
             let jobs = &mut ds.run_mut(run).unwrap().attempts[0].jobs;
             jobs[0].name = "Test linux-64 / py3.13".into();
@@ -1522,7 +1522,7 @@ mod tests {
         let zip = attempt_archive(&ds, run, 1).unwrap();
         let mut names = Vec::new();
         let mut first = String::new();
-        crate::signatures::archive::visit_files(std::io::Cursor::new(zip), |entry| {
+        flakestat_core::signatures::archive::visit_files(std::io::Cursor::new(zip), |entry| {
             let (name, reader) = entry.unwrap();
             if names.is_empty() {
                 reader.read_to_string(&mut first).unwrap();

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{Sha, SignatureId, SignatureMatch, WorkflowId};
+use flakestat_core::model::{Sha, SignatureId, SignatureMatch, WorkflowId};
 
 fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -433,7 +433,7 @@ fn what_a_stopped_survey_left_out_is_left_out_of_the_analysis() {
         .unwrap();
     let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
     let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
-    let (part, c) = crate::analysis::complete_part(&snap);
+    let (part, c) = flakestat_core::analysis::complete_part(&snap);
     assert_eq!(
         (
             c.runs_listed,
@@ -448,10 +448,10 @@ fn what_a_stopped_survey_left_out_is_left_out_of_the_analysis() {
     assert_eq!(kept, vec![1, 5]);
     assert!(part.jobs.iter().all(|j| [1, 5].contains(&j.run_id.0)));
     // What is left is complete: analysing it leaves nothing more out.
-    let (again, c) = crate::analysis::complete_part(&part);
+    let (again, c) = flakestat_core::analysis::complete_part(&part);
     assert!(c.is_complete());
     assert_eq!(again.runs.len(), 2);
-    let data = crate::analysis::analyze(&snap, &[], &Default::default());
+    let data = flakestat_core::analysis::analyze(&snap, &[], &Default::default());
     assert_eq!(data.runs_total, 2);
     assert_eq!(data.jobs_failed, 1);
 }

@@ -11,7 +11,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
+//! use flakestat_fake::{Dataset, FakeGitHub, Faults, RouteKind};
 //! let dataset = Dataset::load("fixtures/cuda-python-flake".as_ref())?;
 //! let github = FakeGitHub::start(dataset, Faults::default()).await?;
 //! let api = github.api_url(); // point the client's base URL here

@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 
 use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeLog, FakeRun};
 use super::routes::{self, Ctx, Query, Reply, Route, RouteKind};
-use crate::model::{JobId, RunId};
+use flakestat_core::model::{JobId, RunId};
 
 /// Deterministic misbehaviour. Counters run over API requests (not log-host requests), 1-based,
 /// per server: `error_every: Some(3)` fails requests 3, 6, 9…, so a fault-injected run is

@@ -10,12 +10,12 @@ use std::path::Path;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::fake::dataset::{
+use crate::dataset::{
     Dataset, DatasetError, FakeAttempt, FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
 };
-use crate::fake::routes::{fake_sha, job_labels};
-use crate::fake::scenario::{MergeStyle, PrStyle};
-use crate::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+use crate::routes::{fake_sha, job_labels};
+use crate::scenario::{MergeStyle, PrStyle};
+use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 mod catalog;
 mod day_later;

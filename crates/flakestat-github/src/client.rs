@@ -28,7 +28,7 @@ use octocrab::service::middleware::retry::RetryConfig;
 use tokio::sync::Semaphore;
 
 use super::{FetchError, Progress, ProgressEvent};
-use crate::model::Timestamp;
+use flakestat_core::model::Timestamp;
 
 /// How the client talks to GitHub. Its `Debug` never shows the token.
 #[derive(Clone)]

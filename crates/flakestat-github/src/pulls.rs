@@ -18,8 +18,8 @@ use super::FetchError;
 use super::ancestry::AncestrySummary;
 use super::survey::{PER_PAGE, Session, encode, parse_json, unexpected};
 use super::wire::WirePull;
-use crate::model::{Repo, Timestamp};
-use crate::store::{ListedWindow, Store};
+use flakestat_core::model::{Repo, Timestamp};
+use flakestat_store::{ListedWindow, Store};
 
 /// The `windows` scope recording which run times the PR listing has covered.
 pub const PULL_HEADS_SCOPE: &str = "pull heads";

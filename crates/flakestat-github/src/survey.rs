@@ -23,9 +23,9 @@ use tokio::task::JoinSet;
 use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use crate::model::{Job, JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
-use crate::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
-use crate::store::{
+use flakestat_core::model::{Job, JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
+use flakestat_core::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
+use flakestat_store::{
     HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
 };
 
@@ -1319,16 +1319,17 @@ impl Survey {
                 }
             };
             match body {
-                LogBody::Memory(bytes) => {
-                    crate::signatures::archive::visit_files(std::io::Cursor::new(bytes), each)
-                }
+                LogBody::Memory(bytes) => flakestat_core::signatures::archive::visit_files(
+                    std::io::Cursor::new(bytes),
+                    each,
+                ),
                 LogBody::Spooled(mut file, _) => {
                     if let Err(e) = file.rewind() {
                         return Err(FetchError::Spool(format!(
                             "cannot read {url_for_error} back from its temporary file: {e}"
                         )));
                     }
-                    crate::signatures::archive::visit_files(file, each)
+                    flakestat_core::signatures::archive::visit_files(file, each)
                 }
             }
             .map_err(|e| FetchError::Parse {
@@ -1608,7 +1609,7 @@ mod tests {
             started_at: Some(start.parse().unwrap()),
             completed_at: Some(end.parse().unwrap()),
             html_url: None,
-            head_sha: crate::model::Sha("a".repeat(40)),
+            head_sha: flakestat_core::model::Sha("a".repeat(40)),
             labels: Vec::new(),
         }
     }
@@ -1668,7 +1669,12 @@ mod tests {
             |entries: &[(String, Vec<u8>)]| -> Vec<(String, Option<(Timestamp, Timestamp)>)> {
                 entries
                     .iter()
-                    .map(|(name, log)| (name.clone(), crate::signatures::archive::log_span(log)))
+                    .map(|(name, log)| {
+                        (
+                            name.clone(),
+                            flakestat_core::signatures::archive::log_span(log),
+                        )
+                    })
                     .collect()
             };
         let matched = match_archive_spans(&spans(&entries), std::slice::from_ref(&first), &run);

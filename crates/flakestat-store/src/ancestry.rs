@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rusqlite::params;
 
 use super::{Store, StoreError, from_json, from_secs, secs, to_json};
-use crate::model::{MainlineCommit, Repo, Sha, Timestamp};
+use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
 
 /// The `windows` scope under which listed stretches of `branch`'s history are recorded.
 pub fn mainline_scope(branch: &str) -> String {

@@ -8,7 +8,7 @@ pub mod cuda_python;
 use chrono::{TimeDelta, TimeZone, Utc};
 
 use super::dataset::{Dataset, DatasetError, FakeAttempt, FakeCommit, FakeLog, FakeRun};
-use crate::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 /// The shape of a [`synthetic`] dataset.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use crate::model::{
+use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, PullRequest, Repo, Run, RunId, Snapshot, Timestamp,
 };
 

@@ -18,32 +18,35 @@ use crate::model::SignatureId;
 const BUNDLED: &[(&str, &str)] = &[
     (
         "cuda-error",
-        include_str!("../../signatures/cuda-error.toml"),
+        include_str!("../../../../signatures/cuda-error.toml"),
     ),
-    ("disk-full", include_str!("../../signatures/disk-full.toml")),
+    (
+        "disk-full",
+        include_str!("../../../../signatures/disk-full.toml"),
+    ),
     (
         "fatal-signal",
-        include_str!("../../signatures/fatal-signal.toml"),
+        include_str!("../../../../signatures/fatal-signal.toml"),
     ),
     (
         "network-error",
-        include_str!("../../signatures/network-error.toml"),
+        include_str!("../../../../signatures/network-error.toml"),
     ),
     (
         "package-resolution",
-        include_str!("../../signatures/package-resolution.toml"),
+        include_str!("../../../../signatures/package-resolution.toml"),
     ),
     (
         "runner-lost",
-        include_str!("../../signatures/runner-lost.toml"),
+        include_str!("../../../../signatures/runner-lost.toml"),
     ),
     (
         "step-timeout",
-        include_str!("../../signatures/step-timeout.toml"),
+        include_str!("../../../../signatures/step-timeout.toml"),
     ),
     (
         "wait-until-timeout",
-        include_str!("../../signatures/wait-until-timeout.toml"),
+        include_str!("../../../../signatures/wait-until-timeout.toml"),
     ),
 ];
 
@@ -449,7 +452,7 @@ mod tests {
 
     #[test]
     fn bundled_signatures_are_the_source_folder() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../signatures");
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| {

@@ -17,8 +17,8 @@ use tokio::task::JoinSet;
 use super::FetchError;
 use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
 use super::wire::WireFile;
-use crate::model::{MainlineCommit, Repo, Sha, Timestamp};
-use crate::store::{ListedWindow, Store, mainline_scope};
+use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
+use flakestat_store::{ListedWindow, Store, mainline_scope};
 
 /// What fetching ancestry cost, in requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::client::{ClientConfig, GitHubClient, Response};
 use super::{FetchError, Progress};
-use crate::model::Repo;
+use flakestat_core::model::Repo;
 
 /// `OWNER/REPO#N`: an issue (or pull request) to comment on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,9 @@
 
 use serde::Deserialize;
 
-use crate::model::{Job, JobId, PullHead, PullRequest, Run, RunId, Sha, Timestamp, WorkflowId};
+use flakestat_core::model::{
+    Job, JobId, PullHead, PullRequest, Run, RunId, Sha, Timestamp, WorkflowId,
+};
 
 #[derive(Debug, Deserialize)]
 pub struct RunList {

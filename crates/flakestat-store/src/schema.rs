@@ -203,8 +203,8 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{JobId, Repo};
-    use crate::store::Store;
+    use crate::Store;
+    use flakestat_core::model::{JobId, Repo};
 
     /// A store written before version 4 holds a repository under two spellings (each survey
     /// under another spelling made a row of its own): opened now, they are one repository with
@@ -264,7 +264,7 @@ mod tests {
         assert_eq!(store.stored_repo(&lower).unwrap(), None);
         // The new status is accepted.
         store
-            .store_log(JobId(100), &crate::store::LogEntry::Mismatched, None)
+            .store_log(JobId(100), &crate::LogEntry::Mismatched, None)
             .unwrap();
         let status: String = store
             .conn

@@ -6,7 +6,7 @@ use std::ops::Bound;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
 
-use crate::model::Timestamp;
+use flakestat_core::model::Timestamp;
 
 /// A time range with explicit bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

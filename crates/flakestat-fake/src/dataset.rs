@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Job, JobId, PullRequest, Repo, Run, RunId, Sha, Timestamp};
+use flakestat_core::model::{Job, JobId, PullRequest, Repo, Run, RunId, Sha, Timestamp};
 
 /// Everything the fake GitHub knows about one repository.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,7 +131,7 @@ impl FakePull {
             merge_commit_sha: self.merge_commit_sha.clone(),
             html_url: format!("https://github.com/{repo}/pull/{}", self.number),
             files: Some(self.files.iter().map(|f| f.filename.clone()).collect()),
-            head: Some(crate::model::PullHead {
+            head: Some(flakestat_core::model::PullHead {
                 repo: Some(self.head_repo.clone().unwrap_or_else(|| repo.to_string())),
                 sha: self.head_sha.clone(),
                 created_at: self.created_at,
@@ -426,7 +426,7 @@ impl Dataset {
             let done = created + chrono::TimeDelta::seconds(20);
             let run = Run {
                 id,
-                workflow_id: crate::model::WorkflowId(BOT_WORKFLOW_ID),
+                workflow_id: flakestat_core::model::WorkflowId(BOT_WORKFLOW_ID),
                 workflow_name: "Label PR".into(),
                 workflow_path: BOT_WORKFLOW_PATH.into(),
                 display_title: base.display_title.clone(),

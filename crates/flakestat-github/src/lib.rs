@@ -23,8 +23,8 @@ pub use client::{
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 
-use crate::model::{Classification, Repo, Timestamp};
-use crate::store::{Store, StoreError};
+use flakestat_core::model::{Classification, Repo, Timestamp};
+use flakestat_store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
@@ -122,16 +122,16 @@ pub trait Classifier: Send + Sync {
     }
 }
 
-impl Classifier for crate::signatures::SignatureSet {
+impl Classifier for flakestat_core::signatures::SignatureSet {
     fn fingerprint(&self) -> String {
-        crate::signatures::SignatureSet::fingerprint(self)
+        flakestat_core::signatures::SignatureSet::fingerprint(self)
     }
     fn classify(&self, log: &[u8]) -> Classification {
-        crate::signatures::SignatureSet::classify(self, log)
+        flakestat_core::signatures::SignatureSet::classify(self, log)
     }
     fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
         // Streams in chunks: memory stays bounded whatever the log's size.
-        crate::signatures::SignatureSet::classify_reader(self, log)
+        flakestat_core::signatures::SignatureSet::classify_reader(self, log)
     }
 }
 
