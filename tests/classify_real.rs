@@ -178,3 +178,71 @@ fn crlf_without_timestamps_is_one_plain_log() {
         "FAILED tests/test_a.py::test_b - assert 1 == 2"
     );
 }
+
+/// A multi-line `##[error]` annotation (vitest's error with its stack, written by the runner as
+/// one stamped line and unstamped continuation lines) is one telling line: its continuation
+/// lines attached after newlines, none of them ranked on its own (`Serialized Error: …` holds
+/// an error word), and the next stamped line not taken in. Line numbers stay the file's.
+#[test]
+fn a_multi_line_error_annotation_is_one_telling_line() {
+    let path = find("gmoon__s3proxy__job-logs.txt").unwrap();
+    let raw = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = raw.lines().collect();
+    // The annotation at line 784 and its continuation lines, up to the next stamped line.
+    let start = 784;
+    assert!(lines[start - 1].ends_with(
+        "##[error]CredentialsProviderError: Could not load credentials from any providers"
+    ));
+    let stamped = |l: &str| l.len() > 28 && l.as_bytes()[4] == b'-' && l.as_bytes()[27] == b'Z';
+    let end = (start..lines.len()).find(|&i| stamped(lines[i])).unwrap();
+    let continuation: Vec<&str> = lines[start..end].to_vec();
+    assert!(continuation.len() >= 10, "{continuation:?}");
+    assert!(continuation.contains(&"Serialized Error: { tryNextLink: false }"));
+
+    let doc = classify_bytes(raw.as_bytes());
+    let error_lines = doc["files"][0]["error_lines"].as_array().unwrap();
+    let annotation = error_lines
+        .iter()
+        .find(|l| l["line"] == start as u64)
+        .unwrap_or_else(|| panic!("{error_lines:?}"));
+    let text = annotation["text"].as_str().unwrap();
+    let mut want = String::from(
+        "##[error]CredentialsProviderError: Could not load credentials from any providers",
+    );
+    for l in continuation
+        .iter()
+        .map(|l| l.trim_end())
+        .filter(|l| !l.is_empty())
+    {
+        want.push('\n');
+        want.push_str(l);
+    }
+    assert_eq!(text, want);
+    // No continuation line stands on its own (and, by the equality above, nothing after the
+    // next stamped line was attached).
+    for l in error_lines {
+        let n = l["line"].as_u64().unwrap() as usize;
+        assert!(!(start + 1..=end).contains(&n), "{l}");
+        assert_ne!(l["text"], "Serialized Error: { tryNextLink: false }");
+    }
+
+    // The same log without timestamps (a copy a user edited): nothing tells where the
+    // annotation ends, so it is its first line, as before.
+    let bare: String = raw
+        .lines()
+        .map(|l| if stamped(l) { &l[29..] } else { l })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let doc = classify_bytes(bare.as_bytes());
+    let first = doc["files"][0]["error_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["line"] == start as u64)
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        first["text"],
+        "##[error]CredentialsProviderError: Could not load credentials from any providers"
+    );
+}

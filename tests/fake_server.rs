@@ -405,6 +405,9 @@ async fn expired_and_missing_logs() {
         .map(|j| j.id)
         .collect();
     gh.set_log(jobs[0], FakeLog::Expired);
+    // A job without a log (GitHub answers 404); a successful job without a recorded log has
+    // one all the same (below).
+    gh.set_log(jobs[1], FakeLog::Missing);
     let api = gh.api_url();
     let gone = get(&format!(
         "{api}/repos/octo/demo/actions/jobs/{}/logs",
@@ -421,6 +424,22 @@ async fn expired_and_missing_logs() {
     assert_eq!(none.status, 404);
     let unknown = get(&format!("{api}/repos/octo/demo/actions/jobs/12345/logs")).await;
     assert_eq!(unknown.status, 404);
+    // GitHub keeps the logs of passing jobs: 302 to the log host, like any other log.
+    let ds = gh.dataset();
+    let green = ds
+        .jobs()
+        .find(|j| j.conclusion.as_deref() == Some("success") && !ds.logs.contains_key(&j.id))
+        .expect("the synthetic dataset has a passing job")
+        .id;
+    let passing = get(&format!("{api}/repos/octo/demo/actions/jobs/{green}/logs")).await;
+    assert_eq!(passing.status, 302);
+    assert!(
+        passing
+            .header("location")
+            .is_some_and(|l| l.starts_with(&gh.log_host_url())),
+        "{:?}",
+        passing.header("location")
+    );
 }
 
 #[tokio::test]

@@ -73,6 +73,50 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
     let unclassified_before = before["jobs_unclassified"].as_u64().unwrap();
     assert!(unclassified_before > 0, "the story has unknown failures");
 
+    // The story's window holds few unknown failures, each group a single job: the default
+    // `--min-jobs 2` drafts nothing, and says why (how many groups, each below it, and the flag
+    // that drafts them). The done-when is therefore shown with `--min-jobs 1`.
+    let groups = before["unclassified"].as_array().unwrap();
+    let largest = groups
+        .iter()
+        .map(|g| g["jobs"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    assert!(
+        largest < 2,
+        "a group of {largest} jobs: the default would draft it"
+    );
+    let default_drafts = tmp.path().join("default-drafts");
+    let out = ok(&flakestat(&[
+        "suggest",
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-06-15",
+        "--until",
+        "2026-08-01",
+        "--cache-dir",
+        cache,
+        "--signatures",
+        bundled.to_str().unwrap(),
+        "--write",
+        default_drafts.to_str().unwrap(),
+    ]))
+    .clone();
+    let written_by_default = std::fs::read_dir(&default_drafts)
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(written_by_default, 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "the {unclassified_before} unclassified job(s) fall into {} group(s), each below --min-jobs 2",
+            groups.len()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("pass --min-jobs {largest}")), "{err}");
+
     let drafts = tmp.path().join("drafts");
     let out = flakestat(&[
         "suggest",

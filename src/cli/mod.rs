@@ -6,6 +6,7 @@
 mod classify;
 mod completions;
 pub mod config;
+mod green;
 mod nightly;
 pub mod output;
 mod report;

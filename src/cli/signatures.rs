@@ -69,6 +69,8 @@ pub struct AuditArgs {
     /// repository).
     #[arg(long)]
     pub strict: bool,
+    #[command(flatten)]
+    pub green: super::green::GreenArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -159,6 +161,7 @@ fn run_check(
 
 fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     use crate::analysis::audit::{AuditConfig, audit};
+    use crate::analysis::green::GreenShare;
     let loaded = super::suggest::load_from_store(
         &args.repo,
         &args.since,
@@ -172,7 +175,15 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
         stale_days: args.stale_days,
         ..AuditConfig::default()
     };
-    let audits = audit(&loaded.snapshot, &loaded.specs, &config);
+    let mut audits = audit(&loaded.snapshot, &loaded.specs, &config);
+    let green = super::green::sample_green(
+        global,
+        &args.green,
+        args.cache_dir.as_deref(),
+        &loaded.snapshot,
+        &loaded.specs,
+    )?;
+    crate::analysis::green::apply_green(&mut audits, &green.shares);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut alarms = 0;
@@ -182,9 +193,15 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
             .iter()
             .map(|(id, n)| format!("{id} ({n})"))
             .collect();
+        let in_green = match &a.green {
+            GreenShare::Sampled {
+                sampled, matched, ..
+            } => format!("{matched}/{sampled}"),
+            GreenShare::Unknown { .. } => "unknown".to_string(),
+        };
         writeln!(
             out,
-            "{}: {} jobs in {} runs, {} line shapes, {} tests, last hit {}{}",
+            "{}: {} jobs in {} runs, {} line shapes, {} tests, last hit {}, matches in green jobs {in_green}{}",
             a.id,
             a.jobs,
             a.runs,
@@ -213,11 +230,11 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     }
     writeln!(
         out,
-        "{}: {} signatures, {alarms} alarms (the share of matches in successful jobs is not audited: the store holds no green logs)",
+        "{}: {} signatures, {alarms} alarms; {}",
         if alarms > 0 { "FINDINGS" } else { "ok" },
-        audits.len()
+        audits.len(),
+        green.summary
     )?;
-    let _ = global;
     Ok(if args.strict && alarms > 0 {
         exit::ALERT
     } else {

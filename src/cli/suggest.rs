@@ -206,6 +206,10 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         }
     }
     if !global.quiet {
+        for line in below_min_jobs_notes(&data.unclassified, data.jobs_unclassified, args.min_jobs)
+        {
+            eprintln!("flakestat: {line}");
+        }
         let jobs: u64 = passed.iter().map(|(d, _)| d.jobs).sum();
         eprintln!(
             "flakestat: {} draft signature(s) for {jobs} of {} unclassified job(s){}",
@@ -239,4 +243,96 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// Why groups got no draft for being small: how many groups are below `--min-jobs`, the largest
+/// of them, and the flag that would draft them. Said for every run that leaves some out, and
+/// when there is nothing to draft at all.
+fn below_min_jobs_notes(
+    groups: &[crate::analysis::UnclassifiedGroup],
+    unclassified_jobs: u64,
+    min_jobs: u64,
+) -> Vec<String> {
+    if groups.is_empty() {
+        return vec!["no draft: no unclassified job in the window".to_string()];
+    }
+    let small: Vec<u64> = groups
+        .iter()
+        .map(|g| g.jobs)
+        .filter(|&j| j < min_jobs)
+        .collect();
+    let Some(&largest) = small.iter().max() else {
+        return Vec::new();
+    };
+    let jobs: u64 = small.iter().sum();
+    let subject = if small.len() == groups.len() {
+        format!(
+            "no group is big enough: the {unclassified_jobs} unclassified job(s) fall into {} group(s), each below --min-jobs {min_jobs}",
+            groups.len()
+        )
+    } else {
+        format!(
+            "{} of {} group(s) ({jobs} job(s)) are below --min-jobs {min_jobs} and get no draft",
+            small.len(),
+            groups.len()
+        )
+    };
+    vec![format!(
+        "note: {subject} (the largest has {largest} job(s)); pass --min-jobs {largest} to draft {}",
+        if small.len() == 1 {
+            "it"
+        } else if small.iter().all(|&j| j == largest) {
+            "them"
+        } else {
+            "the largest of them"
+        }
+    )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::below_min_jobs_notes;
+    use crate::analysis::UnclassifiedGroup;
+
+    fn group(jobs: u64) -> UnclassifiedGroup {
+        UnclassifiedGroup {
+            key: format!("k{jobs}"),
+            id: format!("g{jobs}"),
+            lines: Vec::new(),
+            jobs,
+            runs: jobs,
+            job_names: Vec::new(),
+            cells: Vec::new(),
+            first_seen: Default::default(),
+            last_seen: Default::default(),
+            examples: Vec::new(),
+            samples: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn small_groups_are_counted_and_the_flag_named() {
+        let all_small = below_min_jobs_notes(&[group(1), group(1), group(1)], 3, 2);
+        assert_eq!(all_small.len(), 1);
+        assert!(
+            all_small[0]
+                .contains("3 unclassified job(s) fall into 3 group(s), each below --min-jobs 2"),
+            "{all_small:?}"
+        );
+        assert!(
+            all_small[0].contains("pass --min-jobs 1 to draft them"),
+            "{all_small:?}"
+        );
+        let some = below_min_jobs_notes(&[group(5), group(2), group(1)], 8, 3);
+        assert!(
+            some[0].contains("2 of 3 group(s) (3 job(s)) are below --min-jobs 3"),
+            "{some:?}"
+        );
+        assert!(
+            some[0].contains("pass --min-jobs 2 to draft the largest of them"),
+            "{some:?}"
+        );
+        assert!(below_min_jobs_notes(&[group(5)], 5, 2).is_empty());
+        assert!(below_min_jobs_notes(&[], 0, 2)[0].contains("no unclassified job"));
+    }
 }

@@ -31,9 +31,15 @@ pub struct Dataset {
     /// Branch name → head commit.
     #[serde(default)]
     pub branches: BTreeMap<String, Sha>,
-    /// Job logs. A job absent from this map has no log (404).
+    /// Job logs. A job absent from this map has no log (404), unless it succeeded: GitHub keeps
+    /// the logs of passing jobs too, and the fake serves them (`passing_log`).
     #[serde(default)]
     pub logs: BTreeMap<JobId, FakeLog>,
+    /// The raw log of a passing job, served for every successful job without a log of its own:
+    /// its timestamps re-spaced into the job's execution, `{{JOB_NAME}}` replaced by the job's
+    /// name. `None`: a short generic log.
+    #[serde(default)]
+    pub passing_log: Option<String>,
     /// Plain issues (pull requests are issues too and need no entry here).
     #[serde(default)]
     pub issues: Vec<FakeIssue>,
@@ -219,6 +225,7 @@ impl Dataset {
             commits: Vec::new(),
             branches: BTreeMap::new(),
             logs: BTreeMap::new(),
+            passing_log: None,
             issues: Vec::new(),
             comments: Vec::new(),
         }

@@ -357,6 +357,8 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
                     "Server Error",
                     "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
                 ),
+                // A job that passed has a log too (`job_log_text`).
+                None if job_log_text(ds, *id).is_some() => redirect((ctx.log_url)(*id)),
                 Some(FakeLog::Missing) | None => Reply::error(
                     404,
                     "Not Found",
@@ -580,6 +582,9 @@ pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
                     t.nanosecond() / 100
                 )
             };
+            if let Some(template) = &ds.passing_log {
+                return Some(respace_log(template, start, end, &j.name));
+            }
             Some(format!(
                 "\u{feff}{} Current runner version: '2.329.0'\n{} ##[group]Run tests\n{} ====== all tests passed ======\n{} Cleaning up orphan processes\n",
                 stamp(start),
@@ -589,6 +594,44 @@ pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
             ))
         }
     }
+}
+
+/// A passing log template moved into `[start, end]`: its timestamps re-spaced linearly so its
+/// first line is at `start` and its last at `end` (lines without one are kept as they are), and
+/// `{{JOB_NAME}}` replaced by `name`.
+fn respace_log(template: &str, start: Timestamp, end: Timestamp, name: &str) -> String {
+    use chrono::Timelike as _;
+    let body = template.trim_start_matches('\u{feff}');
+    let stamp_of = |line: &str| -> Option<Timestamp> {
+        chrono::DateTime::parse_from_rfc3339(line.get(..28)?)
+            .ok()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    };
+    let first = body.lines().find_map(stamp_of);
+    let last = body.lines().rev().find_map(stamp_of);
+    let (Some(first), Some(last)) = (first, last) else {
+        return template.replace("{{JOB_NAME}}", name);
+    };
+    let span = (last - first).num_microseconds().unwrap_or(1).max(1) as f64;
+    let room = (end - start).num_microseconds().unwrap_or(0).max(0) as f64;
+    let mut out = String::from("\u{feff}");
+    for line in body.lines() {
+        match stamp_of(line) {
+            Some(t) => {
+                let offset = (t - first).num_microseconds().unwrap_or(0) as f64 / span * room;
+                let when = start + chrono::TimeDelta::microseconds(offset as i64);
+                out.push_str(&format!(
+                    "{}.{:07}Z",
+                    when.format("%Y-%m-%dT%H:%M:%S"),
+                    when.nanosecond() / 100
+                ));
+                out.push_str(&line[28..]);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out.replace("{{JOB_NAME}}", name)
 }
 
 /// An attempt's log archive as GitHub serves it: for each job its listing shows, one

@@ -9,6 +9,7 @@
 mod ancestry;
 mod client;
 pub mod comments;
+mod green;
 mod pulls;
 mod survey;
 mod wire;
@@ -20,6 +21,7 @@ pub use client::{
     Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
     GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
+pub use green::GreenFetch;
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 

@@ -301,7 +301,11 @@ pub(super) fn archive_is_cheaper(needed: usize, executed: usize, latest: bool) -
 /// fits the job's `started_at..completed_at`, and no other execution of the same job in the run
 /// (another attempt's) fits it better. A log without timestamps cannot be told apart: it is
 /// taken as the job's.
-fn is_own_log(span: Option<(Timestamp, Timestamp)>, job: &Job, run_jobs: &[Job]) -> bool {
+pub(super) fn is_own_log(
+    span: Option<(Timestamp, Timestamp)>,
+    job: &Job,
+    run_jobs: &[Job],
+) -> bool {
     let Some(span) = span else {
         return true;
     };
@@ -1454,14 +1458,14 @@ impl Survey {
 
 /// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large
 /// (`client::SPOOL_AT`).
-enum LogBody {
+pub(super) enum LogBody {
     Memory(Vec<u8>),
     Spooled(std::fs::File, u64),
 }
 
 impl LogBody {
     /// Splits a download into its response (status, headers) and its body.
-    fn of(blob: Blob) -> (Response, LogBody) {
+    pub(super) fn of(blob: Blob) -> (Response, LogBody) {
         let Blob {
             mut response,
             spooled,
@@ -1489,7 +1493,7 @@ impl LogBody {
         Ok(LogBody::Spooled(file, head.len() as u64 + rest))
     }
 
-    fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         match self {
             LogBody::Memory(bytes) => bytes.len() as u64,
             LogBody::Spooled(_, len) => *len,
@@ -1497,7 +1501,7 @@ impl LogBody {
     }
 
     /// `log_span` of the body; a spooled one is read only at its head and tail.
-    fn span(&mut self) -> std::io::Result<Option<(Timestamp, Timestamp)>> {
+    pub(super) fn span(&mut self) -> std::io::Result<Option<(Timestamp, Timestamp)>> {
         const EDGE: u64 = 1 << 20;
         let (file, len) = match self {
             LogBody::Memory(bytes) => return Ok(log_span(bytes)),

@@ -12,6 +12,7 @@
 //! download; classifications are keyed by the signature set's fingerprint.
 
 mod ancestry;
+mod green;
 pub mod lock;
 mod schema;
 

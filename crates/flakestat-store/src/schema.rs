@@ -161,6 +161,18 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE mainline ADD COLUMN parents TEXT;
     ",
+    // Version 6: logs of *successful* jobs sampled by `signatures audit --green-sample`
+    // (`store/green.rs`). A table of their own, never `logs`: no failure figure, no
+    // re-classification and no snapshot reads it, so a green log can never pass for a failure's.
+    "
+    CREATE TABLE green_logs (
+        job_id INTEGER PRIMARY KEY,
+        status TEXT NOT NULL
+            CHECK (status IN ('stored', 'expired', 'missing', 'mismatched', 'unavailable')),
+        raw_size INTEGER NOT NULL DEFAULT 0,
+        zstd BLOB
+    );
+    ",
 ];
 
 /// The schema version this binary writes.
@@ -317,6 +329,52 @@ mod migration_tests {
         assert!(
             conn.execute("INSERT INTO logs (job_id, status) VALUES (9, 'other')", [])
                 .is_err()
+        );
+    }
+
+    /// A store of version 5 gains the green-log table on open and keeps its failure logs.
+    #[test]
+    fn version_6_adds_green_logs_and_keeps_the_rest() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute(
+            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute(
+                "INSERT INTO green_logs (job_id, status) VALUES (8, 'stored')",
+                []
+            )
+            .is_err(),
+            "version 5 has no green logs"
+        );
+        migrate(&mut conn).unwrap();
+        let version: u32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 6);
+        let kept: i64 = conn
+            .query_row("SELECT raw_size FROM logs WHERE job_id = 7", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kept, 3);
+        conn.execute(
+            "INSERT INTO green_logs (job_id, status) VALUES (8, 'expired')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute(
+                "INSERT INTO green_logs (job_id, status) VALUES (9, 'other')",
+                []
+            )
+            .is_err()
         );
     }
 }

@@ -7,14 +7,16 @@
 //! many distinct tests, one mostly claiming jobs another signature claims, and (a note, not an
 //! alarm) one with no hit in the last N days: a removal candidate.
 //!
-//! Pure: a snapshot and specs in, the audit out. Not done here: elastic-recheck's share of
-//! matches in *successful* jobs needs green logs, which the store does not hold.
+//! Pure: a snapshot and specs in, the audit out. Elastic-recheck's share of matches in
+//! *successful* jobs needs a sample of green logs: [`green`](super::green) picks it and adds
+//! each signature's share (and its alarm) to this audit.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 use serde::Serialize;
 
+use super::green::GreenShare;
 use super::in_survey_window;
 use super::unclassified::line_template;
 use crate::model::{RunId, Snapshot, Timestamp};
@@ -65,6 +67,8 @@ pub enum FindingKind {
     TooBroad,
     ManyTests,
     Overlap,
+    /// It matches the log of a successful job (`--green-sample`).
+    GreenMatch,
     /// A note: never an alarm.
     Stale,
 }
@@ -94,6 +98,8 @@ pub struct SignatureAudit {
     /// Other signatures matching some of the same jobs: (id, jobs).
     pub overlaps: Vec<(String, u64)>,
     pub findings: Vec<Finding>,
+    /// Its matches in sampled successful jobs (unknown until a sample is applied).
+    pub green: GreenShare,
 }
 
 /// Audits every spec over the failed jobs of the snapshot's window.
@@ -224,6 +230,9 @@ pub fn audit(
                 last_hit: a.last,
                 overlaps: a.overlaps.into_iter().collect(),
                 findings,
+                green: GreenShare::Unknown {
+                    reason: "no green sample".into(),
+                },
             }
         })
         .collect()

@@ -84,8 +84,24 @@ pub fn suggest(
             jobs: g.jobs,
             reason: reason.to_string(),
         };
-        let template: Vec<&str> = g.key.split(' ').filter(|t| !t.is_empty()).collect();
-        let Some((pattern, test_at)) = generalise(&template, &g.samples) else {
+        let mut template: Vec<&str> = g.key.split(' ').filter(|t| !t.is_empty()).collect();
+        // A pattern matches one line: the draft of a multi-line `##[error]` annotation is made
+        // from its first line (the template's first tokens: masks never add or remove spaces).
+        let first_lines: Vec<String>;
+        let mut samples = &g.samples;
+        if g.samples.iter().any(|s| s.contains('\n')) {
+            first_lines = g
+                .samples
+                .iter()
+                .map(|s| s.lines().next().unwrap_or_default().to_string())
+                .collect();
+            let width = first_lines
+                .first()
+                .map_or(0, |l| super::line_template(l).len());
+            template.truncate(width);
+            samples = &first_lines;
+        }
+        let Some((pattern, test_at)) = generalise(&template, samples) else {
             skipped.push(skip("its jobs have no telling line"));
             continue;
         };
@@ -97,15 +113,13 @@ pub fn suggest(
             skipped.push(skip("the generalised pattern does not compile"));
             continue;
         };
-        let test = test_at.map(|at| test_pattern(&template, &g.samples, at));
-        let unclaimed: Vec<String> = g
-            .samples
+        let test = test_at.map(|at| test_pattern(&template, samples, at));
+        let unclaimed: Vec<String> = samples
             .iter()
             .filter(|s| !re.is_match(s))
             .cloned()
             .collect();
-        let matches: Vec<String> = g
-            .samples
+        let matches: Vec<String> = samples
             .iter()
             .filter(|s| re.is_match(s))
             .take(MATCH_EXAMPLES)
@@ -148,7 +162,7 @@ pub fn suggest(
         drafts.push(Draft {
             id: format!("unknown-{}", g.id),
             group: g.id.clone(),
-            title: title(&g.key),
+            title: title(&template.join(" ")),
             pattern,
             test,
             matches,
@@ -528,6 +542,30 @@ mod tests {
         let spec = crate::signatures::load::parse_spec(&d.id, &toml, "x.toml".as_ref()).unwrap();
         assert_eq!(spec.pattern, d.pattern);
         assert!(toml.contains("#   run 1 attempt 1 job 2 (test (3.12))"));
+    }
+
+    /// A multi-line `##[error]` annotation is one telling line, but a pattern matches one
+    /// line: the draft is made from the first lines, and matches them.
+    #[test]
+    fn a_multi_line_annotation_group_gets_a_draft_of_its_first_line() {
+        let samples = [
+            "##[error]Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect (node:net:1607:16)",
+            "##[error]Error: connect ECONNREFUSED 127.0.0.1:5433\n    at TCPConnectWrap.afterConnect (node:net:1611:16)",
+        ];
+        let key = crate::analysis::line_template(samples[0]).join(" ");
+        let g = group("u1", &key, &samples);
+        let (drafts, skipped) = suggest(&[g], &[], 2);
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let d = &drafts[0];
+        assert!(d.unclaimed.is_empty());
+        assert!(d.matches.iter().all(|m| !m.contains('\n')), "{d:?}");
+        let re = Regex::new(&d.pattern).unwrap();
+        for s in samples {
+            let first = s.lines().next().unwrap();
+            assert!(re.is_match(first), "{} on {first}", d.pattern);
+        }
+        assert!(!re.is_match("    at TCPConnectWrap.afterConnect (node:net:1607:16)"));
+        assert!(!d.title.contains("TCPConnectWrap"), "{}", d.title);
     }
 
     #[test]

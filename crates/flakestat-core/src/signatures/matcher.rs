@@ -57,7 +57,7 @@ thread_local! {
 
 /// Bumped whenever normalization or matching semantics change, so stored classifications made
 /// by an older flakestat are redone.
-const MATCHER_VERSION: u32 = 2;
+const MATCHER_VERSION: u32 = 3;
 
 struct Rule {
     pattern: Regex,
@@ -368,7 +368,12 @@ impl SignatureSet {
             number += 1;
             normalize_into(raw, &mut text);
             scan.step_line(&text);
-            scan.telling.consider(number, &text);
+            let stamped = is_stamped(raw);
+            if scan.telling.annotation_open() && !stamped {
+                scan.telling.attach(&text);
+            } else {
+                scan.telling.consider(number, &text, stamped);
+            }
             if !is_exit_code_boilerplate(&text) {
                 for &r in &all {
                     scan.try_rule(r, number, text.as_bytes());
@@ -377,6 +382,15 @@ impl SignatureSet {
         }
         scan.finish()
     }
+}
+
+/// Whether a raw line (without its LF) begins with a GitHub timestamp, after any BOMs.
+fn is_stamped(raw: &[u8]) -> bool {
+    let mut raw = raw;
+    while let Some(rest) = raw.strip_prefix("\u{feff}".as_bytes()) {
+        raw = rest;
+    }
+    super::normalize::timestamp_len(raw) > 0
 }
 
 fn fingerprint(specs: &[SignatureSpec]) -> String {
@@ -491,7 +505,9 @@ impl<'s> Scan<'s> {
                 next_hit = next_hit.min(self.finder_hits[k]);
             }
             let next_hit = (next_hit != NONE_LEFT).then_some(next_hit);
-            let start = if every_line {
+            // An open `##[error]` annotation: the next line may be one of its continuation
+            // lines, whatever it holds.
+            let start = if every_line || self.telling.annotation_open() {
                 pos
             } else {
                 let next = match (next_hit, self.dirty.get(d)) {
@@ -529,6 +545,22 @@ impl<'s> Scan<'s> {
     /// One line that may matter: it holds an anchor (`hit`), or bytes that may need cleaning,
     /// or every line must be seen (`check`).
     fn line(&mut self, raw: &[u8], number: u64, hit: bool, check: bool) {
+        // A line without a timestamp after an `##[error]` annotation is part of it.
+        let mut continuation = false;
+        if self.telling.annotation_open() {
+            if is_stamped(raw) {
+                self.telling.close_annotation();
+            } else {
+                continuation = true;
+                if self.telling.wants_continuation() {
+                    let text = super::normalize::normalize_line(raw);
+                    self.telling.attach(&text);
+                }
+                if !hit && !check {
+                    return;
+                }
+            }
+        }
         let mut text = std::mem::take(&mut self.text);
         let normalized = (hit || check) && needs_cleaning(raw);
         let clean: &[u8] = if normalized {
@@ -562,8 +594,8 @@ impl<'s> Scan<'s> {
         if group {
             self.step_line(as_str);
         }
-        if telling {
-            self.telling.consider(number, as_str);
+        if telling && !continuation {
+            self.telling.consider(number, as_str, is_stamped(raw));
         }
         if !rules.is_empty() && !is_exit_code_boilerplate(as_str) {
             rules.sort_unstable();
@@ -736,6 +768,35 @@ mod tests {
         assert_eq!(m.text, "boom 1");
         assert_eq!(m.step.as_deref(), Some("Run make"));
         assert_eq!(c, set.classify_reference(log));
+    }
+
+    /// The continuation lines of an `##[error]` annotation are attached to it, in the fast path
+    /// as in the reference, even when nothing on them is a literal the finders look for; a
+    /// signature still matches a continuation line on its own.
+    #[test]
+    fn annotation_continuation_lines_are_attached_in_both_paths() {
+        let set = SignatureSet::compile(vec![spec("refused", "ECONNREFUSED")]).unwrap();
+        let log = "\u{feff}2026-07-15T21:26:03.1234567Z ##[group]Run npm test\n\
+2026-07-15T21:26:03.1234567Z ##[endgroup]\n\
+2026-07-15T21:26:09.0000001Z ##[error]Error: connect ECONNREFUSED 127.0.0.1:5432\n\
+\x20   at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1607:16)\n\
+\x1b[31mError: nested cause\x1b[0m\n\
+\n\
+2026-07-15T21:26:09.0000002Z npm ERR! Test failed.  See above for more details.\n\
+2026-07-15T21:26:09.1000000Z ##[error]Process completed with exit code 1.\n";
+        let c = set.classify(log.as_bytes());
+        assert_eq!(c, set.classify_reference(log.as_bytes()));
+        let streamed = set.classify_reader(std::io::Cursor::new(log)).unwrap();
+        assert_eq!(c, streamed);
+        assert_eq!(c.matches[0].line, 3);
+        let annotation = c.error_lines.iter().find(|l| l.line == 3).unwrap();
+        assert_eq!(
+            annotation.text,
+            "##[error]Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1607:16)\nError: nested cause"
+        );
+        // Its continuation lines are not telling lines of their own; the stamped line after is.
+        assert!(c.error_lines.iter().all(|l| !(4..=6).contains(&l.line)));
+        assert!(c.error_lines.iter().any(|l| l.line == 7));
     }
 
     #[test]

@@ -12,6 +12,13 @@
 //! `shell:`, `env:` and `with:` blocks, up to `##[endgroup]`), `set -x` echo (`+ cmd`),
 //! `##[command]` echo, warnings and notices. The `Process completed with exit code N.`
 //! boilerplate (and its kin in [`FORMS`]) only shows when nothing else does.
+//!
+//! A multi-line `##[error]` annotation is written once by the runner: its first line carries the
+//! timestamp, the lines after it none. Those continuation lines belong to the annotation (often
+//! they say what failed: `##[error]Error: Command failed` then the command's own message), so
+//! they are attached to it, one telling line whose text holds them after newlines, and never
+//! ranked on their own. A log without timestamps cannot show where an annotation ends: there,
+//! an annotation is its first line, as before.
 
 use std::collections::VecDeque;
 use std::sync::LazyLock;
@@ -29,6 +36,9 @@ pub const MAX_ERROR_LINES: usize = 10;
 /// A `##[group]Run` header longer than this many lines is taken to have lost its
 /// `##[endgroup]`: what follows is output again.
 const MAX_HEADER_LINES: u64 = 2000;
+
+/// Most continuation lines attached to one `##[error]` annotation (the text is bounded too).
+pub const MAX_CONTINUATION_LINES: usize = 20;
 
 static SET: LazyLock<RegexSet> = LazyLock::new(|| {
     RegexSet::new(FORMS.iter().map(|f| f.pattern)).expect("the forms table compiles (tested)")
@@ -65,12 +75,17 @@ pub(crate) struct TellingLines {
     kept: Vec<VecDeque<LogLine>>,
     /// Inside a `##[group]Run` header since this line.
     header: Option<u64>,
+    /// An `##[error]` annotation whose continuation lines may follow: its form and its line so
+    /// far, and how many continuation lines it took. Kept when the next stamped line comes.
+    annotation: Option<(usize, LogLine, usize)>,
 }
 
 impl TellingLines {
-    /// Considers one line; `line` is its 1-based number. Lines without a marker need not be
-    /// passed (they are never telling).
-    pub fn consider(&mut self, line: u64, text: &str) {
+    /// Considers one line; `line` is its 1-based number, `stamped` whether the raw line began
+    /// with a timestamp. Lines without a marker need not be passed (they are never telling),
+    /// nor the continuation lines of an open annotation ([`attach`](Self::attach) takes those).
+    pub fn consider(&mut self, line: u64, text: &str, stamped: bool) {
+        self.close_annotation();
         if let Some(title) = text.strip_prefix("##[group]") {
             self.header = title.starts_with("Run ").then_some(line);
             return;
@@ -93,11 +108,63 @@ impl TellingLines {
         if !MARKERS.iter().any(|m| text.contains(m)) {
             return;
         }
+        let kept = LogLine {
+            line,
+            text: super::bounded_text(text),
+        };
+        if stamped && !FORMS[i].boilerplate && text.starts_with("##[error]") {
+            self.annotation = Some((i, kept, 0));
+            return;
+        }
+        self.keep(i, kept);
+    }
+
+    /// Whether an `##[error]` annotation is open: the next line without a timestamp is one of
+    /// its continuation lines.
+    pub fn annotation_open(&self) -> bool {
+        self.annotation.is_some()
+    }
+
+    /// Whether an open annotation still takes continuation text (past
+    /// [`MAX_CONTINUATION_LINES`] its further lines are skipped, still as part of it).
+    pub fn wants_continuation(&self) -> bool {
+        self.annotation
+            .as_ref()
+            .is_some_and(|(_, _, n)| *n < MAX_CONTINUATION_LINES)
+    }
+
+    /// Attaches a continuation line (normalized, without a timestamp) to the open annotation.
+    pub fn attach(&mut self, text: &str) {
+        let Some((_, kept, n)) = &mut self.annotation else {
+            return;
+        };
+        if *n >= MAX_CONTINUATION_LINES {
+            return;
+        }
+        *n += 1;
+        let text = text.trim_end();
+        if text.is_empty() || kept.text.len() >= super::MAX_TEXT {
+            return;
+        }
+        let joined = format!("{}\n{text}", kept.text);
+        kept.text = super::bounded_text(&joined);
+    }
+
+    /// Ends the open annotation (a stamped line came, or the log ended) and keeps it like any
+    /// other telling line.
+    pub fn close_annotation(&mut self) {
+        if let Some((i, kept, _)) = self.annotation.take() {
+            self.keep(i, kept);
+        }
+    }
+
+    /// Keeps a telling line of form `i`, as the form's [`Keep`] says, once per text.
+    fn keep(&mut self, i: usize, line: LogLine) {
         if self.kept.is_empty() {
             self.kept = (0..FORMS.len()).map(|_| VecDeque::new()).collect();
         }
         let keep = &mut self.kept[i];
-        if keep.iter().any(|l| l.text == text) {
+        if keep.iter().any(|l| l.text == line.text) {
             return;
         }
         match FORMS[i].keep {
@@ -112,15 +179,13 @@ impl TellingLines {
                 }
             }
         }
-        keep.push_back(LogLine {
-            line,
-            text: super::bounded_text(text),
-        });
+        keep.push_back(line);
     }
 
     /// The most telling lines first: by tier, then by the form's place in the table, then in
     /// log order; at most [`MAX_ERROR_LINES`]. Boilerplate only when there is nothing else.
-    pub fn finish(self) -> Vec<LogLine> {
+    pub fn finish(mut self) -> Vec<LogLine> {
+        self.close_annotation();
         let mut lines: Vec<(Tier, usize, LogLine)> = self
             .kept
             .into_iter()
@@ -187,28 +252,28 @@ mod tests {
     #[test]
     fn run_header_and_set_x_echo_are_not_output() {
         let mut t = TellingLines::default();
-        t.consider(1, "##[group]Run echo \"ERROR: deploy failed\"");
-        t.consider(2, "echo \"ERROR: deploy failed\"");
-        t.consider(3, "  continue-on-error: false");
-        t.consider(4, "  CONTINUE_THROUGH_ERROR: False");
-        t.consider(5, "##[endgroup]");
-        t.consider(6, "+ python -c 'raise SystemExit(\"Error: no\")'");
-        t.consider(7, "ModuleNotFoundError: No module named 'numpy'");
-        t.consider(8, "##[error]Process completed with exit code 1.");
+        t.consider(1, "##[group]Run echo \"ERROR: deploy failed\"", true);
+        t.consider(2, "echo \"ERROR: deploy failed\"", true);
+        t.consider(3, "  continue-on-error: false", true);
+        t.consider(4, "  CONTINUE_THROUGH_ERROR: False", true);
+        t.consider(5, "##[endgroup]", true);
+        t.consider(6, "+ python -c 'raise SystemExit(\"Error: no\")'", true);
+        t.consider(7, "ModuleNotFoundError: No module named 'numpy'", true);
+        t.consider(8, "##[error]Process completed with exit code 1.", true);
         let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
         assert_eq!(lines, vec![7]);
         // Other groups hold output.
         let mut g = TellingLines::default();
-        g.consider(1, "##[group]Test results");
-        g.consider(2, "--- FAIL: TestX (2.93s)");
+        g.consider(1, "##[group]Test results", true);
+        g.consider(2, "--- FAIL: TestX (2.93s)", true);
         assert_eq!(g.finish().len(), 1);
     }
 
     #[test]
     fn final_exception_over_traceback_first_compiler_error_over_summary() {
         let mut t = TellingLines::default();
-        t.consider(1, "Traceback (most recent call last):");
-        t.consider(9, "ValueError: bad shape");
+        t.consider(1, "Traceback (most recent call last):", true);
+        t.consider(9, "ValueError: bad shape", true);
         let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
         assert_eq!(lines, vec![9, 1]);
         let mut c = TellingLines::default();
@@ -216,11 +281,13 @@ mod tests {
             c.consider(
                 10 + i,
                 &format!("error[E0425]: cannot find value `x{i}` in this scope"),
+                true,
             );
         }
         c.consider(
             99,
             "error: could not compile `app` (lib) due to 50 previous errors",
+            true,
         );
         let lines: Vec<u64> = c.finish().iter().map(|l| l.line).collect();
         assert_eq!(lines, vec![10, 11, 12, 99]);
@@ -229,23 +296,65 @@ mod tests {
     #[test]
     fn boilerplate_only_when_nothing_better() {
         let mut t = TellingLines::default();
-        t.consider(9, "##[error]Process completed with exit code 1.");
-        t.consider(3, "E   AssertionError: nope");
-        t.consider(5, "##[error]real annotation");
+        t.consider(9, "##[error]Process completed with exit code 1.", true);
+        t.consider(3, "E   AssertionError: nope", true);
+        t.consider(5, "##[error]real annotation", true);
         let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
         assert_eq!(lines, vec![5, 3]);
         let mut only = TellingLines::default();
-        only.consider(9, "##[error]Process completed with exit code 1.");
-        only.consider(10, "##[error]Process completed with exit code 2.");
+        only.consider(9, "##[error]Process completed with exit code 1.", true);
+        only.consider(10, "##[error]Process completed with exit code 2.", true);
         let lines: Vec<u64> = only.finish().iter().map(|l| l.line).collect();
         assert_eq!(lines, vec![9, 10]);
+    }
+
+    #[test]
+    fn annotation_continuations_are_attached_bounded_and_end_at_a_stamped_line() {
+        let mut t = TellingLines::default();
+        t.consider(10, "##[error]Error: Command failed: git push", true);
+        assert!(t.annotation_open());
+        t.attach("remote: Permission to octo/demo.git denied to bot.");
+        t.attach("");
+        t.attach("fatal: unable to access 'https://github.com/octo/demo/'");
+        // A stamped line ends it; the same annotation again is kept once.
+        t.consider(14, "##[error]Error: Command failed: git push", true);
+        t.attach("remote: Permission to octo/demo.git denied to bot.");
+        t.attach("");
+        t.attach("fatal: unable to access 'https://github.com/octo/demo/'");
+        // Unstamped (a log without timestamps): nothing to attach to.
+        t.consider(20, "##[error]Unstamped annotation", false);
+        assert!(!t.annotation_open());
+        // Bounded: past the limit, further lines are swallowed, not attached.
+        t.consider(30, "##[error]long", true);
+        for i in 0..MAX_CONTINUATION_LINES + 5 {
+            assert_eq!(t.wants_continuation(), i < MAX_CONTINUATION_LINES);
+            t.attach(&format!("line {i}"));
+        }
+        let lines = t.finish();
+        let got: Vec<(u64, &str)> = lines.iter().map(|l| (l.line, l.text.as_str())).collect();
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(
+            got[0],
+            (
+                10,
+                "##[error]Error: Command failed: git push\nremote: Permission to octo/demo.git denied to bot.\nfatal: unable to access 'https://github.com/octo/demo/'"
+            )
+        );
+        assert_eq!(got[1], (20, "##[error]Unstamped annotation"));
+        assert_eq!(got[2].0, 30);
+        assert_eq!(got[2].1.lines().count(), 1 + MAX_CONTINUATION_LINES);
+        assert!(
+            got[2]
+                .1
+                .ends_with(&format!("line {}", MAX_CONTINUATION_LINES - 1))
+        );
     }
 
     #[test]
     fn bounded_and_deduplicated() {
         let mut t = TellingLines::default();
         for i in 0..100 {
-            t.consider(i, &format!("ERROR number {}", i % 30));
+            t.consider(i, &format!("ERROR number {}", i % 30), true);
         }
         let out = t.finish();
         assert_eq!(out.len(), MAX_ERROR_LINES);

@@ -1,0 +1,173 @@
+//! Logs of *successful* jobs, sampled by `signatures audit --green-sample` (elastic-recheck's
+//! rule: a fingerprint that matches passing jobs is too broad).
+//!
+//! They live in `green_logs`, a table of their own (schema version 6), never in `logs`: the
+//! snapshot, the re-classification and every failure figure read `logs` only, so a green log
+//! can never be counted as a failure's. Kept zstd-compressed like the others, so a repeated
+//! audit (or one with `--offline`) needs no download for what it sampled before.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{LogEntry, Store, StoreError};
+use flakestat_core::model::{JobId, LogStatus};
+
+impl Store {
+    /// Records what became of one sampled green log (stored, expired, missing, …).
+    pub fn store_green_log(&mut self, job: JobId, entry: &LogEntry) -> Result<(), StoreError> {
+        let (status, size, blob) = match entry {
+            LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
+            LogEntry::Expired => ("expired", 0, None),
+            LogEntry::Missing => ("missing", 0, None),
+            LogEntry::Mismatched => ("mismatched", 0, None),
+            LogEntry::Unavailable => ("unavailable", 0, None),
+        };
+        self.conn.execute(
+            "INSERT OR REPLACE INTO green_logs (job_id, status, raw_size, zstd)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![job.0, status, size, blob],
+        )?;
+        Ok(())
+    }
+
+    /// What the store knows of these jobs' green logs; a job absent from the map was never
+    /// sampled.
+    pub fn green_log_statuses(
+        &self,
+        jobs: &[JobId],
+    ) -> Result<BTreeMap<JobId, LogStatus>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT status FROM green_logs WHERE job_id = ?1")?;
+        let mut out = BTreeMap::new();
+        for job in jobs {
+            let status: Option<String> = stmt.query_row([job.0], |r| r.get(0)).optional()?;
+            let status = match status.as_deref() {
+                None => continue,
+                Some("stored") => LogStatus::Stored,
+                Some("expired") => LogStatus::Expired,
+                Some("missing") => LogStatus::Missing,
+                Some("mismatched") => LogStatus::Mismatched,
+                Some("unavailable") => LogStatus::Unavailable,
+                Some(other) => {
+                    return Err(StoreError::Corrupt(format!(
+                        "green log status {other:?} of job {job}"
+                    )));
+                }
+            };
+            out.insert(*job, status);
+        }
+        Ok(out)
+    }
+
+    /// A stored green log, decompressed; `None` when not stored.
+    pub fn load_green_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError> {
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT zstd FROM green_logs WHERE job_id = ?1 AND status = 'stored'",
+                [job.0],
+                |row| row.get(0),
+            )
+            .optional()?;
+        blob.map(|b| zstd::decode_all(&b[..]).map_err(StoreError::Log))
+            .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compress_log;
+    use flakestat_core::model::{Job, Repo, Run, RunId, Sha, WorkflowId};
+
+    fn t(s: &str) -> flakestat_core::model::Timestamp {
+        s.parse().unwrap()
+    }
+
+    /// A green log is kept and read back, and nothing a failure figure reads sees it: not the
+    /// snapshot's logs or classifications, not the logs to re-classify, not the store counts.
+    #[test]
+    fn green_logs_are_kept_apart_from_failure_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let repo = Repo::parse("octo/demo").unwrap();
+        let run = Run {
+            id: RunId(1),
+            workflow_id: WorkflowId(7),
+            workflow_name: "CI".into(),
+            workflow_path: ".github/workflows/ci.yml".into(),
+            display_title: "run".into(),
+            event: "push".into(),
+            head_branch: Some("main".into()),
+            head_sha: Sha("a".repeat(40)),
+            run_number: 1,
+            run_attempt: 1,
+            status: "completed".into(),
+            conclusion: Some("success".into()),
+            created_at: t("2026-06-15T10:00:00Z"),
+            updated_at: t("2026-06-15T10:00:00Z"),
+            run_started_at: None,
+            html_url: String::new(),
+            pull_requests: vec![],
+            head_repository: None,
+        };
+        let job = Job {
+            id: JobId(10),
+            run_id: RunId(1),
+            run_attempt: 1,
+            name: "test".into(),
+            status: "completed".into(),
+            conclusion: Some("success".into()),
+            created_at: t("2026-06-15T10:00:00Z"),
+            started_at: None,
+            completed_at: None,
+            html_url: None,
+            head_sha: Sha("a".repeat(40)),
+            labels: Vec::new(),
+        };
+        store.store_repo(&repo, "main").unwrap();
+        store.store_runs(&repo, &[run]).unwrap();
+        store.store_jobs(RunId(1), 1, true, &[job]).unwrap();
+        let raw = b"2026-06-15T10:00:01.0000000Z test_error_path PASSED\n";
+        store
+            .store_green_log(JobId(10), &LogEntry::Stored(compress_log(raw)))
+            .unwrap();
+        store
+            .store_green_log(JobId(11), &LogEntry::Expired)
+            .unwrap();
+
+        assert_eq!(
+            store.load_green_log(JobId(10)).unwrap().as_deref(),
+            Some(&raw[..])
+        );
+        assert_eq!(store.load_green_log(JobId(11)).unwrap(), None);
+        let statuses = store
+            .green_log_statuses(&[JobId(10), JobId(11), JobId(12)])
+            .unwrap();
+        assert_eq!(
+            statuses.into_iter().collect::<Vec<_>>(),
+            vec![
+                (JobId(10), LogStatus::Stored),
+                (JobId(11), LogStatus::Expired)
+            ]
+        );
+        // Never a failure's log.
+        assert_eq!(store.load_log(JobId(10)).unwrap(), None);
+        assert!(!store.has_log(JobId(10)).unwrap());
+        assert!(store.logs_to_classify(&repo, "fp").unwrap().is_empty());
+        assert_eq!(store.counts(&repo).unwrap().logs_stored, 0);
+        let snapshot = store
+            .load_snapshot(
+                &repo,
+                t("2026-06-01T00:00:00Z"),
+                t("2026-07-01T00:00:00Z"),
+                "fp",
+            )
+            .unwrap();
+        assert_eq!(snapshot.jobs.len(), 1);
+        assert!(snapshot.logs.is_empty());
+        assert!(snapshot.classifications.is_empty());
+    }
+}
