@@ -60,6 +60,10 @@ pub struct AuditArgs {
     pub signatures: Option<PathBuf>,
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL instead of the SQLite store in --cache-dir. Default:
+    /// FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A signature without a hit in this many days is a removal candidate (a note).
@@ -164,7 +168,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
         &args.since,
         args.until.as_deref(),
         args.signatures.as_deref(),
-        args.cache_dir.as_deref(),
+        &super::settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?,
         args.config.as_deref(),
         "flakestat signatures audit",
     )?;

@@ -204,7 +204,7 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::model::{JobId, Repo};
-    use crate::store::Store;
+    use crate::store::SqliteStore;
 
     /// A store written before version 4 holds a repository under two spellings (each survey
     /// under another spelling made a row of its own): opened now, they are one repository with
@@ -236,7 +236,7 @@ mod tests {
             )
             .unwrap();
         }
-        let mut store = Store::open_file(&path).unwrap();
+        let mut store = SqliteStore::open_file(&path).unwrap();
         let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
         assert_eq!(count("SELECT count(*) FROM repos"), 2);
         assert_eq!(count("SELECT count(*) FROM runs WHERE repo_id = 1"), 2);
