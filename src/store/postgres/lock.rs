@@ -1,5 +1,5 @@
 //! One writer per repository on a PostgreSQL store: a session-level advisory lock, keyed by the
-//! repository (its name without case), held on a connection of its own for as long as the
+//! store's schema and the repository (its name without case), held on a connection of its own for as long as the
 //! `PgLock` lives. The server releases it when that connection ends, however the process ends,
 //! so a crash never leaves a stale lock. Two nightly jobs of one repository therefore take turns
 //! (the second waits with `--wait`, or stops with exit 8); surveys of other repositories in the
@@ -36,9 +36,10 @@ impl std::fmt::Debug for PgLock {
     }
 }
 
-/// The lock's key for a repository: the same for every spelling of its name.
-fn repo_key(repo: &Repo) -> i32 {
-    let name = format!("{}/{}", repo.owner, repo.name).to_ascii_lowercase();
+/// The lock's key for a repository of the store in `schema` (advisory locks are per database;
+/// a database may hold a store per schema): the same for every spelling of its name.
+fn repo_key(schema: &str, repo: &Repo) -> i32 {
+    let name = format!("{schema}\0{}/{}", repo.owner, repo.name).to_ascii_lowercase();
     let digest = Sha256::digest(name.as_bytes());
     i32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]) & 0x7fff_ffff
 }
@@ -62,7 +63,13 @@ impl PgLock {
             name.pop();
         }
         let conn = Conn::open(url, &name).map_err(LockError::Postgres)?;
-        let key = repo_key(repo);
+        let schema: String = conn
+            .call(|c| {
+                Ok(c.query_one("SELECT coalesce(current_schema(), '')", &[])?
+                    .get(0))
+            })
+            .map_err(LockError::Postgres)?;
+        let key = repo_key(&schema, repo);
         let started = Instant::now();
         loop {
             let got: bool = conn
@@ -124,9 +131,11 @@ mod tests {
 
     #[test]
     fn every_spelling_of_a_repository_has_one_key() {
-        let a = repo_key(&Repo::parse("NVIDIA/cuda-python").unwrap());
-        assert_eq!(a, repo_key(&Repo::parse("nvidia/CUDA-Python").unwrap()));
-        assert_ne!(a, repo_key(&Repo::parse("NVIDIA/cuda-pythons").unwrap()));
+        let key = |schema, name| repo_key(schema, &Repo::parse(name).unwrap());
+        let a = key("public", "NVIDIA/cuda-python");
+        assert_eq!(a, key("public", "nvidia/CUDA-Python"));
+        assert_ne!(a, key("public", "NVIDIA/cuda-pythons"));
+        assert_ne!(a, key("team_b", "NVIDIA/cuda-python"), "another store");
         assert!(a >= 0);
     }
 }
