@@ -8,7 +8,7 @@
 //! zero; a bad `--api-url` or a store that cannot be written is an error like anywhere else.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::survey::{closing_line, fetch_error};
@@ -18,7 +18,7 @@ use crate::exit;
 use crate::fetch::{ClientConfig, FetchError, GreenFetch, Session};
 use crate::model::{Classification, JobId, LogStatus, Repo, Snapshot};
 use crate::signatures::{SignatureSet, SignatureSpec};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoreLocation};
 
 #[derive(Debug, clap::Args)]
 pub struct GreenArgs {
@@ -61,7 +61,7 @@ fn store_error(err: StoreError) -> CodedError {
 pub(super) fn sample_green(
     global: &GlobalArgs,
     args: &GreenArgs,
-    cache_dir: Option<&Path>,
+    location: &StoreLocation,
     snapshot: &Snapshot,
     specs: &[SignatureSpec],
 ) -> anyhow::Result<GreenOutcome> {
@@ -85,14 +85,13 @@ pub(super) fn sample_green(
         .repo
         .clone()
         .expect("a snapshot loaded from the store names its repository");
-    let cache_dir = settings::resolve_cache_dir(cache_dir)
-        .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
-    let store = Arc::new(Mutex::new(Store::open(&cache_dir).map_err(store_error)?));
+    let store = Arc::new(Mutex::new(Store::open_at(location).map_err(store_error)?));
 
     let mut stopped: Option<String> = None;
     if !args.offline {
         let _lock = super::nightly::lock_store(
-            &cache_dir,
+            location,
+            &repo,
             std::time::Duration::ZERO,
             "flakestat signatures audit",
         )?;

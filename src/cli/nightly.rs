@@ -27,8 +27,8 @@ use crate::fetch::{ClientConfig, Session, SurveyPlan};
 use crate::model::{Repo, Run, Timestamp};
 use crate::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment};
 use crate::report::{Format, RenderOptions};
-use crate::store::lock::{LockError, StoreLock};
-use crate::store::{Store, StoreError};
+use crate::store::lock::LockError;
+use crate::store::{Store, StoreError, StoreGuard, StoreLocation};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -107,24 +107,27 @@ impl From<FailOnArg> for AlertOn {
     }
 }
 
-/// Takes the store's lock for `holder`, waiting up to `wait`; busy → `exit::STORE`.
+/// Takes the store's lock for writing `repo` (the whole SQLite store; the repository in a
+/// PostgreSQL store) for `holder`, waiting up to `wait`; busy → `exit::STORE`.
 pub(super) fn lock_store(
-    cache_dir: &Path,
+    location: &StoreLocation,
+    repo: &Repo,
     wait: Duration,
     holder: &str,
-) -> Result<StoreLock, CodedError> {
-    StoreLock::acquire(cache_dir, wait, holder)
+) -> Result<StoreGuard, CodedError> {
+    StoreGuard::acquire(location, repo, wait, holder)
         .map_err(|e| CodedError::new(exit::STORE, e.to_string()))
 }
 
 /// The lock if free at once, `None` if another run holds it.
 pub(super) fn try_lock_store(
-    cache_dir: &Path,
+    location: &StoreLocation,
+    repo: &Repo,
     holder: &str,
-) -> Result<Option<StoreLock>, CodedError> {
-    match StoreLock::acquire(cache_dir, Duration::ZERO, holder) {
+) -> Result<Option<StoreGuard>, CodedError> {
+    match StoreGuard::acquire(location, repo, Duration::ZERO, holder) {
         Ok(lock) => Ok(Some(lock)),
-        Err(LockError::Busy { .. }) => Ok(None),
+        Err(LockError::Busy { .. } | LockError::PostgresBusy { .. }) => Ok(None),
         Err(e) => Err(CodedError::new(exit::STORE, e.to_string())),
     }
 }
@@ -264,13 +267,13 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
         .into());
     }
 
-    let cache = args.source.cache_dir()?;
-    let cache_dir = &cache.path;
-    let lock = lock_store(cache_dir, wait, "flakestat nightly")?;
+    let resolved = args.source.store_location()?;
+    let location = &resolved.location;
+    let lock = lock_store(location, &repo, wait, "flakestat nightly")?;
     if global.verbose > 0 {
-        eprintln!("flakestat: holding {}", lock.path().display());
+        eprintln!("flakestat: holding {}", lock.describe());
     }
-    let store = Arc::new(Mutex::new(Store::open(cache_dir).map_err(store_error)?));
+    let store = Arc::new(Mutex::new(Store::open_at(location).map_err(store_error)?));
 
     if args.source.offline {
         crate::fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;

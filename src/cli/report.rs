@@ -55,6 +55,10 @@ pub struct ReportArgs {
     /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
+    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
     /// Signature files. Default: ./signatures if present, else the bundled set.
     #[arg(long, value_name = "DIR")]
     pub signatures: Option<PathBuf>,
@@ -114,15 +118,14 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         None => None,
     };
 
-    let cache_dir = settings::resolve_cache_dir(args.cache_dir.as_deref())
-        .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
-    let store = Store::open(&cache_dir).map_err(store_error)?;
+    let location = settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?;
+    let store = Store::open_at(&location).map_err(store_error)?;
     if store.default_branch(&repo).map_err(store_error)?.is_none() {
         return Err(CodedError::new(
             exit::ERROR,
             format!(
                 "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {}` first",
-                cache_dir.display(),
+                location.describe(),
                 args.since
             ),
         )
@@ -133,7 +136,7 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
     let classifier = set;
     // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
     // report what is classified (the rest shows as "not classified yet").
-    let classified = match super::nightly::try_lock_store(&cache_dir, "flakestat report")? {
+    let classified = match super::nightly::try_lock_store(&location, &repo, "flakestat report")? {
         Some(_lock) => fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?,
         None => 0,
     };

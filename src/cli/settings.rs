@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::store::{PostgresUrl, StoreLocation};
+
 /// The public API root.
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
 
@@ -60,6 +62,33 @@ pub fn resolve_cache_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
                 "no home folder to put the cache in: pass --cache-dir or set FLAKESTAT_CACHE_DIR"
             )
         })
+}
+
+/// Where the store is: `--store URL` (a PostgreSQL server), else `--cache-dir DIR` (the SQLite
+/// store in that folder), else `FLAKESTAT_STORE` (a PostgreSQL URL), else the SQLite store in
+/// `FLAKESTAT_CACHE_DIR` or the platform cache folder. A malformed URL is invalid input.
+pub fn resolve_store(
+    store: Option<&str>,
+    cache_dir: Option<&Path>,
+) -> Result<StoreLocation, super::CodedError> {
+    use crate::exit;
+    let postgres = |text: &str, name: &str| {
+        PostgresUrl::parse(text)
+            .map(StoreLocation::Postgres)
+            .map_err(|e| super::CodedError::new(exit::INVALID_INPUT, format!("{name}: {e}")))
+    };
+    if let Some(url) = store {
+        return postgres(url, "--store");
+    }
+    if cache_dir.is_none()
+        && let Ok(url) = std::env::var("FLAKESTAT_STORE")
+        && !url.trim().is_empty()
+    {
+        return postgres(&url, "FLAKESTAT_STORE");
+    }
+    let cache_dir = resolve_cache_dir(cache_dir)
+        .map_err(|e| super::CodedError::new(exit::STORE, e.to_string()))?;
+    Ok(StoreLocation::Sqlite { cache_dir })
 }
 
 /// `--api-url`, else `GITHUB_API_URL`, else `https://api.github.com`; no trailing slash.

@@ -29,7 +29,7 @@ pub enum SignaturesCommand {
     },
     /// Audit signatures on the store's real logs: matched jobs, overlaps, boilerplate and
     /// too-broad patterns, many distinct tests, and (as notes) no hit in N days.
-    Audit(AuditArgs),
+    Audit(Box<AuditArgs>),
     /// Convert another tool's rule file into signature files, patterns unchanged.
     Import {
         /// The rule file's format.
@@ -60,6 +60,10 @@ pub struct AuditArgs {
     pub signatures: Option<PathBuf>,
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL instead of the SQLite store in --cache-dir. Default:
+    /// FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A signature without a hit in this many days is a removal candidate (a note).
@@ -85,7 +89,7 @@ pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> anyhow::Result<u8> {
             dir,
             allow_overlaps,
         } => run_check(global, dir, allow_overlaps),
-        SignaturesCommand::Audit(args) => run_audit(global, args),
+        SignaturesCommand::Audit(args) => run_audit(global, *args),
         SignaturesCommand::Import {
             format: ImportFormat::Pytorch,
             out,
@@ -162,12 +166,14 @@ fn run_check(
 fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     use crate::analysis::audit::{AuditConfig, audit};
     use crate::analysis::green::GreenShare;
+    let location =
+        super::settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?;
     let loaded = super::suggest::load_from_store(
         &args.repo,
         &args.since,
         args.until.as_deref(),
         args.signatures.as_deref(),
-        args.cache_dir.as_deref(),
+        &location,
         args.config.as_deref(),
         "flakestat signatures audit",
     )?;
@@ -179,7 +185,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     let green = super::green::sample_green(
         global,
         &args.green,
-        args.cache_dir.as_deref(),
+        &location,
         &loaded.snapshot,
         &loaded.specs,
     )?;

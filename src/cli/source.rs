@@ -11,6 +11,7 @@ use super::settings;
 use super::{CodedError, GlobalArgs};
 use crate::exit;
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY};
+use crate::store::StoreLocation;
 
 #[derive(Debug, Args)]
 pub struct SourceArgs {
@@ -22,6 +23,10 @@ pub struct SourceArgs {
     /// (with --replay: a fresh temporary folder).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
+    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE (not with --replay).
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
     /// Use only what the store holds: no network (re-classifies stored logs if the signatures
     /// changed).
     #[arg(long, conflicts_with_all = ["api_url", "replay"])]
@@ -93,28 +98,33 @@ fn parse_size(text: &str) -> Result<u64, String> {
     }
 }
 
-/// The store's folder, and the temporary folder that holds it when there is one (dropping the
+/// Where the store is, and the temporary folder that holds it when there is one (dropping the
 /// guard removes it).
-pub struct CacheDir {
-    pub path: PathBuf,
+pub struct ResolvedStore {
+    pub location: StoreLocation,
     _temp: Option<tempfile::TempDir>,
 }
 
 impl SourceArgs {
-    /// `--cache-dir`, else (with `--replay`) a fresh temporary folder so a replay never mixes
-    /// with real data, else `FLAKESTAT_CACHE_DIR` or the platform cache folder.
-    pub fn cache_dir(&self) -> anyhow::Result<CacheDir> {
-        if self.cache_dir.is_none() && self.replay.is_some() {
+    /// `--store`, else `--cache-dir`, else (with `--replay`) a fresh temporary folder so a
+    /// replay never mixes with real data, else `FLAKESTAT_STORE`, `FLAKESTAT_CACHE_DIR` or the
+    /// platform cache folder (`settings::resolve_store`).
+    pub fn store_location(&self) -> anyhow::Result<ResolvedStore> {
+        if self.store.is_none() && self.cache_dir.is_none() && self.replay.is_some() {
             let temp = tempfile::tempdir()
                 .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
-            return Ok(CacheDir {
-                path: temp.path().to_path_buf(),
+            return Ok(ResolvedStore {
+                location: StoreLocation::Sqlite {
+                    cache_dir: temp.path().to_path_buf(),
+                },
                 _temp: Some(temp),
             });
         }
-        let path = settings::resolve_cache_dir(self.cache_dir.as_deref())
-            .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
-        Ok(CacheDir { path, _temp: None })
+        let location = settings::resolve_store(self.store.as_deref(), self.cache_dir.as_deref())?;
+        Ok(ResolvedStore {
+            location,
+            _temp: None,
+        })
     }
 
     /// The API root and token for GitHub itself (not a replay): `--api-url`, then the

@@ -19,7 +19,7 @@ use crate::fetch;
 use crate::model::Repo;
 use crate::report::sanitize::terminal_line;
 use crate::signatures::{self, SignatureSet};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, StoreLocation};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -44,6 +44,10 @@ pub struct SuggestArgs {
     pub signatures: Option<PathBuf>,
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL instead of the SQLite store in --cache-dir. Default:
+    /// FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
     /// Write each draft to DIR/<id>.toml (created if missing) instead of printing them.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
@@ -77,7 +81,7 @@ pub(super) fn load_from_store(
     since: &str,
     until: Option<&str>,
     signatures: Option<&std::path::Path>,
-    cache_dir: Option<&std::path::Path>,
+    location: &StoreLocation,
     config: Option<&std::path::Path>,
     command: &str,
 ) -> anyhow::Result<Loaded> {
@@ -99,15 +103,13 @@ pub(super) fn load_from_store(
         .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
     let infos = set.info();
 
-    let cache_dir = settings::resolve_cache_dir(cache_dir)
-        .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
-    let store = Store::open(&cache_dir).map_err(store_error)?;
+    let store = Store::open_at(location).map_err(store_error)?;
     if store.default_branch(&repo).map_err(store_error)?.is_none() {
         return Err(CodedError::new(
             exit::ERROR,
             format!(
                 "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {since}` first",
-                cache_dir.display(),
+                location.describe(),
             ),
         )
         .into());
@@ -115,7 +117,7 @@ pub(super) fn load_from_store(
     let store = Arc::new(Mutex::new(store));
     // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
     let classifier = set;
-    if let Some(_lock) = super::nightly::try_lock_store(&cache_dir, command)? {
+    if let Some(_lock) = super::nightly::try_lock_store(location, &repo, command)? {
         fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
     }
     let snapshot = store
@@ -147,7 +149,7 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         &args.since,
         args.until.as_deref(),
         args.signatures.as_deref(),
-        args.cache_dir.as_deref(),
+        &settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?,
         args.config.as_deref(),
         "flakestat suggest",
     )?;

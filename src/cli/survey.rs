@@ -101,8 +101,8 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         cost: file_config.cost,
     };
 
-    let cache = args.source.cache_dir()?;
-    let cache_dir = &cache.path;
+    let resolved = args.source.store_location()?;
+    let location = &resolved.location;
     // One writer per store: a nightly or another survey on it makes this one stop, clearly.
     let wait = super::nightly::parse_wait(&args.wait).ok_or_else(|| {
         CodedError::new(
@@ -110,8 +110,8 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
             format!("--wait {:?} is not a duration (0, 30s, 5m, 1h)", args.wait),
         )
     })?;
-    let _lock = super::nightly::lock_store(cache_dir, wait, "flakestat survey")?;
-    let store = Store::open(cache_dir).map_err(store_error)?;
+    let _lock = super::nightly::lock_store(location, &repo, wait, "flakestat survey")?;
+    let store = Store::open_at(location).map_err(store_error)?;
     let store = Arc::new(Mutex::new(store));
 
     let show_progress = !global.quiet && std::io::stderr().is_terminal();
@@ -131,7 +131,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         if counts.runs == 0 && !global.quiet {
             eprintln!(
                 "flakestat: the store in {} holds nothing for {repo}: run the survey once without --offline",
-                cache_dir.display()
+                location.describe()
             );
         }
         fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;

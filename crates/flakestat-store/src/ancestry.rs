@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::params;
 
-use super::{Store, StoreError, from_json, from_secs, secs, to_json};
+use super::{SqliteStore, StoreError, from_json, from_secs, secs, to_json};
 use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
 
 /// The `windows` scope under which listed stretches of `branch`'s history are recorded.
@@ -18,7 +18,7 @@ pub fn mainline_scope(branch: &str) -> String {
     format!("mainline {branch}")
 }
 
-impl Store {
+impl SqliteStore {
     /// Adds commits of the default branch's history (already known ones are kept; a title
     /// missing from one stored as a bare fork point is filled in).
     pub fn store_mainline(
@@ -27,7 +27,7 @@ impl Store {
         commits: &[MainlineCommit],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         {
             let mut insert = tx.prepare_cached(
                 "INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
@@ -82,7 +82,7 @@ impl Store {
         parents: &[(Sha, Vec<Sha>)],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         {
             let mut update = tx.prepare_cached(
                 "UPDATE mainline SET parents = ?1 WHERE repo_id = ?2 AND sha = ?3",
@@ -122,7 +122,7 @@ impl Store {
         files: &[String],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         tx.execute(
             "UPDATE mainline SET files = ?1 WHERE repo_id = ?2 AND sha = ?3",
             params![to_json(&files), repo_id, sha.0],
@@ -140,7 +140,7 @@ impl Store {
         fork: Option<&MainlineCommit>,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         if let Some(fork) = fork {
             tx.execute(
                 "INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
@@ -201,8 +201,13 @@ mod tests {
 
     #[test]
     fn ancestry_is_kept_and_reaches_the_snapshot() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path()).unwrap();
+        for (engine, _dir, mut store) in crate::tests::engines() {
+            eprintln!("engine: {engine}");
+            ancestry_is_kept_on(&mut store);
+        }
+    }
+
+    fn ancestry_is_kept_on(store: &mut crate::Store) {
         let repo = Repo::parse("NVIDIA/cuda-python").unwrap();
         store.store_repo(&repo, "main").unwrap();
         let (a, b, c) = (

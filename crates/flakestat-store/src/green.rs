@@ -10,19 +10,13 @@ use std::collections::BTreeMap;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{LogEntry, Store, StoreError};
+use super::{LogEntry, SqliteStore, StoreError};
 use flakestat_core::model::{JobId, LogStatus};
 
-impl Store {
+impl SqliteStore {
     /// Records what became of one sampled green log (stored, expired, missing, …).
     pub fn store_green_log(&mut self, job: JobId, entry: &LogEntry) -> Result<(), StoreError> {
-        let (status, size, blob) = match entry {
-            LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
-            LogEntry::Expired => ("expired", 0, None),
-            LogEntry::Missing => ("missing", 0, None),
-            LogEntry::Mismatched => ("mismatched", 0, None),
-            LogEntry::Unavailable => ("unavailable", 0, None),
-        };
+        let (status, size, blob) = green_row(entry);
         self.conn.execute(
             "INSERT OR REPLACE INTO green_logs (job_id, status, raw_size, zstd)
              VALUES (?1, ?2, ?3, ?4)",
@@ -43,20 +37,8 @@ impl Store {
         let mut out = BTreeMap::new();
         for job in jobs {
             let status: Option<String> = stmt.query_row([job.0], |r| r.get(0)).optional()?;
-            let status = match status.as_deref() {
-                None => continue,
-                Some("stored") => LogStatus::Stored,
-                Some("expired") => LogStatus::Expired,
-                Some("missing") => LogStatus::Missing,
-                Some("mismatched") => LogStatus::Mismatched,
-                Some("unavailable") => LogStatus::Unavailable,
-                Some(other) => {
-                    return Err(StoreError::Corrupt(format!(
-                        "green log status {other:?} of job {job}"
-                    )));
-                }
-            };
-            out.insert(*job, status);
+            let Some(status) = status else { continue };
+            out.insert(*job, parse_green_status(*job, &status)?);
         }
         Ok(out)
     }
@@ -76,10 +58,37 @@ impl Store {
     }
 }
 
+/// A green log's row: its status, raw size and compressed bytes (both engines write the same).
+pub(crate) fn green_row(entry: &LogEntry) -> (&'static str, u64, Option<&[u8]>) {
+    match entry {
+        LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
+        LogEntry::Expired => ("expired", 0, None),
+        LogEntry::Missing => ("missing", 0, None),
+        LogEntry::Mismatched => ("mismatched", 0, None),
+        LogEntry::Unavailable => ("unavailable", 0, None),
+    }
+}
+
+/// A stored green log status, read back (both engines).
+pub(crate) fn parse_green_status(job: JobId, status: &str) -> Result<LogStatus, StoreError> {
+    Ok(match status {
+        "stored" => LogStatus::Stored,
+        "expired" => LogStatus::Expired,
+        "missing" => LogStatus::Missing,
+        "mismatched" => LogStatus::Mismatched,
+        "unavailable" => LogStatus::Unavailable,
+        other => {
+            return Err(StoreError::Corrupt(format!(
+                "green log status {other:?} of job {job}"
+            )));
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compress_log;
+    use crate::{Store, compress_log};
     use flakestat_core::model::{Job, Repo, Run, RunId, Sha, WorkflowId};
 
     fn t(s: &str) -> flakestat_core::model::Timestamp {

@@ -10,10 +10,16 @@
 //!
 //! Raw logs are kept zstd-compressed, so a change of signatures re-classifies them without a
 //! download; classifications are keyed by the signature set's fingerprint.
+//!
+//! `Store` (`engine.rs`) is what the rest of flakestat holds: this SQLite store, or the same
+//! tables on a PostgreSQL server for a team (`postgres/`), chosen by a `StoreLocation`. Both
+//! engines keep the same records, at the same schema version, and return them in the same order.
 
 mod ancestry;
+mod engine;
 mod green;
 pub mod lock;
+pub mod postgres;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,6 +35,8 @@ use flakestat_core::model::{
 };
 
 pub use ancestry::mainline_scope;
+pub use engine::{Store, StoreGuard, StoreLocation};
+pub use postgres::PostgresUrl;
 pub use schema::SCHEMA_VERSION;
 
 /// The folder inside the cache dir; its number changes only with an incompatible layout.
@@ -80,6 +88,29 @@ pub enum StoreError {
     },
     #[error("store: {}", sql_message(.0))]
     Sql(#[from] rusqlite::Error),
+    #[error(
+        "not a PostgreSQL URL: {store} ({detail}); write postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+    )]
+    PostgresUrl { store: String, detail: String },
+    #[error(
+        "cannot reach the PostgreSQL store {store}: {detail}; check the server and --store or FLAKESTAT_STORE"
+    )]
+    PostgresConnect { store: String, detail: String },
+    #[error(
+        "not a flakestat store: the PostgreSQL schema of {store} holds other tables; use an empty database, or another schema (?options=-csearch_path%3DNAME)"
+    )]
+    PostgresNotAStore { store: String },
+    #[error(
+        "the PostgreSQL store {store} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat, or pass another --store"
+    )]
+    PostgresTooNew {
+        store: String,
+        found: u32,
+        known: u32,
+    },
+    /// A failure met on an open PostgreSQL store (the server's words, never the SQL).
+    #[error("PostgreSQL store {store}: {detail}")]
+    Postgres { store: String, detail: String },
     #[error("store: a stored record does not parse ({0}); delete the cache folder to start over")]
     Corrupt(String),
     #[error("store: cannot read a stored log: {0}")]
@@ -213,15 +244,18 @@ pub struct StoreCounts {
     pub logs_missing: u64,
 }
 
-/// The embedded store. Not `Sync`: share it behind a mutex.
-pub struct Store {
+/// The embedded SQLite store (the engine behind `Store` by default). Not `Sync`: share it behind
+/// a mutex.
+pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
 }
 
-impl std::fmt::Debug for Store {
+impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -241,19 +275,19 @@ fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens (creating if needed) the store in `cache_dir`: `cache_dir/store-v1/flakestat.sqlite3`.
-    pub fn open(cache_dir: &Path) -> Result<Store, StoreError> {
+    pub fn open(cache_dir: &Path) -> Result<SqliteStore, StoreError> {
         let dir = cache_dir.join(STORE_DIR);
         create_private_dir(&dir).map_err(|source| StoreError::CreateDir {
             path: dir.clone(),
             source,
         })?;
-        Store::open_file(&dir.join(STORE_FILE))
+        SqliteStore::open_file(&dir.join(STORE_FILE))
     }
 
     /// Opens (creating if needed) the store at exactly `path`; the file is created 0600.
-    pub fn open_file(path: &Path) -> Result<Store, StoreError> {
+    pub fn open_file(path: &Path) -> Result<SqliteStore, StoreError> {
         create_private_file(path).map_err(|source| {
             if source.kind() == io::ErrorKind::PermissionDenied && path.exists() {
                 StoreError::ReadOnly {
@@ -289,7 +323,7 @@ impl Store {
             },
             other => other,
         })?;
-        Ok(Store {
+        Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
         })
@@ -335,7 +369,7 @@ impl Store {
     /// Records the repository and its default branch.
     pub fn store_repo(&mut self, repo: &Repo, default_branch: &str) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let id = Store::ensure_repo(&tx, repo)?;
+        let id = SqliteStore::ensure_repo(&tx, repo)?;
         tx.execute(
             "UPDATE repos SET default_branch = ?1 WHERE id = ?2",
             params![default_branch, id],
@@ -454,7 +488,7 @@ impl Store {
     /// new attempt, and runs whose stored attempt was not completed when its jobs were fetched.
     pub fn store_runs(&mut self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         let mut need_jobs = Vec::new();
         {
             let mut upsert = tx.prepare_cached(
@@ -599,13 +633,7 @@ impl Store {
         classification: Option<(&str, &Classification)>,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let (status, size, blob) = match entry {
-            LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
-            LogEntry::Expired => ("expired", 0, None),
-            LogEntry::Missing => ("missing", 0, None),
-            LogEntry::Mismatched => ("mismatched", 0, None),
-            LogEntry::Unavailable => ("unavailable", 0, None),
-        };
+        let (status, size, blob) = log_row(entry);
         tx.execute(
             "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
             params![job.0, status, size, blob],
@@ -711,7 +739,7 @@ impl Store {
     /// Inserts or updates pull requests; files already stored are kept when `files` is `None`.
     pub fn store_pulls(&mut self, repo: &Repo, pulls: &[PullRequest]) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         {
             let mut upsert = tx.prepare_cached(
                 "INSERT INTO pulls (repo_id, number, json, files) VALUES (?1, ?2, ?3, ?4)
@@ -736,7 +764,7 @@ impl Store {
         files: &[String],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         tx.execute(
             "UPDATE pulls SET files = ?1 WHERE repo_id = ?2 AND number = ?3",
             params![to_json(&files), repo_id, number],
@@ -848,7 +876,7 @@ impl Store {
         window: &ListedWindow,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let repo_id = Store::ensure_repo(&tx, repo)?;
+        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         tx.execute(
             "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3",
             params![repo_id, scope, secs(window.since), secs(window.until)],
@@ -954,14 +982,7 @@ impl Store {
             let status: Option<String> = row.get(2)?;
             let classification: Option<String> = row.get(3)?;
             if failed {
-                let status = match status.as_deref() {
-                    Some("stored") => LogStatus::Stored,
-                    Some("expired") => LogStatus::Expired,
-                    Some("missing") => LogStatus::Missing,
-                    Some("mismatched") => LogStatus::Mismatched,
-                    Some("unavailable") => LogStatus::Unavailable,
-                    _ => LogStatus::Pending,
-                };
+                let status = log_status(status.as_deref());
                 snapshot.logs.insert(job.id, status);
                 if let (LogStatus::Stored, Some(c)) = (status, classification) {
                     snapshot
@@ -1063,6 +1084,29 @@ fn gaps(from: i64, to: i64, windows: &[(i64, i64)]) -> Vec<(i64, i64)> {
         out.push((at, to));
     }
     out
+}
+
+/// A `logs.status` as the analysis sees it; no row is `Pending`.
+fn log_status(status: Option<&str>) -> LogStatus {
+    match status {
+        Some("stored") => LogStatus::Stored,
+        Some("expired") => LogStatus::Expired,
+        Some("missing") => LogStatus::Missing,
+        Some("mismatched") => LogStatus::Mismatched,
+        Some("unavailable") => LogStatus::Unavailable,
+        _ => LogStatus::Pending,
+    }
+}
+
+/// A `LogEntry` as written: status, raw size and the compressed bytes.
+fn log_row(entry: &LogEntry) -> (&'static str, u64, Option<&[u8]>) {
+    match entry {
+        LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
+        LogEntry::Expired => ("expired", 0, None),
+        LogEntry::Missing => ("missing", 0, None),
+        LogEntry::Mismatched => ("mismatched", 0, None),
+        LogEntry::Unavailable => ("unavailable", 0, None),
+    }
 }
 
 fn pull_from_row(json: &str, files: Option<&str>) -> Result<PullRequest, StoreError> {

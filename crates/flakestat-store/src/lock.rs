@@ -35,6 +35,18 @@ pub enum LockError {
         "cannot lock the store with {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
     )]
     Io { path: PathBuf, source: io::Error },
+    /// A PostgreSQL store's lock of the repository is held (`store/postgres/lock.rs`).
+    #[error(
+        "the PostgreSQL store {store} is in use for {repo} by another flakestat{holder}: waited {waited}s for its lock; let that run finish, or pass --wait to wait longer"
+    )]
+    PostgresBusy {
+        store: String,
+        repo: String,
+        holder: String,
+        waited: u64,
+    },
+    #[error("cannot lock the store: {0}")]
+    Postgres(super::StoreError),
 }
 
 /// Held while it lives; dropping it releases the lock.

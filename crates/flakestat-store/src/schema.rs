@@ -215,7 +215,7 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
+    use crate::SqliteStore;
     use flakestat_core::model::{JobId, Repo};
 
     /// A store written before version 4 holds a repository under two spellings (each survey
@@ -248,7 +248,7 @@ mod tests {
             )
             .unwrap();
         }
-        let mut store = Store::open_file(&path).unwrap();
+        let mut store = SqliteStore::open_file(&path).unwrap();
         let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
         assert_eq!(count("SELECT count(*) FROM repos"), 2);
         assert_eq!(count("SELECT count(*) FROM runs WHERE repo_id = 1"), 2);

@@ -64,17 +64,42 @@ fn hit(sig: &str) -> Classification {
     }
 }
 
-fn open() -> (tempfile::TempDir, Store) {
+fn open() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = SqliteStore::open(dir.path()).unwrap();
     (dir, store)
+}
+
+/// A fresh store on every engine the tests reach: SQLite always, PostgreSQL when
+/// `FLAKESTAT_TEST_POSTGRES` names a server (`.ci/postgres.sh start`), each in a schema of its
+/// own; without it, says that the PostgreSQL half skipped.
+pub(super) fn engines() -> Vec<(&'static str, Option<tempfile::TempDir>, Store)> {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::open(dir.path()).unwrap();
+    let mut out = vec![("sqlite", Some(dir), sqlite)];
+    match postgres_url() {
+        Some(url) => {
+            let url = PostgresUrl::parse(&url).unwrap();
+            out.push(("postgres", None, Store::open_postgres(&url).unwrap()));
+        }
+        None => eprintln!("FLAKESTAT_TEST_POSTGRES is not set: the PostgreSQL store was skipped"),
+    }
+    out
+}
+
+/// The URL of a fresh store on the test server, if there is one.
+fn postgres_url() -> Option<String> {
+    let base = std::env::var("FLAKESTAT_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())?;
+    Some(postgres::fresh_schema_url(&base).expect("a schema on FLAKESTAT_TEST_POSTGRES"))
 }
 
 #[test]
 fn open_creates_private_versioned_store_and_reopens() {
     let dir = tempfile::tempdir().unwrap();
     let path = {
-        let store = Store::open(dir.path()).unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
         store.path().to_path_buf()
     };
     assert_eq!(path, dir.path().join("store-v1").join("flakestat.sqlite3"));
@@ -85,7 +110,7 @@ fn open_creates_private_versioned_store_and_reopens() {
         assert_eq!(mode(&dir.path().join("store-v1")), 0o700);
         assert_eq!(mode(&path), 0o600);
     }
-    let store = Store::open(dir.path()).unwrap();
+    let store = SqliteStore::open(dir.path()).unwrap();
     let version: u32 = store
         .conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -107,274 +132,286 @@ fn a_store_from_a_newer_flakestat_is_refused() {
 
 #[test]
 fn runs_need_jobs_until_a_completed_attempt_is_stored() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    let first = run(1, "2026-06-15T10:00:00Z", 1, "in_progress");
-    assert_eq!(
-        store.store_runs(&r, std::slice::from_ref(&first)).unwrap(),
-        vec![RunId(1)]
-    );
-    store.store_jobs(RunId(1), 1, false, &[]).unwrap();
-    // Still in progress when its jobs were fetched: ask again.
-    assert_eq!(store.store_runs(&r, &[first]).unwrap(), vec![RunId(1)]);
-    let done = run(1, "2026-06-15T10:00:00Z", 1, "completed");
-    store.store_runs(&r, std::slice::from_ref(&done)).unwrap();
-    store
-        .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
-        .unwrap();
-    assert!(store.store_runs(&r, &[done]).unwrap().is_empty());
-    // A re-run makes a new attempt: its jobs are needed again.
-    let rerun = run(1, "2026-06-15T10:00:00Z", 2, "completed");
-    assert_eq!(store.store_runs(&r, &[rerun]).unwrap(), vec![RunId(1)]);
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        let first = run(1, "2026-06-15T10:00:00Z", 1, "in_progress");
+        assert_eq!(
+            store.store_runs(&r, std::slice::from_ref(&first)).unwrap(),
+            vec![RunId(1)]
+        );
+        store.store_jobs(RunId(1), 1, false, &[]).unwrap();
+        // Still in progress when its jobs were fetched: ask again.
+        assert_eq!(store.store_runs(&r, &[first]).unwrap(), vec![RunId(1)]);
+        let done = run(1, "2026-06-15T10:00:00Z", 1, "completed");
+        store.store_runs(&r, std::slice::from_ref(&done)).unwrap();
+        store
+            .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
+            .unwrap();
+        assert!(store.store_runs(&r, &[done]).unwrap().is_empty());
+        // A re-run makes a new attempt: its jobs are needed again.
+        let rerun = run(1, "2026-06-15T10:00:00Z", 2, "completed");
+        assert_eq!(store.store_runs(&r, &[rerun]).unwrap(), vec![RunId(1)]);
+    }
 }
 
 #[test]
 fn logs_round_trip_and_leave_the_pending_list() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    store
-        .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
-        .unwrap();
-    store
-        .store_jobs(
-            RunId(1),
-            1,
-            true,
-            &[
-                job(10, 1, 1, "failure"),
-                job(11, 1, 1, "timed_out"),
-                job(12, 1, 1, "success"),
-                job(13, 1, 1, "failure"),
-            ],
-        )
-        .unwrap();
-    let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
-    let pending = store.failed_jobs_without_log(&r, since, until).unwrap();
-    assert_eq!(
-        pending,
-        vec![
-            (RunId(1), JobId(10)),
-            (RunId(1), JobId(11)),
-            (RunId(1), JobId(13))
-        ]
-    );
-    let raw = b"\xef\xbb\xbf2026-06-15T10:00:00.0000000Z boom\n".repeat(100);
-    store
-        .store_log(
-            JobId(10),
-            &LogEntry::Stored(compress_log(&raw)),
-            Some(("fp1", &hit("x"))),
-        )
-        .unwrap();
-    store
-        .store_log(JobId(11), &LogEntry::Expired, None)
-        .unwrap();
-    assert_eq!(store.load_log(JobId(10)).unwrap().unwrap(), raw);
-    assert_eq!(store.load_log(JobId(11)).unwrap(), None);
-    assert_eq!(
-        store.failed_jobs_without_log(&r, since, until).unwrap(),
-        vec![(RunId(1), JobId(13))]
-    );
-    assert!(store.logs_to_classify(&r, "fp1").unwrap().is_empty());
-    assert_eq!(store.logs_to_classify(&r, "fp2").unwrap(), vec![JobId(10)]);
-
-    let hit_runs = store.runs_with_hits(&r, since, until, "fp1").unwrap();
-    assert_eq!(
-        hit_runs.iter().map(|r| r.id).collect::<Vec<_>>(),
-        vec![RunId(1)]
-    );
-    assert!(
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
         store
-            .runs_with_hits(&r, since, until, "fp2")
-            .unwrap()
-            .is_empty()
-    );
-    store
-        .store_log(
-            JobId(13),
-            &LogEntry::Stored(compress_log(b"nothing")),
-            Some(("fp2", &Classification::default())),
-        )
-        .unwrap();
-    assert!(
+            .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
+            .unwrap();
         store
-            .runs_with_hits(&r, since, until, "fp2")
-            .unwrap()
-            .is_empty(),
-        "no match"
-    );
+            .store_jobs(
+                RunId(1),
+                1,
+                true,
+                &[
+                    job(10, 1, 1, "failure"),
+                    job(11, 1, 1, "timed_out"),
+                    job(12, 1, 1, "success"),
+                    job(13, 1, 1, "failure"),
+                ],
+            )
+            .unwrap();
+        let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
+        let pending = store.failed_jobs_without_log(&r, since, until).unwrap();
+        assert_eq!(
+            pending,
+            vec![
+                (RunId(1), JobId(10)),
+                (RunId(1), JobId(11)),
+                (RunId(1), JobId(13))
+            ]
+        );
+        let raw = b"\xef\xbb\xbf2026-06-15T10:00:00.0000000Z boom\n".repeat(100);
+        store
+            .store_log(
+                JobId(10),
+                &LogEntry::Stored(compress_log(&raw)),
+                Some(("fp1", &hit("x"))),
+            )
+            .unwrap();
+        store
+            .store_log(JobId(11), &LogEntry::Expired, None)
+            .unwrap();
+        assert_eq!(store.load_log(JobId(10)).unwrap().unwrap(), raw);
+        assert_eq!(store.load_log(JobId(11)).unwrap(), None);
+        assert_eq!(
+            store.failed_jobs_without_log(&r, since, until).unwrap(),
+            vec![(RunId(1), JobId(13))]
+        );
+        assert!(store.logs_to_classify(&r, "fp1").unwrap().is_empty());
+        assert_eq!(store.logs_to_classify(&r, "fp2").unwrap(), vec![JobId(10)]);
 
-    let snap = store.load_snapshot(&r, since, until, "fp1").unwrap();
-    assert_eq!(snap.logs[&JobId(10)], LogStatus::Stored);
-    assert_eq!(snap.logs[&JobId(11)], LogStatus::Expired);
-    assert_eq!(snap.logs[&JobId(13)], LogStatus::Stored);
-    assert!(!snap.logs.contains_key(&JobId(12)), "only failed jobs");
-    assert_eq!(snap.classifications[&JobId(10)], hit("x"));
-    let other = store.load_snapshot(&r, since, until, "fp2").unwrap();
-    assert_eq!(
-        other.classifications.keys().collect::<Vec<_>>(),
-        vec![&JobId(13)],
-        "only what was classified with that fingerprint"
-    );
+        let hit_runs = store.runs_with_hits(&r, since, until, "fp1").unwrap();
+        assert_eq!(
+            hit_runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![RunId(1)]
+        );
+        assert!(
+            store
+                .runs_with_hits(&r, since, until, "fp2")
+                .unwrap()
+                .is_empty()
+        );
+        store
+            .store_log(
+                JobId(13),
+                &LogEntry::Stored(compress_log(b"nothing")),
+                Some(("fp2", &Classification::default())),
+            )
+            .unwrap();
+        assert!(
+            store
+                .runs_with_hits(&r, since, until, "fp2")
+                .unwrap()
+                .is_empty(),
+            "no match"
+        );
+
+        let snap = store.load_snapshot(&r, since, until, "fp1").unwrap();
+        assert_eq!(snap.logs[&JobId(10)], LogStatus::Stored);
+        assert_eq!(snap.logs[&JobId(11)], LogStatus::Expired);
+        assert_eq!(snap.logs[&JobId(13)], LogStatus::Stored);
+        assert!(!snap.logs.contains_key(&JobId(12)), "only failed jobs");
+        assert_eq!(snap.classifications[&JobId(10)], hit("x"));
+        let other = store.load_snapshot(&r, since, until, "fp2").unwrap();
+        assert_eq!(
+            other.classifications.keys().collect::<Vec<_>>(),
+            vec![&JobId(13)],
+            "only what was classified with that fingerprint"
+        );
+    }
 }
 
 #[test]
 fn snapshot_takes_the_window_and_the_history_before_it() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    let runs = [
-        run(1, "2026-05-01T00:00:00Z", 1, "completed"), // too early
-        run(2, "2026-06-05T00:00:00Z", 1, "completed"), // history
-        run(4, "2026-06-15T00:00:00Z", 1, "completed"), // since, inclusive
-        run(3, "2026-06-15T00:00:00Z", 1, "completed"), // same second: by id
-        run(5, "2026-06-16T00:00:00Z", 1, "completed"), // until, exclusive
-    ];
-    store.store_runs(&r, &runs).unwrap();
-    for (i, attempt) in [(4, 2), (4, 1)] {
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        let runs = [
+            run(1, "2026-05-01T00:00:00Z", 1, "completed"), // too early
+            run(2, "2026-06-05T00:00:00Z", 1, "completed"), // history
+            run(4, "2026-06-15T00:00:00Z", 1, "completed"), // since, inclusive
+            run(3, "2026-06-15T00:00:00Z", 1, "completed"), // same second: by id
+            run(5, "2026-06-16T00:00:00Z", 1, "completed"), // until, exclusive
+        ];
+        store.store_runs(&r, &runs).unwrap();
+        for (i, attempt) in [(4, 2), (4, 1)] {
+            store
+                .store_jobs(
+                    RunId(i),
+                    attempt,
+                    true,
+                    &[job(i * 10 + attempt as u64, i, attempt, "failure")],
+                )
+                .unwrap();
+        }
+        let other = Repo::parse("other/repo").unwrap();
         store
-            .store_jobs(
-                RunId(i),
-                attempt,
-                true,
-                &[job(i * 10 + attempt as u64, i, attempt, "failure")],
+            .store_runs(&other, &[run(9, "2026-06-15T01:00:00Z", 1, "completed")])
+            .unwrap();
+        store.store_repo(&r, "main").unwrap();
+        let snap = store
+            .load_snapshot(
+                &r,
+                t("2026-06-15T00:00:00Z"),
+                t("2026-06-16T00:00:00Z"),
+                "fp",
             )
             .unwrap();
+        let ids: Vec<u64> = snap.runs.iter().map(|r| r.id.0).collect();
+        assert_eq!(ids, vec![2, 3, 4]);
+        let jobs: Vec<(u32, u64)> = snap.jobs.iter().map(|j| (j.run_attempt, j.id.0)).collect();
+        assert_eq!(jobs, vec![(1, 41), (2, 42)]);
+        assert_eq!(snap.default_branch, "main");
     }
-    let other = Repo::parse("other/repo").unwrap();
-    store
-        .store_runs(&other, &[run(9, "2026-06-15T01:00:00Z", 1, "completed")])
-        .unwrap();
-    store.store_repo(&r, "main").unwrap();
-    let snap = store
-        .load_snapshot(
-            &r,
-            t("2026-06-15T00:00:00Z"),
-            t("2026-06-16T00:00:00Z"),
-            "fp",
-        )
-        .unwrap();
-    let ids: Vec<u64> = snap.runs.iter().map(|r| r.id.0).collect();
-    assert_eq!(ids, vec![2, 3, 4]);
-    let jobs: Vec<(u32, u64)> = snap.jobs.iter().map(|j| (j.run_attempt, j.id.0)).collect();
-    assert_eq!(jobs, vec![(1, 41), (2, 42)]);
-    assert_eq!(snap.default_branch, "main");
 }
 
 #[test]
 fn pulls_keep_their_files_when_updated_without_them() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    let pr = PullRequest {
-        number: 2371,
-        title: "Bump".into(),
-        state: "closed".into(),
-        base_ref: "main".into(),
-        head_ref: "bump".into(),
-        merged_at: Some(t("2026-06-14T10:00:00Z")),
-        merge_commit_sha: Some(Sha("b".repeat(40))),
-        html_url: String::new(),
-        files: None,
-        head: None,
-    };
-    store.store_pulls(&r, std::slice::from_ref(&pr)).unwrap();
-    store
-        .store_pull_files(&r, 2371, &["cuda/core.py".to_string()])
-        .unwrap();
-    store.store_pulls(&r, &[pr]).unwrap();
-    let got = store.load_pull(&r, 2371).unwrap().unwrap();
-    assert_eq!(got.files, Some(vec!["cuda/core.py".to_string()]));
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        let pr = PullRequest {
+            number: 2371,
+            title: "Bump".into(),
+            state: "closed".into(),
+            base_ref: "main".into(),
+            head_ref: "bump".into(),
+            merged_at: Some(t("2026-06-14T10:00:00Z")),
+            merge_commit_sha: Some(Sha("b".repeat(40))),
+            html_url: String::new(),
+            files: None,
+            head: None,
+        };
+        store.store_pulls(&r, std::slice::from_ref(&pr)).unwrap();
+        store
+            .store_pull_files(&r, 2371, &["cuda/core.py".to_string()])
+            .unwrap();
+        store.store_pulls(&r, &[pr]).unwrap();
+        let got = store.load_pull(&r, 2371).unwrap().unwrap();
+        assert_eq!(got.files, Some(vec!["cuda/core.py".to_string()]));
+    }
 }
 
 #[test]
 fn windows_and_etags_are_remembered() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    let (a, b, c) = (
-        t("2026-06-15T00:00:00Z"),
-        t("2026-06-15T12:00:00Z"),
-        t("2026-06-16T00:00:00Z"),
-    );
-    let w = |since, until, runs| ListedWindow { since, until, runs };
-    store.store_window(&r, "all", &w(a, c, 1500)).unwrap();
-    store.store_window(&r, "all", &w(a, b, 700)).unwrap();
-    store.store_window(&r, "all", &w(b, c, 800)).unwrap();
-    assert_eq!(
-        store.load_windows(&r, "all", a, c).unwrap(),
-        vec![w(a, b, 700), w(b, c, 800)]
-    );
-    assert!(
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        let (a, b, c) = (
+            t("2026-06-15T00:00:00Z"),
+            t("2026-06-15T12:00:00Z"),
+            t("2026-06-16T00:00:00Z"),
+        );
+        let w = |since, until, runs| ListedWindow { since, until, runs };
+        store.store_window(&r, "all", &w(a, c, 1500)).unwrap();
+        store.store_window(&r, "all", &w(a, b, 700)).unwrap();
+        store.store_window(&r, "all", &w(b, c, 800)).unwrap();
+        assert_eq!(
+            store.load_windows(&r, "all", a, c).unwrap(),
+            vec![w(a, b, 700), w(b, c, 800)]
+        );
+        assert!(
+            store
+                .load_windows(&r, "wf:ci.yml", a, c)
+                .unwrap()
+                .is_empty()
+        );
         store
-            .load_windows(&r, "wf:ci.yml", a, c)
-            .unwrap()
-            .is_empty()
-    );
-    store
-        .store_response("https://x/1", "\"e1\"", b"body", a)
-        .unwrap();
-    store
-        .store_response("https://x/2", "\"e2\"", b"old", a)
-        .unwrap();
-    store.touch_response("https://x/1", c).unwrap();
-    assert_eq!(store.prune_responses(b).unwrap(), 1);
-    assert!(store.cached_response("https://x/2").unwrap().is_none());
-    let cached = store.cached_response("https://x/1").unwrap().unwrap();
-    assert_eq!(
-        (cached.etag.as_str(), &cached.body[..]),
-        ("\"e1\"", &b"body"[..])
-    );
+            .store_response("https://x/1", "\"e1\"", b"body", a)
+            .unwrap();
+        store
+            .store_response("https://x/2", "\"e2\"", b"old", a)
+            .unwrap();
+        store.touch_response("https://x/1", c).unwrap();
+        assert_eq!(store.prune_responses(b).unwrap(), 1);
+        assert!(store.cached_response("https://x/2").unwrap().is_none());
+        let cached = store.cached_response("https://x/1").unwrap().unwrap();
+        assert_eq!(
+            (cached.etag.as_str(), &cached.body[..]),
+            ("\"e1\"", &b"body"[..])
+        );
+    }
 }
 
 #[test]
 fn the_snapshot_names_runs_without_jobs_and_windows_not_listed() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    store.store_repo(&r, "main").unwrap();
-    let runs = [
-        run(1, "2026-06-15T01:00:00Z", 1, "completed"),
-        run(2, "2026-06-15T02:00:00Z", 2, "completed"),
-        run(3, "2026-06-15T03:00:00Z", 1, "completed"),
-    ];
-    store.store_runs(&r, &runs).unwrap();
-    store
-        .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "success")])
-        .unwrap();
-    // Run 2's jobs are stored for attempt 1 only: its attempt 2 is still to fetch.
-    store
-        .store_jobs(RunId(2), 1, true, &[job(20, 2, 1, "failure")])
-        .unwrap();
-    let window = |since: &str, until: &str| ListedWindow {
-        since: t(since),
-        until: t(until),
-        runs: 1,
-    };
-    let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-17T00:00:00Z"));
-    let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
-    assert!(
-        snap.unlisted.is_empty(),
-        "no listing record: no gap claimed"
-    );
-    store
-        .store_window(
-            &r,
-            "a",
-            &window("2026-06-15T00:00:00Z", "2026-06-15T06:00:00Z"),
-        )
-        .unwrap();
-    store
-        .store_window(
-            &r,
-            "b",
-            &window("2026-06-15T12:00:00Z", "2026-06-16T00:00:00Z"),
-        )
-        .unwrap();
-    let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
-    let pending: Vec<u64> = snap.runs_without_jobs.iter().map(|r| r.0).collect();
-    assert_eq!(pending, vec![2, 3]);
-    // The gap between the windows; nothing after the last window's end (never asked yet).
-    assert_eq!(
-        snap.unlisted,
-        vec![(t("2026-06-15T06:00:00Z"), t("2026-06-15T12:00:00Z"))]
-    );
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        store.store_repo(&r, "main").unwrap();
+        let runs = [
+            run(1, "2026-06-15T01:00:00Z", 1, "completed"),
+            run(2, "2026-06-15T02:00:00Z", 2, "completed"),
+            run(3, "2026-06-15T03:00:00Z", 1, "completed"),
+        ];
+        store.store_runs(&r, &runs).unwrap();
+        store
+            .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "success")])
+            .unwrap();
+        // Run 2's jobs are stored for attempt 1 only: its attempt 2 is still to fetch.
+        store
+            .store_jobs(RunId(2), 1, true, &[job(20, 2, 1, "failure")])
+            .unwrap();
+        let window = |since: &str, until: &str| ListedWindow {
+            since: t(since),
+            until: t(until),
+            runs: 1,
+        };
+        let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-17T00:00:00Z"));
+        let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
+        assert!(
+            snap.unlisted.is_empty(),
+            "no listing record: no gap claimed"
+        );
+        store
+            .store_window(
+                &r,
+                "a",
+                &window("2026-06-15T00:00:00Z", "2026-06-15T06:00:00Z"),
+            )
+            .unwrap();
+        store
+            .store_window(
+                &r,
+                "b",
+                &window("2026-06-15T12:00:00Z", "2026-06-16T00:00:00Z"),
+            )
+            .unwrap();
+        let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
+        let pending: Vec<u64> = snap.runs_without_jobs.iter().map(|r| r.0).collect();
+        assert_eq!(pending, vec![2, 3]);
+        // The gap between the windows; nothing after the last window's end (never asked yet).
+        assert_eq!(
+            snap.unlisted,
+            vec![(t("2026-06-15T06:00:00Z"), t("2026-06-15T12:00:00Z"))]
+        );
+    }
 }
 
 #[test]
@@ -388,70 +425,151 @@ fn gaps_are_what_the_windows_leave_uncovered() {
 
 #[test]
 fn what_a_stopped_survey_left_out_is_left_out_of_the_analysis() {
-    let (_dir, mut store) = open();
-    let r = repo();
-    store.store_repo(&r, "main").unwrap();
-    let runs = [
-        run(1, "2026-06-15T01:00:00Z", 1, "completed"), // complete
-        run(2, "2026-06-15T02:00:00Z", 1, "completed"), // no jobs yet
-        run(3, "2026-06-15T03:00:00Z", 1, "completed"), // a failed job's log not fetched
-        run(4, "2026-06-15T08:00:00Z", 1, "completed"), // in a window not listed
-        run(5, "2026-06-15T13:00:00Z", 1, "completed"), // complete
-    ];
-    store.store_runs(&r, &runs).unwrap();
-    for (id, conclusion) in [
-        (1, "failure"),
-        (3, "failure"),
-        (4, "success"),
-        (5, "success"),
-    ] {
+    for (engine, _dir, mut store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        store.store_repo(&r, "main").unwrap();
+        let runs = [
+            run(1, "2026-06-15T01:00:00Z", 1, "completed"), // complete
+            run(2, "2026-06-15T02:00:00Z", 1, "completed"), // no jobs yet
+            run(3, "2026-06-15T03:00:00Z", 1, "completed"), // a failed job's log not fetched
+            run(4, "2026-06-15T08:00:00Z", 1, "completed"), // in a window not listed
+            run(5, "2026-06-15T13:00:00Z", 1, "completed"), // complete
+        ];
+        store.store_runs(&r, &runs).unwrap();
+        for (id, conclusion) in [
+            (1, "failure"),
+            (3, "failure"),
+            (4, "success"),
+            (5, "success"),
+        ] {
+            store
+                .store_jobs(RunId(id), 1, true, &[job(id * 10, id, 1, conclusion)])
+                .unwrap();
+        }
         store
-            .store_jobs(RunId(id), 1, true, &[job(id * 10, id, 1, conclusion)])
+            .store_log(JobId(10), &LogEntry::Expired, None)
             .unwrap();
+        let listed = |since: &str, until: &str| ListedWindow {
+            since: t(since),
+            until: t(until),
+            runs: 1,
+        };
+        store
+            .store_window(
+                &r,
+                "all",
+                &listed("2026-06-15T00:00:00Z", "2026-06-15T06:00:00Z"),
+            )
+            .unwrap();
+        store
+            .store_window(
+                &r,
+                "all",
+                &listed("2026-06-15T12:00:00Z", "2026-06-16T00:00:00Z"),
+            )
+            .unwrap();
+        let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
+        let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
+        let (part, c) = flakestat_core::analysis::complete_part(&snap);
+        assert_eq!(
+            (
+                c.runs_listed,
+                c.runs_pending,
+                c.logs_pending,
+                c.runs_left_out
+            ),
+            (5, 1, 1, 3)
+        );
+        assert!(!c.is_complete());
+        let kept: Vec<u64> = part.runs.iter().map(|r| r.id.0).collect();
+        assert_eq!(kept, vec![1, 5]);
+        assert!(part.jobs.iter().all(|j| [1, 5].contains(&j.run_id.0)));
+        // What is left is complete: analysing it leaves nothing more out.
+        let (again, c) = flakestat_core::analysis::complete_part(&part);
+        assert!(c.is_complete());
+        assert_eq!(again.runs.len(), 2);
+        let data = flakestat_core::analysis::analyze(&snap, &[], &Default::default());
+        assert_eq!(data.runs_total, 2);
+        assert_eq!(data.jobs_failed, 1);
     }
-    store
-        .store_log(JobId(10), &LogEntry::Expired, None)
-        .unwrap();
-    let listed = |since: &str, until: &str| ListedWindow {
-        since: t(since),
-        until: t(until),
-        runs: 1,
+}
+
+/// The PostgreSQL store keeps its version like SQLite's `user_version`: a store made by a newer
+/// flakestat is refused, a schema holding other tables is not written into, two processes
+/// creating one store at once make it once, and the password is in no message.
+#[test]
+fn a_postgres_store_is_versioned_and_refuses_what_it_did_not_make() {
+    let Some(url) = postgres_url() else {
+        eprintln!("FLAKESTAT_TEST_POSTGRES is not set: skipped");
+        return;
     };
-    store
-        .store_window(
-            &r,
-            "all",
-            &listed("2026-06-15T00:00:00Z", "2026-06-15T06:00:00Z"),
-        )
+    let parsed = PostgresUrl::parse(&url).unwrap();
+    // Two at once: one migrates, the other waits and finds it done.
+    let opened: Vec<Store> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| Store::open_postgres(&parsed).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let pg = opened[0].postgres().unwrap();
+    let version: i32 = pg
+        .with_client(|c| {
+            Ok(c.query_one("SELECT version FROM flakestat_schema", &[])?
+                .get(0))
+        })
         .unwrap();
-    store
-        .store_window(
-            &r,
-            "all",
-            &listed("2026-06-15T12:00:00Z", "2026-06-16T00:00:00Z"),
-        )
+    assert_eq!(version as u32, SCHEMA_VERSION);
+    let rows: i64 = pg
+        .with_client(|c| {
+            Ok(c.query_one("SELECT count(*) FROM flakestat_schema", &[])?
+                .get(0))
+        })
         .unwrap();
-    let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
-    let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
-    let (part, c) = flakestat_core::analysis::complete_part(&snap);
-    assert_eq!(
-        (
-            c.runs_listed,
-            c.runs_pending,
-            c.logs_pending,
-            c.runs_left_out
-        ),
-        (5, 1, 1, 3)
+    assert_eq!(rows, 1);
+    pg.with_client(|c| Ok(c.execute("UPDATE flakestat_schema SET version = version + 1", &[])?))
+        .unwrap();
+    drop(opened);
+    let err = Store::open_postgres(&parsed).unwrap_err();
+    assert!(
+        matches!(err, StoreError::PostgresTooNew { found, .. } if found == SCHEMA_VERSION + 1),
+        "{err}"
     );
-    assert!(!c.is_complete());
-    let kept: Vec<u64> = part.runs.iter().map(|r| r.id.0).collect();
-    assert_eq!(kept, vec![1, 5]);
-    assert!(part.jobs.iter().all(|j| [1, 5].contains(&j.run_id.0)));
-    // What is left is complete: analysing it leaves nothing more out.
-    let (again, c) = flakestat_core::analysis::complete_part(&part);
-    assert!(c.is_complete());
-    assert_eq!(again.runs.len(), 2);
-    let data = flakestat_core::analysis::analyze(&snap, &[], &Default::default());
-    assert_eq!(data.runs_total, 2);
-    assert_eq!(data.jobs_failed, 1);
+
+    // Another program's tables: never written into.
+    let other = postgres_url().unwrap();
+    let other = PostgresUrl::parse(&other).unwrap();
+    let conn = postgres::Conn::open(&other, "test").unwrap();
+    conn.call(|c| Ok(c.batch_execute("CREATE TABLE invoices (id INTEGER)")?))
+        .unwrap();
+    let err = Store::open_postgres(&other).unwrap_err();
+    assert!(matches!(err, StoreError::PostgresNotAStore { .. }), "{err}");
+    let tables: i64 = conn
+        .call(|c| {
+            Ok(c.query_one(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+                &[],
+            )?
+            .get(0))
+        })
+        .unwrap();
+    assert_eq!(tables, 1, "nothing created next to another program's table");
+
+    // A wrong password: refused, and the message shows neither password.
+    let password = parsed_password(&url);
+    let wrong = url.replacen(&format!(":{password}@"), ":not-the-password@", 1);
+    let err = Store::open_postgres(&PostgresUrl::parse(&wrong).unwrap()).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, StoreError::PostgresConnect { .. }), "{text}");
+    assert!(!text.contains("not-the-password"), "{text}");
+    assert!(!text.contains(&password), "{text}");
+    assert!(text.contains(":***@"), "{text}");
+}
+
+fn parsed_password(url: &str) -> String {
+    let after = &url[url.find("://").unwrap() + 3..];
+    let userinfo = &after[..after
+        .find('@')
+        .expect("the test server's URL has a password")];
+    userinfo[userinfo.find(':').unwrap() + 1..].to_string()
 }
