@@ -6,6 +6,7 @@
 mod classify;
 mod completions;
 pub mod config;
+mod from_store;
 mod nightly;
 pub mod output;
 mod report;
