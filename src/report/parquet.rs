@@ -370,3 +370,24 @@ fn suspects(data: &ExportData) -> Result<RecordBatch, ParquetError> {
         ("posterior", float(s.iter().map(|x| x.posterior)), false),
     ]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    #[test]
+    fn an_empty_window_gives_five_valid_files_with_their_columns_and_no_rows() {
+        let files = render(&ExportData::default()).unwrap();
+        let names: Vec<&str> = files.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, FILES);
+        for (name, bytes) in files {
+            let mut file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut file, &bytes).unwrap();
+            let reader = SerializedFileReader::new(file).unwrap();
+            let meta = reader.metadata().file_metadata();
+            assert_eq!(meta.num_rows(), 0, "{name}");
+            assert!(meta.schema_descr().num_columns() >= 6, "{name}");
+        }
+    }
+}
