@@ -6,6 +6,8 @@
 mod classify;
 mod completions;
 pub mod config;
+mod export;
+mod from_store;
 mod green;
 mod nightly;
 pub mod output;
@@ -26,6 +28,7 @@ Examples:
   flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15
   flakestat survey --repo NVIDIA/cuda-python --since 30d --format markdown --output flakes.md
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-15 --signature wait-until-timeout
+  flakestat export --repo NVIDIA/cuda-python --since 30d --format parquet --output warehouse/
   flakestat classify job.log run-logs.zip
   flakestat signatures check signatures/
   flakestat completions bash > /etc/bash_completion.d/flakestat";
@@ -74,6 +77,8 @@ pub enum Command {
     Survey(Box<survey::SurveyArgs>),
     /// Report from the store alone: the overview, or one signature's issue-ready account.
     Report(report::ReportArgs),
+    /// Write the store's window as Parquet files for a warehouse (DuckDB, BigQuery, ClickHouse).
+    Export(export::ExportArgs),
     /// What changed since the last period: new, rising and fading flakes, new unknown failures.
     Nightly(nightly::NightlyArgs),
     /// Draft signature files for the groups of failed jobs no signature explains (from the store).
@@ -109,6 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Signatures(cmd) => signatures::run(&global, cmd),
         Command::Survey(args) => survey::run(&global, *args),
         Command::Report(args) => report::run(&global, args),
+        Command::Export(args) => export::run(&global, args),
         Command::Nightly(args) => nightly::run(&global, args),
         Command::Suggest(args) => suggest::run(&global, args),
         Command::Completions(args) => completions::run(args),

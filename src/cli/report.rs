@@ -4,22 +4,15 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use clap::Args;
 
-use super::config::load_config;
+use super::GlobalArgs;
+use super::from_store::{Loaded, StoreQuery, load_from_store};
 use super::output::{FormatArg, resolve_format, use_color, write_output};
-use super::settings;
-use super::when::parse_window;
-use super::{CodedError, GlobalArgs};
-use crate::analysis::{self, AnalysisConfig};
+use crate::analysis;
 use crate::exit;
-use crate::fetch;
-use crate::model::{Repo, SignatureId};
 use crate::report::{self, Format, RenderOptions};
-use crate::signatures::{self, SignatureSet};
-use crate::store::{Store, StoreError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -71,90 +64,27 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
-fn invalid(message: impl Into<String>) -> CodedError {
-    CodedError::new(exit::INVALID_INPUT, message)
-}
-
-fn store_error(err: StoreError) -> CodedError {
-    CodedError::new(exit::STORE, err.to_string())
-}
-
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
-    let repo = Repo::parse(&args.repo).ok_or_else(|| {
-        invalid(format!(
-            "--repo {:?} is not OWNER/NAME (for example NVIDIA/cuda-python)",
-            args.repo
-        ))
+    let Loaded {
+        infos,
+        snapshot,
+        config,
+        classified,
+        ..
+    } = load_from_store(&StoreQuery {
+        repo: &args.repo,
+        since: &args.since,
+        until: args.until.as_deref(),
+        signatures: args.signatures.as_deref(),
+        store: args.store.as_deref(),
+        cache_dir: args.cache_dir.as_deref(),
+        config: args.config.as_deref(),
+        focus: args.signature.as_deref(),
+        command: "flakestat report",
     })?;
-    let (since, until) = parse_window(
-        &args.since,
-        args.until.as_deref(),
-        super::when::now_to_the_second(),
-    )
-    .map_err(|e| invalid(e.to_string()))?;
-
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let file = load_config(args.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
-
-    let source = signatures::resolve_dir(args.signatures.as_deref());
-    let specs = source
-        .load()
-        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
-    let set = SignatureSet::compile(specs)
-        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
-    let infos = set.info();
-    let focus = match &args.signature {
-        Some(id) => {
-            if !infos.iter().any(|i| i.id.0 == *id) {
-                let known: Vec<&str> = infos.iter().map(|i| i.id.0.as_str()).collect();
-                return Err(invalid(format!(
-                    "--signature {id:?}: no such signature in {source}; known: {}",
-                    known.join(", ")
-                ))
-                .into());
-            }
-            Some(SignatureId(id.clone()))
-        }
-        None => None,
-    };
-
-    let location = settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?;
-    let store = Store::open_at(&location).map_err(store_error)?;
-    if store.default_branch(&repo).map_err(store_error)?.is_none() {
-        return Err(CodedError::new(
-            exit::ERROR,
-            format!(
-                "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {}` first",
-                location.describe(),
-                args.since
-            ),
-        )
-        .into());
-    }
-    let store = Arc::new(Mutex::new(store));
-    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
-    let classifier = set;
-    // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
-    // report what is classified (the rest shows as "not classified yet").
-    let classified = match super::nightly::try_lock_store(&location, &repo, "flakestat report")? {
-        Some(_lock) => fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?,
-        None => 0,
-    };
     if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
-    let snapshot = store
-        .lock()
-        .expect("store lock")
-        .load_snapshot(&repo, since, until, &classifier.fingerprint())
-        .map_err(store_error)?;
-
-    let config = AnalysisConfig {
-        pr_conventions: file.pr_conventions,
-        matrix: file.matrix,
-        focus,
-        cost: file.cost,
-    };
     let data = analysis::analyze(&snapshot, &infos, &config);
     let format = match resolve_format(args.format, args.output.as_deref()) {
         FormatArg::Table => Format::Table,

@@ -166,17 +166,17 @@ fn run_check(
 fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     use crate::analysis::audit::{AuditConfig, audit};
     use crate::analysis::green::GreenShare;
-    let location =
-        super::settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?;
-    let loaded = super::suggest::load_from_store(
-        &args.repo,
-        &args.since,
-        args.until.as_deref(),
-        args.signatures.as_deref(),
-        &location,
-        args.config.as_deref(),
-        "flakestat signatures audit",
-    )?;
+    let loaded = super::from_store::load_from_store(&super::from_store::StoreQuery {
+        repo: &args.repo,
+        since: &args.since,
+        until: args.until.as_deref(),
+        signatures: args.signatures.as_deref(),
+        store: args.store.as_deref(),
+        cache_dir: args.cache_dir.as_deref(),
+        config: args.config.as_deref(),
+        focus: None,
+        command: "flakestat signatures audit",
+    })?;
     let config = AuditConfig {
         stale_days: args.stale_days,
         ..AuditConfig::default()
@@ -185,7 +185,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     let green = super::green::sample_green(
         global,
         &args.green,
-        &location,
+        &loaded.location,
         &loaded.snapshot,
         &loaded.specs,
     )?;

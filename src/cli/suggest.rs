@@ -4,22 +4,15 @@
 //! and said why.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use clap::Args;
 
-use super::config::load_config;
-use super::settings;
-use super::when::parse_window;
+use super::from_store::{Loaded, StoreQuery, load_from_store};
 use super::{CodedError, GlobalArgs};
+use crate::analysis;
 use crate::analysis::suggest::{ClaimedLine, checked, suggest};
-use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch;
-use crate::model::Repo;
 use crate::report::sanitize::terminal_line;
-use crate::signatures::{self, SignatureSet};
-use crate::store::{Store, StoreError, StoreLocation};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -58,101 +51,24 @@ pub struct SuggestArgs {
     pub config: Option<PathBuf>,
 }
 
-fn invalid(message: impl Into<String>) -> CodedError {
-    CodedError::new(exit::INVALID_INPUT, message)
-}
-
-fn store_error(err: StoreError) -> CodedError {
-    CodedError::new(exit::STORE, err.to_string())
-}
-
-/// What a command reading the store needs: the signatures in use and the window's snapshot,
-/// classified with them (stored logs are re-classified first when the signatures changed).
-pub(super) struct Loaded {
-    pub specs: Vec<crate::signatures::SignatureSpec>,
-    pub infos: Vec<crate::model::SignatureInfo>,
-    pub snapshot: crate::model::Snapshot,
-    pub config: AnalysisConfig,
-}
-
-/// Loads like `report` does, for `command` (named in the lock message).
-pub(super) fn load_from_store(
-    repo: &str,
-    since: &str,
-    until: Option<&str>,
-    signatures: Option<&std::path::Path>,
-    location: &StoreLocation,
-    config: Option<&std::path::Path>,
-    command: &str,
-) -> anyhow::Result<Loaded> {
-    let repo = Repo::parse(repo).ok_or_else(|| {
-        invalid(format!(
-            "--repo {repo:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"
-        ))
-    })?;
-    let (since_t, until_t) =
-        parse_window(since, until, chrono::Utc::now()).map_err(|e| invalid(e.to_string()))?;
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let file = load_config(config, &cwd).map_err(|e| invalid(e.to_string()))?;
-
-    let source = signatures::resolve_dir(signatures);
-    let specs = source
-        .load()
-        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
-    let set = SignatureSet::compile(specs.clone())
-        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
-    let infos = set.info();
-
-    let store = Store::open_at(location).map_err(store_error)?;
-    if store.default_branch(&repo).map_err(store_error)?.is_none() {
-        return Err(CodedError::new(
-            exit::ERROR,
-            format!(
-                "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {since}` first",
-                location.describe(),
-            ),
-        )
-        .into());
-    }
-    let store = Arc::new(Mutex::new(store));
-    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
-    let classifier = set;
-    if let Some(_lock) = super::nightly::try_lock_store(location, &repo, command)? {
-        fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
-    }
-    let snapshot = store
-        .lock()
-        .expect("store lock")
-        .load_snapshot(&repo, since_t, until_t, &classifier.fingerprint())
-        .map_err(store_error)?;
-    Ok(Loaded {
-        specs,
-        infos,
-        snapshot,
-        config: AnalysisConfig {
-            pr_conventions: file.pr_conventions,
-            matrix: file.matrix,
-            focus: None,
-            cost: file.cost,
-        },
-    })
-}
-
 pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
     let Loaded {
         specs,
         infos,
         snapshot,
         config,
-    } = load_from_store(
-        &args.repo,
-        &args.since,
-        args.until.as_deref(),
-        args.signatures.as_deref(),
-        &settings::resolve_store(args.store.as_deref(), args.cache_dir.as_deref())?,
-        args.config.as_deref(),
-        "flakestat suggest",
-    )?;
+        ..
+    } = load_from_store(&StoreQuery {
+        repo: &args.repo,
+        since: &args.since,
+        until: args.until.as_deref(),
+        signatures: args.signatures.as_deref(),
+        store: args.store.as_deref(),
+        cache_dir: args.cache_dir.as_deref(),
+        config: args.config.as_deref(),
+        focus: None,
+        command: "flakestat suggest",
+    })?;
     let data = analysis::analyze(&snapshot, &infos, &config);
 
     // Lines of jobs existing signatures claim: a draft must not claim them too, or say so.

@@ -54,7 +54,8 @@ impl CostConfig {
         })
     }
 
-    fn is_gpu(&self, labels: &[String]) -> bool {
+    /// Whether a job asking for `labels` runs on a GPU runner.
+    pub fn is_gpu(&self, labels: &[String]) -> bool {
         labels.iter().any(|l| self.gpu.is_match(l))
     }
 }

@@ -11,6 +11,7 @@
 pub mod audit;
 pub mod bisect;
 pub mod cost;
+pub mod export;
 pub mod green;
 pub mod heatmap;
 pub mod nightly;

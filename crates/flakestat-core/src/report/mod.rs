@@ -10,6 +10,7 @@ mod json;
 mod layout;
 mod markdown;
 pub mod nightly;
+pub mod parquet;
 mod pictures;
 #[cfg(test)]
 mod proptests;

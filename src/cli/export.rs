@@ -1,0 +1,220 @@
+//! `flakestat export`: the store's window as Parquet files for a warehouse (DuckDB, BigQuery,
+//! ClickHouse). Reads the store like `report` (the same flags, the same re-classification), takes
+//! every counted figure from the same analysis, and writes five files into `--output DIR`:
+//! all five are rendered in memory and written to temporary files in DIR first, and only when
+//! all five are written are they renamed over the old ones, so an error never leaves a mix of
+//! old and new files or half a file.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::from_store::{Loaded, StoreQuery, load_from_store};
+use super::{CodedError, GlobalArgs};
+use crate::analysis::{self, export::export};
+use crate::exit;
+use crate::report::parquet;
+
+const EXAMPLES: &str = "\
+Examples:
+  flakestat export --repo NVIDIA/cuda-python --since 2026-06-15 --format parquet --output warehouse/
+  flakestat export --repo NVIDIA/cuda-python --since 30d --output /data/flakestat/cuda-python
+  duckdb -c \"SELECT signature, count(*) FROM 'warehouse/hits.parquet' WHERE counted GROUP BY 1\"
+
+Writes runs.parquet, jobs.parquet, hits.parquet, pulls.parquet and suspects.parquet into DIR
+(created 0700 if missing; other files in it are left alone). Reads only the store that
+`flakestat survey` filled. The columns and example queries: docs/warehouse.md.";
+
+/// Export format, as the command line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Five Parquet files (zstd), one per table
+    Parquet,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ExportArgs {
+    /// The repository, OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: String,
+    /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
+    #[arg(long, value_name = "WHEN")]
+    pub since: String,
+    /// End of the window (a date means through the end of that day). Default: now.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
+    pub format: ExportFormat,
+    /// The folder to write the files into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
+    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
+    /// Signature files. Default: ./signatures if present, else the bundled set.
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Settings file. Default: ./flakestat.toml if present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Exit 0 even when the store does not hold the whole window yet (otherwise 9, after
+    /// writing the files).
+    #[arg(long)]
+    pub allow_incomplete: bool,
+}
+
+pub fn run(global: &GlobalArgs, args: ExportArgs) -> anyhow::Result<u8> {
+    // Before the store is read: a wrong --output fails at once.
+    let existed = check_output(&args.output)?;
+    let Loaded {
+        infos,
+        snapshot,
+        config,
+        classified,
+        ..
+    } = load_from_store(&StoreQuery {
+        repo: &args.repo,
+        since: &args.since,
+        until: args.until.as_deref(),
+        signatures: args.signatures.as_deref(),
+        store: args.store.as_deref(),
+        cache_dir: args.cache_dir.as_deref(),
+        config: args.config.as_deref(),
+        focus: None,
+        command: "flakestat export",
+    })?;
+    if classified > 0 && global.verbose > 0 {
+        eprintln!("flakestat: classified {classified} stored logs with the current signatures");
+    }
+    let data = analysis::analyze(&snapshot, &infos, &config);
+    let tables = export(&snapshot, &infos, &config, &data);
+    let files = match args.format {
+        ExportFormat::Parquet => parquet::render(&tables)
+            .map_err(|e| CodedError::new(exit::ERROR, format!("writing Parquet: {e}")))?,
+    };
+    write_all(&args.output, existed, &files)?;
+    if !global.quiet {
+        eprintln!(
+            "flakestat: wrote {} files to {}: {} runs, {} job executions, {} hits, {} pull requests, {} suspects",
+            files.len(),
+            args.output.display(),
+            tables.runs.len(),
+            tables.jobs.len(),
+            tables.hits.len(),
+            tables.pulls.len(),
+            tables.suspects.len(),
+        );
+    }
+    Ok(super::report::incomplete_exit(
+        global,
+        &data.completeness,
+        args.allow_incomplete,
+    ))
+}
+
+fn cannot_write(dir: &Path, e: impl std::fmt::Display) -> CodedError {
+    CodedError::new(
+        exit::ERROR,
+        format!(
+            "cannot write into --output {}: {e}; nothing was written",
+            dir.display()
+        ),
+    )
+}
+
+/// Whether `dir` exists; `Err` when it is not a folder (exit 3) or cannot be written (exit 2).
+fn check_output(dir: &Path) -> Result<bool, CodedError> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {
+            // A file made and removed at once: a folder we may not write is said before the
+            // store is read.
+            tempfile::Builder::new()
+                .prefix(".flakestat-export-")
+                .tempfile_in(dir)
+                .map_err(|e| cannot_write(dir, e))?;
+            Ok(true)
+        }
+        Ok(_) => Err(CodedError::new(
+            exit::INVALID_INPUT,
+            format!(
+                "--output {} is not a folder: export writes five files into a folder (it is created when missing)",
+                dir.display()
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(cannot_write(dir, e)),
+    }
+}
+
+/// Creates `dir` when missing (0700: the files name private repositories' jobs and log lines),
+/// writes every file to a temporary file in it, then renames them into place. On an error
+/// before the renames, the temporary files are removed and so is `dir` if this call made it.
+fn write_all(dir: &Path, existed: bool, files: &[(&str, Vec<u8>)]) -> Result<(), CodedError> {
+    // A folder (or device) where a file goes would fail its rename after the others were
+    // renamed: refused before anything is written.
+    for (name, _) in files {
+        let path = dir.join(name);
+        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(cannot_write(
+                dir,
+                format!("{} is in the way and is not a file", path.display()),
+            ));
+        }
+    }
+    if !existed {
+        create_private_dir(dir).map_err(|e| cannot_write(dir, e))?;
+    }
+    let written = files
+        .iter()
+        .map(|(name, bytes)| {
+            use std::io::Write;
+            let mut tmp = tempfile::Builder::new()
+                .prefix(&format!(".{name}."))
+                .tempfile_in(dir)?;
+            tmp.write_all(bytes)?;
+            tmp.as_file().sync_all()?;
+            // A file being replaced keeps its permissions; a new one stays 0600.
+            if let Ok(meta) = std::fs::metadata(dir.join(name)) {
+                tmp.as_file().set_permissions(meta.permissions())?;
+            }
+            Ok((*name, tmp))
+        })
+        .collect::<std::io::Result<Vec<_>>>();
+    let written = match written {
+        Ok(w) => w,
+        Err(e) => {
+            if !existed {
+                // Only if empty: the temporary files are gone with `written`.
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(cannot_write(dir, e));
+        }
+    };
+    for (name, tmp) in written {
+        let path = dir.join(name);
+        tmp.persist(&path).map_err(|e| {
+            CodedError::new(
+                exit::ERROR,
+                format!("cannot write {}: {}", path.display(), e.error),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}

@@ -1,0 +1,143 @@
+//! Reading one repository's window from the store, the way every store-only command does
+//! (`report`, `export`, `suggest`, `signatures audit`): parse `--repo` and the window, read
+//! `flakestat.toml`, load and compile the signatures, check `--signature`, open the store,
+//! classify stored logs the current signatures have not seen yet (only under the store's lock:
+//! when a survey or nightly holds it, what is classified is what there is), and load the
+//! snapshot. One place, so that the commands cannot drift apart on what "the store's figures"
+//! mean.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::CodedError;
+use super::config::load_config;
+use super::settings;
+use super::when::{now_to_the_second, parse_window};
+use crate::analysis::AnalysisConfig;
+use crate::exit;
+use crate::fetch;
+use crate::model::{Repo, SignatureId, SignatureInfo, Snapshot};
+use crate::signatures::{self, SignatureSet, SignatureSpec};
+use crate::store::{Store, StoreError, StoreLocation};
+
+/// What a store-only command was asked, as its flags spell it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoreQuery<'a> {
+    /// `--repo OWNER/NAME`.
+    pub repo: &'a str,
+    pub since: &'a str,
+    pub until: Option<&'a str>,
+    /// `--signatures DIR`.
+    pub signatures: Option<&'a Path>,
+    /// `--store URL` (a PostgreSQL server).
+    pub store: Option<&'a str>,
+    /// `--cache-dir DIR`.
+    pub cache_dir: Option<&'a Path>,
+    /// `--config FILE`.
+    pub config: Option<&'a Path>,
+    /// `--signature ID`: must name a loaded signature (else exit 3); becomes the analysis'
+    /// focus.
+    pub focus: Option<&'a str>,
+    /// The command, named in the lock file for whoever waits on it.
+    pub command: &'a str,
+}
+
+/// The signatures in use and the window's snapshot, classified with them.
+pub(super) struct Loaded {
+    pub specs: Vec<SignatureSpec>,
+    /// Where the store is (the green sample of `signatures audit` writes to it too).
+    pub location: StoreLocation,
+    pub infos: Vec<SignatureInfo>,
+    pub snapshot: Snapshot,
+    pub config: AnalysisConfig,
+    /// Stored logs classified anew with the current signatures by this call.
+    pub classified: u64,
+}
+
+fn invalid(message: impl Into<String>) -> CodedError {
+    CodedError::new(exit::INVALID_INPUT, message)
+}
+
+fn store_error(err: StoreError) -> CodedError {
+    CodedError::new(exit::STORE, err.to_string())
+}
+
+/// Loads `query`'s window. Errors carry their exit code: bad flags, signatures or settings 3,
+/// an unopenable store 8, a store that holds nothing for the repository 2.
+pub(super) fn load_from_store(query: &StoreQuery<'_>) -> anyhow::Result<Loaded> {
+    let repo = Repo::parse(query.repo).ok_or_else(|| {
+        invalid(format!(
+            "--repo {:?} is not OWNER/NAME (for example NVIDIA/cuda-python)",
+            query.repo
+        ))
+    })?;
+    // A window ending now ends on a whole second: the same store gives the same output.
+    let (since, until) = parse_window(query.since, query.until, now_to_the_second())
+        .map_err(|e| invalid(e.to_string()))?;
+
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let file = load_config(query.config, &cwd).map_err(|e| invalid(e.to_string()))?;
+
+    let source = signatures::resolve_dir(query.signatures);
+    let specs = source
+        .load()
+        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
+    let set = SignatureSet::compile(specs.clone())
+        .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
+    let infos = set.info();
+    let focus = match query.focus {
+        Some(id) => {
+            if !infos.iter().any(|i| i.id.0 == id) {
+                let known: Vec<&str> = infos.iter().map(|i| i.id.0.as_str()).collect();
+                return Err(invalid(format!(
+                    "--signature {id:?}: no such signature in {source}; known: {}",
+                    known.join(", ")
+                ))
+                .into());
+            }
+            Some(SignatureId(id.to_string()))
+        }
+        None => None,
+    };
+
+    let location = settings::resolve_store(query.store, query.cache_dir)?;
+    let store = Store::open_at(&location).map_err(store_error)?;
+    if store.default_branch(&repo).map_err(store_error)?.is_none() {
+        return Err(CodedError::new(
+            exit::ERROR,
+            format!(
+                "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {}` first",
+                location.describe(),
+                query.since
+            ),
+        )
+        .into());
+    }
+    let store = Arc::new(Mutex::new(store));
+    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
+    let classifier = set;
+    // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
+    // load what is classified (the rest shows as "not classified yet").
+    let classified = match super::nightly::try_lock_store(&location, &repo, query.command)? {
+        Some(_lock) => fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?,
+        None => 0,
+    };
+    let snapshot = store
+        .lock()
+        .expect("store lock")
+        .load_snapshot(&repo, since, until, &classifier.fingerprint())
+        .map_err(store_error)?;
+    Ok(Loaded {
+        specs,
+        location,
+        infos,
+        snapshot,
+        config: AnalysisConfig {
+            pr_conventions: file.pr_conventions,
+            matrix: file.matrix,
+            focus,
+            cost: file.cost,
+        },
+        classified,
+    })
+}
