@@ -5,8 +5,10 @@
 //!
 //! Arguments: `[SCENARIO ...]`, each `N` (one CI workflow, N runs every 5 minutes) or `busy:N`
 //! (a busy repository's month: N runs in 30 days, 30 % of a CI matrix with failures and re-runs,
-//! 70 % of a PR labeler, all green). Default: `busy:1400 500 2000`. Env `LATENCY_MS` (50),
-//! `CONCURRENCY` (4).
+//! half of them on PRs, a fifth of the PRs from forks whose runs name no PR; 70 % of a PR
+//! labeler, all green; surveyed with `benches/survey-signatures`, whose signature the failing
+//! runs hit, so the relevance of their PRs is read). Default: `busy:1400 500 2000`. Env
+//! `LATENCY_MS` (50), `CONCURRENCY` (4).
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -14,8 +16,7 @@ use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
 use flakestat::fake::scenario::{SyntheticSpec, synthetic};
-use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
-use flakestat::model::WorkflowId;
+use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind, SurveyMinimum};
 
 struct Pass {
     wall: Duration,
@@ -31,13 +32,29 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn survey(gh: &FakeGitHub, cache: &std::path::Path, ds: &Dataset, concurrency: u64) -> Pass {
-    gh.clear_requests();
+/// The whole dataset: from its first run to a minute after its last.
+fn window(ds: &Dataset) -> (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>) {
     let since = ds.runs.iter().map(|r| r.run.created_at).min().unwrap();
     let until = ds.runs.iter().map(|r| r.run.created_at).max().unwrap() + TimeDelta::minutes(1);
+    (since, until)
+}
+
+fn survey(
+    gh: &FakeGitHub,
+    cache: &std::path::Path,
+    ds: &Dataset,
+    concurrency: u64,
+    signatures: Option<&std::path::Path>,
+) -> Pass {
+    gh.clear_requests();
+    let (since, until) = window(ds);
     let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
-        .args(["survey", "-v", "--repo", "octo/demo", "--format", "json"])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    command.args(["survey", "-v", "--repo", "octo/demo", "--format", "json"]);
+    if let Some(dir) = signatures {
+        command.arg("--signatures").arg(dir);
+    }
+    let out = command
         .args(["--since", &since.to_rfc3339()])
         .args(["--until", &until.to_rfc3339()])
         .args(["--api-url", &gh.api_url()])
@@ -60,56 +77,15 @@ fn survey(gh: &FakeGitHub, cache: &std::path::Path, ds: &Dataset, concurrency: u
         .unwrap_or_else(|| "n/a".into());
     let cost_line = stderr
         .lines()
-        .find(|l| l.contains("requests against the minimum"))
-        .unwrap_or("")
-        .to_string();
+        .filter(|l| l.contains("requests against the minimum") || l.contains("bisection:"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n    ");
     Pass {
         wall,
         counts: gh.request_counts(),
         peak,
         cost_line,
-    }
-}
-
-/// The fewest requests any survey of the whole dataset needs, per kind (docs/survey.md, "The
-/// minimum"): the repository; the run list in full pages (a perfect client splits the
-/// `created` window exactly where 1,000 runs end); one jobs page per 100 jobs (all attempts)
-/// of every run of each workflow with a failed or re-run run, and none for the others; one log
-/// request per failed job; one page of PRs (the synthetic repository has none). Files: none
-/// (no PR has a hit).
-#[derive(Debug, Default)]
-struct Minimum {
-    repo: u64,
-    list: u64,
-    jobs: u64,
-    logs: u64,
-    pulls: u64,
-}
-
-impl Minimum {
-    fn of(ds: &Dataset) -> Minimum {
-        let noisy: std::collections::BTreeSet<WorkflowId> = ds
-            .runs
-            .iter()
-            .filter(|r| r.run.run_attempt > 1 || r.run.conclusion.as_deref() != Some("success"))
-            .map(|r| r.run.workflow_id)
-            .collect();
-        Minimum {
-            repo: 1,
-            list: (ds.runs.len() as u64).div_ceil(100).max(1),
-            jobs: ds
-                .runs
-                .iter()
-                .filter(|r| noisy.contains(&r.run.workflow_id))
-                .map(|r| (r.all_jobs().len() as u64).div_ceil(100).max(1))
-                .sum(),
-            logs: ds.jobs().filter(|j| j.is_failed()).count() as u64,
-            pulls: 1,
-        }
-    }
-
-    fn total(&self) -> u64 {
-        self.repo + self.list + self.jobs + self.logs + self.pulls
     }
 }
 
@@ -124,7 +100,8 @@ fn api_requests(counts: &BTreeMap<RouteKind, usize>) -> u64 {
 fn dataset(scenario: &str) -> Option<Dataset> {
     if let Some(n) = scenario.strip_prefix("busy:") {
         // N runs in 30 days: 30 % CI (12-job matrix, every 5th run failing, every 10th re-run
-        // to green), 70 % a PR labeler.
+        // to green; half the runs on PRs of 3 pushes, a fifth of the PRs from forks), 70 % a
+        // PR labeler on PR events.
         let total: usize = n.parse().ok()?;
         let ci = total * 3 / 10;
         let spec = SyntheticSpec {
@@ -134,6 +111,9 @@ fn dataset(scenario: &str) -> Option<Dataset> {
             fail_every: 5,
             rerun_every: 10,
             bot_percent: 70,
+            pr_percent: 50,
+            pushes_per_pr: 3,
+            fork_percent: 20,
             ..SyntheticSpec::default()
         };
         return Some(synthetic(&spec));
@@ -169,16 +149,39 @@ fn main() {
     let concurrency = env_u64("CONCURRENCY", 4);
     println!("latency {latency} ms, concurrency {concurrency}");
     println!(
-        "| scenario | runs | pass | API requests | minimum | ratio | run list | jobs | logs | PR list | other | 304 | wall | bound | wall ÷ bound | peak memory |"
+        "| scenario | runs | pass | API requests | minimum | ratio | run list | jobs | logs | PR list | PR files | other | 304 | wall | bound | wall ÷ bound | peak memory |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let signatures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/survey-signatures");
+    let marker = regex::Regex::new(r"FLAKE-MARKER run \d+ attempt \d+").unwrap();
     for scenario in scenarios {
         let Some(ds) = dataset(&scenario) else {
             eprintln!("unknown scenario {scenario:?}: N or busy:N");
             continue;
         };
         let runs = ds.runs.len();
-        let min = Minimum::of(&ds);
+        // busy: failing runs hit the synthetic signature (their PRs' relevance is read);
+        // N: the bundled signatures, which nothing hits.
+        let busy = scenario.starts_with("busy:");
+        let signatures = busy.then_some(signatures.as_path());
+        let (since, until) = window(&ds);
+        let min = SurveyMinimum::of(&ds, since, until, &|log| busy && marker.is_match(log));
+        if busy {
+            eprintln!(
+                "  {scenario}: {} PRs ({} from forks), {} runs naming no PR; minimum PR list pages {} merged + {} to map fork runs, PR files {}",
+                ds.pulls.len(),
+                ds.pulls.iter().filter(|p| p.head_repo.is_some()).count(),
+                ds.runs
+                    .iter()
+                    .filter(|r| r.run.event.starts_with("pull_request")
+                        && r.run.pull_requests.is_empty())
+                    .count(),
+                min.merged_pulls,
+                min.fork_pulls,
+                min.files,
+            );
+        }
         let faults = Faults {
             latency: Duration::from_millis(latency),
             ..Faults::default()
@@ -188,14 +191,15 @@ fn main() {
         // Log downloads cost two round trips (the API's 302, then the log host).
         let bound = Duration::from_millis((min.total() + min.logs) * latency / concurrency);
         for pass in ["cold", "warm"] {
-            let p = survey(&gh, cache.path(), &ds, concurrency);
+            let p = survey(&gh, cache.path(), &ds, concurrency, signatures);
             let made = api_requests(&p.counts);
             let get = |k| p.counts.get(&k).copied().unwrap_or(0) as u64;
             let known = get(RouteKind::Repo)
                 + get(RouteKind::ListRuns)
                 + get(RouteKind::ListJobs)
                 + get(RouteKind::JobLog)
-                + get(RouteKind::ListPulls);
+                + get(RouteKind::ListPulls)
+                + get(RouteKind::PullFiles);
             let not_modified = gh.requests().iter().filter(|r| r.status == 304).count();
             let cold = pass == "cold";
             let of = |made: u64, min: u64| {
@@ -206,7 +210,7 @@ fn main() {
                 }
             };
             println!(
-                "| {scenario} | {runs} | {pass} | {made} | {} | {} | {} | {} | {} | {} | {} | {not_modified} | {:.1} s | {} | {} | {} |",
+                "| {scenario} | {runs} | {pass} | {made} | {} | {} | {} | {} | {} | {} | {} | {} | {not_modified} | {:.1} s | {} | {} | {} |",
                 if cold {
                     min.total().to_string()
                 } else {
@@ -220,7 +224,8 @@ fn main() {
                 of(get(RouteKind::ListRuns), min.list),
                 of(get(RouteKind::ListJobs), min.jobs),
                 of(get(RouteKind::JobLog), min.logs),
-                of(get(RouteKind::ListPulls), min.pulls),
+                of(get(RouteKind::ListPulls), min.pulls()),
+                of(get(RouteKind::PullFiles), min.files),
                 made - known,
                 p.wall.as_secs_f64(),
                 if cold {
@@ -246,6 +251,7 @@ fn main() {
                             | RouteKind::ListJobs
                             | RouteKind::JobLog
                             | RouteKind::ListPulls
+                            | RouteKind::PullFiles
                             | RouteKind::LogBlob
                     )
                 })

@@ -370,3 +370,205 @@ fn a_window_over_the_cap_costs_its_pages_and_loses_no_run_cut_at_a_shared_second
     assert_eq!(lists.len(), 16);
     assert!(lists.iter().all(|s| *s == 304), "{lists:?}");
 }
+
+/// A busy repository's synthetic months with fork PRs (issue #11, item 5): 300 CI runs four
+/// hours apart, 60 % of them PR runs (one per PR), a fifth of the PRs from forks whose runs
+/// name no PR, half of those left open; every 5th CI run fails with the synthetic flake, which
+/// `benches/survey-signatures` knows, so the relevance of their PRs is read; a PR labeler
+/// makes 70 % of the runs.
+fn busy_with_forks() -> flakestat::fake::scenario::SyntheticSpec {
+    flakestat::fake::scenario::SyntheticSpec {
+        runs: 300,
+        jobs_per_run: 4,
+        spacing: chrono::TimeDelta::hours(4),
+        fail_every: 5,
+        rerun_every: 10,
+        bot_percent: 70,
+        pr_percent: 60,
+        pushes_per_pr: 1,
+        fork_percent: 20,
+        ..flakestat::fake::scenario::SyntheticSpec::default()
+    }
+}
+
+fn bench_signatures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/survey-signatures")
+}
+
+#[test]
+fn fork_prs_cost_only_the_pull_pages_needed_and_every_figure_is_as_with_every_pr_known() {
+    use flakestat::fake::SurveyMinimum;
+    use flakestat::fake::scenario::synthetic;
+    use flakestat::signatures::load::load_dir;
+
+    let spec = busy_with_forks();
+    let ds = synthetic(&spec);
+    let repo = spec.repo.clone();
+    // The last 30 days of 50: PRs older than the lookback sit on later pages, unasked.
+    let since = spec.start + chrono::TimeDelta::days(20);
+    let until = ds.now;
+    let marker = regex::Regex::new(r"FLAKE-MARKER run \d+ attempt \d+").unwrap();
+    let min = SurveyMinimum::of(&ds, since, until, &|log| marker.is_match(log));
+    let in_window =
+        |r: &&flakestat::fake::FakeRun| r.run.created_at >= since && r.run.created_at < until;
+    let fork_runs: Vec<&flakestat::fake::FakeRun> = ds
+        .runs
+        .iter()
+        .filter(in_window)
+        .filter(|r| r.run.head_repository.is_some() && r.run.pull_requests.is_empty())
+        .collect();
+    let failing_fork_runs = fork_runs
+        .iter()
+        .filter(|r| r.all_jobs().iter().any(|j| j.is_failed()))
+        .count();
+    // The scenario asks what it should: fork runs, some failing, needing the PR listing.
+    assert!(fork_runs.len() >= 20, "{} fork runs", fork_runs.len());
+    assert!(
+        failing_fork_runs >= 3,
+        "{failing_fork_runs} failing fork runs"
+    );
+    assert!(min.fork_pulls >= 1 && min.merged_pulls >= 2, "{min:?}");
+    assert!(ds.pulls.len() > 100, "more PRs than one page");
+
+    let gh = FakeGitHub::start_blocking(ds.clone(), Faults::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        .args([
+            "survey",
+            "-v",
+            "--repo",
+            &repo.to_string(),
+            "--format",
+            "json",
+        ])
+        .args([
+            "--since",
+            &since.to_rfc3339(),
+            "--until",
+            &until.to_rfc3339(),
+        ])
+        .args(["--api-url", &gh.api_url(), "--output", "/dev/null"])
+        .arg("--signatures")
+        .arg(bench_signatures())
+        .arg("--cache-dir")
+        .arg(&cache)
+        .env("GH_TOKEN", "test")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("FLAKESTAT_CACHE_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+
+    // The PR listings (merged PRs, then the fork runs' PRs) and the PRs' files: exactly the
+    // pages needed, counted from the dataset.
+    let pull_pages: Vec<String> = gh
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == RouteKind::ListPulls)
+        .map(|r| r.path)
+        .collect();
+    let fork_pages = pull_pages
+        .iter()
+        .filter(|p| p.contains("state=all"))
+        .count() as u64;
+    assert_eq!(
+        (pull_pages.len() as u64 - fork_pages, fork_pages),
+        (min.merged_pulls, min.fork_pulls),
+        "merged-PR and fork-mapping pages: {pull_pages:?}"
+    );
+    assert_eq!(gh.request_count(RouteKind::PullFiles) as u64, min.files);
+    for (kind, expected) in [
+        (RouteKind::ListJobs, min.jobs),
+        (RouteKind::JobLog, min.logs),
+        (RouteKind::ListRuns, min.list),
+    ] {
+        assert_eq!(gh.request_count(kind) as u64, expected, "{kind:?}");
+    }
+
+    // What the survey stored analyzes to the report a store knowing every PR of the window
+    // (with the files of the PRs of hit runs, as counted from the dataset) and every
+    // labeler job gives.
+    let set = SignatureSet::compile(load_dir(&bench_signatures()).unwrap()).unwrap();
+    let config = AnalysisConfig::default();
+    let mut store = Store::open(&cache).unwrap();
+    let surveyed = store
+        .load_snapshot(&repo, since, until, &set.fingerprint())
+        .unwrap();
+    let report = analyze(&surveyed, &set.info(), &config);
+    let flake = &report.signatures[0];
+    assert!(flake.runs_hit > 0 && !flake.excluded_runs.is_empty());
+    assert!(flake.unknown_runs.is_empty(), "{:?}", flake.unknown_runs);
+    let fork_hits = flake
+        .hits
+        .iter()
+        .filter(|h| fork_runs.iter().any(|r| r.run.id == h.run_id))
+        .count();
+    assert!(fork_hits > 0, "fork runs are counted among the hits");
+
+    let lookback = since - chrono::TimeDelta::days(14);
+    let hit_prs: BTreeSet<u64> = ds
+        .pulls
+        .iter()
+        .filter(|p| {
+            surveyed
+                .pulls
+                .get(&p.number)
+                .is_some_and(|s| s.files.is_some())
+        })
+        .map(|p| p.number)
+        .collect();
+    assert_eq!(
+        hit_prs.len() as u64,
+        min.files,
+        "files of exactly the PRs of hit runs"
+    );
+    let every_pr: Vec<_> = ds
+        .pulls
+        .iter()
+        .filter(|p| p.updated_at >= lookback)
+        .map(|p| {
+            let mut pull = p.to_model(&repo);
+            if !hit_prs.contains(&p.number) {
+                pull.files = None;
+            }
+            pull
+        })
+        .collect();
+    store.store_pulls(&repo, &every_pr).unwrap();
+    for fake in ds
+        .runs
+        .iter()
+        .filter(in_window)
+        .filter(|r| r.run.workflow_id.0 == BOT_WORKFLOW_ID)
+    {
+        let jobs: Vec<_> = fake.all_jobs().into_iter().cloned().collect();
+        store
+            .store_jobs(fake.run.id, fake.run.run_attempt, true, &jobs)
+            .unwrap();
+    }
+    let known = store
+        .load_snapshot(&repo, since, until, &set.fingerprint())
+        .unwrap();
+    assert!(known.pulls.len() >= surveyed.pulls.len());
+    assert!(
+        known.jobs.len() > surveyed.jobs.len(),
+        "labeler jobs were added"
+    );
+    assert_eq!(analyze(&known, &set.info(), &config), report);
+
+    // And the comparison can fail: without the fork PRs, the figures are not the same.
+    let mut blind = surveyed.clone();
+    blind.pulls.retain(|_, p| {
+        p.head
+            .as_ref()
+            .and_then(|h| h.repo.as_deref())
+            .is_none_or(|r| r.eq_ignore_ascii_case(&repo.to_string()))
+    });
+    assert_ne!(
+        analyze(&blind, &set.info(), &config).signatures,
+        report.signatures
+    );
+}

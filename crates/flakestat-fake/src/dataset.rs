@@ -428,52 +428,59 @@ impl Dataset {
                 .take_while(|r| r.created_at <= created)
                 .last()
                 .unwrap_or(first);
-            let id = RunId(90_000_000_000 + k);
-            let job_id = JobId(900_000_000_000 + k);
-            let done = created + chrono::TimeDelta::seconds(20);
-            let run = Run {
-                id,
-                workflow_id: flakestat_core::model::WorkflowId(BOT_WORKFLOW_ID),
-                workflow_name: "Label PR".into(),
-                workflow_path: BOT_WORKFLOW_PATH.into(),
-                display_title: base.display_title.clone(),
-                event: "pull_request_target".into(),
-                head_branch: base.head_branch.clone(),
-                head_sha: base.head_sha.clone(),
-                run_number: 1 + k,
-                run_attempt: 1,
-                status: "completed".into(),
-                conclusion: None,
-                created_at: created,
-                updated_at: created,
-                run_started_at: Some(created),
-                html_url: format!("https://github.com/{repo}/actions/runs/{id}"),
-                pull_requests: base.pull_requests.clone(),
-                head_repository: base.head_repository.clone(),
-            };
-            let job = Job {
-                id: job_id,
-                run_id: id,
-                run_attempt: 1,
-                name: "label".into(),
-                status: "completed".into(),
-                conclusion: Some("success".into()),
-                created_at: created,
-                started_at: Some(created + chrono::TimeDelta::seconds(2)),
-                completed_at: Some(done),
-                html_url: Some(format!(
-                    "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
-                )),
-                head_sha: base.head_sha.clone(),
-                labels: vec!["ubuntu-latest".into()],
-            };
-            let attempt = FakeAttempt {
-                attempt: 1,
-                created_at: created,
-                conclusion: Some("success".into()),
-                jobs: vec![job],
-            };
-            self.runs.push(FakeRun::new(run, attempt));
+            let bot = bot_run(&repo, k, base, created);
+            self.runs.push(bot);
         }
     }
+}
+
+/// The `k`-th run of the bot workflow, created at `created` for the same head commit, branch
+/// and PR as `base`: one job, green at attempt 1, no log.
+pub(super) fn bot_run(repo: &Repo, k: u64, base: &Run, created: Timestamp) -> FakeRun {
+    let id = RunId(90_000_000_000 + k);
+    let job_id = JobId(900_000_000_000 + k);
+    let done = created + chrono::TimeDelta::seconds(20);
+    let run = Run {
+        id,
+        workflow_id: flakestat_core::model::WorkflowId(BOT_WORKFLOW_ID),
+        workflow_name: "Label PR".into(),
+        workflow_path: BOT_WORKFLOW_PATH.into(),
+        display_title: base.display_title.clone(),
+        event: "pull_request_target".into(),
+        head_branch: base.head_branch.clone(),
+        head_sha: base.head_sha.clone(),
+        run_number: 1 + k,
+        run_attempt: 1,
+        status: "completed".into(),
+        conclusion: None,
+        created_at: created,
+        updated_at: created,
+        run_started_at: Some(created),
+        html_url: format!("https://github.com/{repo}/actions/runs/{id}"),
+        pull_requests: base.pull_requests.clone(),
+        head_repository: base.head_repository.clone(),
+    };
+    let job = Job {
+        id: job_id,
+        run_id: id,
+        run_attempt: 1,
+        name: "label".into(),
+        status: "completed".into(),
+        conclusion: Some("success".into()),
+        created_at: created,
+        started_at: Some(created + chrono::TimeDelta::seconds(2)),
+        completed_at: Some(done),
+        html_url: Some(format!(
+            "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
+        )),
+        head_sha: base.head_sha.clone(),
+        labels: vec!["ubuntu-latest".into()],
+    };
+    let attempt = FakeAttempt {
+        attempt: 1,
+        created_at: created,
+        conclusion: Some("success".into()),
+        jobs: vec![job],
+    };
+    FakeRun::new(run, attempt)
 }

@@ -32,6 +32,7 @@
 
 mod created;
 mod dataset;
+pub mod minimum;
 mod routes;
 pub mod scenario;
 mod server;
@@ -41,5 +42,6 @@ pub use dataset::{
     Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeAttempt, FakeComment,
     FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
 };
+pub use minimum::SurveyMinimum;
 pub use routes::RouteKind;
 pub use server::{FakeGitHub, Faults, Hop, Listener, RecordedRequest};

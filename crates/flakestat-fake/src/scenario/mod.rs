@@ -4,6 +4,7 @@
 use std::path::Path;
 
 pub mod cuda_python;
+pub mod synthetic_prs;
 
 use chrono::{TimeDelta, TimeZone, Utc};
 
@@ -28,6 +29,14 @@ pub struct SyntheticSpec {
     /// attempt 1 with one job each ([`Dataset::add_bot_workflow`]); `runs` stays the CI
     /// workflow's count.
     pub bot_percent: u32,
+    /// Percentage of the CI runs that are PR runs (`pull_request` on the PR's head branch,
+    /// [`SyntheticSpec::pushes_per_pr`] in a row per PR, see [`synthetic_prs`]); 0: every run
+    /// is on `main`. With PR runs, the bot workflow runs on PR events only.
+    pub pr_percent: u32,
+    /// Runs of each PR.
+    pub pushes_per_pr: usize,
+    /// Percentage of the PRs that come from forks (their runs name no PR).
+    pub fork_percent: u32,
 }
 
 impl Default for SyntheticSpec {
@@ -47,6 +56,9 @@ impl Default for SyntheticSpec {
             fail_every: 5,
             rerun_every: 10,
             bot_percent: 0,
+            pr_percent: 0,
+            pushes_per_pr: 3,
+            fork_percent: 0,
         }
     }
 }
@@ -63,23 +75,15 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
     let end = spec.start + spec.spacing * spec.runs as i32;
     let mut ds = Dataset::new(spec.repo.clone(), end + TimeDelta::hours(1));
     let mut parent: Option<Sha> = None;
+    let mut prs =
+        synthetic_prs::PrPlan::new(&spec.repo.name, spec.pushes_per_pr, spec.fork_percent);
     for i in 0..spec.runs {
         let created = spec.start + spec.spacing * i as i32;
-        let sha = Sha(super::routes::fake_sha(&format!("synthetic {i}")));
-        ds.commits.push(FakeCommit {
-            sha: sha.clone(),
-            parents: parent.iter().cloned().collect(),
-            message: format!("Commit {i}"),
-            author: "octocat".into(),
-            date: created - TimeDelta::minutes(1),
-            files: Vec::new(),
-        });
-        parent = Some(sha.clone());
         let id = synthetic_run_id(i);
         let n = i + 1;
         let fails = spec.fail_every > 0 && n.is_multiple_of(spec.fail_every);
         let rerun = spec.rerun_every > 0 && n.is_multiple_of(spec.rerun_every);
-        let run = Run {
+        let mut run = Run {
             id,
             workflow_id: WorkflowId(1001),
             workflow_name: "CI".into(),
@@ -87,7 +91,7 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
             display_title: format!("Commit {i}"),
             event: if i % 2 == 0 { "push" } else { "schedule" }.into(),
             head_branch: Some("main".into()),
-            head_sha: sha.clone(),
+            head_sha: Sha(String::new()),
             run_number: n as u64,
             run_attempt: 1,
             status: "completed".into(),
@@ -99,6 +103,46 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
             pull_requests: Vec::new(),
             head_repository: None,
         };
+        // The first run is always on `main`, so a PR has a base.
+        let sha = match parent.clone() {
+            Some(main) if i > 0 && synthetic_prs::spread(i - 1, spec.pr_percent) => {
+                let pr = prs.next_run(created, &main);
+                ds.commits.push(FakeCommit {
+                    sha: pr.sha.clone(),
+                    parents: vec![pr.parent],
+                    message: format!("{} (push {i})", pr.title),
+                    author: "contributor".into(),
+                    date: created - TimeDelta::minutes(1),
+                    files: Vec::new(),
+                });
+                run.display_title = pr.title;
+                run.event = "pull_request".into();
+                run.head_branch = Some(pr.head_ref);
+                // A fork's runs carry no PR, as on GitHub; the head repository is the fork.
+                if pr.fork.is_none() {
+                    run.pull_requests = vec![pr.number];
+                }
+                run.head_repository = pr.fork;
+                pr.sha
+            }
+            _ => {
+                let sha = Sha(super::routes::fake_sha(&format!("synthetic {i}")));
+                let (message, files) = prs
+                    .merge_into(&sha, created - TimeDelta::minutes(1))
+                    .unwrap_or_else(|| (format!("Commit {i}"), Vec::new()));
+                ds.commits.push(FakeCommit {
+                    sha: sha.clone(),
+                    parents: parent.iter().cloned().collect(),
+                    message,
+                    author: "octocat".into(),
+                    date: created - TimeDelta::minutes(1),
+                    files,
+                });
+                parent = Some(sha.clone());
+                sha
+            }
+        };
+        run.head_sha = sha.clone();
         let attempt = |a: u32, failing: bool, ds: &mut Dataset| {
             let started = created + TimeDelta::minutes(30) * (a as i32 - 1);
             let jobs: Vec<Job> = (0..spec.jobs_per_run)
@@ -161,8 +205,13 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
     if let Some(head) = parent {
         ds.branches.insert("main".into(), head);
     }
+    ds.pulls = prs.pulls(ds.now);
     if spec.bot_percent > 0 {
-        ds.add_bot_workflow(spec.bot_percent);
+        if spec.pr_percent > 0 {
+            ds.add_pr_bot_workflow(spec.bot_percent);
+        } else {
+            ds.add_bot_workflow(spec.bot_percent);
+        }
     }
     ds
 }
