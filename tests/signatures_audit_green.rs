@@ -129,6 +129,31 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
         );
     }
     assert!(gh.requests().is_empty(), "{:?}", gh.requests());
+    // No network (nothing listens there): said once, and every share stays unknown.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let out = audit(
+        &bundled,
+        &[
+            "--api-url",
+            &closed,
+            "--green-sample",
+            &n,
+            "--max-retries",
+            "0",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{stderr}");
+    assert!(stderr.contains("the green sample stopped"), "{stderr}");
+    assert!(!text.contains("matches in green jobs 0/"), "{text}");
+    assert!(
+        block(&text, "wait-until-timeout")[0].contains("matches in green jobs unknown"),
+        "{text}"
+    );
 
     // The shipped set: a sample of at most N successful jobs, no green alarm.
     let out = audit(&bundled, &["--api-url", &api, "--green-sample", &n]);
