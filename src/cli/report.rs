@@ -2,17 +2,16 @@
 //! signatures and `flakestat.toml`, classifies stored logs the current signatures have not seen
 //! yet, loads the snapshot, analyzes it and renders the overview or one signature's account.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::GlobalArgs;
 use super::from_store::{Loaded, StoreQuery, load_from_store};
-use super::output::{FormatArg, resolve_format, use_color, write_output};
+use super::output::{FormatArg, render_options, resolve_format, write_output};
 use crate::analysis;
 use crate::exit;
-use crate::report::{self, Format, RenderOptions};
+use crate::report::{self, Format};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -86,20 +85,8 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
     let data = analysis::analyze(&snapshot, &infos, &config);
-    let format = match resolve_format(args.format, args.output.as_deref()) {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Json => Format::Json,
-        FormatArg::Html => Format::Html,
-    };
-    let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
-    let options = RenderOptions {
-        color: format == Format::Table && args.output.is_none() && use_color(global.color),
-        // The shell's COLUMNS when exported; otherwise tables keep their natural width.
-        width: on_terminal
-            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-            .flatten(),
-    };
+    let format = Format::from(resolve_format(args.format, args.output.as_deref()));
+    let options = render_options(format, args.output.as_deref(), global.color);
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
     })?;
