@@ -59,7 +59,12 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             }
             Ok(())
         }
-        Block::Table(table) => writeln!(out, "{}", comfy(table, options)),
+        Block::Table(table) => match options.width {
+            Some(width) if !fits(table, options.color, width) => {
+                write_records(table, options.color, width, out)
+            }
+            _ => writeln!(out, "{}", comfy(table, options)),
+        },
         Block::Details { summary, blocks } => {
             writeln!(out, "{}:", one_line(summary))?;
             render(blocks, options, out)
@@ -90,8 +95,9 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
     }
 }
 
-/// Prose broken at spaces to fit `width` (a word longer than the width is cut), `first` before
-/// the first line and `rest` before the others; one line when the width is not known.
+/// Prose broken at spaces to fit `width`, `first` before the first line and `rest` before the
+/// others; one line when the width is not known. A word longer than the line is cut, but a URL
+/// that fits the width goes whole on a line of its own, unindented, so it can still be followed.
 fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> Vec<String> {
     let Some(width) = width.map(usize::from).filter(|w| *w > rest.len() + 10) else {
         return vec![format!("{first}{text}")];
@@ -104,6 +110,19 @@ fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> Vec<String> 
         if !empty && unicode_width(&line) + 1 + unicode_width(&word) > width {
             lines.push(std::mem::replace(&mut line, rest.to_string()));
             empty = true;
+        }
+        let url = (word.starts_with("https://") || word.starts_with("http://"))
+            && unicode_width(&word) <= width;
+        if url && unicode_width(&line) + unicode_width(&word) + usize::from(!empty) > width {
+            if line.trim().is_empty() {
+                line.clear();
+            } else {
+                lines.push(std::mem::take(&mut line));
+            }
+            lines.push(std::mem::take(&mut word));
+            line = rest.to_string();
+            empty = true;
+            continue;
         }
         while unicode_width(&line) + unicode_width(&word) + usize::from(!empty) > width {
             let room = width - unicode_width(&line) - usize::from(!empty);
@@ -122,12 +141,71 @@ fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> Vec<String> 
         line.push_str(&word);
         empty = false;
     }
-    lines.push(line);
+    // Nothing after a URL on its own line: no line of indentation only.
+    if !(empty && line.trim().is_empty() && !lines.is_empty()) {
+        lines.push(line);
+    }
     lines
 }
 
 fn unicode_width(s: &str) -> usize {
     s.chars().count()
+}
+
+/// The widest a column's words may need before a grid would break them: longer ones (log
+/// lines, URLs) wrap in any layout.
+const WORD_CAP: usize = 24;
+
+/// Whether the grid fits `width` without breaking a word (up to `WORD_CAP` characters) of any
+/// header or cell: each column needs its longest word, one space either side and a border.
+fn fits(table: &Table, fancy: bool, width: u16) -> bool {
+    let longest_word = |text: &str| {
+        text.split(' ')
+            .map(unicode_width)
+            .max()
+            .unwrap_or(0)
+            .min(WORD_CAP)
+    };
+    let needed: usize = (0..table.headers.len())
+        .map(|i| {
+            let cells = table
+                .rows
+                .iter()
+                .filter_map(|row| row.get(i))
+                .map(|cell| longest_word(&plain(cell, fancy)));
+            cells
+                .chain([longest_word(table.headers[i])])
+                .max()
+                .unwrap_or(0)
+                + 3
+        })
+        .sum();
+    needed < usize::from(width)
+}
+
+/// A table too wide for the terminal, as one record per row: each column's header and value on
+/// a line of their own, values wrapped under themselves, records apart by a blank line. Nothing
+/// is dropped and no word is broken (but one longer than the line).
+fn write_records(table: &Table, fancy: bool, width: u16, out: &mut dyn Write) -> io::Result<()> {
+    let label = table
+        .headers
+        .iter()
+        .map(|h| unicode_width(h))
+        .max()
+        .unwrap_or(0);
+    let indent = " ".repeat(label + 4);
+    for (n, row) in table.rows.iter().enumerate() {
+        if n > 0 {
+            writeln!(out)?;
+        }
+        for (header, cell) in table.headers.iter().zip(row) {
+            let first = format!("  {header:<label$}  ");
+            for line in wrap(&plain(cell, fancy), Some(width), &first, &indent) {
+                writeln!(out, "{}", line.trim_end())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn comfy(table: &Table, options: &RenderOptions) -> String {
@@ -202,4 +280,140 @@ fn plain(line: &Line, fancy: bool) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The story's ranking, shaped as `layout` builds it: twelve columns.
+    fn ranking() -> Table {
+        let headers = vec![
+            "#",
+            "Signature",
+            "Runs hit",
+            "Jobs hit",
+            "Share of runs",
+            "Main",
+            "PRs (unrelated)",
+            "Re-run to green",
+            "First hit",
+            "Introduced by",
+            "Cost (h)",
+            "Hits over time",
+        ];
+        let text = |t: &str| vec![Span::Text(t.into())];
+        let row = |n: &str, id: &str| {
+            vec![
+                text(n),
+                vec![
+                    Span::Code(id.into()),
+                    Span::Text(" _wait_until timed out: condition not satisfied".into()),
+                ],
+                text("16"),
+                text("24"),
+                text("16 of 77 (21%)"),
+                text("5"),
+                text("11 (11)"),
+                text("7"),
+                text("2026-07-15 21:18 UTC"),
+                vec![Span::Link {
+                    text: "#2371".into(),
+                    url: Some("https://github.com/o/r/pull/2371".into()),
+                }],
+                text("6.7 (6.7 GPU)"),
+                vec![Span::Spark(vec![0, 0, 3, 1, 5, 5, 7, 5])],
+            ]
+        };
+        Table {
+            numeric: headers.iter().map(|h| *h == "Runs hit").collect(),
+            headers,
+            rows: vec![
+                row("1", "wait-until-timeout"),
+                row("2", "network-error-in-a-package-index"),
+            ],
+        }
+    }
+
+    fn render_at(table: &Table, width: Option<u16>) -> String {
+        let mut out = Vec::new();
+        let options = RenderOptions {
+            color: false,
+            width,
+        };
+        write_block(&Block::Table(table.clone()), &options, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_table_too_wide_for_the_terminal_becomes_records_breaking_no_word() {
+        let table = ranking();
+        for width in [60, 80, 100] {
+            let text = render_at(&table, Some(width));
+            assert!(
+                !text.contains('┆'),
+                "width {width}: records, not a grid:\n{text}"
+            );
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= usize::from(width),
+                    "width {width}: {line:?}"
+                );
+            }
+            for id in ["wait-until-timeout", "network-error-in-a-package-index"] {
+                assert_eq!(text.matches(id).count(), 1, "{id:?} at {width}:\n{text}");
+            }
+            for whole in [
+                "16 of 77 (21%)",
+                "2026-07-15 21:18 UTC",
+                "#2371",
+                "  Introduced by    #2371",
+            ] {
+                assert_eq!(
+                    text.matches(whole).count(),
+                    2,
+                    "{whole:?} at {width}:\n{text}"
+                );
+            }
+            // Every column of every row is there, under its header.
+            for header in &table.headers {
+                assert_eq!(text.matches(&format!("  {header} ")).count(), 2, "{header}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_url_that_fits_the_width_goes_whole_on_a_line_of_its_own() {
+        let url = "https://github.com/o/r/job/1";
+        let lines = wrap(
+            &format!("job {url}"),
+            Some(30),
+            "  Example  ",
+            "           ",
+        );
+        assert_eq!(lines, vec!["  Example  job".to_string(), url.to_string()]);
+        // First after a label: the label keeps its line.
+        let lines = wrap(url, Some(30), "  Example  ", "           ");
+        assert_eq!(lines, vec!["  Example  ".to_string(), url.to_string()]);
+    }
+
+    #[test]
+    fn a_table_that_fits_stays_a_grid() {
+        let table = ranking();
+        for width in [None, Some(250)] {
+            let text = render_at(&table, width);
+            assert!(text.contains('┆'), "{width:?}:\n{text}");
+            assert_eq!(text.matches("wait-until-timeout").count(), 1);
+        }
+        // A narrow table in a narrow terminal is a grid too.
+        let narrow = Table {
+            headers: vec!["Jobs", "Job name"],
+            numeric: vec![true, false],
+            rows: vec![vec![
+                vec![Span::Text("3".into())],
+                vec![Span::Text("Test linux-64 / py3.14t".into())],
+            ]],
+        };
+        assert!(render_at(&narrow, Some(40)).contains('┆'));
+    }
 }
