@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
 use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::pages::{End, Flow, Listing};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
@@ -1009,26 +1010,21 @@ impl Survey {
         attempt: u32,
         completed: bool,
     ) -> Result<Vec<Task>, FetchError> {
-        let mut url = Some(self.client.url(&format!(
+        let url = self.client.url(&format!(
             "{}/actions/runs/{run}/jobs?filter=all&per_page={PER_PAGE}",
             self.repo_path()
-        )));
+        ));
         let mut jobs = Vec::new();
-        while let Some(page_url) = url.take() {
-            self.cost().jobs.made += 1;
-            let response = self.client.get(&page_url, None).await?;
-            if response.status != StatusCode::OK {
-                return Err(unexpected(&page_url, &response));
-            }
-            let list: JobList = parse_json(&page_url, &response.body)?;
-            // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning is
-            // not documented, and a short count would lose an attempt's jobs.
-            let more = !list.jobs.is_empty();
-            jobs.extend(list.jobs.into_iter().map(|j| j.into_model()));
-            if more {
-                url = response.next_link();
-            }
-        }
+        let walked = Listing::new(&self.client, url)
+            .walk::<JobList, FetchError>(unexpected, |page| {
+                // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning
+                // is not documented, and a short count would lose an attempt's jobs.
+                let more = !page.is_empty();
+                jobs.extend(page.into_iter().map(|j| j.into_model()));
+                Ok(if more { Flow::More } else { Flow::Stop })
+            })
+            .await?;
+        self.cost().jobs.made += walked.pages;
         self.cost().jobs.minimum += (jobs.len() as u64).div_ceil(PER_PAGE).max(1);
         self.store().store_jobs(run, attempt, completed, &jobs)?;
         self.progress.event(ProgressEvent::JobsDone);
@@ -1371,40 +1367,39 @@ impl Survey {
     /// than the window's history: their merge time and merge commit date first hits.
     async fn fetch_merged_pulls(&self, default_branch: &str) -> Result<(), FetchError> {
         let oldest = self.plan.since - TimeDelta::days(HISTORY_DAYS);
-        let mut url = Some(self.client.url(&format!(
+        let url = self.client.url(&format!(
             "{}/pulls?state=closed&base={}&sort=updated&direction=desc&per_page={PER_PAGE}",
             self.repo_path(),
             encode(default_branch)
-        )));
-        while let Some(page_url) = url.take() {
-            self.cost().pulls.made += 1;
-            let response = self.client.get(&page_url, None).await?;
-            if response.status != StatusCode::OK {
-                return Err(unexpected(&page_url, &response));
-            }
-            let page: Vec<WirePull> = parse_json(&page_url, &response.body)?;
-            let reached_older = page
-                .last()
-                .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
-            // A page is needed when it holds a PR updated within the lookback (or is the
-            // first: GitHub must say the list is empty).
-            let needed = page
-                .iter()
-                .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
-            if needed || self.cost().pulls.minimum == 0 {
-                self.cost().pulls.minimum += 1;
-            }
-            let merged: Vec<_> = page
-                .into_iter()
-                // Merged within the window's history; a page also holds older ones.
-                .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
-                .map(WirePull::into_model)
-                .collect();
-            self.store().store_pulls(&self.repo, &merged)?;
-            if !reached_older {
-                url = response.next_link();
-            }
-        }
+        ));
+        let walked = Listing::new(&self.client, url)
+            .walk::<Vec<WirePull>, FetchError>(unexpected, |page| {
+                let reached_older = page
+                    .last()
+                    .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
+                // A page is needed when it holds a PR updated within the lookback (or is the
+                // first: GitHub must say the list is empty).
+                let needed = page
+                    .iter()
+                    .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
+                if needed || self.cost().pulls.minimum == 0 {
+                    self.cost().pulls.minimum += 1;
+                }
+                let merged: Vec<_> = page
+                    .into_iter()
+                    // Merged within the window's history; a page also holds older ones.
+                    .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
+                    .map(WirePull::into_model)
+                    .collect();
+                self.store().store_pulls(&self.repo, &merged)?;
+                Ok(if reached_older {
+                    Flow::Stop
+                } else {
+                    Flow::More
+                })
+            })
+            .await?;
+        self.cost().pulls.made += walked.pages;
         Ok(())
     }
 
@@ -1421,24 +1416,23 @@ impl Survey {
         let pr_url = self
             .client
             .url(&format!("{}/pulls/{number}", self.repo_path()));
-        let mut url = Some(format!("{pr_url}/files?per_page={PER_PAGE}"));
+        let url = format!("{pr_url}/files?per_page={PER_PAGE}");
         let mut files = Vec::new();
         let mut listed = 0usize;
-        while let Some(page_url) = url.take() {
-            self.cost().files.made += 1;
-            let response = self.client.get(&page_url, None).await?;
-            match response.status {
-                StatusCode::OK => {}
-                StatusCode::NOT_FOUND => return Ok(false),
-                _ => return Err(unexpected(&page_url, &response)),
-            }
-            let page: Vec<WireFile> = parse_json(&page_url, &response.body)?;
-            listed += page.len();
-            for file in page {
-                files.extend(file.previous_filename);
-                files.push(file.filename);
-            }
-            url = response.next_link();
+        let walked = Listing::new(&self.client, url)
+            .absent_on(&[StatusCode::NOT_FOUND])
+            .walk::<Vec<WireFile>, FetchError>(unexpected, |page| {
+                listed += page.len();
+                for file in page {
+                    files.extend(file.previous_filename);
+                    files.push(file.filename);
+                }
+                Ok(Flow::More)
+            })
+            .await?;
+        self.cost().files.made += walked.pages;
+        if walked.end == End::Absent {
+            return Ok(false);
         }
         // Each item is one changed file (a rename names two paths).
         self.cost().files.minimum += (listed as u64).div_ceil(PER_PAGE).max(1);
