@@ -281,15 +281,18 @@ fn two_surveys_at_once_into_one_postgres_store_end_with_one_survey_s_figures() {
 
     let alone = ok("one survey", run(cwd, &survey_args(&single, &fixture)));
     // Two nightly jobs of one repository at once: the second waits for the first's lock.
+    // Each child's output is read on a thread of its own: the report is larger than a pipe
+    // holds, so the lock holder blocks on its stdout until someone reads it.
     let children: Vec<_> = (0..2)
         .map(|_| {
             let mut args = survey_args(&both, &fixture);
             args.extend(["--wait", "10m"]);
-            command(cwd, &args).spawn().unwrap()
+            let child = command(cwd, &args).spawn().unwrap();
+            std::thread::spawn(move || child.wait_with_output().unwrap())
         })
         .collect();
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        let out = child.join().expect("the reading thread ends");
         assert_eq!(
             ok("a concurrent survey", out),
             alone,

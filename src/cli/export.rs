@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::from_store::{Loaded, StoreQuery, load_from_store};
+use super::from_store::{Loaded, load_from_store};
 use super::{CodedError, GlobalArgs};
 use crate::analysis::{self, export::export};
 use crate::exit;
@@ -35,34 +35,14 @@ pub enum ExportFormat {
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ExportArgs {
-    /// The repository, OWNER/NAME.
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: String,
-    /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
-    #[arg(long, value_name = "WHEN")]
-    pub since: String,
-    /// End of the window (a date means through the end of that day). Default: now.
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub window: super::from_store::WindowArgs,
     /// What to write.
     #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
     pub format: ExportFormat,
     /// The folder to write the files into (created if missing).
     #[arg(long, value_name = "DIR")]
     pub output: PathBuf,
-    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
-    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
-    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
-    pub store: Option<String>,
-    /// Signature files. Default: ./signatures if present, else the bundled set.
-    #[arg(long, value_name = "DIR")]
-    pub signatures: Option<PathBuf>,
-    /// Settings file. Default: ./flakestat.toml if present.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// Exit 0 even when the store does not hold the whole window yet (otherwise 9, after
     /// writing the files).
     #[arg(long)]
@@ -78,17 +58,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> anyhow::Result<u8> {
         config,
         classified,
         ..
-    } = load_from_store(&StoreQuery {
-        repo: &args.repo,
-        since: &args.since,
-        until: args.until.as_deref(),
-        signatures: args.signatures.as_deref(),
-        store: args.store.as_deref(),
-        cache_dir: args.cache_dir.as_deref(),
-        config: args.config.as_deref(),
-        focus: None,
-        command: "flakestat export",
-    })?;
+    } = load_from_store(&args.window, None, "flakestat export")?;
     if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }

@@ -6,7 +6,7 @@
 //! snapshot. One place, so that the commands cannot drift apart on what "the store's figures"
 //! mean.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::CodedError;
@@ -20,26 +20,32 @@ use crate::model::{Repo, SignatureId, SignatureInfo, Snapshot};
 use crate::signatures::{self, SignatureSet, SignatureSpec};
 use crate::store::{Store, StoreError, StoreLocation};
 
-/// What a store-only command was asked, as its flags spell it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct StoreQuery<'a> {
-    /// `--repo OWNER/NAME`.
-    pub repo: &'a str,
-    pub since: &'a str,
-    pub until: Option<&'a str>,
-    /// `--signatures DIR`.
-    pub signatures: Option<&'a Path>,
-    /// `--store URL` (a PostgreSQL server).
-    pub store: Option<&'a str>,
-    /// `--cache-dir DIR`.
-    pub cache_dir: Option<&'a Path>,
-    /// `--config FILE`.
-    pub config: Option<&'a Path>,
-    /// `--signature ID`: must name a loaded signature (else exit 3); becomes the analysis'
-    /// focus.
-    pub focus: Option<&'a str>,
-    /// The command, named in the lock file for whoever waits on it.
-    pub command: &'a str,
+/// The flags every store-only command shares (`report`, `export`, `suggest`, `signatures
+/// audit`): which repository and window, where the store is, which signatures and settings.
+#[derive(Debug, clap::Args)]
+pub struct WindowArgs {
+    /// The repository, OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: String,
+    /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
+    #[arg(long, value_name = "WHEN")]
+    pub since: String,
+    /// End of the window (a date means through the end of that day). Default: now.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
+    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
+    /// Signature files. Default: ./signatures if present, else the bundled set.
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Settings file. Default: ./flakestat.toml if present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// The signatures in use and the window's snapshot, classified with them.
@@ -62,30 +68,36 @@ fn store_error(err: StoreError) -> CodedError {
     CodedError::new(exit::STORE, err.to_string())
 }
 
-/// Loads `query`'s window. Errors carry their exit code: bad flags, signatures or settings 3,
-/// an unopenable store 8, a store that holds nothing for the repository 2.
-pub(super) fn load_from_store(query: &StoreQuery<'_>) -> anyhow::Result<Loaded> {
-    let repo = Repo::parse(query.repo).ok_or_else(|| {
+/// Loads the window `query` names, for `command` (named in the lock for whoever waits on it);
+/// `focus` is `--signature ID`, which must name a loaded signature (else exit 3) and becomes the
+/// analysis' focus. Errors carry their exit code: bad flags, signatures or settings 3, an
+/// unopenable store 8, a store that holds nothing for the repository 2.
+pub(super) fn load_from_store(
+    query: &WindowArgs,
+    focus: Option<&str>,
+    command: &str,
+) -> anyhow::Result<Loaded> {
+    let repo = Repo::parse(&query.repo).ok_or_else(|| {
         invalid(format!(
             "--repo {:?} is not OWNER/NAME (for example NVIDIA/cuda-python)",
             query.repo
         ))
     })?;
     // A window ending now ends on a whole second: the same store gives the same output.
-    let (since, until) = parse_window(query.since, query.until, now_to_the_second())
+    let (since, until) = parse_window(&query.since, query.until.as_deref(), now_to_the_second())
         .map_err(|e| invalid(e.to_string()))?;
 
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let file = load_config(query.config, &cwd).map_err(|e| invalid(e.to_string()))?;
+    let file = load_config(query.config.as_deref(), &cwd).map_err(|e| invalid(e.to_string()))?;
 
-    let source = signatures::resolve_dir(query.signatures);
+    let source = signatures::resolve_dir(query.signatures.as_deref());
     let specs = source
         .load()
         .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
     let set = SignatureSet::compile(specs.clone())
         .map_err(|e| invalid(format!("signatures from {source}: {e}")))?;
     let infos = set.info();
-    let focus = match query.focus {
+    let focus = match focus {
         Some(id) => {
             if !infos.iter().any(|i| i.id.0 == id) {
                 let known: Vec<&str> = infos.iter().map(|i| i.id.0.as_str()).collect();
@@ -100,7 +112,7 @@ pub(super) fn load_from_store(query: &StoreQuery<'_>) -> anyhow::Result<Loaded> 
         None => None,
     };
 
-    let location = settings::resolve_store(query.store, query.cache_dir)?;
+    let location = settings::resolve_store(query.store.as_deref(), query.cache_dir.as_deref())?;
     let store = Store::open_at(&location).map_err(store_error)?;
     if store.default_branch(&repo).map_err(store_error)?.is_none() {
         return Err(CodedError::new(
@@ -118,7 +130,7 @@ pub(super) fn load_from_store(query: &StoreQuery<'_>) -> anyhow::Result<Loaded> 
     let classifier = set;
     // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
     // load what is classified (the rest shows as "not classified yet").
-    let classified = match super::nightly::try_lock_store(&location, &repo, query.command)? {
+    let classified = match super::nightly::try_lock_store(&location, &repo, command)? {
         Some(_lock) => fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?,
         None => 0,
     };

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{FormatArg, resolve_format, use_color, write_output};
+use super::output::{render_options, resolve_format, write_output};
 use super::source::SourceArgs;
 use super::survey::{
     Bars, archive_note, closing_line, fetch_error, load_signatures, map_fork_runs, prs_of_runs,
@@ -25,8 +25,8 @@ use crate::exit;
 use crate::fetch::comments::{CommentError, CommentTarget, Commenter, Posted};
 use crate::fetch::{ClientConfig, Session, SurveyPlan};
 use crate::model::{Repo, Run, Timestamp};
+use crate::report::Format;
 use crate::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment};
-use crate::report::{Format, RenderOptions};
 use crate::store::lock::LockError;
 use crate::store::{Store, StoreError, StoreGuard, StoreLocation};
 
@@ -349,20 +349,11 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
     );
 
     // The report first: a posting failure still leaves it written.
-    let format = match resolve_format(args.source.format, args.source.output.as_deref()) {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Json => Format::Json,
-        FormatArg::Html => Format::Html,
-    };
-    let on_terminal = args.source.output.is_none() && std::io::stdout().is_terminal();
-    let options = RenderOptions {
-        color: args.source.output.is_none() && use_color(global.color),
-        // `COLUMNS` when the shell exports it, as `survey` does.
-        width: on_terminal
-            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-            .flatten(),
-    };
+    let format = Format::from(resolve_format(
+        args.source.format,
+        args.source.output.as_deref(),
+    ));
+    let options = render_options(format, args.source.output.as_deref(), global.color);
     if !(args.dry_run && args.source.output.is_none()) {
         write_output(args.source.output.as_deref(), |out| {
             render(&data, format, &options, out)

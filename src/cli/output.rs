@@ -22,6 +22,36 @@ pub enum FormatArg {
     Html,
 }
 
+impl From<FormatArg> for crate::report::Format {
+    fn from(arg: FormatArg) -> Self {
+        use crate::report::Format;
+        match arg {
+            FormatArg::Table => Format::Table,
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Json => Format::Json,
+            FormatArg::Html => Format::Html,
+        }
+    }
+}
+
+/// How every command draws a report in `format` written to `output` (stdout when `None`):
+/// colour only for a table going to stdout (as `--color` and `NO_COLOR` say), and the shell's
+/// `COLUMNS` as the width when stdout is a terminal; otherwise tables keep their natural width.
+/// Only the table renderer reads these options.
+pub fn render_options(
+    format: crate::report::Format,
+    output: Option<&Path>,
+    color: super::ColorChoice,
+) -> crate::report::RenderOptions {
+    let to_stdout = output.is_none();
+    crate::report::RenderOptions {
+        color: format == crate::report::Format::Table && to_stdout && use_color(color),
+        width: (to_stdout && io::stdout().is_terminal())
+            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+            .flatten(),
+    }
+}
+
 /// `--format` given, or table on a terminal and markdown otherwise (so `> report.md` pastes).
 pub fn resolve_format(given: Option<FormatArg>, output: Option<&Path>) -> FormatArg {
     given.unwrap_or(if output.is_none() && io::stdout().is_terminal() {

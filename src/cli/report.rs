@@ -2,17 +2,16 @@
 //! signatures and `flakestat.toml`, classifies stored logs the current signatures have not seen
 //! yet, loads the snapshot, analyzes it and renders the overview or one signature's account.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::GlobalArgs;
-use super::from_store::{Loaded, StoreQuery, load_from_store};
-use super::output::{FormatArg, resolve_format, use_color, write_output};
+use super::from_store::{Loaded, load_from_store};
+use super::output::{FormatArg, render_options, resolve_format, write_output};
 use crate::analysis;
 use crate::exit;
-use crate::report::{self, Format, RenderOptions};
+use crate::report::{self, Format};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -27,15 +26,8 @@ vocabularies, or with the [matrix] pattern of flakestat.toml (current folder, or
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ReportArgs {
-    /// The repository, OWNER/NAME.
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: String,
-    /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
-    #[arg(long, value_name = "WHEN")]
-    pub since: String,
-    /// End of the window (a date means through the end of that day). Default: now.
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
+    #[command(flatten)]
+    pub window: super::from_store::WindowArgs,
     /// Report this signature alone, ready to paste into an issue.
     #[arg(long, value_name = "ID")]
     pub signature: Option<String>,
@@ -45,19 +37,6 @@ pub struct ReportArgs {
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
-    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
-    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
-    pub store: Option<String>,
-    /// Signature files. Default: ./signatures if present, else the bundled set.
-    #[arg(long, value_name = "DIR")]
-    pub signatures: Option<PathBuf>,
-    /// Settings file. Default: ./flakestat.toml if present.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// Exit 0 even when the store does not hold the whole window yet (otherwise 9). The report
     /// says so in its first line either way.
     #[arg(long)]
@@ -71,35 +50,13 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         config,
         classified,
         ..
-    } = load_from_store(&StoreQuery {
-        repo: &args.repo,
-        since: &args.since,
-        until: args.until.as_deref(),
-        signatures: args.signatures.as_deref(),
-        store: args.store.as_deref(),
-        cache_dir: args.cache_dir.as_deref(),
-        config: args.config.as_deref(),
-        focus: args.signature.as_deref(),
-        command: "flakestat report",
-    })?;
+    } = load_from_store(&args.window, args.signature.as_deref(), "flakestat report")?;
     if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
     let data = analysis::analyze(&snapshot, &infos, &config);
-    let format = match resolve_format(args.format, args.output.as_deref()) {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Json => Format::Json,
-        FormatArg::Html => Format::Html,
-    };
-    let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
-    let options = RenderOptions {
-        color: format == Format::Table && args.output.is_none() && use_color(global.color),
-        // The shell's COLUMNS when exported; otherwise tables keep their natural width.
-        width: on_terminal
-            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-            .flatten(),
-    };
+    let format = Format::from(resolve_format(args.format, args.output.as_deref()));
+    let options = render_options(format, args.output.as_deref(), global.color);
     write_output(args.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
     })?;

@@ -49,23 +49,8 @@ pub enum SignaturesCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct AuditArgs {
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: String,
-    #[arg(long, value_name = "WHEN")]
-    pub since: String,
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-    /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
-    #[arg(long, value_name = "DIR")]
-    pub signatures: Option<PathBuf>,
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// A team store on PostgreSQL instead of the SQLite store in --cache-dir. Default:
-    /// FLAKESTAT_STORE.
-    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
-    pub store: Option<String>,
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub window: super::from_store::WindowArgs,
     /// A signature without a hit in this many days is a removal candidate (a note).
     #[arg(long, value_name = "N", default_value_t = 30)]
     pub stale_days: i64,
@@ -166,17 +151,8 @@ fn run_check(
 fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
     use crate::analysis::audit::{AuditConfig, audit};
     use crate::analysis::green::GreenShare;
-    let loaded = super::from_store::load_from_store(&super::from_store::StoreQuery {
-        repo: &args.repo,
-        since: &args.since,
-        until: args.until.as_deref(),
-        signatures: args.signatures.as_deref(),
-        store: args.store.as_deref(),
-        cache_dir: args.cache_dir.as_deref(),
-        config: args.config.as_deref(),
-        focus: None,
-        command: "flakestat signatures audit",
-    })?;
+    let loaded =
+        super::from_store::load_from_store(&args.window, None, "flakestat signatures audit")?;
     let config = AuditConfig {
         stale_days: args.stale_days,
         ..AuditConfig::default()

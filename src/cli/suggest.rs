@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::from_store::{Loaded, StoreQuery, load_from_store};
+use super::from_store::{Loaded, load_from_store};
 use super::{CodedError, GlobalArgs};
 use crate::analysis;
 use crate::analysis::suggest::{ClaimedLine, checked, suggest};
@@ -26,29 +26,14 @@ move it into your signatures folder.";
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct SuggestArgs {
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: String,
-    #[arg(long, value_name = "WHEN")]
-    pub since: String,
-    #[arg(long, value_name = "WHEN")]
-    pub until: Option<String>,
-    /// Folder of signature files in use [default: ./signatures if it exists, else the bundled set].
-    #[arg(long, value_name = "DIR")]
-    pub signatures: Option<PathBuf>,
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// A team store on PostgreSQL instead of the SQLite store in --cache-dir. Default:
-    /// FLAKESTAT_STORE.
-    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
-    pub store: Option<String>,
+    #[command(flatten)]
+    pub window: super::from_store::WindowArgs,
     /// Write each draft to DIR/<id>.toml (created if missing) instead of printing them.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
     /// Only groups of at least N jobs get a draft.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_jobs: u64,
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
 }
 
 pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
@@ -58,17 +43,7 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
         snapshot,
         config,
         ..
-    } = load_from_store(&StoreQuery {
-        repo: &args.repo,
-        since: &args.since,
-        until: args.until.as_deref(),
-        signatures: args.signatures.as_deref(),
-        store: args.store.as_deref(),
-        cache_dir: args.cache_dir.as_deref(),
-        config: args.config.as_deref(),
-        focus: None,
-        command: "flakestat suggest",
-    })?;
+    } = load_from_store(&args.window, None, "flakestat suggest")?;
     let data = analysis::analyze(&snapshot, &infos, &config);
 
     // Lines of jobs existing signatures claim: a draft must not claim them too, or say so.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::output::{FormatArg, resolve_format, use_color, write_output};
+use super::output::{render_options, resolve_format, write_output};
 use super::source::SourceArgs;
 use super::when::{WHEN_FORMS, parse_window};
 use super::{CodedError, GlobalArgs};
@@ -21,7 +21,7 @@ use crate::fetch::{
     SurveyPlan,
 };
 use crate::model::{Repo, Run, SignatureInfo};
-use crate::report::{self, Format, RenderOptions};
+use crate::report::{self, Format};
 use crate::signatures;
 use crate::store::{HISTORY_DAYS, Store, StoreError};
 
@@ -219,20 +219,11 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
         .load_snapshot(&repo, since, until, &classifier.fingerprint())
         .map_err(store_error)?;
     let data = analysis::analyze(&snapshot, &infos, &analysis_config);
-    let format = match resolve_format(args.source.format, args.source.output.as_deref()) {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Json => Format::Json,
-        FormatArg::Html => Format::Html,
-    };
-    let options = RenderOptions {
-        color: args.source.output.is_none() && use_color(global.color),
-        width: if args.source.output.is_none() && std::io::stdout().is_terminal() {
-            terminal_width()
-        } else {
-            None
-        },
-    };
+    let format = Format::from(resolve_format(
+        args.source.format,
+        args.source.output.as_deref(),
+    ));
+    let options = render_options(format, args.source.output.as_deref(), global.color);
     write_output(args.source.output.as_deref(), |out| {
         report::render(&data, format, &options, out)
     })?;
@@ -544,11 +535,6 @@ pub(super) fn load_signatures(
     let set = signatures::SignatureSet::compile(specs).map_err(invalid)?;
     let infos = set.info();
     Ok((Arc::new(set), infos))
-}
-
-/// `COLUMNS` when the shell exports it; comfy-table measures the terminal itself otherwise.
-fn terminal_width() -> Option<u16> {
-    std::env::var("COLUMNS").ok()?.trim().parse().ok()
 }
 
 /// Progress bars on stderr: runs listed, jobs fetched, logs downloaded. Hidden when stderr is
