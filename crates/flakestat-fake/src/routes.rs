@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::created::parse_created;
 use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeCommit, FakeLog, FakePull, FakeRun};
-use flakestat_core::model::{Job, JobId, RunId, Sha, Timestamp};
+use flakestat_core::model::{Job, JobId, Run, RunId, Sha, Timestamp};
 
 /// What kind of request a path is; the unit of the request counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -284,21 +284,7 @@ pub(crate) struct Ctx<'a> {
 pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
     match route {
         Route::Repo => Reply::json(200, &repo_full_json(ds, ctx.api)),
-        Route::ListWorkflows => {
-            let workflows = workflows(ds);
-            let items: Vec<Value> = workflows
-                .iter()
-                .map(|r| workflow_json(ds, r, ctx.api))
-                .collect();
-            let (range, link) = page_window(items.len(), usize::MAX, ctx);
-            with_link(
-                Reply::json(
-                    200,
-                    &json!({"total_count": items.len(), "workflows": items[range].to_vec()}),
-                ),
-                link,
-            )
-        }
+        Route::ListWorkflows => list_workflows(ds, ctx),
         Route::Workflow(w) => match workflows(ds).into_iter().find(|r| workflow_matches(r, w)) {
             Some(r) => Reply::json(200, &workflow_json(ds, r, ctx.api)),
             None => Reply::not_found(),
@@ -312,223 +298,263 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
             Some((run, attempt)) => Reply::json(200, &run_json(ds, run, Some(attempt), ctx.api)),
             None => Reply::not_found(),
         },
-        Route::ListJobs(id) => {
-            let Some(run) = ds.run(*id) else {
-                return Reply::not_found();
-            };
-            let jobs = match ctx.query.get("filter").unwrap_or("latest") {
-                "latest" => run.jobs_at(run.run.run_attempt),
-                "all" => run.all_jobs(),
-                _ => {
-                    return Reply::error(
-                        422,
-                        "Invalid request.\n\nInvalid filter: must be one of latest, all",
-                        "/actions/workflow-jobs#list-jobs-for-a-workflow-run",
-                    );
-                }
-            };
-            list_jobs(ds, run, &jobs, ctx)
-        }
-        Route::AttemptJobs(id, n) => {
-            let Some(run) = ds.run(*id) else {
-                return Reply::not_found();
-            };
-            if run.attempt(*n).is_none() {
-                return Reply::not_found();
-            }
-            list_jobs(ds, run, &run.jobs_at(*n), ctx)
-        }
-        Route::JobLog(id) => {
-            if !ds.jobs().any(|j| j.id == *id) {
-                return Reply::not_found();
-            }
-            if ctx.stale_attempt_logs
-                && let Some(latest) = latest_execution(ds, *id)
-                && job_log_text(ds, latest).is_some()
-            {
-                return redirect((ctx.log_url)(latest));
-            }
-            match ds.logs.get(id) {
-                Some(FakeLog::Text(_)) => redirect((ctx.log_url)(*id)),
-                // What github.com answers for a log past retention (seen in the wild: the
-                // message really is "Server Error").
-                Some(FakeLog::Expired) => Reply::error(
-                    410,
-                    "Server Error",
-                    "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
-                ),
-                // A job that passed has a log too (`job_log_text`).
-                None if job_log_text(ds, *id).is_some() => redirect((ctx.log_url)(*id)),
-                Some(FakeLog::Missing) | None => Reply::error(
-                    404,
-                    "Not Found",
-                    "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
-                ),
-            }
-        }
-        Route::AttemptLogs(run, n) => match ds.run(*run).map(|r| (r, r.attempt(*n))) {
-            Some((_, Some(_))) => match attempt_archive(ds, *run, *n) {
-                Ok(_) => redirect((ctx.archive_url)(*run, *n)),
-                Err(status) => Reply::error(
-                    status,
-                    if status == 410 {
-                        "Server Error"
-                    } else {
-                        "Not Found"
-                    },
-                    "/actions/workflow-runs#download-workflow-run-attempt-logs",
-                ),
-            },
-            _ => Reply::not_found(),
-        },
+        Route::ListJobs(id) => list_run_jobs(ds, id, ctx),
+        Route::AttemptJobs(id, n) => attempt_jobs(ds, id, n, ctx),
+        Route::JobLog(id) => job_log(ds, id, ctx),
+        Route::AttemptLogs(run, n) => attempt_logs(ds, run, n, ctx),
         Route::ListPulls => list_pulls(ds, ctx),
         Route::Pull(n) => match ds.pull(*n) {
             Some(p) => Reply::json(200, &pull_json(ds, p, ctx.api, true)),
             None => Reply::not_found(),
         },
-        Route::PullFiles(n) => match ds.pull(*n) {
-            Some(p) => {
-                let files: Vec<Value> = p
-                    .files
-                    .iter()
-                    .enumerate()
-                    .map(|(i, f)| {
-                        let sha = fake_sha(&format!("blob {} {} {i}", p.number, f.filename));
-                        let mut v = json!({
-                            "sha": sha,
-                            "filename": f.filename,
-                            "status": f.status,
-                            "additions": f.additions,
-                            "deletions": f.deletions,
-                            "changes": f.additions + f.deletions,
-                            "blob_url": format!("https://github.com/{}/blob/{}/{}", ds.repo, p.head_sha, f.filename),
-                            "raw_url": format!("https://github.com/{}/raw/{}/{}", ds.repo, p.head_sha, f.filename),
-                            "contents_url": format!("{}/repos/{}/contents/{}?ref={}", ctx.api, ds.repo, f.filename, p.head_sha),
-                            "patch": "@@ -1,3 +1,3 @@",
-                        });
-                        if let Some(prev) = &f.previous_filename {
-                            v["previous_filename"] = json!(prev);
-                        }
-                        v
-                    })
-                    .collect();
-                paginated_array(files, ctx, 3000)
-            }
-            None => Reply::not_found(),
-        },
+        Route::PullFiles(n) => pull_files(ds, n, ctx),
         Route::Commits => list_commits(ds, ctx),
-        Route::Commit(r) => match ds
-            .resolve_ref(r)
-            .and_then(|sha| ds.commits.iter().find(|c| c.sha == sha))
-        {
-            Some(c) => {
-                let mut v = commit_json(ds, c, ctx.api);
-                v["files"] = c
-                    .files
-                    .iter()
-                    .map(|f| {
-                        json!({
-                            "sha": fake_sha(&format!("blob {} {f}", c.sha)),
-                            "filename": f,
-                            "status": "modified",
-                            "additions": 1,
-                            "deletions": 1,
-                            "changes": 2,
-                            "patch": "@@ -1,3 +1,3 @@",
-                        })
-                    })
-                    .collect();
-                v["stats"] = json!({"total": 2 * c.files.len(), "additions": c.files.len(), "deletions": c.files.len()});
-                Reply::json(200, &v)
-            }
-            None => Reply::error(
-                422,
-                &format!("No commit found for SHA: {r}"),
-                "/commits/commits#get-a-commit",
-            ),
-        },
+        Route::Commit(r) => commit(ds, r, ctx),
         Route::Compare { base, head } => compare(ds, base, head, ctx.api),
-        Route::ListComments(n) => {
-            if !issue_exists(ds, *n) {
-                return Reply::not_found();
-            }
-            let comments: Vec<Value> = ds
-                .comments
-                .iter()
-                .filter(|c| c.issue_number == *n)
-                .map(|c| comment_json(ds, c, ctx.api))
-                .collect();
-            paginated_array(comments, ctx, usize::MAX)
-        }
-        Route::CreateComment(n) => {
-            if !issue_exists(ds, *n) {
-                return Reply::not_found();
-            }
-            if issue_locked(ds, *n) {
-                return Reply::error(
-                    403,
-                    "Unable to create comment because issue is locked.",
-                    "/issues/comments#create-an-issue-comment",
-                );
-            }
-            let Some(body) = comment_body(ctx.body) else {
-                return validation_failed("body");
-            };
-            let id = ds
-                .comments
-                .iter()
-                .map(|c| c.id)
-                .max()
-                .unwrap_or(3_000_000_000)
-                + 1;
-            let at = comment_time(ds);
-            let comment = FakeComment {
-                id,
-                issue_number: *n,
-                body,
-                user: ctx.login.to_string(),
-                created_at: at,
-                updated_at: at,
-            };
-            let reply = Reply::json(201, &comment_json(ds, &comment, ctx.api)).header(
-                "location",
-                format!("{}/repos/{}/issues/comments/{id}", ctx.api, ds.repo),
-            );
-            ds.comments.push(comment);
-            reply
-        }
-        Route::UpdateComment(id) => {
-            let Some(body) = comment_body(ctx.body) else {
-                return validation_failed("body");
-            };
-            let at = comment_time(ds);
-            let Some(issue) = ds
-                .comments
-                .iter()
-                .find(|c| c.id == *id)
-                .map(|c| c.issue_number)
-            else {
-                return Reply::not_found();
-            };
-            if issue_locked(ds, issue) {
-                return Reply::error(
-                    403,
-                    "Unable to update comment because issue is locked.",
-                    "/issues/comments#update-an-issue-comment",
-                );
-            }
-            let comment = ds
-                .comments
-                .iter_mut()
-                .find(|c| c.id == *id)
-                .expect("found above");
-            comment.body = body;
-            comment.updated_at = at;
-            let comment = comment.clone();
-            Reply::json(200, &comment_json(ds, &comment, ctx.api))
-        }
+        Route::ListComments(n) => list_comments(ds, n, ctx),
+        Route::CreateComment(n) => create_comment(ds, n, ctx),
+        Route::UpdateComment(id) => update_comment(ds, id, ctx),
         Route::Unknown => Reply::not_found(),
     }
+}
+
+fn list_workflows(ds: &Dataset, ctx: &Ctx<'_>) -> Reply {
+    let workflows = workflows(ds);
+    let items: Vec<Value> = workflows
+        .iter()
+        .map(|r| workflow_json(ds, r, ctx.api))
+        .collect();
+    let (range, link) = page_window(items.len(), usize::MAX, ctx);
+    with_link(
+        Reply::json(
+            200,
+            &json!({"total_count": items.len(), "workflows": items[range].to_vec()}),
+        ),
+        link,
+    )
+}
+
+fn list_run_jobs(ds: &Dataset, id: &RunId, ctx: &Ctx<'_>) -> Reply {
+    let Some(run) = ds.run(*id) else {
+        return Reply::not_found();
+    };
+    let jobs = match ctx.query.get("filter").unwrap_or("latest") {
+        "latest" => run.jobs_at(run.run.run_attempt),
+        "all" => run.all_jobs(),
+        _ => {
+            return Reply::error(
+                422,
+                "Invalid request.\n\nInvalid filter: must be one of latest, all",
+                "/actions/workflow-jobs#list-jobs-for-a-workflow-run",
+            );
+        }
+    };
+    list_jobs(ds, run, &jobs, ctx)
+}
+
+fn attempt_jobs(ds: &Dataset, id: &RunId, n: &u32, ctx: &Ctx<'_>) -> Reply {
+    let Some(run) = ds.run(*id) else {
+        return Reply::not_found();
+    };
+    if run.attempt(*n).is_none() {
+        return Reply::not_found();
+    }
+    list_jobs(ds, run, &run.jobs_at(*n), ctx)
+}
+
+fn job_log(ds: &Dataset, id: &JobId, ctx: &Ctx<'_>) -> Reply {
+    if !ds.jobs().any(|j| j.id == *id) {
+        return Reply::not_found();
+    }
+    if ctx.stale_attempt_logs
+        && let Some(latest) = latest_execution(ds, *id)
+        && job_log_text(ds, latest).is_some()
+    {
+        return redirect((ctx.log_url)(latest));
+    }
+    match ds.logs.get(id) {
+        Some(FakeLog::Text(_)) => redirect((ctx.log_url)(*id)),
+        // What github.com answers for a log past retention (seen in the wild: the
+        // message really is "Server Error").
+        Some(FakeLog::Expired) => Reply::error(
+            410,
+            "Server Error",
+            "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
+        ),
+        // A job that passed has a log too (`job_log_text`).
+        None if job_log_text(ds, *id).is_some() => redirect((ctx.log_url)(*id)),
+        Some(FakeLog::Missing) | None => Reply::error(
+            404,
+            "Not Found",
+            "/actions/workflow-jobs#download-job-logs-for-a-workflow-run",
+        ),
+    }
+}
+
+fn attempt_logs(ds: &Dataset, run: &RunId, n: &u32, ctx: &Ctx<'_>) -> Reply {
+    match ds.run(*run).map(|r| (r, r.attempt(*n))) {
+        Some((_, Some(_))) => match attempt_archive(ds, *run, *n) {
+            Ok(_) => redirect((ctx.archive_url)(*run, *n)),
+            Err(status) => Reply::error(
+                status,
+                if status == 410 {
+                    "Server Error"
+                } else {
+                    "Not Found"
+                },
+                "/actions/workflow-runs#download-workflow-run-attempt-logs",
+            ),
+        },
+        _ => Reply::not_found(),
+    }
+}
+
+fn pull_files(ds: &Dataset, n: &u64, ctx: &Ctx<'_>) -> Reply {
+    match ds.pull(*n) {
+        Some(p) => {
+            let files: Vec<Value> = p
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let sha = fake_sha(&format!("blob {} {} {i}", p.number, f.filename));
+                let mut v = json!({
+                    "sha": sha,
+                    "filename": f.filename,
+                    "status": f.status,
+                    "additions": f.additions,
+                    "deletions": f.deletions,
+                    "changes": f.additions + f.deletions,
+                    "blob_url": format!("https://github.com/{}/blob/{}/{}", ds.repo, p.head_sha, f.filename),
+                    "raw_url": format!("https://github.com/{}/raw/{}/{}", ds.repo, p.head_sha, f.filename),
+                    "contents_url": format!("{}/repos/{}/contents/{}?ref={}", ctx.api, ds.repo, f.filename, p.head_sha),
+                    "patch": "@@ -1,3 +1,3 @@",
+                });
+                if let Some(prev) = &f.previous_filename {
+                    v["previous_filename"] = json!(prev);
+                }
+                v
+            })
+            .collect();
+            paginated_array(files, ctx, 3000)
+        }
+        None => Reply::not_found(),
+    }
+}
+
+fn commit(ds: &Dataset, r: &str, ctx: &Ctx<'_>) -> Reply {
+    match ds
+        .resolve_ref(r)
+        .and_then(|sha| ds.commits.iter().find(|c| c.sha == sha))
+    {
+        Some(c) => {
+            let mut v = commit_json(ds, c, ctx.api);
+            v["files"] = c
+                .files
+                .iter()
+                .map(|f| {
+                    json!({
+                        "sha": fake_sha(&format!("blob {} {f}", c.sha)),
+                        "filename": f,
+                        "status": "modified",
+                        "additions": 1,
+                        "deletions": 1,
+                        "changes": 2,
+                        "patch": "@@ -1,3 +1,3 @@",
+                    })
+                })
+                .collect();
+            v["stats"] = json!({"total": 2 * c.files.len(), "additions": c.files.len(), "deletions": c.files.len()});
+            Reply::json(200, &v)
+        }
+        None => Reply::error(
+            422,
+            &format!("No commit found for SHA: {r}"),
+            "/commits/commits#get-a-commit",
+        ),
+    }
+}
+
+fn list_comments(ds: &Dataset, n: &u64, ctx: &Ctx<'_>) -> Reply {
+    if !issue_exists(ds, *n) {
+        return Reply::not_found();
+    }
+    let comments: Vec<Value> = ds
+        .comments
+        .iter()
+        .filter(|c| c.issue_number == *n)
+        .map(|c| comment_json(ds, c, ctx.api))
+        .collect();
+    paginated_array(comments, ctx, usize::MAX)
+}
+
+fn create_comment(ds: &mut Dataset, n: &u64, ctx: &Ctx<'_>) -> Reply {
+    if !issue_exists(ds, *n) {
+        return Reply::not_found();
+    }
+    if issue_locked(ds, *n) {
+        return Reply::error(
+            403,
+            "Unable to create comment because issue is locked.",
+            "/issues/comments#create-an-issue-comment",
+        );
+    }
+    let Some(body) = comment_body(ctx.body) else {
+        return validation_failed("body");
+    };
+    let id = ds
+        .comments
+        .iter()
+        .map(|c| c.id)
+        .max()
+        .unwrap_or(3_000_000_000)
+        + 1;
+    let at = comment_time(ds);
+    let comment = FakeComment {
+        id,
+        issue_number: *n,
+        body,
+        user: ctx.login.to_string(),
+        created_at: at,
+        updated_at: at,
+    };
+    let reply = Reply::json(201, &comment_json(ds, &comment, ctx.api)).header(
+        "location",
+        format!("{}/repos/{}/issues/comments/{id}", ctx.api, ds.repo),
+    );
+    ds.comments.push(comment);
+    reply
+}
+
+fn update_comment(ds: &mut Dataset, id: &u64, ctx: &Ctx<'_>) -> Reply {
+    let Some(body) = comment_body(ctx.body) else {
+        return validation_failed("body");
+    };
+    let at = comment_time(ds);
+    let Some(issue) = ds
+        .comments
+        .iter()
+        .find(|c| c.id == *id)
+        .map(|c| c.issue_number)
+    else {
+        return Reply::not_found();
+    };
+    if issue_locked(ds, issue) {
+        return Reply::error(
+            403,
+            "Unable to update comment because issue is locked.",
+            "/issues/comments#update-an-issue-comment",
+        );
+    }
+    let comment = ds
+        .comments
+        .iter_mut()
+        .find(|c| c.id == *id)
+        .expect("found above");
+    comment.body = body;
+    comment.updated_at = at;
+    let comment = comment.clone();
+    Reply::json(200, &comment_json(ds, &comment, ctx.api))
 }
 
 fn redirect(location: String) -> Reply {
@@ -1185,11 +1211,17 @@ fn commit_author(ds: &Dataset, sha: &Sha) -> (String, Timestamp, String) {
     }
 }
 
-fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &str) -> Value {
-    let r = &fake.run;
-    let repo = &ds.repo;
-    let id = r.id.0;
-    let (run_attempt, status, conclusion, started, updated) = match attempt {
+/// What a run's JSON says of the attempt it shows: the latest, or an earlier one asked for.
+struct AttemptState {
+    run_attempt: u32,
+    status: String,
+    conclusion: Option<String>,
+    started: Option<Timestamp>,
+    updated: Timestamp,
+}
+
+fn attempt_state(r: &Run, attempt: Option<&FakeAttempt>) -> AttemptState {
+    match attempt {
         Some(a) if a.attempt != r.run_attempt => {
             let last = a
                 .jobs
@@ -1202,52 +1234,69 @@ fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &s
             } else {
                 "in_progress"
             };
-            (
-                a.attempt,
-                status.to_string(),
-                a.conclusion.clone(),
-                Some(a.created_at),
-                last,
-            )
+            AttemptState {
+                run_attempt: a.attempt,
+                status: status.to_string(),
+                conclusion: a.conclusion.clone(),
+                started: Some(a.created_at),
+                updated: last,
+            }
         }
-        _ => (
-            r.run_attempt,
-            r.status.clone(),
-            r.conclusion.clone(),
-            r.run_started_at,
-            r.updated_at,
+        _ => AttemptState {
+            run_attempt: r.run_attempt,
+            status: r.status.clone(),
+            conclusion: r.conclusion.clone(),
+            started: r.run_started_at,
+            updated: r.updated_at,
+        },
+    }
+}
+
+/// A run's `pull_requests[]` entry for PR `n` (its head and base as the run saw them).
+fn run_pull_json(ds: &Dataset, r: &Run, n: u64, api: &str) -> Value {
+    let repo = &ds.repo;
+    let (head_ref, head_sha, base_ref, base_sha) = match ds.pull(n) {
+        Some(p) => (
+            p.head_ref.clone(),
+            p.head_sha.0.clone(),
+            p.base_ref.clone(),
+            p.base_sha.0.clone(),
+        ),
+        None => (
+            r.head_branch.clone().unwrap_or_default(),
+            r.head_sha.0.clone(),
+            ds.default_branch.clone(),
+            String::new(),
         ),
     };
+    let repo_ref =
+        json!({"id": repo_id(ds), "url": format!("{api}/repos/{repo}"), "name": repo.name});
+    json!({
+        "id": 2_000_000_000u64 + n,
+        "number": n,
+        "url": format!("{api}/repos/{repo}/pulls/{n}"),
+        "head": {"ref": head_ref, "sha": head_sha, "repo": repo_ref},
+        "base": {"ref": base_ref, "sha": base_sha, "repo": repo_ref},
+    })
+}
+
+fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &str) -> Value {
+    let r = &fake.run;
+    let repo = &ds.repo;
+    let id = r.id.0;
+    let AttemptState {
+        run_attempt,
+        status,
+        conclusion,
+        started,
+        updated,
+    } = attempt_state(r, attempt);
     let run_url = format!("{api}/repos/{repo}/actions/runs/{id}");
     let previous = (run_attempt > 1).then(|| format!("{run_url}/attempts/{}", run_attempt - 1));
     let pulls: Vec<Value> = r
         .pull_requests
         .iter()
-        .map(|n| {
-            let (head_ref, head_sha, base_ref, base_sha) = match ds.pull(*n) {
-                Some(p) => (
-                    p.head_ref.clone(),
-                    p.head_sha.0.clone(),
-                    p.base_ref.clone(),
-                    p.base_sha.0.clone(),
-                ),
-                None => (
-                    r.head_branch.clone().unwrap_or_default(),
-                    r.head_sha.0.clone(),
-                    ds.default_branch.clone(),
-                    String::new(),
-                ),
-            };
-            let repo_ref =
-                json!({"id": repo_id(ds), "url": format!("{api}/repos/{repo}"), "name": repo.name});
-            json!({
-                "id": 2_000_000_000u64 + n,
-                "number": n,
-                "url": format!("{api}/repos/{repo}/pulls/{n}"),
-                "head": {"ref": head_ref, "sha": head_sha, "repo": repo_ref},
-                "base": {"ref": base_ref, "sha": base_sha, "repo": repo_ref},
-            })
-        })
+        .map(|n| run_pull_json(ds, r, *n, api))
         .collect();
     let (author, date, message) = commit_author(ds, &r.head_sha);
     let actor = user_json(&author, api);

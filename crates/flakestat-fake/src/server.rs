@@ -502,6 +502,55 @@ fn caller(ds: &Dataset, req: &Request<Incoming>) -> Caller {
     }
 }
 
+/// What `serve_api` reads from a request's head.
+struct ApiRequest {
+    method: String,
+    path: String,
+    path_and_query: String,
+    query: Query,
+    if_none_match: Option<String>,
+    has_auth: bool,
+    auth_value: Option<String>,
+    parsed: Option<(String, String, Route)>,
+    kind: RouteKind,
+}
+
+impl ApiRequest {
+    fn read(req: &Request<Incoming>) -> ApiRequest {
+        let method = req.method().as_str().to_string();
+        let path = req.uri().path().to_string();
+        let path_and_query = req
+            .uri()
+            .path_and_query()
+            .map_or(path.clone(), |p| p.as_str().to_string());
+        let if_none_match = req
+            .headers()
+            .get(hyper::header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        // GitHub Enterprise Server roots the API at /api/v3: accept both.
+        let api_path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
+        let rate_limit_route = method == "GET" && api_path == "/rate_limit";
+        let parsed = routes::parse_route(&method, &api_path);
+        let kind = match &parsed {
+            Some(p) => p.2.kind(),
+            None if rate_limit_route => RouteKind::RateLimit,
+            None => RouteKind::Unknown,
+        };
+        ApiRequest {
+            query: Query::parse(req.uri().query()),
+            if_none_match,
+            has_auth: req.headers().contains_key(hyper::header::AUTHORIZATION),
+            auth_value: authorization_value(req),
+            parsed,
+            kind,
+            method,
+            path,
+            path_and_query,
+        }
+    }
+}
+
 async fn serve_api(
     shared: Arc<Shared>,
     req: Request<Incoming>,
@@ -510,31 +559,9 @@ async fn serve_api(
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let method = req.method().as_str().to_string();
-    let path = req.uri().path().to_string();
-    let path_and_query = req
-        .uri()
-        .path_and_query()
-        .map_or(path.clone(), |p| p.as_str().to_string());
-    let query = Query::parse(req.uri().query());
-    let if_none_match = req
-        .headers()
-        .get(hyper::header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
-    let auth_value = authorization_value(&req);
-    // GitHub Enterprise Server roots the API at /api/v3: accept both.
-    let api_path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
-    let rate_limit_route = method == "GET" && api_path == "/rate_limit";
-    let parsed = routes::parse_route(&method, &api_path);
-    let kind = match &parsed {
-        Some(p) => p.2.kind(),
-        None if rate_limit_route => RouteKind::RateLimit,
-        None => RouteKind::Unknown,
-    };
+    let head = ApiRequest::read(&req);
     let who = caller(&shared.lock().dataset, &req);
-    let body = if method == "GET" {
+    let body = if head.method == "GET" {
         Bytes::new()
     } else {
         req.into_body()
@@ -551,17 +578,79 @@ async fn serve_api(
         state.requests.push(RecordedRequest {
             listener: Listener::Api,
             host: shared.api_addr.to_string(),
-            method: method.clone(),
-            path: path_and_query.clone(),
-            authorization: has_auth,
-            authorization_value: auth_value.clone(),
+            method: head.method.clone(),
+            path: head.path_and_query.clone(),
+            authorization: head.has_auth,
+            authorization_value: head.auth_value.clone(),
             status,
-            kind,
+            kind: head.kind,
         });
     };
+    let faults = faults_for(
+        &mut state,
+        n,
+        &format!("{} {}", head.method, head.path_and_query),
+    );
+    if every(n, faults.drop_every) {
+        record(&mut state, 0);
+        return Err(DropConnection);
+    }
+    let anonymous = matches!(who, Caller::Anonymous);
+    let limit = rate_limit(&faults, anonymous);
+    let budget = if anonymous {
+        &mut state.anonymous_budget
+    } else {
+        &mut state.token_budget
+    };
+    budget.refresh(epoch_now(), faults.rate_limit_window);
+
+    let reply = match injected_fault(n, &faults) {
+        Some(reply) => reply,
+        None => {
+            let State {
+                dataset,
+                token_budget,
+                anonymous_budget,
+                ..
+            } = &mut *state;
+            let budget = if anonymous {
+                anonymous_budget
+            } else {
+                token_budget
+            };
+            answer_api(
+                &shared,
+                dataset,
+                budget,
+                limit,
+                &who,
+                head.parsed.clone(),
+                &head.query,
+                &head.path,
+                &body,
+                head.if_none_match.as_deref(),
+                faults.log_url_ttl.as_secs().max(1),
+                faults.rate_limit_status,
+                faults.stale_attempt_logs,
+            )
+        }
+    };
+    let budget = if anonymous {
+        &state.anonymous_budget
+    } else {
+        &state.token_budget
+    };
+    let rate = rate_headers(limit, budget);
+    record(&mut state, reply.status);
+    drop(state);
+    Ok(build_response(reply, &rate, n))
+}
+
+/// The faults for request `n` (`key`: its method and path). A request a fault hit is answered
+/// without faults when it is retried, so every fault costs one retry.
+fn faults_for(state: &mut State, n: u64, key: &str) -> Faults {
     let mut faults = state.faults.clone();
-    let key = format!("{method} {path_and_query}");
-    if state.faulted.remove(&key) {
+    if state.faulted.remove(key) {
         faults.drop_every = None;
         faults.error_every = None;
         faults.secondary_limit_every = None;
@@ -573,33 +662,28 @@ async fn serve_api(
     .into_iter()
     .any(|f| every(n, f))
     {
-        state.faulted.insert(key);
+        state.faulted.insert(key.to_string());
     }
-    if every(n, faults.drop_every) {
-        record(&mut state, 0);
-        return Err(DropConnection);
-    }
-    let anonymous = matches!(who, Caller::Anonymous);
-    let now = epoch_now();
-    let window = faults.rate_limit_window;
-    let limit = if anonymous {
+    faults
+}
+
+/// The primary rate limit of a token, or of anonymous callers.
+fn rate_limit(faults: &Faults, anonymous: bool) -> u32 {
+    if anonymous {
         faults
             .anonymous_rate_limit
             .or(faults.rate_limit)
             .unwrap_or(DEFAULT_LIMIT)
     } else {
         faults.rate_limit.unwrap_or(DEFAULT_LIMIT)
-    };
-    let budget = if anonymous {
-        &mut state.anonymous_budget
-    } else {
-        &mut state.token_budget
-    };
-    budget.refresh(now, window);
+    }
+}
 
-    let reply = if every(n, faults.error_every) {
+/// A server error (502 and 503 in turn) or a secondary rate limit, when request `n` gets one.
+fn injected_fault(n: u64, faults: &Faults) -> Option<Reply> {
+    if every(n, faults.error_every) {
         let occurrence = n / u64::from(faults.error_every.unwrap_or(1));
-        if occurrence % 2 == 1 {
+        return Some(if occurrence % 2 == 1 {
             Reply::json(
                 502,
                 &serde_json::json!({"message": "Server Error", "status": "502"}),
@@ -611,8 +695,9 @@ async fn serve_api(
                 body: b"<html><body><h1>503 Service Unavailable</h1>No server is available to handle this request.</body></html>\n".to_vec(),
                 headers: Vec::new(),
             }
-        }
-    } else if every(n, faults.secondary_limit_every) {
+        });
+    }
+    if every(n, faults.secondary_limit_every) {
         let mut r = Reply::error(
             faults.secondary_limit_status,
             "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID FAKE:0000.",
@@ -620,41 +705,14 @@ async fn serve_api(
         );
         r.headers
             .push(("retry-after".into(), faults.retry_after_secs.to_string()));
-        r
-    } else {
-        let State {
-            dataset,
-            token_budget,
-            anonymous_budget,
-            ..
-        } = &mut *state;
-        let budget = if anonymous {
-            anonymous_budget
-        } else {
-            token_budget
-        };
-        answer_api(
-            &shared,
-            dataset,
-            budget,
-            limit,
-            &who,
-            parsed,
-            &query,
-            &path,
-            &body,
-            if_none_match.as_deref(),
-            faults.log_url_ttl.as_secs().max(1),
-            faults.rate_limit_status,
-            faults.stale_attempt_logs,
-        )
-    };
-    let budget = if anonymous {
-        &state.anonymous_budget
-    } else {
-        &state.token_budget
-    };
-    let rate = [
+        return Some(r);
+    }
+    None
+}
+
+/// The `x-ratelimit-*` headers every API answer carries.
+fn rate_headers(limit: u32, budget: &Budget) -> [(&'static str, String); 5] {
+    [
         ("x-ratelimit-limit", limit.to_string()),
         (
             "x-ratelimit-remaining",
@@ -663,10 +721,7 @@ async fn serve_api(
         ("x-ratelimit-used", budget.used.min(limit).to_string()),
         ("x-ratelimit-reset", budget.reset.to_string()),
         ("x-ratelimit-resource", "core".to_string()),
-    ];
-    record(&mut state, reply.status);
-    drop(state);
-    Ok(build_response(reply, &rate, n))
+    ]
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -685,68 +740,10 @@ fn answer_api(
     limit_status: u16,
     stale_attempt_logs: bool,
 ) -> Reply {
-    if matches!(who, Caller::BadToken) {
-        return Reply::error(401, "Bad credentials", "");
-    }
-    if ds.auth.require_token && matches!(who, Caller::Anonymous) {
-        return Reply::error(401, "Requires authentication", "");
-    }
-    if parsed.is_none() && path.trim_start_matches("/api/v3") == "/rate_limit" {
-        // Free: GitHub does not count it.
-        let core = serde_json::json!({
-            "limit": limit,
-            "remaining": limit.saturating_sub(budget.used),
-            "reset": budget.reset,
-            "used": budget.used.min(limit),
-            "resource": "core",
-        });
-        return Reply::json(
-            200,
-            &serde_json::json!({"resources": {"core": core}, "rate": core}),
-        );
-    }
-    if budget.used >= limit {
-        let mut r = Reply::error(
-            limit_status,
-            "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID FAKE:0001.",
-            "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
-        );
-        if matches!(who, Caller::Anonymous) {
-            r = Reply::error(
-                limit_status,
-                "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)",
-                "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
-            );
-        }
-        return r;
-    }
-    let Some((owner, name, route)) = parsed else {
-        budget.used += 1;
-        return Reply::not_found();
+    let (route, access) = match admit(ds, budget, limit, who, parsed, path, limit_status) {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
     };
-    let same_repo =
-        owner.eq_ignore_ascii_case(&ds.repo.owner) && name.eq_ignore_ascii_case(&ds.repo.name);
-    let access = match who {
-        Caller::Token { access } => *access,
-        _ => false,
-    };
-    if !same_repo || (ds.private && !access) {
-        budget.used += 1;
-        return Reply::error(404, "Not Found", "/repos/repos#get-a-repository");
-    }
-    if route.is_write() {
-        if matches!(who, Caller::Anonymous) {
-            return Reply::error(401, "Requires authentication", "");
-        }
-        if !access {
-            budget.used += 1;
-            return Reply::error(
-                403,
-                "Resource not accessible by personal access token",
-                "/issues/comments",
-            );
-        }
-    }
     let log_url = |job: JobId| {
         let expires = epoch_now() + log_ttl;
         format!(
@@ -776,26 +773,110 @@ fn answer_api(
         login,
     };
     let mut reply = routes::answer(ds, &route, &ctx);
-    if !route.is_write() && reply.status == 200 {
-        let etag = format!(
-            "W/\"{}\"",
-            &routes::fake_sha(&String::from_utf8_lossy(&reply.body))[..32]
-        );
-        let matched = if_none_match.is_some_and(|inm| {
-            inm.split(',')
-                .any(|t| t.trim() == "*" || t.trim().trim_start_matches("W/") == &etag[2..])
-        });
-        if matched {
-            reply.status = 304;
-            reply.body.clear();
-            reply.headers.retain(|(k, _)| k != "link");
-            reply.headers.push(("etag".into(), etag));
-            return reply;
-        }
-        reply.headers.push(("etag".into(), etag));
+    if !route.is_write() && reply.status == 200 && tag(&mut reply, if_none_match) {
+        // A 304 does not count against the rate limit.
+        return reply;
     }
     budget.used += 1;
     reply
+}
+
+/// The checks before a route is answered, in GitHub's order: credentials, the free
+/// `/rate_limit`, the budget, the repository and its visibility, write access. Returns the
+/// route and whether the caller has access, or the refusal (counted when GitHub counts it).
+fn admit(
+    ds: &Dataset,
+    budget: &mut Budget,
+    limit: u32,
+    who: &Caller,
+    parsed: Option<(String, String, Route)>,
+    path: &str,
+    limit_status: u16,
+) -> Result<(Route, bool), Reply> {
+    if matches!(who, Caller::BadToken) {
+        return Err(Reply::error(401, "Bad credentials", ""));
+    }
+    if ds.auth.require_token && matches!(who, Caller::Anonymous) {
+        return Err(Reply::error(401, "Requires authentication", ""));
+    }
+    if parsed.is_none() && path.trim_start_matches("/api/v3") == "/rate_limit" {
+        // Free: GitHub does not count it.
+        let core = serde_json::json!({
+            "limit": limit,
+            "remaining": limit.saturating_sub(budget.used),
+            "reset": budget.reset,
+            "used": budget.used.min(limit),
+            "resource": "core",
+        });
+        return Err(Reply::json(
+            200,
+            &serde_json::json!({"resources": {"core": core}, "rate": core}),
+        ));
+    }
+    if budget.used >= limit {
+        let message = if matches!(who, Caller::Anonymous) {
+            "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)"
+        } else {
+            "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID FAKE:0001."
+        };
+        return Err(Reply::error(
+            limit_status,
+            message,
+            "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
+        ));
+    }
+    let Some((owner, name, route)) = parsed else {
+        budget.used += 1;
+        return Err(Reply::not_found());
+    };
+    let same_repo =
+        owner.eq_ignore_ascii_case(&ds.repo.owner) && name.eq_ignore_ascii_case(&ds.repo.name);
+    let access = match who {
+        Caller::Token { access } => *access,
+        _ => false,
+    };
+    if !same_repo || (ds.private && !access) {
+        budget.used += 1;
+        return Err(Reply::error(
+            404,
+            "Not Found",
+            "/repos/repos#get-a-repository",
+        ));
+    }
+    if route.is_write() {
+        if matches!(who, Caller::Anonymous) {
+            return Err(Reply::error(401, "Requires authentication", ""));
+        }
+        if !access {
+            budget.used += 1;
+            return Err(Reply::error(
+                403,
+                "Resource not accessible by personal access token",
+                "/issues/comments",
+            ));
+        }
+    }
+    Ok((route, access))
+}
+
+/// Gives a 200 its weak ETag; answers 304 instead (and returns true) when `if_none_match`
+/// names it.
+fn tag(reply: &mut Reply, if_none_match: Option<&str>) -> bool {
+    let etag = format!(
+        "W/\"{}\"",
+        &routes::fake_sha(&String::from_utf8_lossy(&reply.body))[..32]
+    );
+    let matched = if_none_match.is_some_and(|inm| {
+        inm.split(',')
+            .any(|t| t.trim() == "*" || t.trim().trim_start_matches("W/") == &etag[2..])
+    });
+    if matched {
+        reply.status = 304;
+        reply.body.clear();
+        reply.headers.retain(|(k, _)| k != "link");
+    }
+    reply.headers.push(("etag".into(), etag));
+    matched
 }
 
 fn build_response(reply: Reply, rate: &[(&str, String)], n: u64) -> HttpResponse {

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use tokio::task::JoinSet;
 
 use super::FetchError;
+use super::pages::{End, Flow, Listing, Page};
 use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
 use super::wire::WireFile;
 use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
@@ -106,6 +107,13 @@ struct WireCommitFiles {
     files: Vec<WireFile>,
 }
 
+impl Page for WireCommitFiles {
+    type Item = WireFile;
+    fn into_items(self) -> Vec<WireFile> {
+        self.files
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct WireCompare {
     merge_base_commit: WireCommit,
@@ -146,31 +154,32 @@ impl Session {
         for (from, to) in gaps {
             // `until` is inclusive on GitHub's side.
             let last = to - TimeDelta::seconds(1);
-            let mut url = Some(self.client.url(&format!(
+            let url = self.client.url(&format!(
                 "{}/commits?sha={}&since={}&until={}&per_page={PER_PAGE}",
                 repo_path(repo),
                 encode(default_branch),
                 encode(&github_time(from)),
                 encode(&github_time(last)),
-            )));
+            ));
             let mut commits = Vec::new();
             let mut parents = Vec::new();
-            while let Some(page_url) = url.take() {
-                let response = self.runtime.block_on(self.client.get(&page_url, None))?;
-                summary.mainline_requests += 1;
-                if response.status != StatusCode::OK {
-                    return Err(unexpected(&page_url, &response));
-                }
-                let page: Vec<WireCommit> = parse_json(&page_url, &response.body)?;
-                for item in page {
-                    let ps: Vec<Sha> = item.parents.iter().map(|p| Sha(p.sha.clone())).collect();
-                    if let Some(commit) = item.into_model() {
-                        parents.push((commit.sha.clone(), ps));
-                        commits.push(commit);
-                    }
-                }
-                url = response.next_link();
-            }
+            let walked = self.runtime.block_on(
+                Listing::new(&self.client, url).walk::<Vec<WireCommit>, FetchError>(
+                    unexpected,
+                    |page| {
+                        for item in page {
+                            let ps: Vec<Sha> =
+                                item.parents.iter().map(|p| Sha(p.sha.clone())).collect();
+                            if let Some(commit) = item.into_model() {
+                                parents.push((commit.sha.clone(), ps));
+                                commits.push(commit);
+                            }
+                        }
+                        Ok(Flow::More)
+                    },
+                ),
+            )?;
+            summary.mainline_requests += walked.pages;
             summary.mainline_commits += commits.len() as u64;
             let mut store = store.lock().expect("store lock");
             store.store_mainline(repo, &commits)?;
@@ -253,31 +262,20 @@ impl Session {
         prs: &BTreeSet<u64>,
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
-        'prs: for &number in prs {
+        for &number in prs {
             let known = store.lock().expect("store lock").load_pull(repo, number)?;
             if known.as_ref().is_none_or(|p| p.files.is_some()) {
                 continue;
             }
-            let mut url = Some(self.client.url(&format!(
+            let url = self.client.url(&format!(
                 "{}/pulls/{number}/files?per_page={PER_PAGE}",
                 repo_path(repo)
-            )));
-            let mut files = Vec::new();
-            while let Some(page_url) = url.take() {
-                let response = self.runtime.block_on(self.client.get(&page_url, None))?;
-                summary.files_requests += 1;
-                match response.status {
-                    StatusCode::OK => {}
-                    StatusCode::NOT_FOUND => continue 'prs,
-                    _ => return Err(unexpected(&page_url, &response)),
-                }
-                let page: Vec<WireFile> = parse_json(&page_url, &response.body)?;
-                for file in page {
-                    files.extend(file.previous_filename);
-                    files.push(file.filename);
-                }
-                url = response.next_link();
-            }
+            ));
+            let Some(mut files) =
+                self.fetch_changed_files::<Vec<WireFile>>(url, &[StatusCode::NOT_FOUND], summary)?
+            else {
+                continue;
+            };
             files.sort();
             files.dedup();
             store
@@ -298,28 +296,20 @@ impl Session {
         shas: &BTreeSet<Sha>,
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
-        'shas: for sha in shas {
-            let mut url = Some(self.client.url(&format!(
+        for sha in shas {
+            let url = self.client.url(&format!(
                 "{}/commits/{}?per_page={PER_PAGE}",
                 repo_path(repo),
                 encode(&sha.0)
-            )));
-            let mut files = Vec::new();
-            while let Some(page_url) = url.take() {
-                let response = self.runtime.block_on(self.client.get(&page_url, None))?;
-                summary.files_requests += 1;
-                match response.status {
-                    StatusCode::OK => {}
-                    StatusCode::NOT_FOUND | StatusCode::UNPROCESSABLE_ENTITY => continue 'shas,
-                    _ => return Err(unexpected(&page_url, &response)),
-                }
-                let page: WireCommitFiles = parse_json(&page_url, &response.body)?;
-                for file in page.files {
-                    files.extend(file.previous_filename);
-                    files.push(file.filename);
-                }
-                url = response.next_link();
-            }
+            ));
+            let Some(mut files) = self.fetch_changed_files::<WireCommitFiles>(
+                url,
+                &[StatusCode::NOT_FOUND, StatusCode::UNPROCESSABLE_ENTITY],
+                summary,
+            )?
+            else {
+                continue;
+            };
             files.sort();
             files.dedup();
             store
@@ -328,5 +318,29 @@ impl Session {
                 .store_commit_files(repo, sha, &files)?;
         }
         Ok(())
+    }
+
+    /// Walks a changed-files listing, each rename naming both paths; `None` when GitHub
+    /// answers one of `absent` (it no longer knows the PR or commit).
+    fn fetch_changed_files<P: Page<Item = WireFile>>(
+        &self,
+        url: String,
+        absent: &[StatusCode],
+        summary: &mut AncestrySummary,
+    ) -> Result<Option<Vec<String>>, FetchError> {
+        let mut files = Vec::new();
+        let walked = self.runtime.block_on(
+            Listing::new(&self.client, url)
+                .absent_on(absent)
+                .walk::<P, FetchError>(unexpected, |page| {
+                    for file in page {
+                        files.extend(file.previous_filename);
+                        files.push(file.filename);
+                    }
+                    Ok(Flow::More)
+                }),
+        )?;
+        summary.files_requests += walked.pages;
+        Ok((walked.end == End::Listed).then_some(files))
     }
 }

@@ -625,98 +625,31 @@ impl GitHubClient {
             if at_home {
                 self.wait_for_budget().await?;
             }
-            let mut headers = HeaderMap::new();
-            if let Some(etag) = etag
-                && let Ok(value) = HeaderValue::from_str(etag)
-            {
-                headers.insert(http::header::IF_NONE_MATCH, value);
-            }
-            let permit = self
-                .permits
-                .acquire()
-                .await
-                .expect("semaphore never closed");
-            self.stats.requests.fetch_add(1, Ordering::Relaxed);
-            let sent = tokio::time::timeout(self.config.request_timeout, async {
-                let response = crab._get_with_headers(url, Some(headers)).await?;
-                let (parts, body) = response.into_parts();
-                let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
-                Ok::<_, TryError>((parts, body, spooled, truncated))
-            })
-            .await;
-            drop(permit);
-            let transient = match sent {
-                Err(_) => format!("no answer within {:?}", self.config.request_timeout),
-                Ok(Err(TryError::TooLarge(size))) => {
+            let transient = match self.send(crab, url, etag, policy).await {
+                None => format!("no answer within {:?}", self.config.request_timeout),
+                Some(Err(TryError::TooLarge(size))) => {
                     return Err(FetchError::TooLarge {
                         url: display,
                         size,
                         limit: policy.limit,
                     });
                 }
-                Ok(Err(TryError::Spool(e))) => {
+                Some(Err(TryError::Spool(e))) => {
                     return Err(FetchError::Spool(format!(
                         "cannot write the answer to {display} to a temporary file: {e}; check the free space of TMPDIR"
                     )));
                 }
-                Ok(Err(TryError::Transport(e))) => transport_message(&e),
-                Ok(Ok((parts, body, spooled, truncated))) => {
-                    if at_home {
-                        self.note_budget(&parts.headers);
-                    }
-                    self.progress.event(ProgressEvent::Request {
-                        status: parts.status.as_u16(),
-                        url: display.clone(),
-                    });
-                    let response = Response {
-                        status: parts.status,
-                        headers: parts.headers,
-                        body,
-                    };
+                Some(Err(TryError::Transport(e))) => transport_message(&e),
+                Some(Ok((parts, body, spooled, truncated))) => {
+                    let response = self.received(parts, body, at_home, &display);
                     let status = response.status;
-                    if status == StatusCode::NOT_MODIFIED {
-                        self.stats.not_modified.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if at_home
+                    let limited = at_home
                         && (status == StatusCode::FORBIDDEN
-                            || status == StatusCode::TOO_MANY_REQUESTS)
-                    {
-                        if response.header("x-ratelimit-remaining") == Some("0") {
-                            // Spent: `wait_for_budget` waits for the reset or stops.
-                            continue;
-                        }
-                        let message = response.message();
-                        let retry_after = response
-                            .header("retry-after")
-                            .and_then(|v| v.trim().parse::<u64>().ok());
-                        let secondary = retry_after.is_some()
-                            || message
-                                .to_ascii_lowercase()
-                                .contains("secondary rate limit");
-                        if secondary || status == StatusCode::TOO_MANY_REQUESTS {
-                            secondary_waits += 1;
-                            if secondary_waits > self.config.max_secondary_waits {
-                                return Err(FetchError::SecondaryLimit(message));
-                            }
-                            // GitHub: without `retry-after`, wait at least a minute.
-                            let wait = Duration::from_secs(retry_after.unwrap_or(60));
-                            self.progress.event(ProgressEvent::Waiting {
-                                until: Utc::now()
-                                    + chrono::TimeDelta::from_std(wait).unwrap_or_default(),
-                                why: "secondary rate limit",
-                            });
-                            self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                            // Every task pauses, not only this one: more requests now would
-                            // only prolong the limit.
-                            self.pause_until(tokio::time::Instant::now() + wait);
-                            continue;
-                        }
-                        return Ok(Answer {
-                            response,
-                            spooled,
-                            truncated,
-                        });
+                            || status == StatusCode::TOO_MANY_REQUESTS);
+                    if limited && self.waited_for_limit(&response, &mut secondary_waits)? {
+                        continue;
                     }
+                    // A refusal (403, 429 included) is the caller's to read.
                     if !status.is_server_error() {
                         return Ok(Answer {
                             response,
@@ -738,7 +671,112 @@ impl GitHubClient {
             tokio::time::sleep(self.backoff(failures - 1)).await;
         }
     }
+
+    /// Sends one GET under a concurrency permit and reads its body; `None` when no answer
+    /// came within the request timeout.
+    async fn send(
+        &self,
+        crab: &Octocrab,
+        url: &str,
+        etag: Option<&str>,
+        policy: BodyPolicy,
+    ) -> Option<Result<Sent, TryError>> {
+        let mut headers = HeaderMap::new();
+        if let Some(etag) = etag
+            && let Ok(value) = HeaderValue::from_str(etag)
+        {
+            headers.insert(http::header::IF_NONE_MATCH, value);
+        }
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("semaphore never closed");
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let sent = tokio::time::timeout(self.config.request_timeout, async {
+            let response = crab._get_with_headers(url, Some(headers)).await?;
+            let (parts, body) = response.into_parts();
+            let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
+            Ok::<_, TryError>((parts, body, spooled, truncated))
+        })
+        .await;
+        drop(permit);
+        sent.ok()
+    }
+
+    /// An answer as it arrives: its rate-limit headers noted (on the API origin), reported,
+    /// a 304 counted.
+    fn received(
+        &self,
+        parts: http::response::Parts,
+        body: Vec<u8>,
+        at_home: bool,
+        display: &str,
+    ) -> Response {
+        if at_home {
+            self.note_budget(&parts.headers);
+        }
+        self.progress.event(ProgressEvent::Request {
+            status: parts.status.as_u16(),
+            url: display.to_string(),
+        });
+        if parts.status == StatusCode::NOT_MODIFIED {
+            self.stats.not_modified.fetch_add(1, Ordering::Relaxed);
+        }
+        Response {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        }
+    }
+
+    /// A 403 or 429 from the API: `true` when it is a rate limit worth asking again after
+    /// (the budget spent: `wait_for_budget` waits for the reset or stops; a secondary limit:
+    /// every task pauses for `retry-after`), `false` when it is a refusal to return.
+    fn waited_for_limit(
+        &self,
+        response: &Response,
+        secondary_waits: &mut u32,
+    ) -> Result<bool, FetchError> {
+        if response.header("x-ratelimit-remaining") == Some("0") {
+            return Ok(true);
+        }
+        let message = response.message();
+        let retry_after = response
+            .header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let secondary = retry_after.is_some()
+            || message
+                .to_ascii_lowercase()
+                .contains("secondary rate limit");
+        if !secondary && response.status != StatusCode::TOO_MANY_REQUESTS {
+            return Ok(false);
+        }
+        *secondary_waits += 1;
+        if *secondary_waits > self.config.max_secondary_waits {
+            return Err(FetchError::SecondaryLimit(message));
+        }
+        // GitHub: without `retry-after`, wait at least a minute.
+        let wait = Duration::from_secs(retry_after.unwrap_or(60));
+        self.progress.event(ProgressEvent::Waiting {
+            until: Utc::now() + chrono::TimeDelta::from_std(wait).unwrap_or_default(),
+            why: "secondary rate limit",
+        });
+        self.stats.retries.fetch_add(1, Ordering::Relaxed);
+        // Every task pauses, not only this one: more requests now would only prolong the
+        // limit.
+        self.pause_until(tokio::time::Instant::now() + wait);
+        Ok(true)
+    }
 }
+
+/// A response's head, body, spooled body and whether the body was cut.
+type Sent = (
+    http::response::Parts,
+    Vec<u8>,
+    Option<(std::fs::File, u64)>,
+    bool,
+);
 
 /// Reads a body frame by frame, never past the policy's limit: `Refuse` fails as soon as the
 /// declared length or the bytes read pass it, `Truncate` keeps the first `limit` bytes and stops

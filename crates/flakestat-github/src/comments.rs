@@ -11,6 +11,7 @@ use http::{Method, StatusCode};
 use serde::Deserialize;
 
 use super::client::{ClientConfig, GitHubClient, Response};
+use super::pages::{Flow, Listing, ListingError};
 use super::{FetchError, Progress};
 use flakestat_core::model::Repo;
 
@@ -212,29 +213,31 @@ impl Commenter {
         target: &CommentTarget,
         marker: &str,
     ) -> Result<Option<FoundComment>, CommentError> {
-        let mut url = Some(
-            self.client
-                .url(&format!("{}/comments?per_page=100", target.issue_path())),
-        );
-        while let Some(page_url) = url.take() {
-            let response = self.client.get(&page_url, None).await?;
-            if response.status != StatusCode::OK {
-                return Err(refusal(target, Method::GET, &page_url, &response));
-            }
-            let page: Vec<WireComment> = parse(&page_url, &response)?;
-            if let Some(c) = page
-                .into_iter()
-                .find(|c| c.body.as_deref().is_some_and(|b| carries_marker(b, marker)))
-            {
-                return Ok(Some(FoundComment {
-                    id: c.id,
-                    html_url: c.html_url,
-                    body: c.body.unwrap_or_default(),
-                }));
-            }
-            url = response.next_link();
-        }
-        Ok(None)
+        let url = self
+            .client
+            .url(&format!("{}/comments?per_page=100", target.issue_path()));
+        let mut found = None;
+        Listing::new(&self.client, url)
+            .walk::<Vec<WireComment>, CommentError>(
+                |url, response| refusal(target, Method::GET, url, response),
+                |page| {
+                    found = page
+                        .into_iter()
+                        .find(|c| c.body.as_deref().is_some_and(|b| carries_marker(b, marker)))
+                        .map(|c| FoundComment {
+                            id: c.id,
+                            html_url: c.html_url,
+                            body: c.body.unwrap_or_default(),
+                        });
+                    Ok(if found.is_some() {
+                        Flow::Stop
+                    } else {
+                        Flow::More
+                    })
+                },
+            )
+            .await?;
+        Ok(found)
     }
 
     async fn write(
@@ -250,6 +253,15 @@ impl Commenter {
             return Err(refusal(target, method, url, &response));
         }
         parse(url, &response)
+    }
+}
+
+impl ListingError for CommentError {
+    fn unparsable(url: &str, error: String) -> CommentError {
+        CommentError::Parse {
+            url: url.to_string(),
+            error,
+        }
     }
 }
 

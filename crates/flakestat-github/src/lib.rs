@@ -1,15 +1,17 @@
 //! The only place octocrab and tokio appear: the GitHub client and the survey that fills the store.
 //!
 //! `client` talks to GitHub (budget, retries, secondary limits, conditional requests, log
-//! redirects); `survey` walks a repository's runs, attempts, jobs and failed-job logs into the
-//! `store`, classifying each log as it arrives; `Session` owns the runtime so callers stay
-//! synchronous. Nothing here reads the environment or the terminal: settings arrive in
-//! `ClientConfig` and `SurveyPlan`, and progress leaves through the `Progress` trait.
+//! redirects); `pages` walks a paginated listing along `Link: rel="next"`; `survey` walks a
+//! repository's runs, attempts, jobs and failed-job logs into the `store`, classifying each log
+//! as it arrives; `Session` owns the runtime so callers stay synchronous. Nothing here reads the
+//! environment or the terminal: settings arrive in `ClientConfig` and `SurveyPlan`, and progress
+//! leaves through the `Progress` trait.
 
 mod ancestry;
 mod client;
 pub mod comments;
 mod green;
+mod pages;
 mod pulls;
 mod survey;
 mod wire;

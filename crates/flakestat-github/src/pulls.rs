@@ -12,11 +12,10 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use http::StatusCode;
-
 use super::FetchError;
 use super::ancestry::AncestrySummary;
-use super::survey::{PER_PAGE, Session, encode, parse_json, unexpected};
+use super::pages::{Flow, Listing};
+use super::survey::{PER_PAGE, Session, encode, unexpected};
 use super::wire::WirePull;
 use flakestat_core::model::{Repo, Timestamp};
 use flakestat_store::{ListedWindow, Store};
@@ -71,36 +70,35 @@ impl Session {
         };
         let mut missing = needs.heads.clone();
         let mut listed = 0u64;
-        let mut url = Some(self.client.url(&format!(
+        let url = self.client.url(&format!(
             "/repos/{}/{}/pulls?state=all&sort=updated&direction=desc&per_page={PER_PAGE}",
             encode(&repo.owner),
             encode(&repo.name)
-        )));
-        while let Some(page_url) = url.take() {
-            let response = self.runtime.block_on(self.client.get(&page_url, None))?;
-            summary.pull_list_requests += 1;
-            if response.status != StatusCode::OK {
-                return Err(unexpected(&page_url, &response));
-            }
-            let page: Vec<WirePull> = parse_json(&page_url, &response.body)?;
-            let reached_older = page
-                .last()
-                .is_none_or(|p| p.updated_at.is_some_and(|u| u < from));
-            let pulls: Vec<_> = page.into_iter().map(WirePull::into_model).collect();
-            for pull in &pulls {
-                if let Some(head_repo) = pull.head.as_ref().and_then(|h| h.repo.as_deref()) {
-                    missing.remove(&(head_repo.to_ascii_lowercase(), pull.head_ref.clone()));
+        ));
+        let walked = self.runtime.block_on(
+            Listing::new(&self.client, url).walk::<Vec<WirePull>, FetchError>(unexpected, |page| {
+                let reached_older = page
+                    .last()
+                    .is_none_or(|p| p.updated_at.is_some_and(|u| u < from));
+                let pulls: Vec<_> = page.into_iter().map(WirePull::into_model).collect();
+                for pull in &pulls {
+                    if let Some(head_repo) = pull.head.as_ref().and_then(|h| h.repo.as_deref()) {
+                        missing.remove(&(head_repo.to_ascii_lowercase(), pull.head_ref.clone()));
+                    }
                 }
-            }
-            listed += pulls.len() as u64;
-            store
-                .lock()
-                .expect("store lock")
-                .store_pulls(repo, &pulls)?;
-            if !reached_older && !missing.is_empty() {
-                url = response.next_link();
-            }
-        }
+                listed += pulls.len() as u64;
+                store
+                    .lock()
+                    .expect("store lock")
+                    .store_pulls(repo, &pulls)?;
+                Ok(if !reached_older && !missing.is_empty() {
+                    Flow::More
+                } else {
+                    Flow::Stop
+                })
+            }),
+        )?;
+        summary.pull_list_requests += walked.pages;
         // Every run in [from, to] whose PR exists has been listed: merge with what was covered.
         let mut since = from;
         let mut until = to + chrono::TimeDelta::seconds(1);

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
 use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::pages::{End, Flow, Listing};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
@@ -392,6 +393,14 @@ enum WindowRole {
     Second,
 }
 
+/// What listing a window found: GitHub's `total_count`, the oldest run read and the distinct
+/// runs read.
+struct Listed {
+    total: u64,
+    oldest: Option<Timestamp>,
+    seen: u64,
+}
+
 /// What a `Rest` window needs to know about the listing it continues.
 #[derive(Debug)]
 struct Rest {
@@ -584,9 +593,25 @@ impl Survey {
         .expect("classification does not panic")?;
 
         self.progress.event(ProgressEvent::Phase("runs"));
-        let mut tasks: Vec<Task> = Vec::new();
         let scopes: Vec<Arc<Scope>> = self.scopes().await?.into_iter().map(Arc::new).collect();
-        for scope in &scopes {
+        let mut tasks = self.cover_tasks(&scopes)?;
+        tasks.extend(self.pending_log_tasks()?);
+        summary.runs_jobs_fetched = self.clone().perform_all(tasks).await?;
+        self.count_listing(&scopes, &mut summary);
+
+        self.progress.event(ProgressEvent::Phase("pull requests"));
+        self.fetch_merged_pulls(&default_branch).await?;
+        summary.pulls_files_fetched = self
+            .fetch_files_of_interest(prs_of_interest, &default_branch)
+            .await?;
+        summary.cost = *self.cost();
+        Ok(summary)
+    }
+
+    /// The listing tasks: each scope's cover windows.
+    fn cover_tasks(&self, scopes: &[Arc<Scope>]) -> Result<Vec<Task>, FetchError> {
+        let mut tasks = Vec::new();
+        for scope in scopes {
             for (since, until) in self.cover(scope)? {
                 tasks.push(Task::Window {
                     scope: scope.clone(),
@@ -596,7 +621,11 @@ impl Survey {
                 });
             }
         }
-        // Logs left behind by an interrupted survey, whatever the listing says now.
+        Ok(tasks)
+    }
+
+    /// Logs left behind by an interrupted survey, whatever the listing says now.
+    fn pending_log_tasks(&self) -> Result<Vec<Task>, FetchError> {
         let pending =
             self.store()
                 .failed_jobs_without_log(&self.repo, self.plan.since, self.plan.until)?;
@@ -604,6 +633,7 @@ impl Survey {
         for (run, job) in pending {
             by_run.entry(run).or_default().push(job);
         }
+        let mut tasks = Vec::new();
         for (run, jobs) in by_run {
             let (run_jobs, latest) = {
                 let store = self.store();
@@ -619,19 +649,25 @@ impl Survey {
                 .collect();
             tasks.extend(self.schedule_logs(run, &failed, &run_jobs, latest));
         }
+        Ok(tasks)
+    }
 
+    /// Performs the tasks and every task they uncover; returns how many jobs tasks ran. The
+    /// first error stops the others.
+    async fn perform_all(self: Arc<Self>, tasks: Vec<Task>) -> Result<u64, FetchError> {
         // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
         // memory does not grow with the number of runs. Logs go first: they are what the
         // survey is for, and a stopped survey should have as many as possible.
         let in_flight = self.client.concurrency() * 2;
         let mut queue: VecDeque<Task> = tasks.into();
         let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
+        let mut jobs_fetched = 0;
         loop {
             while set.len() < in_flight
                 && let Some(task) = queue.pop_front()
             {
                 if let Task::Jobs { .. } = task {
-                    summary.runs_jobs_fetched += 1;
+                    jobs_fetched += 1;
                 }
                 set.spawn(self.clone().perform(task));
             }
@@ -654,6 +690,11 @@ impl Survey {
                 }
             }
         }
+        Ok(jobs_fetched)
+    }
+
+    /// The listing's and the logs' counts into `summary`, and the run listing's minimum.
+    fn count_listing(&self, scopes: &[Arc<Scope>], summary: &mut SurveySummary) {
         summary.runs_listed = self.listed.lock().expect("listed lock").len() as u64;
         let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
         summary.logs_settled = count(&self.counts.settled);
@@ -673,9 +714,15 @@ impl Survey {
                 runs.div_ceil(PER_PAGE).max(1)
             })
             .sum();
+    }
 
-        self.progress.event(ProgressEvent::Phase("pull requests"));
-        self.fetch_merged_pulls(&default_branch).await?;
+    /// The changed files of the PRs the caller names from the runs with a hit; returns how
+    /// many PRs' files were fetched.
+    async fn fetch_files_of_interest(
+        &self,
+        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
+        default_branch: &str,
+    ) -> Result<u64, FetchError> {
         // Only the runs with a hit are read back, not the whole window.
         let hit_runs = self.store().runs_with_hits(
             &self.repo,
@@ -689,7 +736,8 @@ impl Survey {
                 .split_once("/actions/runs/")
                 .map(|(w, _)| w.to_string())
         });
-        for number in prs_of_interest(&hit_runs, &default_branch) {
+        let mut fetched = 0;
+        for number in prs_of_interest(&hit_runs, default_branch) {
             let known = self.store().load_pull(&self.repo, number)?;
             if known.as_ref().is_some_and(|p| p.files.is_some()) {
                 continue;
@@ -713,11 +761,10 @@ impl Survey {
                 }),
             };
             if self.fetch_pull_files(number, stub).await? {
-                summary.pulls_files_fetched += 1;
+                fetched += 1;
             }
         }
-        summary.cost = *self.cost();
-        Ok(summary)
+        Ok(fetched)
     }
 
     async fn perform(self: Arc<Self>, task: Task) -> Result<Vec<Task>, FetchError> {
@@ -909,7 +956,33 @@ impl Survey {
             note(&list);
             tasks.extend(self.take_runs(&scope, list)?);
         }
-        let root = match &role {
+        let listed = Listed {
+            total,
+            oldest,
+            seen: seen.len() as u64,
+        };
+        tasks.extend(self.after_listing(scope, since, until, &role, listed)?);
+        Ok(tasks)
+    }
+
+    /// After a window is listed: the window of the runs the cap cut off (or of the one second
+    /// they all began in), or, the window listed whole, its record in the store so a repeat
+    /// lists it the same way.
+    fn after_listing(
+        &self,
+        scope: Arc<Scope>,
+        since: Timestamp,
+        until: Timestamp,
+        role: &WindowRole,
+        listed: Listed,
+    ) -> Result<Option<Task>, FetchError> {
+        let Listed {
+            total,
+            oldest,
+            seen,
+        } = listed;
+        let over = total > LISTING_CAP;
+        let root = match role {
             WindowRole::Cover => Some(ListedWindow {
                 since,
                 until,
@@ -923,33 +996,32 @@ impl Survey {
             let rest = Rest {
                 root: root.expect("a one-second window is never over the cap here"),
                 above_total: total,
-                above_seen: seen.len() as u64,
+                above_seen: seen,
                 oldest,
             };
-            if oldest > since {
-                tasks.push(Task::Window {
+            return Ok(Some(if oldest > since {
+                Task::Window {
                     scope,
                     since,
                     until: oldest,
                     role: WindowRole::Rest(Arc::new(rest)),
-                });
+                }
             } else {
                 // The newest 1,000 all began in the window's first second.
-                tasks.push(Task::Window {
+                Task::Window {
                     scope,
                     since,
                     until: since + TimeDelta::seconds(1),
                     role: WindowRole::Second,
-                });
-            }
-            return Ok(tasks);
+                }
+            }));
         }
         // The whole cover window is listed: a repeat lists it the same way (the same URLs,
         // answered 304) without asking whether it fits.
         if let Some(root) = root {
             self.store().store_window(&self.repo, &scope.key, &root)?;
         }
-        Ok(tasks)
+        Ok(None)
     }
 
     /// Stores a page of runs; returns the jobs tasks of those that can have changed and whose
@@ -1013,26 +1085,21 @@ impl Survey {
         attempt: u32,
         completed: bool,
     ) -> Result<Vec<Task>, FetchError> {
-        let mut url = Some(self.client.url(&format!(
+        let url = self.client.url(&format!(
             "{}/actions/runs/{run}/jobs?filter=all&per_page={PER_PAGE}",
             self.repo_path()
-        )));
+        ));
         let mut jobs = Vec::new();
-        while let Some(page_url) = url.take() {
-            self.cost().jobs.made += 1;
-            let response = self.client.get(&page_url, None).await?;
-            if response.status != StatusCode::OK {
-                return Err(unexpected(&page_url, &response));
-            }
-            let list: JobList = parse_json(&page_url, &response.body)?;
-            // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning is
-            // not documented, and a short count would lose an attempt's jobs.
-            let more = !list.jobs.is_empty();
-            jobs.extend(list.jobs.into_iter().map(|j| j.into_model()));
-            if more {
-                url = response.next_link();
-            }
-        }
+        let walked = Listing::new(&self.client, url)
+            .walk::<JobList, FetchError>(unexpected, |page| {
+                // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning
+                // is not documented, and a short count would lose an attempt's jobs.
+                let more = !page.is_empty();
+                jobs.extend(page.into_iter().map(|j| j.into_model()));
+                Ok(if more { Flow::More } else { Flow::Stop })
+            })
+            .await?;
+        self.cost().jobs.made += walked.pages;
         self.cost().jobs.minimum += (jobs.len() as u64).div_ceil(PER_PAGE).max(1);
         self.store().store_jobs(run, attempt, completed, &jobs)?;
         self.progress.event(ProgressEvent::JobsDone);
@@ -1240,23 +1307,7 @@ impl Survey {
         let lacking = |jobs: Vec<JobId>| -> Vec<Task> {
             jobs.into_iter().map(|job| Task::Log { job }).collect()
         };
-        let blob = match self.client.fetch_blob(&url, &what).await {
-            Ok(blob) if blob.truncated => {
-                self.progress.event(ProgressEvent::Note(format!(
-                    "{what} is larger than --max-log-size ({} bytes): not read",
-                    self.client.max_log_size()
-                )));
-                None
-            }
-            Ok(blob) => Some(blob),
-            Err(FetchError::Unavailable(message)) => {
-                self.progress
-                    .event(ProgressEvent::Note(format!("{message}; not read")));
-                None
-            }
-            Err(e) => return Err(e),
-        };
-        let Some(blob) = blob else {
+        let Some(blob) = self.fetch_archive_blob(&url, &what).await? else {
             if fallback {
                 return Ok(lacking(jobs));
             }
@@ -1300,52 +1351,9 @@ impl Survey {
                 .collect();
             (models, run_jobs)
         };
-        let wanted = models.clone();
         let max_entry = self.client.max_log_size();
-        let url_for_error = url.clone();
         let (entries, matched) = tokio::task::spawn_blocking(move || {
-            // Only the entries named like a wanted job are read: into memory up to `SPOOL_AT`,
-            // past it into a temporary file.
-            let mut entries: Vec<(String, LogBody)> = Vec::new();
-            let each = |entry: Result<(&str, &mut dyn Read), String>| {
-                let Ok((path, reader)) = entry else {
-                    return;
-                };
-                let Some(name) = entry_job_name(path) else {
-                    return;
-                };
-                if !wanted.iter().any(|j| entry_names_job(name, &j.name)) {
-                    return;
-                }
-                // An entry is read at most up to --max-log-size: a zip bomb stays bounded.
-                if let Ok(body) = LogBody::read(&mut reader.take(max_entry)) {
-                    entries.push((name.to_string(), body));
-                }
-            };
-            match body {
-                LogBody::Memory(bytes) => flakestat_core::signatures::archive::visit_files(
-                    std::io::Cursor::new(bytes),
-                    each,
-                ),
-                LogBody::Spooled(mut file, _) => {
-                    if let Err(e) = file.rewind() {
-                        return Err(FetchError::Spool(format!(
-                            "cannot read {url_for_error} back from its temporary file: {e}"
-                        )));
-                    }
-                    flakestat_core::signatures::archive::visit_files(file, each)
-                }
-            }
-            .map_err(|e| FetchError::Parse {
-                url: url_for_error,
-                error: format!("the attempt's log archive is not a readable zip: {e}"),
-            })?;
-            let spans: Vec<_> = entries
-                .iter_mut()
-                .map(|(name, body)| (name.clone(), body.span().ok().flatten()))
-                .collect();
-            let matched = match_archive_spans(&spans, &wanted, &run_jobs);
-            Ok::<_, FetchError>((entries, matched))
+            read_archive(body, &models, &run_jobs, max_entry, url)
         })
         .await
         .expect("archive reading does not panic")?;
@@ -1371,44 +1379,64 @@ impl Survey {
         Ok(lacking(retry))
     }
 
+    /// Downloads an attempt's log archive; `None` (said once) when it is over
+    /// `--max-log-size` or GitHub sends it somewhere not followed.
+    async fn fetch_archive_blob(&self, url: &str, what: &str) -> Result<Option<Blob>, FetchError> {
+        match self.client.fetch_blob(url, what).await {
+            Ok(blob) if blob.truncated => {
+                self.progress.event(ProgressEvent::Note(format!(
+                    "{what} is larger than --max-log-size ({} bytes): not read",
+                    self.client.max_log_size()
+                )));
+                Ok(None)
+            }
+            Ok(blob) => Ok(Some(blob)),
+            Err(FetchError::Unavailable(message)) => {
+                self.progress
+                    .event(ProgressEvent::Note(format!("{message}; not read")));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Closed PRs into the default branch, most recently updated first, until they are older
     /// than the window's history: their merge time and merge commit date first hits.
     async fn fetch_merged_pulls(&self, default_branch: &str) -> Result<(), FetchError> {
         let oldest = self.plan.since - TimeDelta::days(HISTORY_DAYS);
-        let mut url = Some(self.client.url(&format!(
+        let url = self.client.url(&format!(
             "{}/pulls?state=closed&base={}&sort=updated&direction=desc&per_page={PER_PAGE}",
             self.repo_path(),
             encode(default_branch)
-        )));
-        while let Some(page_url) = url.take() {
-            self.cost().pulls.made += 1;
-            let response = self.client.get(&page_url, None).await?;
-            if response.status != StatusCode::OK {
-                return Err(unexpected(&page_url, &response));
-            }
-            let page: Vec<WirePull> = parse_json(&page_url, &response.body)?;
-            let reached_older = page
-                .last()
-                .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
-            // A page is needed when it holds a PR updated within the lookback (or is the
-            // first: GitHub must say the list is empty).
-            let needed = page
-                .iter()
-                .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
-            if needed || self.cost().pulls.minimum == 0 {
-                self.cost().pulls.minimum += 1;
-            }
-            let merged: Vec<_> = page
-                .into_iter()
-                // Merged within the window's history; a page also holds older ones.
-                .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
-                .map(WirePull::into_model)
-                .collect();
-            self.store().store_pulls(&self.repo, &merged)?;
-            if !reached_older {
-                url = response.next_link();
-            }
-        }
+        ));
+        let walked = Listing::new(&self.client, url)
+            .walk::<Vec<WirePull>, FetchError>(unexpected, |page| {
+                let reached_older = page
+                    .last()
+                    .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
+                // A page is needed when it holds a PR updated within the lookback (or is the
+                // first: GitHub must say the list is empty).
+                let needed = page
+                    .iter()
+                    .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
+                if needed || self.cost().pulls.minimum == 0 {
+                    self.cost().pulls.minimum += 1;
+                }
+                let merged: Vec<_> = page
+                    .into_iter()
+                    // Merged within the window's history; a page also holds older ones.
+                    .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
+                    .map(WirePull::into_model)
+                    .collect();
+                self.store().store_pulls(&self.repo, &merged)?;
+                Ok(if reached_older {
+                    Flow::Stop
+                } else {
+                    Flow::More
+                })
+            })
+            .await?;
+        self.cost().pulls.made += walked.pages;
         Ok(())
     }
 
@@ -1425,24 +1453,23 @@ impl Survey {
         let pr_url = self
             .client
             .url(&format!("{}/pulls/{number}", self.repo_path()));
-        let mut url = Some(format!("{pr_url}/files?per_page={PER_PAGE}"));
+        let url = format!("{pr_url}/files?per_page={PER_PAGE}");
         let mut files = Vec::new();
         let mut listed = 0usize;
-        while let Some(page_url) = url.take() {
-            self.cost().files.made += 1;
-            let response = self.client.get(&page_url, None).await?;
-            match response.status {
-                StatusCode::OK => {}
-                StatusCode::NOT_FOUND => return Ok(false),
-                _ => return Err(unexpected(&page_url, &response)),
-            }
-            let page: Vec<WireFile> = parse_json(&page_url, &response.body)?;
-            listed += page.len();
-            for file in page {
-                files.extend(file.previous_filename);
-                files.push(file.filename);
-            }
-            url = response.next_link();
+        let walked = Listing::new(&self.client, url)
+            .absent_on(&[StatusCode::NOT_FOUND])
+            .walk::<Vec<WireFile>, FetchError>(unexpected, |page| {
+                listed += page.len();
+                for file in page {
+                    files.extend(file.previous_filename);
+                    files.push(file.filename);
+                }
+                Ok(Flow::More)
+            })
+            .await?;
+        self.cost().files.made += walked.pages;
+        if walked.end == End::Absent {
+            return Ok(false);
         }
         // Each item is one changed file (a rename names two paths).
         self.cost().files.minimum += (listed as u64).div_ceil(PER_PAGE).max(1);
@@ -1454,6 +1481,60 @@ impl Survey {
         self.store().store_pull_files(&self.repo, number, &files)?;
         Ok(true)
     }
+}
+
+/// An archive's entries read (entry name, log) and the entry matched to each job.
+type ArchiveEntries = (Vec<(String, LogBody)>, BTreeMap<JobId, usize>);
+
+/// Reads the entries of an attempt's log archive named like one of `wanted`'s jobs (each up to
+/// `max_entry` bytes: a zip bomb stays bounded; into memory up to `SPOOL_AT`, past it into a
+/// temporary file), and matches them to the jobs by their times ([`match_archive_spans`]).
+/// Blocking.
+fn read_archive(
+    body: LogBody,
+    wanted: &[Job],
+    run_jobs: &[Job],
+    max_entry: u64,
+    url: String,
+) -> Result<ArchiveEntries, FetchError> {
+    let mut entries: Vec<(String, LogBody)> = Vec::new();
+    let each = |entry: Result<(&str, &mut dyn Read), String>| {
+        let Ok((path, reader)) = entry else {
+            return;
+        };
+        let Some(name) = entry_job_name(path) else {
+            return;
+        };
+        if !wanted.iter().any(|j| entry_names_job(name, &j.name)) {
+            return;
+        }
+        if let Ok(body) = LogBody::read(&mut reader.take(max_entry)) {
+            entries.push((name.to_string(), body));
+        }
+    };
+    match body {
+        LogBody::Memory(bytes) => {
+            flakestat_core::signatures::archive::visit_files(std::io::Cursor::new(bytes), each)
+        }
+        LogBody::Spooled(mut file, _) => {
+            if let Err(e) = file.rewind() {
+                return Err(FetchError::Spool(format!(
+                    "cannot read {url} back from its temporary file: {e}"
+                )));
+            }
+            flakestat_core::signatures::archive::visit_files(file, each)
+        }
+    }
+    .map_err(|e| FetchError::Parse {
+        url,
+        error: format!("the attempt's log archive is not a readable zip: {e}"),
+    })?;
+    let spans: Vec<_> = entries
+        .iter_mut()
+        .map(|(name, body)| (name.clone(), body.span().ok().flatten()))
+        .collect();
+    let matched = match_archive_spans(&spans, wanted, run_jobs);
+    Ok((entries, matched))
 }
 
 /// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large

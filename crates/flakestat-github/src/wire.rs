@@ -20,6 +20,13 @@ pub struct JobList {
     pub jobs: Vec<WireJob>,
 }
 
+impl crate::pages::Page for JobList {
+    type Item = WireJob;
+    fn into_items(self) -> Vec<WireJob> {
+        self.jobs
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct WorkflowList {
     pub workflows: Vec<WireWorkflow>,

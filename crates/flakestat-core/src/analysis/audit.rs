@@ -108,20 +108,7 @@ pub fn audit(
     specs: &[SignatureSpec],
     config: &AuditConfig,
 ) -> Vec<SignatureAudit> {
-    #[derive(Default)]
-    struct Acc {
-        jobs: u64,
-        runs: BTreeSet<RunId>,
-        shapes: BTreeSet<String>,
-        tests: BTreeSet<String>,
-        last: Option<Timestamp>,
-        overlaps: BTreeMap<String, u64>,
-    }
-    let mut acc: BTreeMap<&str, Acc> = specs
-        .iter()
-        .map(|s| (s.id.0.as_str(), Acc::default()))
-        .collect();
-    let mut with_log = 0u64;
+    let (mut tallies, with_log) = tally(snapshot, specs);
     // The window's end as the data has it (its latest run), not the clock: the same store
     // gives the same audit.
     let end: Option<Timestamp> = snapshot
@@ -130,31 +117,6 @@ pub fn audit(
         .filter(|r| in_survey_window(snapshot, r.created_at))
         .map(|r| r.created_at)
         .max();
-    for job in &snapshot.jobs {
-        if !job.is_failed() || !in_survey_window(snapshot, job.created_at) {
-            continue;
-        }
-        let Some(c) = snapshot.classifications.get(&job.id) else {
-            continue;
-        };
-        with_log += 1;
-        let ids: Vec<&str> = c.matches.iter().map(|m| m.signature.0.as_str()).collect();
-        for m in &c.matches {
-            let Some(a) = acc.get_mut(m.signature.0.as_str()) else {
-                continue;
-            };
-            a.jobs += 1;
-            a.runs.insert(job.run_id);
-            a.shapes.insert(line_template(&m.text).join(" "));
-            a.tests.extend(m.tests.iter().cloned());
-            a.last = a.last.max(Some(job.created_at));
-            for other in &ids {
-                if *other != m.signature.0 {
-                    *a.overlaps.entry(other.to_string()).or_default() += 1;
-                }
-            }
-        }
-    }
     let probes: Vec<&str> = FORMS
         .iter()
         .filter(|f| f.boilerplate)
@@ -164,63 +126,12 @@ pub fn audit(
     specs
         .iter()
         .map(|spec| {
-            let a = acc.remove(spec.id.0.as_str()).unwrap_or_default();
-            let mut findings = Vec::new();
-            if let Ok(re) = Regex::new(&spec.pattern) {
-                let hits: Vec<&str> = probes.iter().copied().filter(|p| re.is_match(p)).collect();
-                if let Some(first) = hits.first() {
-                    findings.push(Finding {
-                        kind: FindingKind::Boilerplate,
-                        message: format!(
-                            "the pattern matches {} boilerplate line(s) every failed job prints, e.g. {first:?}",
-                            hits.len()
-                        ),
-                    });
-                }
-            }
-            let share = if with_log == 0 {
-                0.0
-            } else {
-                a.jobs as f64 / with_log as f64
-            };
-            if a.shapes.len() >= config.broad_shapes && share >= config.broad_share {
-                findings.push(Finding {
-                    kind: FindingKind::TooBroad,
-                    message: format!(
-                        "matches {} of {with_log} failed jobs ({:.0}%) through {} unrelated line shapes; make the pattern narrower",
-                        a.jobs,
-                        share * 100.0,
-                        a.shapes.len()
-                    ),
-                });
-            }
-            if a.tests.len() > config.many_tests {
-                findings.push(Finding {
-                    kind: FindingKind::ManyTests,
-                    message: format!("matches {} distinct tests", a.tests.len()),
-                });
-            }
-            for (other, n) in &a.overlaps {
-                if a.jobs >= 2 && *n * 2 >= a.jobs {
-                    findings.push(Finding {
-                        kind: FindingKind::Overlap,
-                        message: format!("{n} of its {} jobs are also claimed by {other}", a.jobs),
-                    });
-                }
-            }
-            let stale = match (a.last, end) {
-                (None, _) => Some("no hit in the window".to_string()),
-                (Some(last), Some(end)) if (end - last).num_days() >= config.stale_days => Some(
-                    format!("no hit in the last {} days (last {})", config.stale_days, last.format("%Y-%m-%d")),
-                ),
-                _ => None,
-            };
-            if let Some(message) = stale {
-                findings.push(Finding {
-                    kind: FindingKind::Stale,
-                    message: format!("{message}: a removal candidate"),
-                });
-            }
+            let a = tallies.remove(spec.id.0.as_str()).unwrap_or_default();
+            let mut findings = boilerplate_finding(spec, &probes)
+                .into_iter()
+                .collect::<Vec<_>>();
+            findings.extend(match_findings(&a, with_log, config));
+            findings.extend(stale_finding(&a, end, config));
             SignatureAudit {
                 id: spec.id.0.clone(),
                 jobs: a.jobs,
@@ -236,4 +147,118 @@ pub fn audit(
             }
         })
         .collect()
+}
+
+/// What one signature matched among the window's failed jobs.
+#[derive(Default)]
+struct Tally {
+    jobs: u64,
+    runs: BTreeSet<RunId>,
+    shapes: BTreeSet<String>,
+    tests: BTreeSet<String>,
+    last: Option<Timestamp>,
+    overlaps: BTreeMap<String, u64>,
+}
+
+/// Each spec's tally over the failed jobs of the window with a log, and how many such jobs
+/// there are.
+fn tally<'a>(snapshot: &Snapshot, specs: &'a [SignatureSpec]) -> (BTreeMap<&'a str, Tally>, u64) {
+    let mut tallies: BTreeMap<&str, Tally> = specs
+        .iter()
+        .map(|s| (s.id.0.as_str(), Tally::default()))
+        .collect();
+    let mut with_log = 0u64;
+    for job in &snapshot.jobs {
+        if !job.is_failed() || !in_survey_window(snapshot, job.created_at) {
+            continue;
+        }
+        let Some(c) = snapshot.classifications.get(&job.id) else {
+            continue;
+        };
+        with_log += 1;
+        let ids: Vec<&str> = c.matches.iter().map(|m| m.signature.0.as_str()).collect();
+        for m in &c.matches {
+            let Some(a) = tallies.get_mut(m.signature.0.as_str()) else {
+                continue;
+            };
+            a.jobs += 1;
+            a.runs.insert(job.run_id);
+            a.shapes.insert(line_template(&m.text).join(" "));
+            a.tests.extend(m.tests.iter().cloned());
+            a.last = a.last.max(Some(job.created_at));
+            for other in &ids {
+                if *other != m.signature.0 {
+                    *a.overlaps.entry(other.to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    (tallies, with_log)
+}
+
+/// The pattern matches lines every failed job prints (`probes`).
+fn boilerplate_finding(spec: &SignatureSpec, probes: &[&str]) -> Option<Finding> {
+    let re = Regex::new(&spec.pattern).ok()?;
+    let hits: Vec<&str> = probes.iter().copied().filter(|p| re.is_match(p)).collect();
+    let first = hits.first()?;
+    Some(Finding {
+        kind: FindingKind::Boilerplate,
+        message: format!(
+            "the pattern matches {} boilerplate line(s) every failed job prints, e.g. {first:?}",
+            hits.len()
+        ),
+    })
+}
+
+/// Too broad, too many tests, overlapping another signature: read from what it matched.
+fn match_findings(a: &Tally, with_log: u64, config: &AuditConfig) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let share = if with_log == 0 {
+        0.0
+    } else {
+        a.jobs as f64 / with_log as f64
+    };
+    if a.shapes.len() >= config.broad_shapes && share >= config.broad_share {
+        findings.push(Finding {
+            kind: FindingKind::TooBroad,
+            message: format!(
+                "matches {} of {with_log} failed jobs ({:.0}%) through {} unrelated line shapes; make the pattern narrower",
+                a.jobs,
+                share * 100.0,
+                a.shapes.len()
+            ),
+        });
+    }
+    if a.tests.len() > config.many_tests {
+        findings.push(Finding {
+            kind: FindingKind::ManyTests,
+            message: format!("matches {} distinct tests", a.tests.len()),
+        });
+    }
+    for (other, n) in &a.overlaps {
+        if a.jobs >= 2 && *n * 2 >= a.jobs {
+            findings.push(Finding {
+                kind: FindingKind::Overlap,
+                message: format!("{n} of its {} jobs are also claimed by {other}", a.jobs),
+            });
+        }
+    }
+    findings
+}
+
+/// No hit in the window, or none in the last `stale_days` before its `end`.
+fn stale_finding(a: &Tally, end: Option<Timestamp>, config: &AuditConfig) -> Option<Finding> {
+    let message = match (a.last, end) {
+        (None, _) => "no hit in the window".to_string(),
+        (Some(last), Some(end)) if (end - last).num_days() >= config.stale_days => format!(
+            "no hit in the last {} days (last {})",
+            config.stale_days,
+            last.format("%Y-%m-%d")
+        ),
+        _ => return None,
+    };
+    Some(Finding {
+        kind: FindingKind::Stale,
+        message: format!("{message}: a removal candidate"),
+    })
 }

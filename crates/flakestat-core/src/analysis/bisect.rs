@@ -494,101 +494,25 @@ pub fn bisect(
         verdict: Verdict::NoHits,
         minutes_after_top_suspect: None,
     };
-    if hits_after < MIN_HITS {
-        return Bisection {
-            verdict: Verdict::NotEnoughHits { hits: hits_after },
-            ..base
-        };
-    }
-    let whole = (1.0 - p).powi(clean_before as i32);
-    if whole >= PLACEABLE {
-        let verdict = if (clean_before as f64) * p <= 1.0 {
-            Verdict::PresentBeforeWindow {
-                clean_runs_before: clean_before,
-                probability: whole,
-            }
-        } else {
-            Verdict::TooRareToPlace {
-                clean_runs_before: clean_before,
-                probability: whole,
-            }
-        };
+    if let Some(verdict) = unplaceable(hits_after, clean_before, p) {
         return Bisection { verdict, ..base };
     }
-
-    let mut suspects: Vec<(f64, Suspect)> = Vec::new();
+    let evidence = Evidence {
+        first,
+        hits: &hits,
+        before: &before,
+        p,
+        ancestry,
+        paths,
+        failing_tests,
+    };
     // Merges before the first hit, and the first hit's own PR when it hit before merging.
-    for merge in merges
+    let weighed: Vec<(f64, Suspect)> = merges
         .iter()
         .filter(|m| m.merged_at < first.created_at || (m.pr.is_some() && first.pr == m.pr))
-    {
-        if ancestry.includes(first, merge) == Some(false)
-            || hits
-                .iter()
-                .any(|h| ancestry.includes(h, merge) == Some(false))
-        {
-            continue;
-        }
-        let (mut after_k, mut unknown_k, mut before_k) = (0u64, 0u64, 0u64);
-        for run in &before {
-            match ancestry.includes(run, merge) {
-                Some(true) => after_k += 1,
-                Some(false) => before_k += 1,
-                None => unknown_k += 1,
-            }
-        }
-        let likelihood = (1.0 - p).powi(after_k as i32);
-        if likelihood < RULED_OUT {
-            continue;
-        }
-        let touches_paths = merge
-            .files
-            .as_ref()
-            .map(|files| files.iter().any(|f| paths.is_match(f)));
-        let touches_tests = merge
-            .files
-            .as_ref()
-            .map(|files| files.iter().any(|f| holds_test(f, failing_tests)));
-        let weight = likelihood
-            * if touches_paths == Some(true) {
-                PATHS_WEIGHT
-            } else {
-                1.0
-            }
-            * if touches_tests == Some(true) {
-                TESTS_WEIGHT
-            } else {
-                1.0
-            };
-        suspects.push((
-            weight,
-            Suspect {
-                pr: merge.pr,
-                title: merge.title.clone(),
-                url: merge.url.clone(),
-                merged_at: merge.merged_at,
-                sha: merge.sha.clone(),
-                touches_paths,
-                touches_tests,
-                clean_runs_after: after_k,
-                unknown_runs_after: unknown_k,
-                likelihood,
-                posterior: 0.0,
-                clean_runs_before: before_k,
-            },
-        ));
-    }
-    let total: f64 = suspects.iter().map(|(w, _)| w).sum();
-    for (w, s) in &mut suspects {
-        s.posterior = *w / total;
-    }
-    suspects.sort_by(|(wa, a), (wb, b)| {
-        wb.total_cmp(wa)
-            .then(b.merged_at.cmp(&a.merged_at))
-            .then(a.pr.cmp(&b.pr))
-            .then(a.sha.cmp(&b.sha))
-    });
-    let suspects: Vec<Suspect> = suspects.into_iter().map(|(_, s)| s).collect();
+        .filter_map(|merge| evidence.weigh(merge))
+        .collect();
+    let suspects = rank(weighed);
     let verdict = match suspects.first() {
         None => Verdict::NoCandidate,
         Some(top) => Verdict::Placed {
@@ -609,6 +533,120 @@ pub fn bisect(
         minutes_after_top_suspect,
         ..base
     }
+}
+
+/// The verdict when no merge can be placed whatever the merges: too few hits, or too few clean
+/// runs before the first hit at hit rate `p` to say the flake was absent then.
+fn unplaceable(hits_after: u64, clean_before: u64, p: f64) -> Option<Verdict> {
+    if hits_after < MIN_HITS {
+        return Some(Verdict::NotEnoughHits { hits: hits_after });
+    }
+    let whole = (1.0 - p).powi(clean_before as i32);
+    if whole < PLACEABLE {
+        return None;
+    }
+    Some(if (clean_before as f64) * p <= 1.0 {
+        Verdict::PresentBeforeWindow {
+            clean_runs_before: clean_before,
+            probability: whole,
+        }
+    } else {
+        Verdict::TooRareToPlace {
+            clean_runs_before: clean_before,
+            probability: whole,
+        }
+    })
+}
+
+/// What a merge is weighed against: the first hit, the later hits, the clean runs before the
+/// first hit, the hit rate `p`, and what the merge's files are compared with.
+struct Evidence<'a> {
+    first: &'a BisectRun,
+    hits: &'a [&'a BisectRun],
+    before: &'a [&'a BisectRun],
+    p: f64,
+    ancestry: &'a Ancestry,
+    paths: &'a GlobSet,
+    failing_tests: &'a [String],
+}
+
+impl Evidence<'_> {
+    /// The merge as a suspect with its unnormalized weight, or `None` when a hit run lacks it
+    /// or too many clean runs had it.
+    fn weigh(&self, merge: &Merge) -> Option<(f64, Suspect)> {
+        let ancestry = self.ancestry;
+        if ancestry.includes(self.first, merge) == Some(false)
+            || self
+                .hits
+                .iter()
+                .any(|h| ancestry.includes(h, merge) == Some(false))
+        {
+            return None;
+        }
+        let (mut after_k, mut unknown_k, mut before_k) = (0u64, 0u64, 0u64);
+        for run in self.before {
+            match ancestry.includes(run, merge) {
+                Some(true) => after_k += 1,
+                Some(false) => before_k += 1,
+                None => unknown_k += 1,
+            }
+        }
+        let likelihood = (1.0 - self.p).powi(after_k as i32);
+        if likelihood < RULED_OUT {
+            return None;
+        }
+        let touches_paths = merge
+            .files
+            .as_ref()
+            .map(|files| files.iter().any(|f| self.paths.is_match(f)));
+        let touches_tests = merge
+            .files
+            .as_ref()
+            .map(|files| files.iter().any(|f| holds_test(f, self.failing_tests)));
+        let weight = likelihood
+            * if touches_paths == Some(true) {
+                PATHS_WEIGHT
+            } else {
+                1.0
+            }
+            * if touches_tests == Some(true) {
+                TESTS_WEIGHT
+            } else {
+                1.0
+            };
+        Some((
+            weight,
+            Suspect {
+                pr: merge.pr,
+                title: merge.title.clone(),
+                url: merge.url.clone(),
+                merged_at: merge.merged_at,
+                sha: merge.sha.clone(),
+                touches_paths,
+                touches_tests,
+                clean_runs_after: after_k,
+                unknown_runs_after: unknown_k,
+                likelihood,
+                posterior: 0.0,
+                clean_runs_before: before_k,
+            },
+        ))
+    }
+}
+
+/// The suspects with their posteriors (weights normalized), best first.
+fn rank(mut suspects: Vec<(f64, Suspect)>) -> Vec<Suspect> {
+    let total: f64 = suspects.iter().map(|(w, _)| w).sum();
+    for (w, s) in &mut suspects {
+        s.posterior = *w / total;
+    }
+    suspects.sort_by(|(wa, a), (wb, b)| {
+        wb.total_cmp(wa)
+            .then(b.merged_at.cmp(&a.merged_at))
+            .then(a.pr.cmp(&b.pr))
+            .then(a.sha.cmp(&b.sha))
+    });
+    suspects.into_iter().map(|(_, s)| s).collect()
 }
 
 /// Test ids look like `tests/graph/test_x.py::test_y`; a changed file holds the test when it is

@@ -316,82 +316,119 @@ pub fn nightly(
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
 
-    let infos: BTreeMap<&SignatureId, &SignatureInfo> =
-        signatures.iter().map(|s| (&s.id, s)).collect();
-    let p_counts = signature_counts(&view, &period, period_since, until);
-    let b_counts = signature_counts(&view, &baseline, baseline_since, period_since);
-    let p_map: BTreeMap<SignatureId, Count> =
-        p_counts.iter().map(|(k, v)| (k.clone(), v.0)).collect();
-    let b_map: BTreeMap<SignatureId, Count> =
-        b_counts.iter().map(|(k, v)| (k.clone(), v.0)).collect();
-    let p_runs = completed_runs(&view, period_since, until, None).len() as u64;
-    let b_runs = completed_runs(&view, baseline_since, period_since, None).len() as u64;
-    let changes: Vec<SignatureChange> = compare(&p_map, &b_map, p_runs, b_runs)
-        .into_iter()
-        .map(|c| {
-            let hits: &[Hit] = match c.kind {
-                ChangeKind::Fading => b_counts.get(&c.signature).map_or(&[], |v| &v.1[..]),
-                _ => p_counts.get(&c.signature).map_or(&[], |v| &v.1[..]),
-            };
-            let info = infos.get(&c.signature);
-            SignatureChange {
-                title: info.map(|i| i.title.clone()).unwrap_or_default(),
-                issue: info.and_then(|i| i.issue.clone()),
-                id: c.signature,
-                kind: c.kind,
-                period: c.period,
-                baseline: c.baseline,
-                probability: c.probability,
-                jobs: newest(hits),
-                jobs_total: hits.len() as u64,
-            }
-        })
-        .collect();
-    let changed: BTreeSet<&SignatureId> = changes.iter().map(|c| &c.id).collect();
-    let mut seen: Vec<SignatureSeen> = p_map
-        .iter()
-        .filter(|(id, count)| count.hits > 0 && !changed.contains(id))
-        .map(|(id, count)| {
-            let b = b_map.get(id).copied().unwrap_or(Count {
-                hits: 0,
-                runs: b_runs,
-            });
-            let p0 = (b.hits as f64 + 0.5) / (b.runs as f64 + 1.0);
-            let hits: &[Hit] = p_counts.get(id).map_or(&[], |v| &v.1[..]);
-            SignatureSeen {
-                id: id.clone(),
-                title: infos.get(id).map(|i| i.title.clone()).unwrap_or_default(),
-                period: *count,
-                baseline: b,
-                probability: binomial_tail(count.runs, count.hits, p0),
-                jobs: newest(hits),
-                jobs_total: hits.len() as u64,
-            }
-        })
-        .collect();
-    seen.sort_by(|a, b| b.period.hits.cmp(&a.period.hits).then(a.id.cmp(&b.id)));
-
-    let known: BTreeSet<&str> = baseline
-        .unclassified
-        .iter()
-        .map(|g| g.key.as_str())
-        .collect();
-    let new_unclassified = period
-        .unclassified
-        .iter()
-        .filter(|g| !known.contains(g.key.as_str()))
-        .cloned()
-        .collect();
-
+    let windows = Windows {
+        infos: signatures.iter().map(|s| (&s.id, s)).collect(),
+        period: signature_counts(&view, &period, period_since, until),
+        baseline: signature_counts(&view, &baseline, baseline_since, period_since),
+        period_runs: completed_runs(&view, period_since, until, None).len() as u64,
+        baseline_runs: completed_runs(&view, baseline_since, period_since, None).len() as u64,
+    };
+    let changes = windows.changes();
+    let seen = windows.seen(&changes);
     NightlyData {
         repo: snapshot.repo.clone(),
         period: summary(&view, &period, period_since, until),
         baseline: summary(&view, &baseline, baseline_since, period_since),
         changes,
         seen,
-        new_unclassified,
+        new_unclassified: new_unclassified(&period, &baseline),
         completeness,
     }
+}
+
+/// Each signature's hits in the period and in the baseline, and the completed runs of each.
+struct Windows<'a> {
+    infos: BTreeMap<&'a SignatureId, &'a SignatureInfo>,
+    period: BTreeMap<SignatureId, (Count, Vec<Hit>)>,
+    baseline: BTreeMap<SignatureId, (Count, Vec<Hit>)>,
+    period_runs: u64,
+    baseline_runs: u64,
+}
+
+impl Windows<'_> {
+    fn counts(of: &BTreeMap<SignatureId, (Count, Vec<Hit>)>) -> BTreeMap<SignatureId, Count> {
+        of.iter().map(|(k, v)| (k.clone(), v.0)).collect()
+    }
+
+    /// The hits of `id` in one window, oldest first.
+    fn hits<'h>(of: &'h BTreeMap<SignatureId, (Count, Vec<Hit>)>, id: &SignatureId) -> &'h [Hit] {
+        of.get(id).map_or(&[], |v| &v.1[..])
+    }
+
+    /// New, rising and fading signatures, with the jobs that show it (the baseline's for a
+    /// fading one).
+    fn changes(&self) -> Vec<SignatureChange> {
+        let (p_map, b_map) = (Self::counts(&self.period), Self::counts(&self.baseline));
+        compare(&p_map, &b_map, self.period_runs, self.baseline_runs)
+            .into_iter()
+            .map(|c| {
+                let hits = match c.kind {
+                    ChangeKind::Fading => Self::hits(&self.baseline, &c.signature),
+                    _ => Self::hits(&self.period, &c.signature),
+                };
+                let info = self.infos.get(&c.signature);
+                SignatureChange {
+                    title: info.map(|i| i.title.clone()).unwrap_or_default(),
+                    issue: info.and_then(|i| i.issue.clone()),
+                    id: c.signature,
+                    kind: c.kind,
+                    period: c.period,
+                    baseline: c.baseline,
+                    probability: c.probability,
+                    jobs: newest(hits),
+                    jobs_total: hits.len() as u64,
+                }
+            })
+            .collect()
+    }
+
+    /// The signatures hit in the period without a change, most hits first.
+    fn seen(&self, changes: &[SignatureChange]) -> Vec<SignatureSeen> {
+        let (p_map, b_map) = (Self::counts(&self.period), Self::counts(&self.baseline));
+        let changed: BTreeSet<&SignatureId> = changes.iter().map(|c| &c.id).collect();
+        let mut seen: Vec<SignatureSeen> = p_map
+            .iter()
+            .filter(|(id, count)| count.hits > 0 && !changed.contains(id))
+            .map(|(id, count)| {
+                let b = b_map.get(id).copied().unwrap_or(Count {
+                    hits: 0,
+                    runs: self.baseline_runs,
+                });
+                let p0 = (b.hits as f64 + 0.5) / (b.runs as f64 + 1.0);
+                let hits = Self::hits(&self.period, id);
+                SignatureSeen {
+                    id: id.clone(),
+                    title: self
+                        .infos
+                        .get(id)
+                        .map(|i| i.title.clone())
+                        .unwrap_or_default(),
+                    period: *count,
+                    baseline: b,
+                    probability: binomial_tail(count.runs, count.hits, p0),
+                    jobs: newest(hits),
+                    jobs_total: hits.len() as u64,
+                }
+            })
+            .collect();
+        seen.sort_by(|a, b| b.period.hits.cmp(&a.period.hits).then(a.id.cmp(&b.id)));
+        seen
+    }
+}
+
+/// The period's unclassified groups the baseline did not have.
+fn new_unclassified(period: &ReportData, baseline: &ReportData) -> Vec<UnclassifiedGroup> {
+    let known: BTreeSet<&str> = baseline
+        .unclassified
+        .iter()
+        .map(|g| g.key.as_str())
+        .collect();
+    period
+        .unclassified
+        .iter()
+        .filter(|g| !known.contains(g.key.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// The newest hits (hits come oldest first), as links.

@@ -257,119 +257,227 @@ pub(super) fn analyze_signature(
     info: &SignatureInfo,
     config: &AnalysisConfig,
 ) -> SignatureReport {
-    let paths = PathMatcher::new(&info.paths);
-    let runs: BTreeMap<RunId, &Run> = snapshot.runs.iter().map(|r| (r.id, r)).collect();
-    let forks = ForkHeads::new(&snapshot.pulls);
-    let origin = |run: &Run| {
+    let scene = Scene::new(snapshot, info, config);
+    let matched = matched_jobs(&scene, &info.id);
+    let workflows = workflows_hit(&matched);
+    let hits: Vec<Hit> = matched
+        .counted
+        .iter()
+        .map(|(job, m, run)| make_hit(snapshot, job, m, run, scene.origin(run)))
+        .collect();
+    let left_out = left_out_runs(&scene, &workflows, &matched.raw_runs);
+    let origins = hit_origins(&scene, &matched);
+    let tests = tests_hit(&matched);
+    let first_hit = hits.first().cloned();
+    let impact = first_hit.as_ref().map(|first| {
+        let history = History::new(&scene, &workflows);
+        let first = (first.run_id, first.run_created_at);
+        impact(&scene, &history, &matched, &tests, first)
+    });
+    let (bisection, window, before, matrix, timeline) = match impact {
+        Some(i) => (
+            Some(i.bisection),
+            Some(i.window),
+            i.before,
+            i.matrix,
+            Some(i.timeline),
+        ),
+        None => (
+            None,
+            None,
+            Before::default(),
+            MatrixReading::default(),
+            None,
+        ),
+    };
+    SignatureReport {
+        id: info.id.clone(),
+        title: info.title.clone(),
+        issue: info.issue.clone(),
+        paths: info.paths.clone(),
+        invalid_paths: scene.paths.invalid.clone(),
+        workflows: workflow_names(snapshot, &workflows),
+        runs_hit: matched.hit_runs.len() as u64,
+        jobs_hit: matched.hit_jobs.len() as u64,
+        jobs_unknown: window.as_ref().map_or(0, |w| w.jobs_unknown),
+        impact_window: window.map(|w| w.impact_window),
+        bisection,
+        runs_hit_default_branch: origins.default_branch,
+        runs_hit_pr: origins.pr,
+        runs_hit_pr_unrelated: origins.pr_unrelated,
+        pr_relevance_unknown: origins.relevance_unknown,
+        runs_hit_other: origins.other,
+        runs_rerun_to_green: origins.rerun_to_green,
+        max_attempts: origins.max_attempts,
+        runs_hit_still_failing: origins.still_failing,
+        clean_runs_before: before.clean,
+        runs_before_unknown: before.unknown,
+        runs_hit_before: before.hit,
+        before_from: before.from,
+        first_hit,
+        excluded_runs: left_out.excluded,
+        unknown_runs: left_out.unknown,
+        dimensions: matrix.dimensions,
+        findings: matrix.findings,
+        within: matrix.within,
+        tests,
+        cost: cost_of(&snapshot.jobs, &matched.hit_jobs, &config.cost),
+        timeline,
+        heatmaps: matrix.heatmaps,
+        hits,
+    }
+}
+
+/// What every phase reads: the snapshot, the signature's paths, and where each run comes from.
+struct Scene<'a> {
+    snapshot: &'a Snapshot,
+    config: &'a AnalysisConfig,
+    paths: PathMatcher,
+    runs: BTreeMap<RunId, &'a Run>,
+    forks: ForkHeads<'a>,
+}
+
+impl<'a> Scene<'a> {
+    fn new(snapshot: &'a Snapshot, info: &SignatureInfo, config: &'a AnalysisConfig) -> Scene<'a> {
+        Scene {
+            snapshot,
+            config,
+            paths: PathMatcher::new(&info.paths),
+            runs: snapshot.runs.iter().map(|r| (r.id, r)).collect(),
+            forks: ForkHeads::new(&snapshot.pulls),
+        }
+    }
+
+    fn origin(&self, run: &Run) -> RunOrigin {
         prs::resolve_origin(
             run,
-            &snapshot.default_branch,
-            &config.pr_conventions,
-            &forks,
+            &self.snapshot.default_branch,
+            &self.config.pr_conventions,
+            &self.forks,
         )
-    };
-    // A run of a PR that cannot be found may be a related PR's: it is no evidence either way.
-    let unknown_pr = |run: &Run| origin(run) == RunOrigin::UnknownPullRequest;
-    let relevance = |run: &Run| prs::pr_relevance(origin(run), &snapshot.pulls, &paths);
-    let related = |run: &Run| match relevance(run) {
-        Some(PrRelevance::Related { file, glob }) => Some((file, glob)),
-        _ => None,
-    };
+    }
 
-    // Every job execution the signature matched, anywhere in the snapshot.
-    let raw: Vec<(&Job, &SignatureMatch, &Run)> = snapshot
+    /// A run of a PR that cannot be found may be a related PR's: it is no evidence either way.
+    fn unknown_pr(&self, run: &Run) -> bool {
+        self.origin(run) == RunOrigin::UnknownPullRequest
+    }
+
+    fn relevance(&self, run: &Run) -> Option<PrRelevance> {
+        prs::pr_relevance(self.origin(run), &self.snapshot.pulls, &self.paths)
+    }
+
+    /// The changed file and the glob that make the run's PR related.
+    fn related(&self, run: &Run) -> Option<(String, String)> {
+        match self.relevance(run) {
+            Some(PrRelevance::Related { file, glob }) => Some((file, glob)),
+            _ => None,
+        }
+    }
+
+    fn in_window(&self, run: &Run) -> bool {
+        in_survey_window(self.snapshot, run.created_at)
+    }
+}
+
+type Matched<'a> = (&'a Job, &'a SignatureMatch, &'a Run);
+
+/// The job executions the signature matched.
+struct MatchedJobs<'a> {
+    /// Anywhere in the snapshot.
+    raw: Vec<Matched<'a>>,
+    raw_runs: BTreeSet<RunId>,
+    /// Counted: in the survey window, related and unknown PRs left out; oldest first.
+    counted: Vec<Matched<'a>>,
+    hit_jobs: BTreeSet<JobId>,
+    hit_runs: BTreeSet<RunId>,
+}
+
+fn matched_jobs<'a>(scene: &Scene<'a>, id: &SignatureId) -> MatchedJobs<'a> {
+    let snapshot = scene.snapshot;
+    let raw: Vec<Matched<'a>> = snapshot
         .jobs
         .iter()
         .filter_map(|job| {
-            let run = runs.get(&job.run_id)?;
+            let run = scene.runs.get(&job.run_id)?;
             let c = snapshot.classifications.get(&job.id)?;
-            let m = c.matches.iter().find(|m| m.signature == info.id)?;
+            let m = c.matches.iter().find(|m| m.signature == *id)?;
             Some((job, m, *run))
         })
         .collect();
     let raw_runs: BTreeSet<RunId> = raw.iter().map(|(j, _, _)| j.run_id).collect();
-
-    let mut counted: Vec<(&Job, &SignatureMatch, &Run)> = raw
+    let mut counted: Vec<Matched<'a>> = raw
         .iter()
         .filter(|(_, _, run)| {
-            in_survey_window(snapshot, run.created_at) && related(run).is_none() && !unknown_pr(run)
+            scene.in_window(run) && scene.related(run).is_none() && !scene.unknown_pr(run)
         })
         .copied()
         .collect();
     counted.sort_by_key(|(j, _, r)| (r.created_at, r.id, j.run_attempt, j.id));
-    let hit_jobs: BTreeSet<JobId> = counted.iter().map(|(j, _, _)| j.id).collect();
-    let hit_runs: BTreeSet<RunId> = counted.iter().map(|(j, _, _)| j.run_id).collect();
-
-    // The workflows where it occurs (from related hits alone when nothing else was hit).
-    let mut workflows: BTreeSet<WorkflowId> =
-        counted.iter().map(|(_, _, r)| r.workflow_id).collect();
-    if workflows.is_empty() {
-        workflows = raw.iter().map(|(_, _, r)| r.workflow_id).collect();
+    let hit_jobs = counted.iter().map(|(j, _, _)| j.id).collect();
+    let hit_runs = counted.iter().map(|(j, _, _)| j.run_id).collect();
+    MatchedJobs {
+        raw,
+        raw_runs,
+        counted,
+        hit_jobs,
+        hit_runs,
     }
-    let workflow_names: BTreeSet<String> = snapshot
+}
+
+/// The workflows where it occurs (from related hits alone when nothing else was hit).
+fn workflows_hit(matched: &MatchedJobs<'_>) -> BTreeSet<WorkflowId> {
+    let workflows: BTreeSet<WorkflowId> = matched
+        .counted
+        .iter()
+        .map(|(_, _, r)| r.workflow_id)
+        .collect();
+    if !workflows.is_empty() {
+        return workflows;
+    }
+    matched.raw.iter().map(|(_, _, r)| r.workflow_id).collect()
+}
+
+fn workflow_names(snapshot: &Snapshot, workflows: &BTreeSet<WorkflowId>) -> Vec<String> {
+    let names: BTreeSet<String> = snapshot
         .runs
         .iter()
         .filter(|r| workflows.contains(&r.workflow_id))
         .map(|r| r.workflow_name.clone())
         .collect();
+    names.into_iter().collect()
+}
 
-    let hits: Vec<Hit> = counted
-        .iter()
-        .map(|(job, m, run)| make_hit(snapshot, job, m, run, origin(run)))
-        .collect();
+/// Runs listed but counted nowhere.
+struct LeftOut {
+    /// Runs of related PRs.
+    excluded: Vec<ExcludedRun>,
+    /// Runs whose PR cannot be found.
+    unknown: Vec<UnknownRun>,
+}
 
-    let mut report = SignatureReport {
-        id: info.id.clone(),
-        title: info.title.clone(),
-        issue: info.issue.clone(),
-        paths: info.paths.clone(),
-        invalid_paths: paths.invalid.clone(),
-        workflows: workflow_names.into_iter().collect(),
-        runs_hit: hit_runs.len() as u64,
-        jobs_hit: hit_jobs.len() as u64,
-        jobs_unknown: 0,
-        impact_window: None,
-        bisection: None,
-        runs_hit_default_branch: 0,
-        runs_hit_pr: 0,
-        runs_hit_pr_unrelated: 0,
-        pr_relevance_unknown: Vec::new(),
-        runs_hit_other: 0,
-        runs_rerun_to_green: 0,
-        max_attempts: 0,
-        runs_hit_still_failing: 0,
-        clean_runs_before: 0,
-        runs_before_unknown: 0,
-        runs_hit_before: 0,
-        before_from: None,
-        first_hit: hits.first().cloned(),
-        excluded_runs: Vec::new(),
-        unknown_runs: Vec::new(),
-        dimensions: Vec::new(),
-        findings: Vec::new(),
-        within: None,
-        tests: BTreeMap::new(),
-        cost: cost_of(&snapshot.jobs, &hit_jobs, &config.cost),
-        timeline: None,
-        heatmaps: Vec::new(),
-        hits,
+fn left_out_runs(
+    scene: &Scene<'_>,
+    workflows: &BTreeSet<WorkflowId>,
+    raw_runs: &BTreeSet<RunId>,
+) -> LeftOut {
+    let snapshot = scene.snapshot;
+    let of_workflows = || {
+        snapshot
+            .runs
+            .iter()
+            .filter(|r| workflows.contains(&r.workflow_id))
     };
-
-    // Runs of related PRs: listed, counted nowhere.
-    for run in snapshot
-        .runs
-        .iter()
-        .filter(|r| workflows.contains(&r.workflow_id))
-    {
-        let Some((file, glob)) = related(run) else {
+    let mut excluded = Vec::new();
+    for run in of_workflows() {
+        let Some((file, glob)) = scene.related(run) else {
             continue;
         };
         let hit = raw_runs.contains(&run.id);
-        if !hit && !in_survey_window(snapshot, run.created_at) {
+        if !hit && !scene.in_window(run) {
             continue;
         }
-        let pr = origin(run).pr().unwrap_or_default();
-        report.excluded_runs.push(ExcludedRun {
+        let pr = scene.origin(run).pr().unwrap_or_default();
+        excluded.push(ExcludedRun {
             run_id: run.id,
             pr,
             pr_url: pr_url(snapshot, pr),
@@ -381,22 +489,18 @@ pub(super) fn analyze_signature(
             glob,
         });
     }
-
-    // Runs whose PR cannot be found: listed, counted nowhere.
-    for run in snapshot
-        .runs
-        .iter()
-        .filter(|r| workflows.contains(&r.workflow_id) && unknown_pr(r))
-    {
+    let mut unknown = Vec::new();
+    for run in of_workflows().filter(|r| scene.unknown_pr(r)) {
         let hit = raw_runs.contains(&run.id);
-        if !in_survey_window(snapshot, run.created_at) {
+        if !scene.in_window(run) {
             continue;
         }
-        let reason = forks
+        let reason = scene
+            .forks
             .find(run)
             .reason()
             .unwrap_or("the PR number is unknown");
-        report.unknown_runs.push(UnknownRun {
+        unknown.push(UnknownRun {
             run_id: run.id,
             created_at: run.created_at,
             html_url: run.html_url.clone(),
@@ -406,18 +510,34 @@ pub(super) fn analyze_signature(
             reason: reason.to_string(),
         });
     }
+    LeftOut { excluded, unknown }
+}
 
-    // Where the hit runs come from, and how they ended.
+/// Where the hit runs come from, and how they ended.
+#[derive(Default)]
+struct HitOrigins {
+    default_branch: u64,
+    pr: u64,
+    pr_unrelated: u64,
+    relevance_unknown: Vec<RelevanceGap>,
+    other: u64,
+    rerun_to_green: u64,
+    max_attempts: u32,
+    still_failing: u64,
+}
+
+fn hit_origins(scene: &Scene<'_>, matched: &MatchedJobs<'_>) -> HitOrigins {
+    let mut origins = HitOrigins::default();
     let mut unknown: BTreeMap<(Option<u64>, &'static str), u64> = BTreeMap::new();
-    for run_id in &hit_runs {
-        let run = runs[run_id];
-        match origin(run) {
-            RunOrigin::DefaultBranch => report.runs_hit_default_branch += 1,
-            RunOrigin::Other => report.runs_hit_other += 1,
+    for run_id in &matched.hit_runs {
+        let run = scene.runs[run_id];
+        match scene.origin(run) {
+            RunOrigin::DefaultBranch => origins.default_branch += 1,
+            RunOrigin::Other => origins.other += 1,
             o @ (RunOrigin::PullRequest(_) | RunOrigin::UnknownPullRequest) => {
-                report.runs_hit_pr += 1;
-                match relevance(run) {
-                    Some(PrRelevance::Unrelated) => report.runs_hit_pr_unrelated += 1,
+                origins.pr += 1;
+                match scene.relevance(run) {
+                    Some(PrRelevance::Unrelated) => origins.pr_unrelated += 1,
                     Some(PrRelevance::Unknown(why)) => {
                         *unknown.entry((o.pr(), why.reason())).or_default() += 1;
                     }
@@ -425,17 +545,18 @@ pub(super) fn analyze_signature(
                 }
             }
         }
-        let hit_before_latest = counted
+        let hit_before_latest = matched
+            .counted
             .iter()
             .any(|(j, _, _)| j.run_id == *run_id && j.run_attempt < run.run_attempt);
         if run.conclusion.as_deref() == Some("success") && hit_before_latest {
-            report.runs_rerun_to_green += 1;
-            report.max_attempts = report.max_attempts.max(run.run_attempt);
+            origins.rerun_to_green += 1;
+            origins.max_attempts = origins.max_attempts.max(run.run_attempt);
         } else if run.conclusion.as_deref() != Some("success") {
-            report.runs_hit_still_failing += 1;
+            origins.still_failing += 1;
         }
     }
-    report.pr_relevance_unknown = unknown
+    origins.relevance_unknown = unknown
         .into_iter()
         .map(|((pr, reason), runs)| RelevanceGap {
             pr,
@@ -443,26 +564,62 @@ pub(super) fn analyze_signature(
             reason: reason.to_string(),
         })
         .collect();
+    origins
+}
 
-    for (_, m, _) in &counted {
+/// Test id → counted hits naming it.
+fn tests_hit(matched: &MatchedJobs<'_>) -> BTreeMap<String, u64> {
+    let mut tests = BTreeMap::new();
+    for (_, m, _) in &matched.counted {
         for test in &m.tests {
-            *report.tests.entry(test.clone()).or_default() += 1;
+            *tests.entry(test.clone()).or_default() += 1;
+        }
+    }
+    tests
+}
+
+/// The runs of the workflows where it occurs that count (related and unknown PRs left out),
+/// and which of them cannot be read.
+struct History<'s, 'a> {
+    scene: &'s Scene<'a>,
+    workflows: &'s BTreeSet<WorkflowId>,
+    jobs_by_run: BTreeMap<RunId, Vec<&'a Job>>,
+}
+
+impl<'s, 'a> History<'s, 'a> {
+    fn new(scene: &'s Scene<'a>, workflows: &'s BTreeSet<WorkflowId>) -> History<'s, 'a> {
+        let jobs_by_run = scene
+            .snapshot
+            .jobs
+            .iter()
+            .fold(BTreeMap::new(), |mut acc, j| {
+                acc.entry(j.run_id).or_insert_with(Vec::new).push(j);
+                acc
+            });
+        History {
+            scene,
+            workflows,
+            jobs_by_run,
         }
     }
 
-    let Some(first) = report.first_hit.as_ref() else {
-        return report;
-    };
-    let first_hit_at = first.run_created_at;
-    let same_workflows =
-        |r: &&Run| workflows.contains(&r.workflow_id) && related(r).is_none() && !unknown_pr(r);
-    let jobs_by_run: BTreeMap<RunId, Vec<&Job>> =
-        snapshot.jobs.iter().fold(BTreeMap::new(), |mut acc, j| {
-            acc.entry(j.run_id).or_insert_with(Vec::new).push(j);
-            acc
-        });
-    let unreadable = |run: &Run| {
-        let jobs = jobs_by_run.get(&run.id).map(Vec::as_slice).unwrap_or(&[]);
+    /// The runs of the same workflows that count, in snapshot order.
+    fn runs(&self) -> impl Iterator<Item = &'a Run> + '_ {
+        self.scene.snapshot.runs.iter().filter(|r| {
+            self.workflows.contains(&r.workflow_id)
+                && self.scene.related(r).is_none()
+                && !self.scene.unknown_pr(r)
+        })
+    }
+
+    /// A failed job whose log cannot be read, or a failed run without jobs.
+    fn unreadable(&self, run: &Run) -> bool {
+        let snapshot = self.scene.snapshot;
+        let jobs = self
+            .jobs_by_run
+            .get(&run.id)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let failed_unknown = jobs
             .iter()
             .filter(|j| j.is_failed())
@@ -473,45 +630,118 @@ pub(super) fn analyze_signature(
                 Some("success" | "skipped" | "cancelled")
             );
         failed_unknown || failed_without_jobs
-    };
+    }
+}
 
-    // First occurrence relative to merges, over the runs the impact analysis counts (related
-    // PRs left out), before the survey window too. A run that cannot have been hit yet (still
-    // going) or whose failed jobs cannot be read is no evidence of a clean run.
-    let bisect_runs: Vec<BisectRun> = snapshot
-        .runs
-        .iter()
-        .filter(same_workflows)
-        .filter_map(|run| {
-            let hit = raw_runs.contains(&run.id);
-            if !hit && (!run.is_completed() || unreadable(run)) {
-                return None;
-            }
-            Some(BisectRun {
-                id: run.id,
-                created_at: run.created_at,
-                head_sha: run.head_sha.clone(),
-                placement: bisect::placement(run, &snapshot.default_branch, &config.pr_conventions),
-                pr: origin(run).pr(),
-                hit,
-            })
-        })
-        .collect();
-    let failing_tests: Vec<String> = report.tests.keys().cloned().collect();
-    let bisection = bisect::bisect(
-        &bisect_runs,
-        &merges(snapshot),
-        &Ancestry::with_parents(&snapshot.mainline, &snapshot.fork_points, &snapshot.parents),
-        &paths.globset(),
-        &failing_tests,
-    );
+/// Everything read once something was hit.
+struct Impact {
+    bisection: Bisection,
+    window: WindowCounts,
+    before: Before,
+    matrix: MatrixReading,
+    timeline: Timeline,
+}
+
+fn impact(
+    scene: &Scene<'_>,
+    history: &History<'_, '_>,
+    matched: &MatchedJobs<'_>,
+    tests: &BTreeMap<String, u64>,
+    (first_run, first_hit_at): (RunId, Timestamp),
+) -> Impact {
+    let bisection = first_occurrence(scene, history, &matched.raw_runs, tests);
     let (starts_at, start) = match (&bisection.verdict, bisection.suspects.first()) {
         (Verdict::Placed { .. }, Some(top)) if top.merged_at <= first_hit_at => {
             (ImpactStart::Merge, top.merged_at)
         }
         _ => (ImpactStart::FirstHit, first_hit_at),
     };
-    report.bisection = Some(bisection);
+    let window = window_counts(scene, history, matched, starts_at, start);
+    let before = runs_before(history, &matched.raw_runs, start);
+    let matrix = matrix_reading(scene, &window.impact_runs, &matched.hit_jobs);
+    let drawn: Vec<&Run> = history
+        .runs()
+        .filter(|r| r.is_completed() || matched.hit_runs.contains(&r.id))
+        .collect();
+    let impact_window = &window.impact_window;
+    let timeline = timeline(
+        &drawn,
+        &matched.hit_runs,
+        scene.snapshot.since,
+        scene.snapshot.until,
+        Some(&bisection),
+        Some((first_run, first_hit_at)),
+        Some((impact_window.start, impact_window.end)),
+    );
+    Impact {
+        bisection,
+        window,
+        before,
+        matrix,
+        timeline,
+    }
+}
+
+/// First occurrence relative to merges, over the runs the impact analysis counts (related
+/// PRs left out), before the survey window too. A run that cannot have been hit yet (still
+/// going) or whose failed jobs cannot be read is no evidence of a clean run.
+fn first_occurrence(
+    scene: &Scene<'_>,
+    history: &History<'_, '_>,
+    raw_runs: &BTreeSet<RunId>,
+    tests: &BTreeMap<String, u64>,
+) -> Bisection {
+    let snapshot = scene.snapshot;
+    let bisect_runs: Vec<BisectRun> = history
+        .runs()
+        .filter_map(|run| {
+            let hit = raw_runs.contains(&run.id);
+            if !hit && (!run.is_completed() || history.unreadable(run)) {
+                return None;
+            }
+            Some(BisectRun {
+                id: run.id,
+                created_at: run.created_at,
+                head_sha: run.head_sha.clone(),
+                placement: bisect::placement(
+                    run,
+                    &snapshot.default_branch,
+                    &scene.config.pr_conventions,
+                ),
+                pr: scene.origin(run).pr(),
+                hit,
+            })
+        })
+        .collect();
+    let failing_tests: Vec<String> = tests.keys().cloned().collect();
+    bisect::bisect(
+        &bisect_runs,
+        &merges(snapshot),
+        &Ancestry::with_parents(&snapshot.mainline, &snapshot.fork_points, &snapshot.parents),
+        &scene.paths.globset(),
+        &failing_tests,
+    )
+}
+
+/// The impact window's runs and the failed jobs in it nobody could read.
+struct WindowCounts {
+    impact_window: ImpactWindow,
+    /// Completed (or hit) runs of the window.
+    impact_runs: BTreeSet<RunId>,
+    /// Failed jobs of the window whose log cannot be read: each could be a hit nobody saw.
+    jobs_unknown: u64,
+}
+
+/// The impact window's runs, and the jobs they ran. A run still going may yet be hit, so it
+/// counts only once it has been.
+fn window_counts(
+    scene: &Scene<'_>,
+    history: &History<'_, '_>,
+    matched: &MatchedJobs<'_>,
+    starts_at: ImpactStart,
+    start: Timestamp,
+) -> WindowCounts {
+    let snapshot = scene.snapshot;
     let end = snapshot.until.unwrap_or_else(|| {
         snapshot
             .runs
@@ -521,101 +751,103 @@ pub(super) fn analyze_signature(
             .max()
             .unwrap_or(start)
     });
-
-    // The impact window's runs, and the jobs they ran. A run still going may yet be hit, so
-    // it counts only once it has been.
-    let window_runs: Vec<&Run> = snapshot
-        .runs
-        .iter()
-        .filter(same_workflows)
-        .filter(|r| r.created_at >= start && in_survey_window(snapshot, r.created_at))
+    let window_runs: Vec<&Run> = history
+        .runs()
+        .filter(|r| r.created_at >= start && scene.in_window(r))
         .collect();
     let impact_runs: BTreeSet<RunId> = window_runs
         .iter()
-        .filter(|r| r.is_completed() || hit_runs.contains(&r.id))
+        .filter(|r| r.is_completed() || matched.hit_runs.contains(&r.id))
         .map(|r| r.id)
         .collect();
-    report.impact_window = Some(ImpactWindow {
+    let impact_window = ImpactWindow {
         starts_at,
         start,
         end,
         runs: impact_runs.len() as u64,
-        percent: percent(report.runs_hit, impact_runs.len() as u64),
+        percent: percent(matched.hit_runs.len() as u64, impact_runs.len() as u64),
         runs_in_progress: (window_runs.len() - impact_runs.len()) as u64,
-    });
-    // Failed jobs of the window whose log cannot be read: each could be a hit nobody saw.
-    report.jobs_unknown = snapshot
+    };
+    let jobs_unknown = snapshot
         .jobs
         .iter()
         .filter(|j| impact_runs.contains(&j.run_id) && j.is_failed())
         .filter(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)))
         .count() as u64;
+    WindowCounts {
+        impact_window,
+        impact_runs,
+        jobs_unknown,
+    }
+}
 
-    // Before the impact window: clean, hit (before the survey window), or unknown.
-    for run in snapshot
-        .runs
-        .iter()
-        .filter(same_workflows)
-        .filter(|r| r.created_at < start)
-    {
-        report.before_from = Some(
-            report
-                .before_from
+/// The runs before the impact window: clean, hit (before the survey window), or unknown.
+#[derive(Default)]
+struct Before {
+    clean: u64,
+    unknown: u64,
+    hit: u64,
+    from: Option<Timestamp>,
+}
+
+fn runs_before(history: &History<'_, '_>, raw_runs: &BTreeSet<RunId>, start: Timestamp) -> Before {
+    let mut before = Before::default();
+    for run in history.runs().filter(|r| r.created_at < start) {
+        before.from = Some(
+            before
+                .from
                 .map_or(run.created_at, |t| t.min(run.created_at)),
         );
         if raw_runs.contains(&run.id) {
-            report.runs_hit_before += 1;
-            continue;
-        }
-        if unreadable(run) {
-            report.runs_before_unknown += 1;
+            before.hit += 1;
+        } else if history.unreadable(run) {
+            before.unknown += 1;
         } else {
-            report.clean_runs_before += 1;
+            before.clean += 1;
         }
     }
+    before
+}
 
-    // The matrix over the impact window's jobs.
+/// The matrix over the impact window's jobs, and what it says.
+#[derive(Default)]
+struct MatrixReading {
+    dimensions: Vec<DimensionReport>,
+    findings: Vec<DimensionFinding>,
+    within: Option<WithinReport>,
+    heatmaps: Vec<HeatMap>,
+}
+
+fn matrix_reading(
+    scene: &Scene<'_>,
+    impact_runs: &BTreeSet<RunId>,
+    hit_jobs: &BTreeSet<JobId>,
+) -> MatrixReading {
+    let window_jobs = || {
+        scene
+            .snapshot
+            .jobs
+            .iter()
+            .filter(|j| impact_runs.contains(&j.run_id) && ran(j))
+    };
     let mut cache: BTreeMap<&str, Dimensions> = BTreeMap::new();
-    for job in snapshot
-        .jobs
-        .iter()
-        .filter(|j| impact_runs.contains(&j.run_id) && ran(j))
-    {
+    for job in window_jobs() {
         cache
             .entry(job.name.as_str())
-            .or_insert_with(|| config.matrix.parse(&job.name));
+            .or_insert_with(|| scene.config.matrix.parse(&job.name));
     }
-    let rows: Vec<(&Dimensions, bool)> = snapshot
-        .jobs
-        .iter()
-        .filter(|j| impact_runs.contains(&j.run_id) && ran(j))
+    let rows: Vec<(&Dimensions, bool)> = window_jobs()
         .map(|j| (&cache[j.name.as_str()], hit_jobs.contains(&j.id)))
         .collect();
-    report.dimensions = tabulate(&rows);
-    let (findings, within) = findings(&report.dimensions, &rows);
-    report.findings = findings;
-    report.within = within;
-    report.heatmaps = heatmaps(&rows, &report.dimensions, &report.findings);
-
-    let drawn: Vec<&Run> = snapshot
-        .runs
-        .iter()
-        .filter(same_workflows)
-        .filter(|r| r.is_completed() || hit_runs.contains(&r.id))
-        .collect();
-    report.timeline = Some(timeline(
-        &drawn,
-        &hit_runs,
-        snapshot.since,
-        snapshot.until,
-        report.bisection.as_ref(),
-        report
-            .first_hit
-            .as_ref()
-            .map(|h| (h.run_id, h.run_created_at)),
-        report.impact_window.as_ref().map(|w| (w.start, w.end)),
-    ));
-    report
+    let dimensions = tabulate(&rows);
+    let (findings, within) = findings(&dimensions, &rows);
+    let heatmaps = heatmaps(&rows, &dimensions, &findings);
+    MatrixReading {
+        dimensions,
+        findings,
+        within,
+        heatmaps,
+    }
 }
 
 /// Jobs hit and jobs run per dimension and value, dimensions in reading order, values natural.

@@ -198,13 +198,33 @@ pub(super) fn group(
             j.id,
         )
     });
+    let (templates, job_template) = weighted_templates(&jobs);
+    let (cluster_of, clusters) = mine(&templates);
+    let mut groups: BTreeMap<usize, GroupAcc> = BTreeMap::new();
+    for ((job, c), t) in jobs.iter().zip(job_template) {
+        let cluster = cluster_of[t];
+        groups
+            .entry(cluster)
+            .or_insert_with(|| GroupAcc::new(clusters[cluster].join(" "), job, c))
+            .add(job, c, matrix);
+    }
+    let mut out: Vec<UnclassifiedGroup> = groups.into_values().map(GroupAcc::finish).collect();
+    out.sort_by(|a, b| b.jobs.cmp(&a.jobs).then_with(|| a.key.cmp(&b.key)));
+    out
+}
 
-    // Line templates, weighted by their jobs, then mined into clusters.
-    let telling = |c: &Classification| c.error_lines.first().map(|l| l.text.clone());
+/// A job's telling line: its first error line.
+fn telling(c: &Classification) -> Option<String> {
+    c.error_lines.first().map(|l| l.text.clone())
+}
+
+/// The distinct templates of the jobs' telling lines, each weighted by its jobs, and each
+/// job's template (an index into the first).
+fn weighted_templates(jobs: &[&(&Job, &Classification)]) -> (Vec<(Vec<String>, u64)>, Vec<usize>) {
     let mut index: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     let mut templates: Vec<(Vec<String>, u64)> = Vec::new();
     let mut job_template = Vec::with_capacity(jobs.len());
-    for (_, c) in &jobs {
+    for (_, c) in jobs {
         let t = telling(c).map(|l| line_template(&l)).unwrap_or_default();
         let next = templates.len();
         let i = *index.entry(t.clone()).or_insert(next);
@@ -214,48 +234,51 @@ pub(super) fn group(
         templates[i].1 += 1;
         job_template.push(i);
     }
-    let (cluster_of, clusters) = mine(&templates);
+    (templates, job_template)
+}
 
-    struct Acc {
-        group: UnclassifiedGroup,
-        runs: BTreeSet<RunId>,
-        names: BTreeSet<String>,
-        cells: BTreeSet<String>,
+/// One group as its jobs are added.
+struct GroupAcc {
+    group: UnclassifiedGroup,
+    runs: BTreeSet<RunId>,
+    names: BTreeSet<String>,
+    cells: BTreeSet<String>,
+}
+
+impl GroupAcc {
+    /// An empty group of cluster `key`, its lines those of its first job.
+    fn new(key: String, job: &Job, c: &Classification) -> GroupAcc {
+        GroupAcc {
+            group: UnclassifiedGroup {
+                id: template_id(&key),
+                key,
+                lines: c
+                    .error_lines
+                    .iter()
+                    .take(KEY_LINES)
+                    .map(|l| l.text.clone())
+                    .collect(),
+                jobs: 0,
+                runs: 0,
+                job_names: Vec::new(),
+                cells: Vec::new(),
+                first_seen: job.created_at,
+                last_seen: job.created_at,
+                examples: Vec::new(),
+                samples: Vec::new(),
+            },
+            runs: BTreeSet::new(),
+            names: BTreeSet::new(),
+            cells: BTreeSet::new(),
+        }
     }
-    let mut groups: BTreeMap<usize, Acc> = BTreeMap::new();
-    for ((job, c), t) in jobs.iter().zip(job_template) {
-        let cluster = cluster_of[t];
-        let acc = groups.entry(cluster).or_insert_with(|| {
-            let key = clusters[cluster].join(" ");
-            Acc {
-                group: UnclassifiedGroup {
-                    id: template_id(&key),
-                    key,
-                    lines: c
-                        .error_lines
-                        .iter()
-                        .take(KEY_LINES)
-                        .map(|l| l.text.clone())
-                        .collect(),
-                    jobs: 0,
-                    runs: 0,
-                    job_names: Vec::new(),
-                    cells: Vec::new(),
-                    first_seen: job.created_at,
-                    last_seen: job.created_at,
-                    examples: Vec::new(),
-                    samples: Vec::new(),
-                },
-                runs: BTreeSet::new(),
-                names: BTreeSet::new(),
-                cells: BTreeSet::new(),
-            }
-        });
-        let g = &mut acc.group;
+
+    fn add(&mut self, job: &Job, c: &Classification, matrix: &MatrixParser) {
+        let g = &mut self.group;
         g.jobs += 1;
-        acc.runs.insert(job.run_id);
-        acc.names.insert(job.name.clone());
-        acc.cells.insert(cell(matrix, &job.name));
+        self.runs.insert(job.run_id);
+        self.names.insert(job.name.clone());
+        self.cells.insert(cell(matrix, &job.name));
         g.first_seen = g.first_seen.min(job.created_at);
         g.last_seen = g.last_seen.max(job.created_at);
         if let Some(line) = telling(c)
@@ -275,18 +298,14 @@ pub(super) fn group(
             });
         }
     }
-    let mut out: Vec<UnclassifiedGroup> = groups
-        .into_values()
-        .map(|acc| {
-            let mut g = acc.group;
-            g.runs = acc.runs.len() as u64;
-            g.job_names = acc.names.into_iter().collect();
-            g.cells = acc.cells.into_iter().filter(|c| !c.is_empty()).collect();
-            g
-        })
-        .collect();
-    out.sort_by(|a, b| b.jobs.cmp(&a.jobs).then_with(|| a.key.cmp(&b.key)));
-    out
+
+    fn finish(self) -> UnclassifiedGroup {
+        let mut g = self.group;
+        g.runs = self.runs.len() as u64;
+        g.job_names = self.names.into_iter().collect();
+        g.cells = self.cells.into_iter().filter(|c| !c.is_empty()).collect();
+        g
+    }
 }
 
 #[cfg(test)]

@@ -254,23 +254,8 @@ fn timeline_svg(t: &Timeline, out: &mut String) {
         out.push_str("<p>No runs in the window.</p>\n");
         return;
     };
-    let n = t.days.len() as f64;
-    let (w, h) = (960.0, 260.0);
-    let (left, right, top, bottom) = (40.0, 10.0, 34.0, 40.0);
-    let pw = w - left - right;
-    let ph = h - top - bottom;
-    let day_w = pw / n;
-    let max = t.days.iter().map(|d| d.runs).max().unwrap_or(0).max(1) as f64;
-    let start = first
-        .day
-        .and_hms_opt(0, 0, 0)
-        .expect("midnight exists")
-        .and_utc();
-    let x_of = |at: chrono::DateTime<chrono::Utc>| {
-        let days = (at - start).num_seconds() as f64 / 86_400.0;
-        left + days.clamp(0.0, n) * day_w
-    };
-    let y_of = |v: f64| top + ph - v / max * ph;
+    let plot = Plot::new(t, first.day);
+    let (w, h) = (plot.w, plot.h);
     let hits: u64 = t.days.iter().map(|d| d.runs_hit).sum();
     out.push_str(&format!(
         "<svg class=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-labelledby=\"tl-title\">\
@@ -278,13 +263,80 @@ fn timeline_svg(t: &Timeline, out: &mut String) {
         first.day, last.day
     ));
     if let (Some(a), Some(b)) = (t.impact_start, t.impact_end) {
-        let (xa, xb) = (x_of(a), x_of(b));
+        let (xa, xb) = (plot.x_of(a), plot.x_of(b));
+        let (top, ph) = (plot.top, plot.ph);
         out.push_str(&format!(
             "<rect class=\"impact\" x=\"{xa:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{ph}\" fill=\"#fff3e0\"><title>impact window from {}</title></rect>\n",
             (xb - xa).max(1.0),
             escape(&date(a))
         ));
     }
+    timeline_bars(t, &plot, out);
+    timeline_axes(t, &plot, out);
+    timeline_markers(t, &plot, out);
+    out.push_str("</svg>\n");
+    timeline_legend(t, out);
+}
+
+/// The timeline picture's geometry: the plot area inside the margins, a column per day.
+struct Plot {
+    w: f64,
+    h: f64,
+    left: f64,
+    top: f64,
+    /// The plot area's width and height.
+    pw: f64,
+    ph: f64,
+    days: f64,
+    day_w: f64,
+    /// The most runs in a day (at least 1): the top of the y axis.
+    max: f64,
+    start: chrono::DateTime<chrono::Utc>,
+}
+
+impl Plot {
+    fn new(t: &Timeline, first_day: chrono::NaiveDate) -> Plot {
+        let n = t.days.len() as f64;
+        let (w, h) = (960.0, 260.0);
+        let (left, right, top, bottom) = (40.0, 10.0, 34.0, 40.0);
+        let pw = w - left - right;
+        let ph = h - top - bottom;
+        Plot {
+            w,
+            h,
+            left,
+            top,
+            pw,
+            ph,
+            days: n,
+            day_w: pw / n,
+            max: t.days.iter().map(|d| d.runs).max().unwrap_or(0).max(1) as f64,
+            start: first_day
+                .and_hms_opt(0, 0, 0)
+                .expect("midnight exists")
+                .and_utc(),
+        }
+    }
+
+    fn x_of(&self, at: chrono::DateTime<chrono::Utc>) -> f64 {
+        let days = (at - self.start).num_seconds() as f64 / 86_400.0;
+        self.left + days.clamp(0.0, self.days) * self.day_w
+    }
+
+    fn y_of(&self, v: f64) -> f64 {
+        self.top + self.ph - v / self.max * self.ph
+    }
+}
+
+/// A grey bar of runs and a red bar of runs hit per day.
+fn timeline_bars(t: &Timeline, plot: &Plot, out: &mut String) {
+    let Plot {
+        left,
+        day_w,
+        max,
+        ph,
+        ..
+    } = *plot;
     for (i, d) in t.days.iter().enumerate() {
         let x = left + i as f64 * day_w + day_w * 0.12;
         let bw = day_w * 0.76;
@@ -292,19 +344,31 @@ fn timeline_svg(t: &Timeline, out: &mut String) {
         if d.runs > 0 {
             out.push_str(&format!(
                 "<rect class=\"runs\" x=\"{x:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"#cfd8dc\"><title>{tip}</title></rect>\n",
-                y_of(d.runs as f64),
+                plot.y_of(d.runs as f64),
                 d.runs as f64 / max * ph
             ));
         }
         if d.runs_hit > 0 {
             out.push_str(&format!(
                 "<rect class=\"hits\" x=\"{x:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"#c62828\"><title>{tip}</title></rect>\n",
-                y_of(d.runs_hit as f64),
+                plot.y_of(d.runs_hit as f64),
                 d.runs_hit as f64 / max * ph
             ));
         }
     }
-    // Axes: 0 and the most runs on y; a date every week on x.
+}
+
+/// Axes: 0 and the most runs on y; a date every week on x.
+fn timeline_axes(t: &Timeline, plot: &Plot, out: &mut String) {
+    let Plot {
+        left,
+        top,
+        pw,
+        ph,
+        day_w,
+        max,
+        ..
+    } = *plot;
     out.push_str(&format!(
         "<line class=\"axis\" x1=\"{left}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#8c959f\"/>\n\
          <line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{0}\" stroke=\"#8c959f\"/>\n\
@@ -323,9 +387,13 @@ fn timeline_svg(t: &Timeline, out: &mut String) {
             d.day.format("%b %-d")
         ));
     }
-    // Markers: the placed merge (green, labelled), other suspects (dashed), the first hit (a dot).
+}
+
+/// Markers: the placed merge (green, labelled), other suspects (dashed), the first hit (a dot).
+fn timeline_markers(t: &Timeline, plot: &Plot, out: &mut String) {
+    let (top, ph) = (plot.top, plot.ph);
     for m in &t.markers {
-        let x = x_of(m.at);
+        let x = plot.x_of(m.at);
         let label = escape(&m.label);
         let when = escape(&date(m.at));
         match m.kind {
@@ -359,8 +427,10 @@ fn timeline_svg(t: &Timeline, out: &mut String) {
             }
         }
     }
-    out.push_str("</svg>\n");
-    // The legend, and the markers in words (the picture is not the only place they are).
+}
+
+/// The legend, and the markers in words (the picture is not the only place they are).
+fn timeline_legend(t: &Timeline, out: &mut String) {
     out.push_str("<p class=\"legend\"><span><i class=\"swatch runs\"></i>runs</span><span><i class=\"swatch hits\"></i>runs hit</span><span><i class=\"swatch impact\"></i>impact window</span><span><i class=\"swatch merge\"></i>merge the bisection places it on</span></p>\n<ul>\n");
     for m in &t.markers {
         let what = match m.kind {

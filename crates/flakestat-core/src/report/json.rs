@@ -472,14 +472,7 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         runs_hit: s.runs_hit,
         jobs_hit: s.jobs_hit,
         jobs_unknown: s.jobs_unknown,
-        impact_window: s.impact_window.as_ref().map(|w| wire::ImpactWindow {
-            starts_at: name_of(&w.starts_at),
-            start: w.start,
-            end: w.end,
-            runs: w.runs,
-            percent: w.percent,
-            runs_in_progress: w.runs_in_progress,
-        }),
+        impact_window: s.impact_window.as_ref().map(impact_window),
         runs_hit_default_branch: s.runs_hit_default_branch,
         runs_hit_pr: s.runs_hit_pr,
         runs_hit_pr_unrelated: s.runs_hit_pr_unrelated,
@@ -506,34 +499,9 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
             .bisection
             .iter()
             .flat_map(|b| &b.suspects)
-            .map(|x| wire::Suspect {
-                pr: x.pr,
-                title: x.title.clone(),
-                url: x.url.clone(),
-                merged_at: x.merged_at,
-                sha: x.sha.0.clone(),
-                touches_paths: x.touches_paths,
-                touches_tests: x.touches_tests,
-                clean_runs_after: x.clean_runs_after,
-                unknown_runs_after: x.unknown_runs_after,
-                likelihood: x.likelihood,
-                posterior: x.posterior,
-            })
+            .map(suspect)
             .collect(),
-        excluded_runs: s
-            .excluded_runs
-            .iter()
-            .map(|r| wire::ExcludedRun {
-                run_id: r.run_id.0,
-                pr: r.pr,
-                reason: r.reason.clone(),
-                created_at: r.created_at,
-                hit: r.hit,
-                file: r.file.clone(),
-                glob: r.glob.clone(),
-                html_url: r.html_url.clone(),
-            })
-            .collect(),
+        excluded_runs: s.excluded_runs.iter().map(excluded_run).collect(),
         unknown_runs: s
             .unknown_runs
             .iter()
@@ -552,67 +520,111 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
             label: w.label.clone(),
             dimensions: dimensions(&w.dimensions),
         }),
-        findings: s
-            .findings
-            .iter()
-            .map(|f| wire::Finding {
-                dimension: f.dimension.clone(),
-                kind: name_of(&f.kind),
-                within: f.within.clone(),
-                hit_values: f.hit_values.clone(),
-                jobs_hit: f.jobs_hit,
-                jobs_total: f.jobs_total,
-                never_values: f.never_values.clone(),
-                never_jobs_total: f.never_jobs_total,
-                chance: f.chance,
-                significant: f.significant,
-            })
-            .collect(),
+        findings: s.findings.iter().map(finding).collect(),
         tests: s.tests.clone(),
         hits: s.hits.iter().map(hit).collect(),
         cost: cost(&s.cost),
-        timeline: s.timeline.as_ref().map(|t| wire::Timeline {
-            days: t
-                .days
-                .iter()
-                .map(|d| wire::TimelineDay {
-                    day: d.day.format("%Y-%m-%d").to_string(),
-                    runs: d.runs,
-                    runs_hit: d.runs_hit,
-                })
-                .collect(),
-            markers: t
-                .markers
-                .iter()
-                .map(|m| wire::Marker {
-                    kind: name_of(&m.kind),
-                    at: m.at,
-                    label: m.label.clone(),
-                })
-                .collect(),
-            impact_start: t.impact_start,
-            impact_end: t.impact_end,
-        }),
-        heatmaps: s
-            .heatmaps
+        timeline: s.timeline.as_ref().map(timeline),
+        heatmaps: s.heatmaps.iter().map(heatmap).collect(),
+    }
+}
+
+fn impact_window(w: &analysis::ImpactWindow) -> wire::ImpactWindow {
+    wire::ImpactWindow {
+        starts_at: name_of(&w.starts_at),
+        start: w.start,
+        end: w.end,
+        runs: w.runs,
+        percent: w.percent,
+        runs_in_progress: w.runs_in_progress,
+    }
+}
+
+fn suspect(x: &analysis::bisect::Suspect) -> wire::Suspect {
+    wire::Suspect {
+        pr: x.pr,
+        title: x.title.clone(),
+        url: x.url.clone(),
+        merged_at: x.merged_at,
+        sha: x.sha.0.clone(),
+        touches_paths: x.touches_paths,
+        touches_tests: x.touches_tests,
+        clean_runs_after: x.clean_runs_after,
+        unknown_runs_after: x.unknown_runs_after,
+        likelihood: x.likelihood,
+        posterior: x.posterior,
+    }
+}
+
+fn excluded_run(r: &analysis::ExcludedRun) -> wire::ExcludedRun {
+    wire::ExcludedRun {
+        run_id: r.run_id.0,
+        pr: r.pr,
+        reason: r.reason.clone(),
+        created_at: r.created_at,
+        hit: r.hit,
+        file: r.file.clone(),
+        glob: r.glob.clone(),
+        html_url: r.html_url.clone(),
+    }
+}
+
+fn finding(f: &analysis::DimensionFinding) -> wire::Finding {
+    wire::Finding {
+        dimension: f.dimension.clone(),
+        kind: name_of(&f.kind),
+        within: f.within.clone(),
+        hit_values: f.hit_values.clone(),
+        jobs_hit: f.jobs_hit,
+        jobs_total: f.jobs_total,
+        never_values: f.never_values.clone(),
+        never_jobs_total: f.never_jobs_total,
+        chance: f.chance,
+        significant: f.significant,
+    }
+}
+
+fn timeline(t: &analysis::timeline::Timeline) -> wire::Timeline {
+    wire::Timeline {
+        days: t
+            .days
             .iter()
-            .map(|h| wire::HeatMap {
-                rows: h.rows.clone(),
-                columns: h.columns.clone(),
-                row_values: h.row_values.clone(),
-                column_values: h.column_values.clone(),
-                cells: h
-                    .cells
-                    .iter()
-                    .map(|row| {
-                        row.iter()
-                            .map(|c| wire::DimensionCell {
-                                jobs_hit: c.jobs_hit,
-                                jobs_total: c.jobs_total,
-                            })
-                            .collect()
+            .map(|d| wire::TimelineDay {
+                day: d.day.format("%Y-%m-%d").to_string(),
+                runs: d.runs,
+                runs_hit: d.runs_hit,
+            })
+            .collect(),
+        markers: t
+            .markers
+            .iter()
+            .map(|m| wire::Marker {
+                kind: name_of(&m.kind),
+                at: m.at,
+                label: m.label.clone(),
+            })
+            .collect(),
+        impact_start: t.impact_start,
+        impact_end: t.impact_end,
+    }
+}
+
+fn heatmap(h: &analysis::heatmap::HeatMap) -> wire::HeatMap {
+    wire::HeatMap {
+        rows: h.rows.clone(),
+        columns: h.columns.clone(),
+        row_values: h.row_values.clone(),
+        column_values: h.column_values.clone(),
+        cells: h
+            .cells
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|c| wire::DimensionCell {
+                        jobs_hit: c.jobs_hit,
+                        jobs_total: c.jobs_total,
                     })
-                    .collect(),
+                    .collect()
             })
             .collect(),
     }

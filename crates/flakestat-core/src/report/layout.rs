@@ -392,6 +392,14 @@ fn overview(data: &ReportData) -> Vec<Block> {
         ))]));
     }
 
+    blocks.extend(overview_signatures(data));
+    blocks.extend(overview_unclassified(data));
+    blocks
+}
+
+/// The signatures that hit, ranked and summed up, then those that did not.
+fn overview_signatures(data: &ReportData) -> Vec<Block> {
+    let mut blocks = Vec::new();
     blocks.push(Block::Heading(2, vec![text("Signatures")]));
     let hit: Vec<&SignatureReport> = data.signatures.iter().filter(|s| s.runs_hit > 0).collect();
     if hit.is_empty() {
@@ -427,6 +435,12 @@ fn overview(data: &ReportData) -> Vec<Block> {
         blocks.push(Block::Paragraph(line));
     }
 
+    blocks
+}
+
+/// The failed jobs no signature explains: grouped by their error lines, and those unread.
+fn overview_unclassified(data: &ReportData) -> Vec<Block> {
+    let mut blocks = Vec::new();
     blocks.push(Block::Heading(2, vec![text("Unclassified failures")]));
     if data.jobs_unclassified == 0 {
         blocks.push(Block::Paragraph(vec![text(
@@ -637,6 +651,26 @@ pub fn summary(s: &SignatureReport) -> Line {
         _ => format!("since the first hit on {}", date(w.start)),
     };
     let mut parts: Vec<String> = vec![since];
+    parts.push(origins_phrase(s));
+    parts.push(if s.runs_rerun_to_green > 0 {
+        format!(
+            "{} re-run to green (max {} attempts)",
+            s.runs_rerun_to_green, s.max_attempts
+        )
+    } else {
+        "none re-run to green".to_string()
+    });
+    parts.extend(before_phrases(s));
+    parts.extend(matrix_phrases(&s.findings));
+    parts.extend(left_out_phrases(s));
+    vec![
+        Span::Strong(headline),
+        text(format!(" {}.", parts.join("; "))),
+    ]
+}
+
+/// Where the hit runs come from: main, PRs (related or not, or unknown), other branches.
+fn origins_phrase(s: &SignatureReport) -> String {
     let mut origins = vec![format!("{} on main", s.runs_hit_default_branch)];
     if s.runs_hit_pr > 0 {
         let unknown = s.runs_hit_pr - s.runs_hit_pr_unrelated;
@@ -667,15 +701,11 @@ pub fn summary(s: &SignatureReport) -> Line {
     if s.runs_hit_other > 0 {
         origins.push(format!("{} on other branches", s.runs_hit_other));
     }
-    parts.push(origins.join(", "));
-    parts.push(if s.runs_rerun_to_green > 0 {
-        format!(
-            "{} re-run to green (max {} attempts)",
-            s.runs_rerun_to_green, s.max_attempts
-        )
-    } else {
-        "none re-run to green".to_string()
-    });
+    origins.join(", ")
+}
+
+/// The runs before the impact window, or (placed on a merge) the evidence of the placement.
+fn before_phrases(s: &SignatureReport) -> Vec<String> {
     let before = s.clean_runs_before + s.runs_hit_before;
     let mut notes: Vec<String> = Vec::new();
     if let Some(t) = s.before_from {
@@ -697,14 +727,15 @@ pub fn summary(s: &SignatureReport) -> Line {
     }
     // Placed on a merge, the runs before it are the evidence: said once, with its strength.
     match (placed(s), first_occurrence(s, &notes)) {
-        (Some(_), Some(sentence)) => parts.push(sentence),
-        (None, sentence) => {
-            parts.push(before_text);
-            parts.extend(sentence);
-        }
-        (Some(_), None) => parts.push(before_text),
+        (Some(_), Some(sentence)) => vec![sentence],
+        (None, sentence) => std::iter::once(before_text).chain(sentence).collect(),
+        (Some(_), None) => vec![before_text],
     }
-    parts.extend(matrix_phrases(&s.findings));
+}
+
+/// The runs of related PRs and of PRs that cannot be found, counted nowhere.
+fn left_out_phrases(s: &SignatureReport) -> Vec<String> {
+    let mut parts = Vec::new();
     let excluded = s.excluded_runs.len();
     if excluded > 0 {
         let mut prs: Vec<u64> = s.excluded_runs.iter().map(|r| r.pr).collect();
@@ -724,10 +755,7 @@ pub fn summary(s: &SignatureReport) -> Line {
             s.unknown_runs.iter().filter(|r| r.hit).count()
         ));
     }
-    vec![
-        Span::Strong(headline),
-        text(format!(" {}.", parts.join("; "))),
-    ]
+    parts
 }
 
 /// "only on python=3.14t (…), never on …", then what holds among those jobs. Confinements that
@@ -856,14 +884,34 @@ fn collapse(summary: &str, rows: usize, block: Block) -> Block {
 }
 
 fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
-    let mut blocks = Vec::new();
     let mut title = vec![code(s.id.0.clone())];
     if !s.title.is_empty() {
         title.push(text(format!(": {}", s.title)));
     }
-    blocks.push(Block::Heading(2, title));
-    blocks.push(Block::Paragraph(summary(s)));
+    let mut blocks = vec![
+        Block::Heading(2, title),
+        Block::Paragraph(summary(s)),
+        Block::Bullets(signature_facts(data, s)),
+    ];
+    if !s.cost.by_label.is_empty() {
+        blocks.push(cost_table(&s.cost));
+    }
+    if let Some(t) = &s.timeline {
+        blocks.push(Block::Heading(3, vec![text("Timeline")]));
+        blocks.push(Block::Chart(Chart::Timeline(t.clone())));
+    }
+    blocks.extend(first_occurrence_section(s));
+    blocks.extend(matrix_section(s));
+    blocks.extend(tests_section(s));
+    blocks.extend(failing_jobs_section(s));
+    blocks.extend(excluded_runs_section(s));
+    blocks.extend(unknown_runs_section(s));
+    blocks
+}
 
+/// The bullet list under a signature's summary: survey, impact, first hit, re-runs, what came
+/// before, relevance gaps, paths, issue, cost.
+fn signature_facts(data: &ReportData, s: &SignatureReport) -> Vec<Line> {
     let mut facts: Vec<Line> = Vec::new();
     facts.push(vec![text(format!(
         "Survey: {} in {}, {}.",
@@ -907,30 +955,7 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
             plural(s.jobs_unknown, "failed job", "failed jobs")
         ))]);
     }
-    if let Some(h) = &s.first_hit {
-        let mut l = vec![text(format!(
-            "First hit: run created {} (job {}) in ",
-            date(h.run_created_at),
-            date(h.created_at)
-        ))];
-        l.push(Span::Link {
-            text: h.job.clone(),
-            url: h.html_url.clone().or_else(|| Some(h.run_url.clone())),
-        });
-        l.push(text(format!(" (run {}, attempt {}, ", h.run_id, h.attempt)));
-        l.extend(origin_cell(h));
-        l.push(text(")"));
-        if let Some((b, top)) = placed(s) {
-            l.push(text(format!(
-                ", {} after {} {}",
-                elapsed(b.minutes_after_top_suspect.unwrap_or_default()),
-                top.label(),
-                top.verb()
-            )));
-        }
-        l.push(text("."));
-        facts.push(l);
-    }
+    facts.extend(first_hit_fact(s));
     facts.push(vec![text(format!(
         "Re-runs: {} re-run to green{}; {} still failing at the latest attempt.",
         s.runs_rerun_to_green,
@@ -941,35 +966,7 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         },
         s.runs_hit_still_failing
     ))]);
-    if s.impact_window.is_some() {
-        let before = match (s.impact_window.as_ref().map(|w| w.starts_at), placed(s)) {
-            (Some(ImpactStart::Merge), Some((_, top))) => {
-                format!("{} {}", top.label(), top.verb())
-            }
-            _ => "the first hit".to_string(),
-        };
-        let mut l = format!(
-            "Before {before}: {} clean runs of the same workflows",
-            s.clean_runs_before
-        );
-        if let Some(t) = s.before_from {
-            l.push_str(&format!(" since {}", day(t)));
-        }
-        if s.runs_hit_before > 0 {
-            l.push_str(&format!(
-                ", {} hit before the survey window",
-                plural(s.runs_hit_before, "run", "runs")
-            ));
-        }
-        if s.runs_before_unknown > 0 {
-            l.push_str(&format!(
-                ", {} unknown (failed with no readable log)",
-                plural(s.runs_before_unknown, "run", "runs")
-            ));
-        }
-        l.push('.');
-        facts.push(vec![text(l)]);
-    }
+    facts.extend(before_fact(s));
     for gap in &s.pr_relevance_unknown {
         let mut l = vec![text(format!("{} of ", plural(gap.runs, "run", "runs")))];
         l.push(text(match gap.pr {
@@ -979,22 +976,7 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         l.push(text(format!(": relevance unknown, {}.", gap.reason)));
         facts.push(l);
     }
-    if !s.paths.is_empty() {
-        let mut l = vec![text("Paths: ")];
-        for (i, p) in s.paths.iter().enumerate() {
-            if i > 0 {
-                l.push(text(", "));
-            }
-            l.push(code(p.clone()));
-        }
-        if !s.invalid_paths.is_empty() {
-            l.push(text(format!(
-                " ({} not valid globs, ignored)",
-                s.invalid_paths.len()
-            )));
-        }
-        facts.push(l);
-    }
+    facts.extend(paths_fact(s));
     if let Some(issue) = &s.issue {
         facts.push(vec![
             text("Tracking issue: "),
@@ -1007,59 +989,143 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
     if s.runs_hit > 0 {
         facts.push(vec![text(format!("Cost: {}.", cost_sentence(&s.cost)))]);
     }
-    blocks.push(Block::Bullets(facts));
-    if !s.cost.by_label.is_empty() {
-        blocks.push(cost_table(&s.cost));
-    }
+    facts
+}
 
-    if let Some(t) = &s.timeline {
-        blocks.push(Block::Heading(3, vec![text("Timeline")]));
-        blocks.push(Block::Chart(Chart::Timeline(t.clone())));
-    }
-
-    blocks.extend(first_occurrence_section(s));
-
-    if !s.dimensions.is_empty() {
-        blocks.push(Block::Heading(3, vec![text("Where in the job matrix")]));
-        blocks.push(Block::Paragraph(vec![text(
-            "Jobs hit of jobs run in the impact window, per value; values never hit are shown too.",
-        )]));
-        for h in &s.heatmaps {
-            blocks.push(Block::Chart(Chart::HeatMap(h.clone())));
+/// "Before <the merge or the first hit>: N clean runs …", once there is an impact window.
+fn before_fact(s: &SignatureReport) -> Option<Line> {
+    let starts_at = s.impact_window.as_ref()?.starts_at;
+    let before = match (starts_at, placed(s)) {
+        (ImpactStart::Merge, Some((_, top))) => {
+            format!("{} {}", top.label(), top.verb())
         }
-        blocks.push(matrix_table("Matrix values", &s.dimensions));
-        if let Some(w) = &s.within {
-            blocks.push(Block::Paragraph(vec![
-                text("Among the "),
-                code(w.label.clone()),
-                text(" jobs only:"),
-            ]));
-            blocks.push(matrix_table(
-                &format!("Matrix values among {}", w.label),
-                &w.dimensions,
-            ));
-        }
+        _ => "the first hit".to_string(),
+    };
+    let mut l = format!(
+        "Before {before}: {} clean runs of the same workflows",
+        s.clean_runs_before
+    );
+    if let Some(t) = s.before_from {
+        l.push_str(&format!(" since {}", day(t)));
     }
-
-    if !s.tests.is_empty() {
-        blocks.push(Block::Heading(3, vec![text("Tests")]));
-        let mut tests: Vec<(&String, &u64)> = s.tests.iter().collect();
-        tests.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        let n = tests.len();
-        blocks.push(collapse(
-            "Tests",
-            n,
-            Block::Table(Table {
-                headers: vec!["Test", "Hits"],
-                numeric: vec![false, true],
-                rows: tests
-                    .into_iter()
-                    .map(|(t, c)| vec![vec![code(t.clone())], vec![text(c.to_string())]])
-                    .collect(),
-            }),
+    if s.runs_hit_before > 0 {
+        l.push_str(&format!(
+            ", {} hit before the survey window",
+            plural(s.runs_hit_before, "run", "runs")
         ));
     }
+    if s.runs_before_unknown > 0 {
+        l.push_str(&format!(
+            ", {} unknown (failed with no readable log)",
+            plural(s.runs_before_unknown, "run", "runs")
+        ));
+    }
+    l.push('.');
+    Some(vec![text(l)])
+}
 
+/// The signature's paths, and how many of them are not valid globs.
+fn paths_fact(s: &SignatureReport) -> Option<Line> {
+    if s.paths.is_empty() {
+        return None;
+    }
+    let mut l = vec![text("Paths: ")];
+    for (i, p) in s.paths.iter().enumerate() {
+        if i > 0 {
+            l.push(text(", "));
+        }
+        l.push(code(p.clone()));
+    }
+    if !s.invalid_paths.is_empty() {
+        l.push(text(format!(
+            " ({} not valid globs, ignored)",
+            s.invalid_paths.len()
+        )));
+    }
+    Some(l)
+}
+
+/// "First hit: run created … in <job> (run, attempt, origin), … after the top suspect."
+fn first_hit_fact(s: &SignatureReport) -> Option<Line> {
+    let h = s.first_hit.as_ref()?;
+    let mut l = vec![text(format!(
+        "First hit: run created {} (job {}) in ",
+        date(h.run_created_at),
+        date(h.created_at)
+    ))];
+    l.push(Span::Link {
+        text: h.job.clone(),
+        url: h.html_url.clone().or_else(|| Some(h.run_url.clone())),
+    });
+    l.push(text(format!(" (run {}, attempt {}, ", h.run_id, h.attempt)));
+    l.extend(origin_cell(h));
+    l.push(text(")"));
+    if let Some((b, top)) = placed(s) {
+        l.push(text(format!(
+            ", {} after {} {}",
+            elapsed(b.minutes_after_top_suspect.unwrap_or_default()),
+            top.label(),
+            top.verb()
+        )));
+    }
+    l.push(text("."));
+    Some(l)
+}
+
+/// The job matrix: heat maps and the per-value tables (again within the primary confinement).
+fn matrix_section(s: &SignatureReport) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    if s.dimensions.is_empty() {
+        return blocks;
+    }
+    blocks.push(Block::Heading(3, vec![text("Where in the job matrix")]));
+    blocks.push(Block::Paragraph(vec![text(
+        "Jobs hit of jobs run in the impact window, per value; values never hit are shown too.",
+    )]));
+    for h in &s.heatmaps {
+        blocks.push(Block::Chart(Chart::HeatMap(h.clone())));
+    }
+    blocks.push(matrix_table("Matrix values", &s.dimensions));
+    if let Some(w) = &s.within {
+        blocks.push(Block::Paragraph(vec![
+            text("Among the "),
+            code(w.label.clone()),
+            text(" jobs only:"),
+        ]));
+        blocks.push(matrix_table(
+            &format!("Matrix values among {}", w.label),
+            &w.dimensions,
+        ));
+    }
+    blocks
+}
+
+fn tests_section(s: &SignatureReport) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    if s.tests.is_empty() {
+        return blocks;
+    }
+    blocks.push(Block::Heading(3, vec![text("Tests")]));
+    let mut tests: Vec<(&String, &u64)> = s.tests.iter().collect();
+    tests.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let n = tests.len();
+    blocks.push(collapse(
+        "Tests",
+        n,
+        Block::Table(Table {
+            headers: vec!["Test", "Hits"],
+            numeric: vec![false, true],
+            rows: tests
+                .into_iter()
+                .map(|(t, c)| vec![vec![code(t.clone())], vec![text(c.to_string())]])
+                .collect(),
+        }),
+    ));
+    blocks
+}
+
+fn failing_jobs_section(s: &SignatureReport) -> Vec<Block> {
+    let mut blocks = Vec::new();
     blocks.push(Block::Heading(3, vec![text("Failing jobs")]));
     if s.hits.is_empty() {
         blocks.push(Block::Paragraph(vec![text("None.")]));
@@ -1096,87 +1162,98 @@ fn signature_document(data: &ReportData, s: &SignatureReport) -> Vec<Block> {
         ));
     }
 
-    if !s.excluded_runs.is_empty() {
-        blocks.push(Block::Heading(3, vec![text("Excluded runs")]));
-        blocks.push(Block::Paragraph(vec![text(
-            "Runs of PRs whose changes touch the signature's paths: the PR itself may be the \
-             cause, so they are left out of every count above.",
-        )]));
-        let rows: Vec<Vec<Line>> = s
-            .excluded_runs
-            .iter()
-            .map(|r| {
-                vec![
-                    vec![text(date(r.created_at))],
-                    vec![Span::Link {
-                        text: format!("PR #{}", r.pr),
-                        url: r.pr_url.clone(),
-                    }],
-                    vec![text(if r.hit { "yes" } else { "no" })],
-                    vec![
-                        text("PR changes "),
-                        code(r.file.clone()),
-                        text(", matching "),
-                        code(r.glob.clone()),
-                    ],
-                    vec![Span::Url {
-                        text: format!("run {}", r.run_id),
-                        url: Some(r.html_url.clone()),
-                    }],
-                ]
-            })
-            .collect();
-        let n = rows.len();
-        blocks.push(collapse(
-            "Excluded runs",
-            n,
-            Block::Table(Table {
-                headers: vec!["Date", "PR", "Hit", "Reason", "Run"],
-                numeric: vec![false, false, false, false, false],
-                rows,
-            }),
-        ));
-    }
+    blocks
+}
 
-    if !s.unknown_runs.is_empty() {
-        blocks.push(Block::Heading(3, vec![text("Runs of unknown PRs")]));
-        blocks.push(Block::Paragraph(vec![text(
-            "Runs of a PR that cannot be found (a fork's runs name no PR): it may be related, so \
-             they are left out of every count above.",
-        )]));
-        let rows: Vec<Vec<Line>> = s
-            .unknown_runs
-            .iter()
-            .map(|r| {
-                let head = match (&r.head_repository, &r.branch) {
-                    (Some(repo), Some(branch)) => format!("{repo}:{branch}"),
-                    (None, Some(branch)) => branch.clone(),
-                    (Some(repo), None) => repo.clone(),
-                    (None, None) => "unknown".to_string(),
-                };
-                vec![
-                    vec![text(date(r.created_at))],
-                    vec![code(head)],
-                    vec![text(if r.hit { "yes" } else { "no" })],
-                    vec![text(r.reason.clone())],
-                    vec![Span::Url {
-                        text: format!("run {}", r.run_id),
-                        url: Some(r.html_url.clone()),
-                    }],
-                ]
-            })
-            .collect();
-        let n = rows.len();
-        blocks.push(collapse(
-            "Runs of unknown PRs",
-            n,
-            Block::Table(Table {
-                headers: vec!["Date", "Head", "Hit", "Reason", "Run"],
-                numeric: vec![false, false, false, false, false],
-                rows,
-            }),
-        ));
+fn excluded_runs_section(s: &SignatureReport) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    if s.excluded_runs.is_empty() {
+        return blocks;
     }
+    blocks.push(Block::Heading(3, vec![text("Excluded runs")]));
+    blocks.push(Block::Paragraph(vec![text(
+        "Runs of PRs whose changes touch the signature's paths: the PR itself may be the \
+         cause, so they are left out of every count above.",
+    )]));
+    let rows: Vec<Vec<Line>> = s
+        .excluded_runs
+        .iter()
+        .map(|r| {
+            vec![
+                vec![text(date(r.created_at))],
+                vec![Span::Link {
+                    text: format!("PR #{}", r.pr),
+                    url: r.pr_url.clone(),
+                }],
+                vec![text(if r.hit { "yes" } else { "no" })],
+                vec![
+                    text("PR changes "),
+                    code(r.file.clone()),
+                    text(", matching "),
+                    code(r.glob.clone()),
+                ],
+                vec![Span::Url {
+                    text: format!("run {}", r.run_id),
+                    url: Some(r.html_url.clone()),
+                }],
+            ]
+        })
+        .collect();
+    let n = rows.len();
+    blocks.push(collapse(
+        "Excluded runs",
+        n,
+        Block::Table(Table {
+            headers: vec!["Date", "PR", "Hit", "Reason", "Run"],
+            numeric: vec![false, false, false, false, false],
+            rows,
+        }),
+    ));
+    blocks
+}
+
+fn unknown_runs_section(s: &SignatureReport) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    if s.unknown_runs.is_empty() {
+        return blocks;
+    }
+    blocks.push(Block::Heading(3, vec![text("Runs of unknown PRs")]));
+    blocks.push(Block::Paragraph(vec![text(
+        "Runs of a PR that cannot be found (a fork's runs name no PR): it may be related, so \
+         they are left out of every count above.",
+    )]));
+    let rows: Vec<Vec<Line>> = s
+        .unknown_runs
+        .iter()
+        .map(|r| {
+            let head = match (&r.head_repository, &r.branch) {
+                (Some(repo), Some(branch)) => format!("{repo}:{branch}"),
+                (None, Some(branch)) => branch.clone(),
+                (Some(repo), None) => repo.clone(),
+                (None, None) => "unknown".to_string(),
+            };
+            vec![
+                vec![text(date(r.created_at))],
+                vec![code(head)],
+                vec![text(if r.hit { "yes" } else { "no" })],
+                vec![text(r.reason.clone())],
+                vec![Span::Url {
+                    text: format!("run {}", r.run_id),
+                    url: Some(r.html_url.clone()),
+                }],
+            ]
+        })
+        .collect();
+    let n = rows.len();
+    blocks.push(collapse(
+        "Runs of unknown PRs",
+        n,
+        Block::Table(Table {
+            headers: vec!["Date", "Head", "Hit", "Reason", "Run"],
+            numeric: vec![false, false, false, false, false],
+            rows,
+        }),
+    ));
     blocks
 }
 

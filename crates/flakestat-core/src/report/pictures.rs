@@ -58,12 +58,25 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
     if ps.is_empty() {
         return vec!["No runs in the window.".to_string()];
     }
-    let max = ps.iter().map(|p| p.1).max().unwrap_or(0).max(1);
-    let (full, light, tick) = if fancy {
+    let mut lines = timeline_bars(&ps, fancy, color);
+    lines.extend(timeline_marks(t, &ps, fancy));
+    lines.extend(timeline_legend(t, &ps, per, fancy));
+    lines
+}
+
+/// The bars' characters: full (runs hit), light (runs), the y axis' tick.
+fn bar_chars(fancy: bool) -> (char, char, char) {
+    if fancy {
         ('█', '░', '┤')
     } else {
         ('#', ':', '|')
-    };
+    }
+}
+
+/// `HEIGHT` rows of bars, the most runs of a period labelling the top one.
+fn timeline_bars(ps: &[(&TimelineDay, u64, u64)], fancy: bool, color: bool) -> Vec<String> {
+    let max = ps.iter().map(|p| p.1).max().unwrap_or(0).max(1);
+    let (full, light, tick) = bar_chars(fancy);
     let (red, reset) = if color {
         ("\u{1b}[31m", "\u{1b}[0m")
     } else {
@@ -77,7 +90,7 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
             String::new()
         };
         let mut row = format!("{label:>4} {tick}");
-        for (_, runs, hits) in &ps {
+        for (_, runs, hits) in ps {
             let h = (hits * HEIGHT).div_ceil(max);
             let r = (runs * HEIGHT).div_ceil(max);
             if h >= level {
@@ -90,6 +103,11 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
         }
         lines.push(row.trim_end().to_string());
     }
+    lines
+}
+
+/// The marker row under the bars, then the impact window's bar when there is one.
+fn timeline_marks(t: &Timeline, ps: &[(&TimelineDay, u64, u64)], fancy: bool) -> Vec<String> {
     let column_of =
         |at: chrono::NaiveDate| ps.iter().rposition(|(d, _, _)| d.day <= at).unwrap_or(0);
     let mut marks = vec![' '; ps.len()];
@@ -106,11 +124,11 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
             marks[c] = mark;
         }
     }
-    lines.push(
+    let mut lines = vec![
         format!("     {}", marks.iter().collect::<String>())
             .trim_end()
             .to_string(),
-    );
+    ];
     if let (Some(start), Some(end)) = (t.impact_start, t.impact_end) {
         let (a, b) = (
             column_of(start.date_naive()),
@@ -123,6 +141,17 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
         }
         lines.push(row.trim_end().to_string());
     }
+    lines
+}
+
+/// The first and last day under the chart, then the legend: bars, markers, impact window.
+fn timeline_legend(
+    t: &Timeline,
+    ps: &[(&TimelineDay, u64, u64)],
+    per: usize,
+    fancy: bool,
+) -> Vec<String> {
+    let (full, light, _) = bar_chars(fancy);
     let first = ps[0].0.day.format("%Y-%m-%d").to_string();
     let last = t
         .days
@@ -132,7 +161,7 @@ pub fn timeline_chart(t: &Timeline, fancy: bool, color: bool, width: Option<u16>
     let gap = (ps.len() + 5)
         .saturating_sub(first.len() + last.len() + 5)
         .max(1);
-    lines.push(format!("     {first}{}{last}", " ".repeat(gap)));
+    let mut lines = vec![format!("     {first}{}{last}", " ".repeat(gap))];
     let per = if per > 1 {
         format!(" (one column = {per} days)")
     } else {

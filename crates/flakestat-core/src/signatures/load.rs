@@ -155,51 +155,81 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 /// Parses one signature file's text. `id` is the file stem.
 pub fn parse_spec(id: &str, text: &str, source: &Path) -> Result<SignatureSpec, Vec<Problem>> {
-    let mut problems = Vec::new();
-    if id.is_empty()
-        || !id
+    let mut problems: Vec<Problem> = id_problem(id, source).into_iter().collect();
+    let raw: RawSpec = match toml::from_str(text) {
+        Ok(raw) => raw,
+        Err(e) => {
+            problems.push(toml_problem(&e, text, source));
+            return Err(problems);
+        }
+    };
+    problems.extend(value_problems(&raw, text, source));
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(SignatureSpec {
+        id: SignatureId(id.to_string()),
+        title: raw.title.get_ref().trim().to_string(),
+        pattern: raw.pattern.into_inner(),
+        test: raw.test.map(Spanned::into_inner),
+        paths: raw.paths.into_iter().map(Spanned::into_inner).collect(),
+        issue: raw.issue.map(Spanned::into_inner),
+        examples: raw.examples.map(Spanned::into_inner).unwrap_or_default(),
+        exclude: raw.exclude.into_iter().map(Spanned::into_inner).collect(),
+        source: source.to_path_buf(),
+    })
+}
+
+/// The file stem is the id: letters, digits, `-`, `_` and `.` only.
+fn id_problem(id: &str, source: &Path) -> Option<Problem> {
+    let valid = !id.is_empty()
+        && id
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        problems.push(problem(
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    (!valid).then(|| {
+        problem(
             source,
             None,
             None,
             &format!(
                 "the file name is the signature id and may only hold letters, digits, `-`, `_` and `.`; rename `{id}.toml`"
             ),
-        ));
-    }
-    let raw: RawSpec = match toml::from_str(text) {
-        Ok(raw) => raw,
-        Err(e) => {
-            let position = e.span().map(|s| line_column(text, s.start));
-            let message = e.message().trim().to_string();
-            let at_span = e.span().and_then(|s| key_at(text, s.start));
-            let key = match (&at_span, key_in_message(&message)) {
-                // The text tells the table the key is in; the message only its last part.
-                (Some(k), Some(m)) if k.ends_with(&m) => Some(k.clone()),
-                (_, Some(m)) => Some(m),
-                (k, None) => k.clone(),
-            };
-            let top_level = !key.as_deref().unwrap_or("").contains('.');
-            let hint = if message.starts_with("unknown field") && top_level {
-                "; the keys are title, pattern, test, paths, issue, examples, exclude"
-            } else {
-                ""
-            };
-            problems.push(problem(
-                source,
-                position,
-                key.as_deref(),
-                &format!("{message}{hint}"),
-            ));
-            return Err(problems);
-        }
+        )
+    })
+}
+
+/// A TOML error as a problem naming the key (with its table) and its position.
+fn toml_problem(e: &toml::de::Error, text: &str, source: &Path) -> Problem {
+    let position = e.span().map(|s| line_column(text, s.start));
+    let message = e.message().trim().to_string();
+    let at_span = e.span().and_then(|s| key_at(text, s.start));
+    let key = match (&at_span, key_in_message(&message)) {
+        // The text tells the table the key is in; the message only its last part.
+        (Some(k), Some(m)) if k.ends_with(&m) => Some(k.clone()),
+        (_, Some(m)) => Some(m),
+        (k, None) => k.clone(),
     };
+    let top_level = !key.as_deref().unwrap_or("").contains('.');
+    let hint = if message.starts_with("unknown field") && top_level {
+        "; the keys are title, pattern, test, paths, issue, examples, exclude"
+    } else {
+        ""
+    };
+    problem(
+        source,
+        position,
+        key.as_deref(),
+        &format!("{message}{hint}"),
+    )
+}
+
+/// Every value that parses but is wrong: an empty title, a regex that does not compile or
+/// matches every line, a test regex without its group, a bad glob, an issue that is no URL.
+fn value_problems(raw: &RawSpec, text: &str, source: &Path) -> Vec<Problem> {
+    let mut problems = Vec::new();
     let at = |span: Range<usize>| Some(line_column(text, span.start));
 
-    let title = raw.title.get_ref().trim().to_string();
+    let title = raw.title.get_ref().trim();
     if title.is_empty() || title.contains('\n') {
         problems.push(problem(
             source,
@@ -209,10 +239,9 @@ pub fn parse_spec(id: &str, text: &str, source: &Path) -> Result<SignatureSpec, 
         ));
     }
 
-    let pattern = raw.pattern.get_ref().clone();
     if let Err(p) = check_regex(source, text, &raw.pattern, "pattern") {
         problems.push(p);
-    } else if regex::bytes::Regex::new(&pattern).is_ok_and(|re| re.is_match(b"")) {
+    } else if regex::bytes::Regex::new(raw.pattern.get_ref()).is_ok_and(|re| re.is_match(b"")) {
         problems.push(problem(
             source,
             at(raw.pattern.span()),
@@ -268,20 +297,7 @@ pub fn parse_spec(id: &str, text: &str, source: &Path) -> Result<SignatureSpec, 
         }
     }
 
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(SignatureSpec {
-        id: SignatureId(id.to_string()),
-        title,
-        pattern,
-        test: raw.test.map(Spanned::into_inner),
-        paths: raw.paths.into_iter().map(Spanned::into_inner).collect(),
-        issue: raw.issue.map(Spanned::into_inner),
-        examples: raw.examples.map(Spanned::into_inner).unwrap_or_default(),
-        exclude: raw.exclude.into_iter().map(Spanned::into_inner).collect(),
-        source: source.to_path_buf(),
-    })
+    problems
 }
 
 /// The dotted key whose line holds byte `offset` of `text` (`examples.match` under an

@@ -101,108 +101,150 @@ impl std::fmt::Debug for SignatureSet {
     }
 }
 
+/// A problem for every id defined twice (`specs` sorted by id).
+fn duplicate_ids(specs: &[SignatureSpec]) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for pair in specs.windows(2) {
+        if pair[0].id == pair[1].id {
+            problems.push(Problem {
+                file: pair[1].source.clone(),
+                position: None,
+                key: None,
+                message: format!(
+                    "signature id `{}` is also defined by {}; ids must be unique",
+                    pair[1].id,
+                    pair[0].source.display()
+                ),
+            });
+        }
+    }
+    problems
+}
+
+/// The literals every match of a rule's pattern contains; `None`: no usable ones.
+type RequiredLiterals = Option<Vec<Vec<u8>>>;
+
+/// Each spec's regexes, and the literals every match of its pattern must contain (`None`: it
+/// must be tried on every line). A regex that does not compile adds a problem; a spec whose
+/// pattern does not compile has no rule.
+fn compile_rules(
+    specs: &[SignatureSpec],
+    problems: &mut Vec<Problem>,
+) -> (Vec<Rule>, Vec<RequiredLiterals>) {
+    let mut rules = Vec::with_capacity(specs.len());
+    let mut literal_sets = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let mut compile = |key: &str, pattern: &str| {
+            Regex::new(pattern)
+                .map_err(|e| {
+                    problems.push(Problem {
+                        file: spec.source.clone(),
+                        position: None,
+                        key: Some(key.to_string()),
+                        message: format!("regex does not compile: {e}"),
+                    })
+                })
+                .ok()
+        };
+        let pattern = compile("pattern", &spec.pattern);
+        let test = spec.test.as_deref().and_then(|t| compile("test", t));
+        let exclude: Vec<Regex> = spec
+            .exclude
+            .iter()
+            .filter_map(|x| compile("exclude", x))
+            .collect();
+        let Some(pattern) = pattern else { continue };
+        let literals = regex_syntax::parse(&spec.pattern)
+            .ok()
+            .and_then(|hir| required_literals(&hir));
+        literal_sets.push(literals);
+        rules.push(Rule {
+            pattern,
+            test,
+            exclude,
+        });
+    }
+    (rules, literal_sets)
+}
+
+/// The literals searched for, what each one's match means, and the rules without literals.
+struct Targets {
+    literals: Vec<Vec<u8>>,
+    targets: Vec<Target>,
+    always: Vec<u32>,
+}
+
+impl Targets {
+    /// One target per distinct literal of `literal_sets` (rule `i`'s literals point at rule
+    /// `i`), then the `##[group]` marker and the telling-line markers.
+    fn of(literal_sets: &[RequiredLiterals]) -> Targets {
+        let mut t = Targets {
+            literals: Vec::new(),
+            targets: Vec::new(),
+            always: Vec::new(),
+        };
+        let mut index = std::collections::HashMap::<Vec<u8>, usize>::new();
+        let mut slot = |lit: &[u8], t: &mut Targets| {
+            *index.entry(lit.to_vec()).or_insert_with(|| {
+                t.literals.push(lit.to_vec());
+                t.targets.push(Target::default());
+                t.literals.len() - 1
+            })
+        };
+        for (i, set) in literal_sets.iter().enumerate() {
+            match set {
+                Some(set) => {
+                    for lit in set {
+                        let at = slot(lit, &mut t);
+                        if !t.targets[at].rules.contains(&(i as u32)) {
+                            t.targets[at].rules.push(i as u32);
+                        }
+                    }
+                }
+                None => t.always.push(i as u32),
+            }
+        }
+        let at = slot(b"##[group]", &mut t);
+        t.targets[at].group = true;
+        for marker in MARKERS {
+            let at = slot(marker.as_bytes(), &mut t);
+            t.targets[at].telling = true;
+        }
+        t
+    }
+}
+
+fn search_error(e: aho_corasick::BuildError) -> SignatureError {
+    SignatureError::Invalid {
+        problems: vec![Problem {
+            file: "signatures".into(),
+            position: None,
+            key: None,
+            message: format!("cannot build the literal search: {e}"),
+        }],
+    }
+}
+
 impl SignatureSet {
     /// Compiles specs (from any source) into a matcher; specs are sorted by id. Fails on a
     /// duplicate id or a regex that does not compile, naming every one.
     pub fn compile(mut specs: Vec<SignatureSpec>) -> Result<SignatureSet, SignatureError> {
         specs.sort_by(|a, b| a.id.cmp(&b.id));
-        let mut problems = Vec::new();
-        for pair in specs.windows(2) {
-            if pair[0].id == pair[1].id {
-                problems.push(Problem {
-                    file: pair[1].source.clone(),
-                    position: None,
-                    key: None,
-                    message: format!(
-                        "signature id `{}` is also defined by {}; ids must be unique",
-                        pair[1].id,
-                        pair[0].source.display()
-                    ),
-                });
-            }
-        }
-        let mut rules = Vec::with_capacity(specs.len());
-        let mut literal_sets = Vec::with_capacity(specs.len());
-        for spec in &specs {
-            let compile = |key: &str, pattern: &str, problems: &mut Vec<Problem>| {
-                Regex::new(pattern)
-                    .map_err(|e| {
-                        problems.push(Problem {
-                            file: spec.source.clone(),
-                            position: None,
-                            key: Some(key.to_string()),
-                            message: format!("regex does not compile: {e}"),
-                        })
-                    })
-                    .ok()
-            };
-            let pattern = compile("pattern", &spec.pattern, &mut problems);
-            let test = spec
-                .test
-                .as_deref()
-                .and_then(|t| compile("test", t, &mut problems));
-            let exclude: Vec<Regex> = spec
-                .exclude
-                .iter()
-                .filter_map(|x| compile("exclude", x, &mut problems))
-                .collect();
-            let Some(pattern) = pattern else { continue };
-            let literals = regex_syntax::parse(&spec.pattern)
-                .ok()
-                .and_then(|hir| required_literals(&hir));
-            literal_sets.push(literals);
-            rules.push(Rule {
-                pattern,
-                test,
-                exclude,
-            });
-        }
+        let mut problems = duplicate_ids(&specs);
+        let (rules, literal_sets) = compile_rules(&specs, &mut problems);
         if !problems.is_empty() {
             return Err(SignatureError::Invalid { problems });
         }
-
-        let mut literals: Vec<Vec<u8>> = Vec::new();
-        let mut targets: Vec<Target> = Vec::new();
-        let mut index = std::collections::HashMap::<Vec<u8>, usize>::new();
-        let mut slot = |lit: &[u8], literals: &mut Vec<Vec<u8>>, targets: &mut Vec<Target>| {
-            *index.entry(lit.to_vec()).or_insert_with(|| {
-                literals.push(lit.to_vec());
-                targets.push(Target::default());
-                literals.len() - 1
-            })
-        };
-        let mut always = Vec::new();
-        for (i, set) in literal_sets.iter().enumerate() {
-            match set {
-                Some(set) => {
-                    for lit in set {
-                        let t = slot(lit, &mut literals, &mut targets);
-                        if !targets[t].rules.contains(&(i as u32)) {
-                            targets[t].rules.push(i as u32);
-                        }
-                    }
-                }
-                None => always.push(i as u32),
-            }
-        }
-        let t = slot(b"##[group]", &mut literals, &mut targets);
-        targets[t].group = true;
-        for marker in MARKERS {
-            let t = slot(marker.as_bytes(), &mut literals, &mut targets);
-            targets[t].telling = true;
-        }
+        let Targets {
+            literals,
+            targets,
+            always,
+        } = Targets::of(&literal_sets);
         let automaton = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::DFA))
             .build(&literals)
-            .map_err(|e| SignatureError::Invalid {
-                problems: vec![Problem {
-                    file: "signatures".into(),
-                    position: None,
-                    key: None,
-                    message: format!("cannot build the literal search: {e}"),
-                }],
-            })?;
+            .map_err(search_error)?;
         // Leftmost-first automata get aho-corasick's SIMD (Teddy) prefilter, which takes a
         // limited number of patterns: the anchors go in groups searched one after the other.
         let anchors = anchors(&literals);
@@ -215,14 +257,7 @@ impl SignatureSet {
                     .build(group)
             })
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| SignatureError::Invalid {
-                problems: vec![Problem {
-                    file: "signatures".into(),
-                    position: None,
-                    key: None,
-                    message: format!("cannot build the literal search: {e}"),
-                }],
-            })?;
+            .map_err(search_error)?;
         let fingerprint = fingerprint(&specs);
         Ok(SignatureSet {
             specs,

@@ -115,6 +115,16 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         window_sentence("Period:", &data.period),
         window_sentence("Baseline:", &data.baseline),
     ]));
+    blocks.push(headline(data));
+    change_sections(&mut blocks, data, limit);
+    unclassified_section(&mut blocks, data, limit);
+    seen_section(&mut blocks, data, limit);
+    blocks.extend(gaps_paragraph(data));
+    blocks
+}
+
+/// "N new, N rising, N fading signatures; N new unclassified failures.", or "Nothing changed".
+fn headline(data: &NightlyData) -> Block {
     let (new, rising, fading) = (
         data.count(ChangeKind::New),
         data.count(ChangeKind::Rising),
@@ -122,12 +132,12 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     );
     let unclassified = data.new_unclassified.len();
     if new + rising + fading + unclassified == 0 {
-        blocks.push(Block::Paragraph(vec![Span::Strong(
+        Block::Paragraph(vec![Span::Strong(
             "Nothing changed: no new, rising or fading signature, no new unclassified failure."
                 .into(),
-        )]));
+        )])
     } else {
-        blocks.push(Block::Paragraph(vec![Span::Strong(format!(
+        Block::Paragraph(vec![Span::Strong(format!(
             "{new} new, {rising} rising, {fading} fading {}; {}.",
             if new + rising + fading == 1 {
                 "signature"
@@ -139,9 +149,12 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
                 "new unclassified failure",
                 "new unclassified failures"
             )
-        ))]));
+        ))])
     }
+}
 
+/// One section per kind of change (new, rising, fading), each a table of at most `limit` rows.
+fn change_sections(blocks: &mut Vec<Block>, data: &NightlyData, limit: Option<usize>) {
     for (kind, heading, blurb) in [
         (
             ChangeKind::New,
@@ -174,9 +187,11 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         blocks.push(Block::Paragraph(vec![text(blurb)]));
         let shown = limit.map_or(items.len(), |l| l.min(items.len()));
         blocks.push(Block::Table(change_table(kind, &items[..shown])));
-        more(&mut blocks, items.len() - shown, heading);
+        more(blocks, items.len() - shown, heading);
     }
+}
 
+fn unclassified_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Option<usize>) {
     if !data.new_unclassified.is_empty() {
         let groups = &data.new_unclassified;
         blocks.push(Block::Heading(2, vec![text("New unclassified failures")]));
@@ -186,13 +201,12 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         )]));
         let shown = limit.map_or(groups.len(), |l| l.min(groups.len()));
         blocks.push(Block::Table(unclassified_table(&groups[..shown])));
-        more(
-            &mut blocks,
-            groups.len() - shown,
-            "New unclassified failures",
-        );
+        more(blocks, groups.len() - shown, "New unclassified failures");
     }
+}
 
+/// Signatures hit in the period with no change worth a section.
+fn seen_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Option<usize>) {
     if !data.seen.is_empty() {
         blocks.push(Block::Heading(2, vec![text("Also seen, no change")]));
         let shown = limit.map_or(data.seen.len(), |l| l.min(data.seen.len()));
@@ -212,24 +226,27 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
                 })
                 .collect(),
         }));
-        more(&mut blocks, data.seen.len() - shown, "Also seen");
+        more(blocks, data.seen.len() - shown, "Also seen");
     }
+}
 
+/// The period's failed jobs with no readable log, when there are any.
+fn gaps_paragraph(data: &NightlyData) -> Option<Block> {
     let gaps: u64 = data.period.logs_unknown.iter().map(|g| g.jobs).sum();
-    if gaps > 0 {
-        let reasons: Vec<String> = data
-            .period
-            .logs_unknown
-            .iter()
-            .map(|g| format!("{} {}", g.jobs, g.reason.describe()))
-            .collect();
-        blocks.push(Block::Paragraph(vec![text(format!(
-            "Unknown: {} of the period with no readable log ({}); any of them could be a hit.",
-            plural(gaps, "failed job", "failed jobs"),
-            reasons.join(", ")
-        ))]));
+    if gaps == 0 {
+        return None;
     }
-    blocks
+    let reasons: Vec<String> = data
+        .period
+        .logs_unknown
+        .iter()
+        .map(|g| format!("{} {}", g.jobs, g.reason.describe()))
+        .collect();
+    Some(Block::Paragraph(vec![text(format!(
+        "Unknown: {} of the period with no readable log ({}); any of them could be a hit.",
+        plural(gaps, "failed job", "failed jobs"),
+        reasons.join(", ")
+    ))]))
 }
 
 fn more(blocks: &mut Vec<Block>, left_out: usize, what: &str) {
