@@ -80,12 +80,9 @@ fn report(format: &str, signature: bool) -> Vec<u8> {
     flakestat(store(), &args, &[]).stdout
 }
 
-fn story() -> Option<wire::Report> {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return None;
-    }
-    Some(serde_json::from_slice(&report("json", true)).unwrap())
+/// The story's account of the flake, as JSON.
+fn story() -> wire::Report {
+    serde_json::from_slice(&report("json", true)).unwrap()
 }
 
 fn pr_of(run: &FakeRun) -> Option<u64> {
@@ -110,7 +107,7 @@ fn minutes(seconds: u64) -> f64 {
 
 #[test]
 fn cost_equals_the_job_durations_of_the_fake() {
-    let Some(data) = story() else { return };
+    let data = story();
     let ds = Dataset::load(&scenario()).unwrap();
     let t = |s: &str| s.parse::<Timestamp>().unwrap();
     let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-08-01T00:00:00Z"));
@@ -204,7 +201,7 @@ fn cost_equals_the_job_durations_of_the_fake() {
 
 #[test]
 fn the_timeline_starts_after_the_merge_and_the_heat_map_lights_3_14t_alone() {
-    let Some(data) = story() else { return };
+    let data = story();
     let s = &data.signatures[0];
     let t = s.timeline.as_ref().expect("a timeline");
     let merge = t
@@ -257,9 +254,6 @@ fn the_timeline_starts_after_the_merge_and_the_heat_map_lights_3_14t_alone() {
 #[test]
 fn markdown_with_the_mermaid_block_is_still_gfm_with_every_table() {
     use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
-    if story().is_none() {
-        return;
-    }
     let md = String::from_utf8(report("markdown", true)).unwrap();
     let mut tables = 0;
     let mut rows_per_table = Vec::new();
@@ -323,7 +317,7 @@ fn markdown_with_the_mermaid_block_is_still_gfm_with_every_table() {
     assert_eq!(labels.len(), series[1].len());
     assert_eq!(labels.iter().collect::<BTreeSet<_>>().len(), labels.len());
     assert!(labels.len() <= 16);
-    let data: wire::Report = serde_json::from_slice(&report("json", true)).unwrap();
+    let data = story();
     assert_eq!(series[1].iter().sum::<u64>(), data.signatures[0].runs_hit);
     assert!(labels.iter().any(|l| l.contains("merge")), "{labels:?}");
     if let Some(mmdc) = mmdc() {
@@ -431,9 +425,6 @@ fn on_terminal(width: usize, signature: bool) -> Option<String> {
 
 #[test]
 fn the_terminal_report_fits_its_width() {
-    if story().is_none() {
-        return;
-    }
     for width in [80usize, 120] {
         for signature in [true, false] {
             let Some(text) = on_terminal(width, signature) else {
@@ -521,9 +512,6 @@ fn the_html_report_renders_in_chromium_with_no_console_error() {
         );
         return;
     }
-    if story().is_none() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("story.html");
     std::fs::write(&page, report("html", true)).unwrap();
@@ -596,9 +584,6 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn nightly_and_survey_write_self_contained_pages_too() {
-    if story().is_none() {
-        return;
-    }
     let replay = scenario();
     let cache = tempfile::tempdir().unwrap();
     let out = flakestat(
@@ -654,9 +639,6 @@ fn hostile_log_text_is_only_text_in_the_page() {
 
 #[test]
 fn the_cost_table_of_flakestat_toml_names_gpu_runners_and_prices() {
-    if story().is_none() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("flakestat.toml");
     // Only the a100 runners count as GPU runners here; a minute there costs 0.5, elsewhere 0.01.

@@ -96,10 +96,6 @@ fn json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn a_bot_workflow_changes_no_figure_and_costs_no_jobs_request() {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let plain_out = dir.path().join("plain.json");
     let bot_out = dir.path().join("bot.json");
@@ -187,10 +183,6 @@ fn since() -> flakestat::model::Timestamp {
 
 #[test]
 fn the_report_is_the_same_with_and_without_the_bot_workflow_s_jobs() {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let ds = Dataset::load(&story_with_bot(dir.path())).unwrap();
     let bot_runs: BTreeSet<RunId> = ds
