@@ -4,6 +4,8 @@
 //! execution, and each signature's hits as the report's JSON counts them. Bad `--output`s get one
 //! message, their exit code, and leave nothing half-written.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -13,79 +15,36 @@ use std::sync::OnceLock;
 use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
+use common::{STORY_WINDOW, ok, surveyed_story};
 use flakestat::report::wire;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{LogicalType, TimeUnit};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-const WINDOW: [&str; 6] = [
-    "--repo",
-    "NVIDIA/cuda-python",
-    "--since",
-    "2026-06-15",
-    "--until",
-    "2026-07-31",
-];
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn flakestat(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    common::flakestat()
         .args(args)
         .arg("--cache-dir")
         .arg(cache)
         .arg("--signatures")
-        .arg(root().join("signatures"))
+        .arg(common::signatures())
         .current_dir(cache)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// The story surveyed once for every test of this file (a store is only read by export).
-fn store() -> &'static Path {
-    static STORE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    STORE
-        .get_or_init(|| {
-            let dir = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-            let fixture = root().join("fixtures/cuda-python-flake");
-            let mut args = vec!["-q", "survey", "--replay", fixture.to_str().unwrap()];
-            args.extend(["--format", "json"]);
-            args.extend(WINDOW);
-            ok(flakestat(dir.path(), &args));
-            dir
-        })
-        .path()
 }
 
 fn export(output: &Path) -> Output {
     let mut args = vec!["export", "--format", "parquet", "--output"];
     args.push(output.to_str().unwrap());
-    args.extend(WINDOW);
-    flakestat(store(), &args)
+    args.extend(STORY_WINDOW);
+    flakestat(surveyed_story(), &args)
 }
 
 fn report() -> wire::Report {
     let mut args = vec!["report", "--format", "json"];
-    args.extend(WINDOW);
-    let out = ok(flakestat(store(), &args));
+    args.extend(STORY_WINDOW);
+    let out = ok(flakestat(surveyed_story(), &args));
     serde_json::from_slice(&out.stdout).expect("the report's JSON")
 }
 
@@ -170,7 +129,7 @@ fn lists(batches: &[RecordBatch], name: &str) -> Vec<Option<Vec<String>>> {
 fn exported() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
-        let out = store().join("export");
+        let out = surveyed_story().join("export");
         let done = ok(export(&out));
         let said = String::from_utf8_lossy(&done.stderr);
         assert!(said.contains("wrote 5 files"), "{said}");
@@ -390,7 +349,7 @@ fn counted_hits_per_signature_equal_the_reports_and_suspects_its_ranking() {
 
 #[test]
 fn the_same_store_gives_byte_identical_files() {
-    let again = store().join("export-again");
+    let again = surveyed_story().join("export-again");
     ok(export(&again));
     ok(export(&again)); // replacing its own files
     for name in [
@@ -546,7 +505,7 @@ fn an_unwritable_folder_is_refused_with_exit_2_before_the_store_is_read() {
     // No store at all: the --output error comes first.
     let empty = tempfile::tempdir().unwrap();
     let mut args = vec!["export", "--output", target.to_str().unwrap()];
-    args.extend(WINDOW);
+    args.extend(STORY_WINDOW);
     let out = flakestat(empty.path(), &args);
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);

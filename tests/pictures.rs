@@ -5,44 +5,29 @@
 //! table, the terminal report fits its width, and the HTML page renders in headless Chromium
 //! with no console error (skipped with a message when Chromium is not installed).
 
+mod common;
 mod report_fixture;
 
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
-use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FLAKE_MESSAGE, FORK_REPO, RELATED_PR};
+use common::{STORY_WINDOW, pr_of, story_dir, surveyed_story};
+use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, RELATED_PR};
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
 use flakestat::model::{Job, RunId, Timestamp};
 use flakestat::report::wire;
 
-const WINDOW: [&str; 6] = [
-    "--repo",
-    "NVIDIA/cuda-python",
-    "--since",
-    "2026-06-15",
-    "--until",
-    "2026-07-31",
-];
 const SIG: &str = "wait-until-timeout";
 
-fn scenario() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake")
-}
-
 fn flakestat(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    let mut cmd = common::flakestat();
     cmd.args(args)
         .arg("--cache-dir")
         .arg(cache)
         .arg("--signatures")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures"))
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null());
+        .arg(common::signatures());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -55,46 +40,18 @@ fn flakestat(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     out
 }
 
-/// One surveyed store of the story, shared by the tests of this file.
-fn store() -> &'static Path {
-    static STORE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    STORE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let replay = scenario();
-            let mut args = vec!["-q", "survey", "--replay", replay.to_str().unwrap()];
-            args.extend(["--format", "json"]);
-            args.extend(WINDOW);
-            flakestat(dir.path(), &args, &[]);
-            dir
-        })
-        .path()
-}
-
 fn report(format: &str, signature: bool) -> Vec<u8> {
     let mut args = vec!["report", "--format", format];
     if signature {
         args.extend(["--signature", SIG]);
     }
-    args.extend(WINDOW);
-    flakestat(store(), &args, &[]).stdout
+    args.extend(STORY_WINDOW);
+    flakestat(surveyed_story(), &args, &[]).stdout
 }
 
 /// The story's account of the flake, as JSON.
 fn story() -> wire::Report {
     serde_json::from_slice(&report("json", true)).unwrap()
-}
-
-fn pr_of(run: &FakeRun) -> Option<u64> {
-    if let Some(n) = run.run.pull_requests.first() {
-        return Some(*n);
-    }
-    run.run
-        .head_branch
-        .as_deref()?
-        .strip_prefix("pull-request/")?
-        .parse()
-        .ok()
 }
 
 fn seconds(job: &Job) -> u64 {
@@ -108,7 +65,7 @@ fn minutes(seconds: u64) -> f64 {
 #[test]
 fn cost_equals_the_job_durations_of_the_fake() {
     let data = story();
-    let ds = Dataset::load(&scenario()).unwrap();
+    let ds = Dataset::load(&story_dir()).unwrap();
     let t = |s: &str| s.parse::<Timestamp>().unwrap();
     let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-08-01T00:00:00Z"));
     let flake = |j: &Job| {
@@ -116,13 +73,12 @@ fn cost_equals_the_job_durations_of_the_fake() {
             && matches!(ds.logs.get(&j.id), Some(FakeLog::Text(l)) if l.contains(FLAKE_MESSAGE))
     };
     // The runs that count: in the window, not of the PRs that touch the signature's paths (the
-    // fork PR's runs name no PR: they are known by their head repository).
+    // fork PR's runs name no PR: they are known by their head repository and branch).
     let counted: Vec<&FakeRun> = ds
         .runs
         .iter()
         .filter(|r| r.run.created_at >= since && r.run.created_at < until)
-        .filter(|r| !matches!(pr_of(r), Some(n) if n == RELATED_PR || n == CULPRIT_PR))
-        .filter(|r| r.run.head_repository.as_deref() != Some(FORK_REPO))
+        .filter(|r| !matches!(pr_of(r), Some(RELATED_PR | CULPRIT_PR | FORK_PR)))
         .collect();
     let (mut failed, mut rerun) = (0u64, 0u64);
     let mut hit_runs: BTreeSet<RunId> = BTreeSet::new();
@@ -398,14 +354,14 @@ fn on_terminal(width: usize, signature: bool) -> Option<String> {
         "--format".into(),
         "table".into(),
         "--cache-dir".into(),
-        quote(store().to_str().unwrap()),
+        quote(surveyed_story().to_str().unwrap()),
         "--signatures".into(),
         quote(concat!(env!("CARGO_MANIFEST_DIR"), "/signatures")),
     ];
     if signature {
         cmd.extend(["--signature".into(), SIG.into()]);
     }
-    cmd.extend(WINDOW.iter().map(|s| s.to_string()));
+    cmd.extend(STORY_WINDOW.iter().map(|s| s.to_string()));
     let out = Command::new("/usr/bin/script")
         .args(["-qec", &cmd.join(" "), "/dev/null"])
         .env("COLUMNS", width.to_string())
@@ -584,7 +540,7 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn nightly_and_survey_write_self_contained_pages_too() {
-    let replay = scenario();
+    let replay = story_dir();
     let cache = tempfile::tempdir().unwrap();
     let out = flakestat(
         cache.path(),
@@ -608,8 +564,8 @@ fn nightly_and_survey_write_self_contained_pages_too() {
 
     let survey = {
         let mut args = vec!["-q", "survey", "--offline", "--format", "html"];
-        args.extend(WINDOW);
-        String::from_utf8(flakestat(store(), &args, &[]).stdout).unwrap()
+        args.extend(STORY_WINDOW);
+        String::from_utf8(flakestat(surveyed_story(), &args, &[]).stdout).unwrap()
     };
     assert_self_contained(&survey);
     assert!(
@@ -656,9 +612,9 @@ fn the_cost_table_of_flakestat_toml_names_gpu_runners_and_prices() {
         "--config",
         config.to_str().unwrap(),
     ];
-    args.extend(WINDOW);
+    args.extend(STORY_WINDOW);
     let data: wire::Report =
-        serde_json::from_slice(&flakestat(store(), &args, &[]).stdout).unwrap();
+        serde_json::from_slice(&flakestat(surveyed_story(), &args, &[]).stdout).unwrap();
     let c = &data.signatures[0].cost;
     let a100: f64 = c
         .by_label

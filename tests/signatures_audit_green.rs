@@ -4,9 +4,11 @@
 //! raises no green alarm, at most N green logs are asked for (and none again on a repeat), and
 //! without a sample the share is unknown, never zero.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::model::JobId;
@@ -14,13 +16,8 @@ use flakestat::model::JobId;
 const N: usize = 15;
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    common::flakestat()
         .args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }
@@ -50,8 +47,7 @@ fn block<'a>(text: &'a str, id: &str) -> Vec<&'a str> {
 
 #[test]
 fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_within_n() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ds = Dataset::load(&root.join("fixtures/cuda-python-flake")).unwrap();
+    let ds = Dataset::load(&common::story_dir()).unwrap();
     let green_jobs: BTreeSet<JobId> = ds
         .runs
         .iter()
@@ -105,7 +101,7 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
         args.extend_from_slice(extra);
         flakestat(&args)
     };
-    let bundled = root.join("signatures");
+    let bundled = common::signatures();
 
     // Without a sample, and offline before anything was sampled: unknown, never zero; no request.
     gh.clear_requests();

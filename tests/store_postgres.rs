@@ -7,6 +7,8 @@
 //! The server comes from `FLAKESTAT_TEST_POSTGRES` (`.ci/postgres.sh start` sets it); each test
 //! works in fresh schemas of its own. Without it each test says it skipped.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -29,23 +31,13 @@ fn server(test: &str) -> Option<String> {
     url
 }
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn command(cwd: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    let mut cmd = common::flakestat();
     cmd.args(args)
         .arg("--signatures")
-        .arg(root().join("signatures"))
+        .arg(common::signatures())
         .current_dir(cwd)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .env_remove("FLAKESTAT_STORE")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
@@ -90,11 +82,7 @@ fn survey_args<'a>(at: &'a At, fixture: &'a str) -> Vec<&'a str> {
 }
 
 fn fixture() -> String {
-    root()
-        .join("fixtures/cuda-python-flake")
-        .to_str()
-        .unwrap()
-        .to_string()
+    common::story_dir().to_str().unwrap().to_string()
 }
 
 fn report(cwd: &Path, at: &At, format: &str, signature: Option<&str>) -> Vec<u8> {

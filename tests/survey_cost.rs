@@ -2,11 +2,14 @@
 //! bundled story with a PR labeler making 70 % of the runs (all green) gives the same report,
 //! lists the same jobs, and a store that also holds the labeler's jobs analyzes the same.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
+use common::story_dir;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::fake::{BOT_WORKFLOW_ID, Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
@@ -15,64 +18,33 @@ use flakestat::signatures::SignatureSet;
 use flakestat::signatures::load::load_bundled;
 use flakestat::store::Store;
 
-fn scenario() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The bundled scenario with `bot_workflow = true`, in a temporary folder.
 fn story_with_bot(dir: &Path) -> PathBuf {
-    let story = dir.join("story-with-bot");
-    copy_dir(&scenario(), &story);
-    let toml = story.join("scenario.toml");
-    let mut text = std::fs::read_to_string(&toml).unwrap();
-    text.push_str("bot_workflow = true\n");
-    std::fs::write(&toml, text).unwrap();
-    story
+    common::story_with(dir, "bot_workflow = true\n")
 }
 
 fn survey_replay(story: &Path, cache: &Path, out: &Path) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_flakestat"))
-        .args([
-            "survey",
-            "-v",
-            "--repo",
-            "NVIDIA/cuda-python",
-            "--since",
-            "2026-06-15",
-        ])
-        .arg("--replay")
-        .arg(story)
-        .args(["--format", "json", "--output"])
-        .arg(out)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("--signatures")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures"))
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+    common::ok(
+        common::flakestat()
+            .args([
+                "survey",
+                "-v",
+                "--repo",
+                "NVIDIA/cuda-python",
+                "--since",
+                "2026-06-15",
+            ])
+            .arg("--replay")
+            .arg(story)
+            .args(["--format", "json", "--output"])
+            .arg(out)
+            .arg("--cache-dir")
+            .arg(cache)
+            .arg("--signatures")
+            .arg(common::signatures())
+            .output()
+            .expect("the binary runs"),
+    )
 }
 
 /// `(made, minimum)` of one kind from the `-v` line `survey requests against the minimum: …`.
@@ -99,7 +71,7 @@ fn a_bot_workflow_changes_no_figure_and_costs_no_jobs_request() {
     let dir = tempfile::tempdir().unwrap();
     let plain_out = dir.path().join("plain.json");
     let bot_out = dir.path().join("bot.json");
-    let plain = survey_replay(&scenario(), &dir.path().join("c1"), &plain_out);
+    let plain = survey_replay(&story_dir(), &dir.path().join("c1"), &plain_out);
     let bot = survey_replay(
         &story_with_bot(dir.path()),
         &dir.path().join("c2"),
@@ -384,7 +356,7 @@ fn busy_with_forks() -> flakestat::fake::scenario::SyntheticSpec {
 }
 
 fn bench_signatures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/survey-signatures")
+    common::root().join("benches/survey-signatures")
 }
 
 #[test]
@@ -425,7 +397,7 @@ fn fork_prs_cost_only_the_pull_pages_needed_and_every_figure_is_as_with_every_pr
     let gh = FakeGitHub::start_blocking(ds.clone(), Faults::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    let out = common::flakestat()
         .args([
             "survey",
             "-v",
@@ -446,9 +418,6 @@ fn fork_prs_cost_only_the_pull_pages_needed_and_every_figure_is_as_with_every_pr
         .arg("--cache-dir")
         .arg(&cache)
         .env("GH_TOKEN", "test")
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
