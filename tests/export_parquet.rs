@@ -16,6 +16,9 @@ use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
 use common::{STORY_WINDOW, ok, surveyed_story};
+use flakestat::fake::scenario::cuda_python::{
+    BETWEEN_PR, CULPRIT_PR, FORK_PR, FORK_REPO, RELATED_PR,
+};
 use flakestat::report::wire;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{LogicalType, TimeUnit};
@@ -125,6 +128,15 @@ fn lists(batches: &[RecordBatch], name: &str) -> Vec<Option<Vec<String>>> {
         .collect()
 }
 
+/// The files of an export.
+const FILES: [&str; 5] = [
+    "runs.parquet",
+    "jobs.parquet",
+    "hits.parquet",
+    "pulls.parquet",
+    "suspects.parquet",
+];
+
 /// The story's export, written once.
 fn exported() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
@@ -132,7 +144,10 @@ fn exported() -> &'static Path {
         let out = surveyed_story().join("export");
         let done = ok(export(&out));
         let said = String::from_utf8_lossy(&done.stderr);
-        assert!(said.contains("wrote 5 files"), "{said}");
+        assert!(
+            said.contains(&format!("wrote {} files", FILES.len())),
+            "{said}"
+        );
         out
     })
 }
@@ -159,16 +174,16 @@ fn one_row_per_run_of_the_window_and_times_are_utc_micros() {
             assert!(hit_ids.contains(&(h.run_id as i64)), "run {}", h.run_id);
         }
     }
-    // Fork PR #2370's runs name no PR; the export resolves them like the analysis does.
+    // The fork PR's runs name no PR; the export resolves them like the analysis does.
     let prs = ints(&runs, "pr");
     let repos = strings(&runs, "head_repository");
     let fork_prs: BTreeSet<i64> = prs
         .iter()
         .zip(&repos)
-        .filter(|(_, r)| r.as_deref() == Some("kmatsu/cuda-python"))
+        .filter(|(_, r)| r.as_deref() == Some(FORK_REPO))
         .map(|(pr, _)| pr.expect("a fork run's PR is resolved"))
         .collect();
-    assert_eq!(fork_prs, BTreeSet::from([2370]));
+    assert_eq!(fork_prs, BTreeSet::from([FORK_PR as i64]));
 
     for (file, column) in [
         ("runs.parquet", "created_at"),
@@ -302,12 +317,12 @@ fn counted_hits_per_signature_equal_the_reports_and_suspects_its_ranking() {
         .filter(|&i| signatures[i].as_deref() == Some(wait) && !counted[i])
         .filter_map(|i| left_out[i].as_ref())
         .collect();
-    assert!(
-        related
-            .iter()
-            .any(|r| r.contains("#2362") || r.contains("#2370")),
-        "{related:?}"
-    );
+    for pr in [RELATED_PR, FORK_PR] {
+        assert!(
+            related.iter().any(|r| r.contains(&format!("#{pr} "))),
+            "#{pr}: {related:?}"
+        );
+    }
 
     let suspects = read(&exported().join("suspects.parquet"));
     let sig = strings(&suspects, "signature");
@@ -329,20 +344,24 @@ fn counted_hits_per_signature_equal_the_reports_and_suspects_its_ranking() {
     let top = (0..sig.len())
         .find(|&i| sig[i].as_deref() == Some(wait) && ranks[i] == 1)
         .expect("wait-until-timeout has suspects");
-    assert_eq!(prs[top], Some(2371), "the story's culprit ranks first");
+    assert_eq!(
+        prs[top],
+        Some(CULPRIT_PR as i64),
+        "the story's culprit ranks first"
+    );
 
     let pulls = read(&exported().join("pulls.parquet"));
     let numbers = ints(&pulls, "number");
     let related = lists(&pulls, "related_signatures");
     let of = |n: i64| related[numbers.iter().position(|x| *x == Some(n)).unwrap()].clone();
-    for n in [2362, 2370, 2371] {
+    for n in [RELATED_PR, FORK_PR, CULPRIT_PR].map(|n| n as i64) {
         assert!(
             of(n).is_some_and(|r| r.iter().any(|s| s == wait)),
             "#{n} touches {wait}'s paths"
         );
     }
     assert!(
-        of(2379).is_none_or(|r| !r.iter().any(|s| s == wait)),
+        of(BETWEEN_PR as i64).is_none_or(|r| !r.iter().any(|s| s == wait)),
         "the pathfinder bump is unrelated"
     );
 }
@@ -352,13 +371,7 @@ fn the_same_store_gives_byte_identical_files() {
     let again = surveyed_story().join("export-again");
     ok(export(&again));
     ok(export(&again)); // replacing its own files
-    for name in [
-        "runs.parquet",
-        "jobs.parquet",
-        "hits.parquet",
-        "pulls.parquet",
-        "suspects.parquet",
-    ] {
+    for name in FILES {
         let a = std::fs::read(exported().join(name)).unwrap();
         let b = std::fs::read(again.join(name)).unwrap();
         assert!(a == b, "{name} differs between two exports");

@@ -82,7 +82,9 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
         String::from_utf8_lossy(&survey.stderr)
     );
     let n = N.to_string();
-    let audit = |signatures: &Path, extra: &[&str]| {
+    // The audit; `api_url` in GITHUB_API_URL (which `--offline` does not refuse, unlike
+    // `--api-url`), where a request it should not make would reach the fake.
+    let audit_at = |signatures: &Path, extra: &[&str], api_url: Option<&str>| {
         let mut args = vec![
             "signatures",
             "audit",
@@ -99,14 +101,27 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
             "--strict",
         ];
         args.extend_from_slice(extra);
-        flakestat(&args)
+        let mut cmd = common::flakestat();
+        cmd.args(&args);
+        if let Some(url) = api_url {
+            cmd.env("GITHUB_API_URL", url);
+        }
+        cmd.output().expect("the binary runs")
     };
+    let audit = |signatures: &Path, extra: &[&str]| audit_at(signatures, extra, None);
     let bundled = common::signatures();
 
-    // Without a sample, and offline before anything was sampled: unknown, never zero; no request.
+    // Without a sample, and offline before anything was sampled: unknown, never zero; no
+    // request, though the fake's URL is the API root both times.
     gh.clear_requests();
-    for extra in [&[][..], &["--offline", "--green-sample", n.as_str()][..]] {
-        let out = audit(&bundled, extra);
+    for (extra, summary) in [
+        (&[][..], "matches in successful jobs unknown"),
+        (
+            &["--offline", "--green-sample", n.as_str()][..],
+            "green sample: 0 logs of successful jobs",
+        ),
+    ] {
+        let out = audit_at(&bundled, extra, Some(&api));
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{text}");
         let wait = block(&text, "wait-until-timeout");
@@ -123,6 +138,14 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
                 || text.contains("without a log in the store (--offline)"),
             "{text}"
         );
+        let last = text.lines().last().unwrap();
+        assert!(last.contains(summary), "{extra:?}: {last}");
+        if extra.contains(&"--offline") {
+            assert!(
+                last.contains("without a log in the store (--offline)"),
+                "{last}"
+            );
+        }
     }
     assert!(gh.requests().is_empty(), "{:?}", gh.requests());
     // No network (nothing listens there): said once, and every share stays unknown.

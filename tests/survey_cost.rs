@@ -13,7 +13,7 @@ use common::story_dir;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::fake::{BOT_WORKFLOW_ID, Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
-use flakestat::model::{Repo, RunId};
+use flakestat::model::{Repo, RunId, Timestamp};
 use flakestat::signatures::SignatureSet;
 use flakestat::signatures::load::load_bundled;
 use flakestat::store::Store;
@@ -118,16 +118,21 @@ fn a_bot_workflow_changes_no_figure_and_costs_no_jobs_request() {
     );
 }
 
-/// Surveys `ds` through the library, as the CLI does, with the bundled signatures.
-fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<SignatureSet>) {
-    let until = ds.now;
-    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+/// Surveys `[since, until)` of `repo` from `gh` into a store in `cache`, through the library as
+/// the CLI does, with the bundled signatures.
+fn survey_into(
+    gh: &FakeGitHub,
+    cache: &Path,
+    repo: &Repo,
+    since: Timestamp,
+    until: Timestamp,
+) -> (Arc<Mutex<Store>>, Arc<SignatureSet>) {
     let store = Arc::new(Mutex::new(Store::open(cache).unwrap()));
     let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
     let session = Session::new(ClientConfig::new(gh.api_url(), None), Arc::new(())).unwrap();
     let plan = SurveyPlan {
-        repo: repo(),
-        since: since(),
+        repo: repo.clone(),
+        since,
         until,
         workflows: vec![],
         branch: None,
@@ -137,6 +142,14 @@ fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<Sign
     session
         .survey(store.clone(), set.clone(), &plan, &|_, _| BTreeSet::new())
         .unwrap();
+    (store, set)
+}
+
+/// Serves `ds` and surveys the story's repository from `since()` to the dataset's now.
+fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<SignatureSet>) {
+    let until = ds.now;
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let (store, set) = survey_into(&gh, cache, &repo(), since(), until);
     (gh, store, set)
 }
 
@@ -147,7 +160,7 @@ fn repo() -> Repo {
     }
 }
 
-fn since() -> flakestat::model::Timestamp {
+fn since() -> Timestamp {
     chrono::DateTime::parse_from_rfc3339("2026-06-15T00:00:00Z")
         .unwrap()
         .to_utc()
@@ -212,24 +225,10 @@ fn synthetic_survey(
     gh: &FakeGitHub,
     cache: &Path,
     repo: &Repo,
-    since: flakestat::model::Timestamp,
-    until: flakestat::model::Timestamp,
+    since: Timestamp,
+    until: Timestamp,
 ) -> flakestat::model::Snapshot {
-    let store = Arc::new(Mutex::new(Store::open(cache).unwrap()));
-    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
-    let session = Session::new(ClientConfig::new(gh.api_url(), None), Arc::new(())).unwrap();
-    let plan = SurveyPlan {
-        repo: repo.clone(),
-        since,
-        until,
-        workflows: vec![],
-        branch: None,
-        event: None,
-        interruptible: false,
-    };
-    session
-        .survey(store.clone(), set.clone(), &plan, &|_, _| BTreeSet::new())
-        .unwrap();
+    let (store, set) = survey_into(gh, cache, repo, since, until);
     store
         .lock()
         .unwrap()
