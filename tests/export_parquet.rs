@@ -4,6 +4,8 @@
 //! execution, and each signature's hits as the report's JSON counts them. Bad `--output`s get one
 //! message, their exit code, and leave nothing half-written.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -13,79 +15,39 @@ use std::sync::OnceLock;
 use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
+use common::{STORY_WINDOW, ok, surveyed_story};
+use flakestat::fake::scenario::cuda_python::{
+    BETWEEN_PR, CULPRIT_PR, FORK_PR, FORK_REPO, RELATED_PR,
+};
 use flakestat::report::wire;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{LogicalType, TimeUnit};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-const WINDOW: [&str; 6] = [
-    "--repo",
-    "NVIDIA/cuda-python",
-    "--since",
-    "2026-06-15",
-    "--until",
-    "2026-07-31",
-];
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn flakestat(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    common::flakestat()
         .args(args)
         .arg("--cache-dir")
         .arg(cache)
         .arg("--signatures")
-        .arg(root().join("signatures"))
+        .arg(common::signatures())
         .current_dir(cache)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
-}
-
-fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// The story surveyed once for every test of this file (a store is only read by export).
-fn store() -> &'static Path {
-    static STORE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    STORE
-        .get_or_init(|| {
-            let dir = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-            let fixture = root().join("fixtures/cuda-python-flake");
-            let mut args = vec!["-q", "survey", "--replay", fixture.to_str().unwrap()];
-            args.extend(["--format", "json"]);
-            args.extend(WINDOW);
-            ok(flakestat(dir.path(), &args));
-            dir
-        })
-        .path()
 }
 
 fn export(output: &Path) -> Output {
     let mut args = vec!["export", "--format", "parquet", "--output"];
     args.push(output.to_str().unwrap());
-    args.extend(WINDOW);
-    flakestat(store(), &args)
+    args.extend(STORY_WINDOW);
+    flakestat(surveyed_story(), &args)
 }
 
 fn report() -> wire::Report {
     let mut args = vec!["report", "--format", "json"];
-    args.extend(WINDOW);
-    let out = ok(flakestat(store(), &args));
+    args.extend(STORY_WINDOW);
+    let out = ok(flakestat(surveyed_story(), &args));
     serde_json::from_slice(&out.stdout).expect("the report's JSON")
 }
 
@@ -166,14 +128,26 @@ fn lists(batches: &[RecordBatch], name: &str) -> Vec<Option<Vec<String>>> {
         .collect()
 }
 
+/// The files of an export.
+const FILES: [&str; 5] = [
+    "runs.parquet",
+    "jobs.parquet",
+    "hits.parquet",
+    "pulls.parquet",
+    "suspects.parquet",
+];
+
 /// The story's export, written once.
 fn exported() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
-        let out = store().join("export");
+        let out = surveyed_story().join("export");
         let done = ok(export(&out));
         let said = String::from_utf8_lossy(&done.stderr);
-        assert!(said.contains("wrote 5 files"), "{said}");
+        assert!(
+            said.contains(&format!("wrote {} files", FILES.len())),
+            "{said}"
+        );
         out
     })
 }
@@ -200,16 +174,16 @@ fn one_row_per_run_of_the_window_and_times_are_utc_micros() {
             assert!(hit_ids.contains(&(h.run_id as i64)), "run {}", h.run_id);
         }
     }
-    // Fork PR #2370's runs name no PR; the export resolves them like the analysis does.
+    // The fork PR's runs name no PR; the export resolves them like the analysis does.
     let prs = ints(&runs, "pr");
     let repos = strings(&runs, "head_repository");
     let fork_prs: BTreeSet<i64> = prs
         .iter()
         .zip(&repos)
-        .filter(|(_, r)| r.as_deref() == Some("kmatsu/cuda-python"))
+        .filter(|(_, r)| r.as_deref() == Some(FORK_REPO))
         .map(|(pr, _)| pr.expect("a fork run's PR is resolved"))
         .collect();
-    assert_eq!(fork_prs, BTreeSet::from([2370]));
+    assert_eq!(fork_prs, BTreeSet::from([FORK_PR as i64]));
 
     for (file, column) in [
         ("runs.parquet", "created_at"),
@@ -343,12 +317,12 @@ fn counted_hits_per_signature_equal_the_reports_and_suspects_its_ranking() {
         .filter(|&i| signatures[i].as_deref() == Some(wait) && !counted[i])
         .filter_map(|i| left_out[i].as_ref())
         .collect();
-    assert!(
-        related
-            .iter()
-            .any(|r| r.contains("#2362") || r.contains("#2370")),
-        "{related:?}"
-    );
+    for pr in [RELATED_PR, FORK_PR] {
+        assert!(
+            related.iter().any(|r| r.contains(&format!("#{pr} "))),
+            "#{pr}: {related:?}"
+        );
+    }
 
     let suspects = read(&exported().join("suspects.parquet"));
     let sig = strings(&suspects, "signature");
@@ -370,36 +344,34 @@ fn counted_hits_per_signature_equal_the_reports_and_suspects_its_ranking() {
     let top = (0..sig.len())
         .find(|&i| sig[i].as_deref() == Some(wait) && ranks[i] == 1)
         .expect("wait-until-timeout has suspects");
-    assert_eq!(prs[top], Some(2371), "the story's culprit ranks first");
+    assert_eq!(
+        prs[top],
+        Some(CULPRIT_PR as i64),
+        "the story's culprit ranks first"
+    );
 
     let pulls = read(&exported().join("pulls.parquet"));
     let numbers = ints(&pulls, "number");
     let related = lists(&pulls, "related_signatures");
     let of = |n: i64| related[numbers.iter().position(|x| *x == Some(n)).unwrap()].clone();
-    for n in [2362, 2370, 2371] {
+    for n in [RELATED_PR, FORK_PR, CULPRIT_PR].map(|n| n as i64) {
         assert!(
             of(n).is_some_and(|r| r.iter().any(|s| s == wait)),
             "#{n} touches {wait}'s paths"
         );
     }
     assert!(
-        of(2379).is_none_or(|r| !r.iter().any(|s| s == wait)),
+        of(BETWEEN_PR as i64).is_none_or(|r| !r.iter().any(|s| s == wait)),
         "the pathfinder bump is unrelated"
     );
 }
 
 #[test]
 fn the_same_store_gives_byte_identical_files() {
-    let again = store().join("export-again");
+    let again = surveyed_story().join("export-again");
     ok(export(&again));
     ok(export(&again)); // replacing its own files
-    for name in [
-        "runs.parquet",
-        "jobs.parquet",
-        "hits.parquet",
-        "pulls.parquet",
-        "suspects.parquet",
-    ] {
+    for name in FILES {
         let a = std::fs::read(exported().join(name)).unwrap();
         let b = std::fs::read(again.join(name)).unwrap();
         assert!(a == b, "{name} differs between two exports");
@@ -546,7 +518,7 @@ fn an_unwritable_folder_is_refused_with_exit_2_before_the_store_is_read() {
     // No store at all: the --output error comes first.
     let empty = tempfile::tempdir().unwrap();
     let mut args = vec!["export", "--output", target.to_str().unwrap()];
-    args.extend(WINDOW);
+    args.extend(STORY_WINDOW);
     let out = flakestat(empty.path(), &args);
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);

@@ -2,14 +2,16 @@
 //! counted here from the generated `Dataset` (by reading logs, not the generator's plan) and
 //! compared with the README's table.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use common::pr_of;
 use flakestat::fake::scenario::cuda_python::{
-    BETWEEN_PR, CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, FORK_BRANCH, FORK_PR, FORK_REPO,
-    RELATED_PR, RENAME_TITLE,
+    BETWEEN_PR, CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, FORK_PR, RELATED_PR, RENAME_TITLE,
 };
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
 use flakestat::model::{Job, Timestamp};
@@ -36,24 +38,6 @@ fn log_text<'a>(ds: &'a Dataset, job: &Job) -> Option<&'a str> {
 
 fn is_flake(ds: &Dataset, job: &Job) -> bool {
     job.is_failed() && log_text(ds, job).is_some_and(|l| l.contains(FLAKE_MESSAGE))
-}
-
-fn pr_of(run: &FakeRun) -> Option<u64> {
-    // The fork's runs carry no PR number: known here from the construction.
-    if run.run.head_repository.as_deref() == Some(FORK_REPO)
-        && run.run.head_branch.as_deref() == Some(FORK_BRANCH)
-    {
-        return Some(FORK_PR);
-    }
-    if let Some(n) = run.run.pull_requests.first() {
-        return Some(*n);
-    }
-    run.run
-        .head_branch
-        .as_deref()?
-        .strip_prefix("pull-request/")?
-        .parse()
-        .ok()
 }
 
 /// The runs of PRs touching the flake's paths: #2362 (the test) and the fork's graph PR.

@@ -8,14 +8,17 @@
 //! The expected figures are counted here from the dataset (which runs are whose is known from
 //! the construction), not taken from the analysis.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use chrono::{DateTime, Utc};
+use common::{fork_listings, is_fork_run, pr_of, signatures, story_dir};
 use flakestat::fake::scenario::cuda_python::{
-    CULPRIT_PR, FORK_BRANCH, FORK_PR, FORK_REPO, RELATED_PR, expected,
+    CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, FORK_REPO, RELATED_PR, expected,
 };
-use flakestat::fake::{Dataset, FakeGitHub, FakeLog, FakeRun, Faults};
+use flakestat::fake::{Dataset, FakeGitHub, FakeLog, Faults};
 use flakestat::model::Timestamp;
 use flakestat::report::wire;
 
@@ -25,42 +28,21 @@ fn t(s: &str) -> Timestamp {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake")
-}
-
-fn signatures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures")
-}
-
-/// A copy of the bundled scenario folder with the given styles in its `scenario.toml`.
-fn scenario(pr_style: &str, merge_style: &str) -> tempfile::TempDir {
+/// A copy of the bundled scenario folder with the given styles in its `scenario.toml`; its
+/// folder and the temporary folder holding it.
+fn scenario(pr_style: &str, merge_style: &str) -> (PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    for sub in ["logs", "tails"] {
-        std::fs::create_dir(dir.path().join(sub)).unwrap();
-        for entry in std::fs::read_dir(fixture().join(sub)).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name())).unwrap();
-        }
-    }
-    std::fs::write(
-        dir.path().join("scenario.toml"),
-        format!(
-            "generator = \"cuda-python-flake\"\nseed = 11\npr_style = \"{pr_style}\"\nmerge_style = \"{merge_style}\"\n"
-        ),
-    )
-    .unwrap();
-    dir
+    let story = common::story_with(
+        dir.path(),
+        &format!("pr_style = \"{pr_style}\"\nmerge_style = \"{merge_style}\"\n"),
+    );
+    (story, dir)
 }
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    common::flakestat()
         .args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("GH_TOKEN", "tok")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }
@@ -93,27 +75,6 @@ fn survey(source: &[&str], cache: &Path) -> (wire::Signature, String) {
     (s, stderr)
 }
 
-fn is_fork_run(r: &FakeRun) -> bool {
-    r.run.head_repository.as_deref() == Some(FORK_REPO)
-        && r.run.head_branch.as_deref() == Some(FORK_BRANCH)
-}
-
-/// The PR a run belongs to, from the construction.
-fn pr_of(r: &FakeRun) -> Option<u64> {
-    if is_fork_run(r) {
-        return Some(FORK_PR);
-    }
-    if let Some(n) = r.run.pull_requests.first() {
-        return Some(*n);
-    }
-    r.run
-        .head_branch
-        .as_deref()?
-        .strip_prefix("pull-request/")?
-        .parse()
-        .ok()
-}
-
 /// Runs from `SINCE` up to the culprit's merge, of PRs touching none of the flake's paths,
 /// whose every failed job has a log: "zero hits in K runs before".
 fn clean_runs_before_the_merge(ds: &Dataset) -> u64 {
@@ -138,7 +99,9 @@ fn assert_the_story(s: &wire::Signature, ds: &Dataset, style: &str) {
     assert_eq!(top.pr, Some(CULPRIT_PR), "{style}");
     assert_eq!(top.touches_paths, Some(true), "{style}");
     let b = s.bisection.as_ref().unwrap();
-    assert_eq!(b.minutes_after_merge, Some(4 * 60 + 26), "{style}");
+    // The first hit came 4 h 26 min after #2371 merged (the README's account).
+    let after = t(expected::FIRST_HIT) - t(expected::CULPRIT_MERGED_AT);
+    assert_eq!(b.minutes_after_merge, Some(after.num_minutes()), "{style}");
     let window = s.impact_window.as_ref().unwrap();
     assert_eq!(window.starts_at, "merge", "{style}");
     assert_eq!(window.start, t(expected::CULPRIT_MERGED_AT), "{style}");
@@ -174,8 +137,8 @@ fn assert_the_story(s: &wire::Signature, ds: &Dataset, style: &str) {
 fn both_pr_styles_name_2371_and_exclude_the_fork_pr() {
     for (pr_style, merge_style) in [("mirror", "merge-commit"), ("github", "squash")] {
         let style = format!("{pr_style}, {merge_style}");
-        let dir = scenario(pr_style, merge_style);
-        let ds = Dataset::load(dir.path()).unwrap();
+        let (story, _dir) = scenario(pr_style, merge_style);
+        let ds = Dataset::load(&story).unwrap();
         // The style is what the runs say.
         let events = |e: &str| ds.runs.iter().filter(|r| r.run.event == e).count();
         let mirrored = ds
@@ -196,7 +159,7 @@ fn both_pr_styles_name_2371_and_exclude_the_fork_pr() {
         assert_eq!(merges_have_two_parents, merge_style == "merge-commit");
 
         let cache = tempfile::tempdir().unwrap();
-        let replay = ["--replay", dir.path().to_str().unwrap()];
+        let replay = ["--replay", story.to_str().unwrap()];
         let (s, stderr) = survey(&replay, cache.path());
         assert_the_story(&s, &ds, &style);
         assert!(
@@ -216,7 +179,7 @@ fn both_pr_styles_name_2371_and_exclude_the_fork_pr() {
 
 #[test]
 fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
-    let mut ds = Dataset::load(&fixture()).unwrap();
+    let mut ds = Dataset::load(&story_dir()).unwrap();
     ds.pulls.retain(|p| p.number != FORK_PR);
     let fork_runs: Vec<u64> = ds
         .runs
@@ -252,15 +215,9 @@ fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
     assert_eq!(s.runs_hit, expected::HIT_RUNS as u64);
     assert_eq!(s.suspects[0].pr, Some(CULPRIT_PR));
     // Listed once: the PR listing covered those runs' times, a repeat does not ask again.
-    let listings = |gh: &FakeGitHub| {
-        gh.requests()
-            .iter()
-            .filter(|r| r.path.contains("/pulls?") && r.path.contains("state=all"))
-            .count()
-    };
-    assert_eq!(listings(&gh), 1);
+    assert_eq!(fork_listings(&gh), 1);
     let (again, _) = survey(&source, cache.path());
-    assert_eq!(listings(&gh), 1);
+    assert_eq!(fork_listings(&gh), 1);
     assert_eq!(again.unknown_runs, s.unknown_runs);
     // The markdown report says so, with the reason.
     let sigs = signatures();
@@ -285,7 +242,11 @@ fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.contains("Runs of unknown PRs"), "{md}");
     assert!(
-        md.contains("3 runs of PRs that cannot be found left out (2 hit)"),
+        md.contains(&format!(
+            "{} runs of PRs that cannot be found left out ({} hit)",
+            fork_runs.len(),
+            expected::FORK_PR_HIT_RUNS
+        )),
         "{md}"
     );
 }
@@ -298,8 +259,8 @@ fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
 /// it out. Placed on the first-parent chain by what it contains, it includes #2371.
 #[test]
 fn a_merged_pr_branch_head_dated_before_the_culprit_still_includes_it() {
-    let dir = scenario("mirror", "merge-commit");
-    let mut ds = Dataset::load(dir.path()).unwrap();
+    let (story, _dir) = scenario("mirror", "merge-commit");
+    let mut ds = Dataset::load(&story).unwrap();
     let merged = t(expected::CULPRIT_MERGED_AT);
     let main = ds.resolve_ref("main").unwrap();
     let main_history = ds.ancestors(&main);
@@ -312,7 +273,7 @@ fn a_merged_pr_branch_head_dated_before_the_culprit_still_includes_it() {
         .filter(|r| {
             r.all_jobs().iter().any(|j| {
                 j.is_failed()
-                    && matches!(ds.logs.get(&j.id), Some(FakeLog::Text(l)) if l.contains("condition not satisfied"))
+                    && matches!(ds.logs.get(&j.id), Some(FakeLog::Text(l)) if l.contains(FLAKE_MESSAGE))
             })
         })
         .filter(|r| main_history.contains(&r.run.head_sha))

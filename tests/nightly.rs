@@ -4,6 +4,8 @@
 //! signature, `--fail-on`, the store's lock, refusals of the comment (locked issue, no
 //! permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -557,24 +559,18 @@ fn nightly_maps_fork_pr_runs_through_the_pr_listing_once() {
     let cache = tempfile::tempdir().unwrap();
     // The fork PR #2370's runs are on 2026-07-13/14: inside a 14-day baseline ending 07-20.
     let extra = ["--since", "24h", "--baseline", "14d", "--format", "json"];
-    let listings = |gh: &FakeGitHub| {
-        gh.requests()
-            .iter()
-            .filter(|r| r.path.contains("/pulls?") && r.path.contains("state=all"))
-            .count()
-    };
     let out = nightly(&gh, cache.path(), "2026-07-20T06:30:00Z", &extra);
     assert!(
         matches!(out.status.code(), Some(0 | 10)),
         "{}",
         stderr(&out)
     );
-    assert_eq!(listings(&gh), 1, "{:?}", gh.request_counts());
+    assert_eq!(common::fork_listings(&gh), 1, "{:?}", gh.request_counts());
     let out = nightly(&gh, cache.path(), "2026-07-20T06:30:00Z", &extra);
     assert!(
         matches!(out.status.code(), Some(0 | 10)),
         "{}",
         stderr(&out)
     );
-    assert_eq!(listings(&gh), 1, "a repeat lists no PRs again");
+    assert_eq!(common::fork_listings(&gh), 1, "a repeat lists no PRs again");
 }

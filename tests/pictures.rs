@@ -5,44 +5,29 @@
 //! table, the terminal report fits its width, and the HTML page renders in headless Chromium
 //! with no console error (skipped with a message when Chromium is not installed).
 
+mod common;
 mod report_fixture;
 
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
-use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FLAKE_MESSAGE, FORK_REPO, RELATED_PR};
+use common::{STORY_WINDOW, pr_of, story_dir, surveyed_story};
+use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, RELATED_PR};
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
 use flakestat::model::{Job, RunId, Timestamp};
 use flakestat::report::wire;
 
-const WINDOW: [&str; 6] = [
-    "--repo",
-    "NVIDIA/cuda-python",
-    "--since",
-    "2026-06-15",
-    "--until",
-    "2026-07-31",
-];
 const SIG: &str = "wait-until-timeout";
 
-fn scenario() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake")
-}
-
 fn flakestat(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    let mut cmd = common::flakestat();
     cmd.args(args)
         .arg("--cache-dir")
         .arg(cache)
         .arg("--signatures")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures"))
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null());
+        .arg(common::signatures());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -55,49 +40,18 @@ fn flakestat(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     out
 }
 
-/// One surveyed store of the story, shared by the tests of this file.
-fn store() -> &'static Path {
-    static STORE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    STORE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let replay = scenario();
-            let mut args = vec!["-q", "survey", "--replay", replay.to_str().unwrap()];
-            args.extend(["--format", "json"]);
-            args.extend(WINDOW);
-            flakestat(dir.path(), &args, &[]);
-            dir
-        })
-        .path()
-}
-
 fn report(format: &str, signature: bool) -> Vec<u8> {
     let mut args = vec!["report", "--format", format];
     if signature {
         args.extend(["--signature", SIG]);
     }
-    args.extend(WINDOW);
-    flakestat(store(), &args, &[]).stdout
+    args.extend(STORY_WINDOW);
+    flakestat(surveyed_story(), &args, &[]).stdout
 }
 
-fn story() -> Option<wire::Report> {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return None;
-    }
-    Some(serde_json::from_slice(&report("json", true)).unwrap())
-}
-
-fn pr_of(run: &FakeRun) -> Option<u64> {
-    if let Some(n) = run.run.pull_requests.first() {
-        return Some(*n);
-    }
-    run.run
-        .head_branch
-        .as_deref()?
-        .strip_prefix("pull-request/")?
-        .parse()
-        .ok()
+/// The story's account of the flake, as JSON.
+fn story() -> wire::Report {
+    serde_json::from_slice(&report("json", true)).unwrap()
 }
 
 fn seconds(job: &Job) -> u64 {
@@ -110,8 +64,8 @@ fn minutes(seconds: u64) -> f64 {
 
 #[test]
 fn cost_equals_the_job_durations_of_the_fake() {
-    let Some(data) = story() else { return };
-    let ds = Dataset::load(&scenario()).unwrap();
+    let data = story();
+    let ds = Dataset::load(&story_dir()).unwrap();
     let t = |s: &str| s.parse::<Timestamp>().unwrap();
     let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-08-01T00:00:00Z"));
     let flake = |j: &Job| {
@@ -119,13 +73,12 @@ fn cost_equals_the_job_durations_of_the_fake() {
             && matches!(ds.logs.get(&j.id), Some(FakeLog::Text(l)) if l.contains(FLAKE_MESSAGE))
     };
     // The runs that count: in the window, not of the PRs that touch the signature's paths (the
-    // fork PR's runs name no PR: they are known by their head repository).
+    // fork PR's runs name no PR: they are known by their head repository and branch).
     let counted: Vec<&FakeRun> = ds
         .runs
         .iter()
         .filter(|r| r.run.created_at >= since && r.run.created_at < until)
-        .filter(|r| !matches!(pr_of(r), Some(n) if n == RELATED_PR || n == CULPRIT_PR))
-        .filter(|r| r.run.head_repository.as_deref() != Some(FORK_REPO))
+        .filter(|r| !matches!(pr_of(r), Some(RELATED_PR | CULPRIT_PR | FORK_PR)))
         .collect();
     let (mut failed, mut rerun) = (0u64, 0u64);
     let mut hit_runs: BTreeSet<RunId> = BTreeSet::new();
@@ -204,7 +157,7 @@ fn cost_equals_the_job_durations_of_the_fake() {
 
 #[test]
 fn the_timeline_starts_after_the_merge_and_the_heat_map_lights_3_14t_alone() {
-    let Some(data) = story() else { return };
+    let data = story();
     let s = &data.signatures[0];
     let t = s.timeline.as_ref().expect("a timeline");
     let merge = t
@@ -257,9 +210,6 @@ fn the_timeline_starts_after_the_merge_and_the_heat_map_lights_3_14t_alone() {
 #[test]
 fn markdown_with_the_mermaid_block_is_still_gfm_with_every_table() {
     use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
-    if story().is_none() {
-        return;
-    }
     let md = String::from_utf8(report("markdown", true)).unwrap();
     let mut tables = 0;
     let mut rows_per_table = Vec::new();
@@ -287,12 +237,20 @@ fn markdown_with_the_mermaid_block_is_still_gfm_with_every_table() {
             _ => {}
         }
     }
-    // Every table the text has (a header rule line each) is a table to the parser, with as
-    // many cells in each row as it has columns.
-    let rules = md
-        .lines()
-        .filter(|l| l.starts_with("| ---") || l.starts_with("| ---:"))
-        .count();
+    // Every table the text has (a header rule line each: `| --- | ---: |`, `|:---|`) is a table
+    // to the parser, with as many cells in each row as it has columns.
+    let is_rule = |l: &str| {
+        let cells: Vec<&str> = l.trim().strip_prefix('|').map_or(vec![], |l| {
+            l.trim_end_matches('|').split('|').map(str::trim).collect()
+        });
+        !cells.is_empty()
+            && cells.iter().all(|c| {
+                let dashes = c.trim_start_matches(':').trim_end_matches(':');
+                !dashes.is_empty() && dashes.chars().all(|ch| ch == '-')
+            })
+    };
+    let rules = md.lines().filter(|l| is_rule(l)).count();
+    assert!(rules > 0, "{md}");
     assert_eq!(tables, rules, "{md}");
     for (table, n) in &row_cells {
         assert_eq!(*n, rows_per_table[table - 1].0, "table {table}");
@@ -323,7 +281,7 @@ fn markdown_with_the_mermaid_block_is_still_gfm_with_every_table() {
     assert_eq!(labels.len(), series[1].len());
     assert_eq!(labels.iter().collect::<BTreeSet<_>>().len(), labels.len());
     assert!(labels.len() <= 16);
-    let data: wire::Report = serde_json::from_slice(&report("json", true)).unwrap();
+    let data = story();
     assert_eq!(series[1].iter().sum::<u64>(), data.signatures[0].runs_hit);
     assert!(labels.iter().any(|l| l.contains("merge")), "{labels:?}");
     if let Some(mmdc) = mmdc() {
@@ -404,14 +362,14 @@ fn on_terminal(width: usize, signature: bool) -> Option<String> {
         "--format".into(),
         "table".into(),
         "--cache-dir".into(),
-        quote(store().to_str().unwrap()),
+        quote(surveyed_story().to_str().unwrap()),
         "--signatures".into(),
         quote(concat!(env!("CARGO_MANIFEST_DIR"), "/signatures")),
     ];
     if signature {
         cmd.extend(["--signature".into(), SIG.into()]);
     }
-    cmd.extend(WINDOW.iter().map(|s| s.to_string()));
+    cmd.extend(STORY_WINDOW.iter().map(|s| s.to_string()));
     let out = Command::new("/usr/bin/script")
         .args(["-qec", &cmd.join(" "), "/dev/null"])
         .env("COLUMNS", width.to_string())
@@ -431,9 +389,6 @@ fn on_terminal(width: usize, signature: bool) -> Option<String> {
 
 #[test]
 fn the_terminal_report_fits_its_width() {
-    if story().is_none() {
-        return;
-    }
     for width in [80usize, 120] {
         for signature in [true, false] {
             let Some(text) = on_terminal(width, signature) else {
@@ -521,9 +476,6 @@ fn the_html_report_renders_in_chromium_with_no_console_error() {
         );
         return;
     }
-    if story().is_none() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("story.html");
     std::fs::write(&page, report("html", true)).unwrap();
@@ -539,11 +491,16 @@ fn the_html_report_renders_in_chromium_with_no_console_error() {
     let (dom, log) = chromium(&page, &dir.path().join("p1"), &["--dump-dom".into()]);
     assert!(dom.contains("<th title=\"Sort\""), "the sort script ran");
     assert!(dom.contains("<svg class=\"chart\""), "the timeline");
-    assert!(dom.contains("#2371 merged"), "the merge marker");
+    assert!(
+        dom.contains(&format!("#{CULPRIT_PR} merged")),
+        "the merge marker"
+    );
+    let heatmaps = story().signatures[0].heatmaps.len();
+    assert!(heatmaps > 0);
     assert_eq!(
         dom.matches("<table class=\"heat\">").count(),
-        2,
-        "two heat maps"
+        heatmaps,
+        "one table per heat map of the report's JSON"
     );
     assert!(dom.contains("<summary>Failing jobs"), "the failing jobs");
     // Console messages (CSP violations among them) reach stderr as `:CONSOLE(` lines.
@@ -596,10 +553,7 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn nightly_and_survey_write_self_contained_pages_too() {
-    if story().is_none() {
-        return;
-    }
-    let replay = scenario();
+    let replay = story_dir();
     let cache = tempfile::tempdir().unwrap();
     let out = flakestat(
         cache.path(),
@@ -623,8 +577,8 @@ fn nightly_and_survey_write_self_contained_pages_too() {
 
     let survey = {
         let mut args = vec!["-q", "survey", "--offline", "--format", "html"];
-        args.extend(WINDOW);
-        String::from_utf8(flakestat(store(), &args, &[]).stdout).unwrap()
+        args.extend(STORY_WINDOW);
+        String::from_utf8(flakestat(surveyed_story(), &args, &[]).stdout).unwrap()
     };
     assert_self_contained(&survey);
     assert!(
@@ -654,9 +608,6 @@ fn hostile_log_text_is_only_text_in_the_page() {
 
 #[test]
 fn the_cost_table_of_flakestat_toml_names_gpu_runners_and_prices() {
-    if story().is_none() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("flakestat.toml");
     // Only the a100 runners count as GPU runners here; a minute there costs 0.5, elsewhere 0.01.
@@ -674,9 +625,9 @@ fn the_cost_table_of_flakestat_toml_names_gpu_runners_and_prices() {
         "--config",
         config.to_str().unwrap(),
     ];
-    args.extend(WINDOW);
+    args.extend(STORY_WINDOW);
     let data: wire::Report =
-        serde_json::from_slice(&flakestat(store(), &args, &[]).stdout).unwrap();
+        serde_json::from_slice(&flakestat(surveyed_story(), &args, &[]).stdout).unwrap();
     let c = &data.signatures[0].cost;
     let a100: f64 = c
         .by_label

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FORK_PR, RELATED_PR};
 use flakestat::report::wire;
 
 fn scenario() -> std::path::PathBuf {
@@ -134,8 +135,8 @@ fn the_story_as_the_scenario_tells_it() {
             .filter(|r| r.hit && r.pr == pr)
             .count() as u64
     };
-    assert_eq!(excluded_hits(2362), related);
-    assert_eq!(excluded_hits(2370), fork);
+    assert_eq!(excluded_hits(RELATED_PR), related);
+    assert_eq!(excluded_hits(FORK_PR), fork);
     assert_eq!(
         s.excluded_runs.iter().filter(|r| r.hit).count() as u64,
         related + fork
@@ -145,7 +146,7 @@ fn the_story_as_the_scenario_tells_it() {
     assert!(
         s.excluded_runs
             .iter()
-            .all(|r| [2362, 2370, 2371].contains(&r.pr))
+            .all(|r| [RELATED_PR, FORK_PR, CULPRIT_PR].contains(&r.pr))
     );
     // Only 3.14t, and among 3.14t jobs every platform, CUDA version and GPU.
     let py = &s.findings[0];

@@ -4,9 +4,11 @@
 //! raises no green alarm, at most N green logs are asked for (and none again on a repeat), and
 //! without a sample the share is unknown, never zero.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::model::JobId;
@@ -14,13 +16,8 @@ use flakestat::model::JobId;
 const N: usize = 15;
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    common::flakestat()
         .args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }
@@ -50,8 +47,7 @@ fn block<'a>(text: &'a str, id: &str) -> Vec<&'a str> {
 
 #[test]
 fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_within_n() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ds = Dataset::load(&root.join("fixtures/cuda-python-flake")).unwrap();
+    let ds = Dataset::load(&common::story_dir()).unwrap();
     let green_jobs: BTreeSet<JobId> = ds
         .runs
         .iter()
@@ -86,7 +82,9 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
         String::from_utf8_lossy(&survey.stderr)
     );
     let n = N.to_string();
-    let audit = |signatures: &Path, extra: &[&str]| {
+    // The audit; `api_url` in GITHUB_API_URL (which `--offline` does not refuse, unlike
+    // `--api-url`), where a request it should not make would reach the fake.
+    let audit_at = |signatures: &Path, extra: &[&str], api_url: Option<&str>| {
         let mut args = vec![
             "signatures",
             "audit",
@@ -103,14 +101,27 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
             "--strict",
         ];
         args.extend_from_slice(extra);
-        flakestat(&args)
+        let mut cmd = common::flakestat();
+        cmd.args(&args);
+        if let Some(url) = api_url {
+            cmd.env("GITHUB_API_URL", url);
+        }
+        cmd.output().expect("the binary runs")
     };
-    let bundled = root.join("signatures");
+    let audit = |signatures: &Path, extra: &[&str]| audit_at(signatures, extra, None);
+    let bundled = common::signatures();
 
-    // Without a sample, and offline before anything was sampled: unknown, never zero; no request.
+    // Without a sample, and offline before anything was sampled: unknown, never zero; no
+    // request, though the fake's URL is the API root both times.
     gh.clear_requests();
-    for extra in [&[][..], &["--offline", "--green-sample", n.as_str()][..]] {
-        let out = audit(&bundled, extra);
+    for (extra, summary) in [
+        (&[][..], "matches in successful jobs unknown"),
+        (
+            &["--offline", "--green-sample", n.as_str()][..],
+            "green sample: 0 logs of successful jobs",
+        ),
+    ] {
+        let out = audit_at(&bundled, extra, Some(&api));
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{text}");
         let wait = block(&text, "wait-until-timeout");
@@ -127,6 +138,14 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
                 || text.contains("without a log in the store (--offline)"),
             "{text}"
         );
+        let last = text.lines().last().unwrap();
+        assert!(last.contains(summary), "{extra:?}: {last}");
+        if extra.contains(&"--offline") {
+            assert!(
+                last.contains("without a log in the store (--offline)"),
+                "{last}"
+            );
+        }
     }
     assert!(gh.requests().is_empty(), "{:?}", gh.requests());
     // No network (nothing listens there): said once, and every share stays unknown.

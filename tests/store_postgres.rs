@@ -7,6 +7,8 @@
 //! The server comes from `FLAKESTAT_TEST_POSTGRES` (`.ci/postgres.sh start` sets it); each test
 //! works in fresh schemas of its own. Without it each test says it skipped.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -29,23 +31,13 @@ fn server(test: &str) -> Option<String> {
     url
 }
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn command(cwd: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    let mut cmd = common::flakestat();
     cmd.args(args)
         .arg("--signatures")
-        .arg(root().join("signatures"))
+        .arg(common::signatures())
         .current_dir(cwd)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .env_remove("FLAKESTAT_STORE")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
@@ -90,11 +82,7 @@ fn survey_args<'a>(at: &'a At, fixture: &'a str) -> Vec<&'a str> {
 }
 
 fn fixture() -> String {
-    root()
-        .join("fixtures/cuda-python-flake")
-        .to_str()
-        .unwrap()
-        .to_string()
+    common::story_dir().to_str().unwrap().to_string()
 }
 
 fn report(cwd: &Path, at: &At, format: &str, signature: Option<&str>) -> Vec<u8> {
@@ -276,8 +264,12 @@ fn two_surveys_at_once_into_one_postgres_store_end_with_one_survey_s_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let cwd = tmp.path();
     let fixture = fixture();
-    let single = At::Postgres(fresh_schema_url(&base).unwrap());
-    let both = At::Postgres(fresh_schema_url(&base).unwrap());
+    let (single_url, both_url) = (
+        fresh_schema_url(&base).unwrap(),
+        fresh_schema_url(&base).unwrap(),
+    );
+    let single = At::Postgres(single_url.clone());
+    let both = At::Postgres(both_url.clone());
 
     let alone = ok("one survey", run(cwd, &survey_args(&single, &fixture)));
     // Two nightly jobs of one repository at once: the second waits for the first's lock.
@@ -303,16 +295,7 @@ fn two_surveys_at_once_into_one_postgres_store_end_with_one_survey_s_figures() {
         report(cwd, &both, "json", None),
         report(cwd, &single, "json", None)
     );
-    let (one, two) = (
-        row_counts(match &single {
-            At::Postgres(u) => u,
-            At::Sqlite(_) => unreachable!(),
-        }),
-        row_counts(match &both {
-            At::Postgres(u) => u,
-            At::Sqlite(_) => unreachable!(),
-        }),
-    );
+    let (one, two) = (row_counts(&single_url), row_counts(&both_url));
     assert!(one.iter().any(|(t, n)| *t == "logs" && *n > 0), "{one:?}");
     assert_eq!(one, two, "no run, job or log lost or duplicated");
 }
@@ -364,50 +347,25 @@ fn a_survey_of_a_locked_repository_names_the_holder_and_wait_and_never_the_passw
         assert!(err.contains(parsed.masked()), "{err}");
         assert_no_password(&password, &[&out.stdout, &out.stderr]);
     }
+    let survey_offline = |repo: &str| {
+        let args = [
+            "survey",
+            "--repo",
+            repo,
+            "--since",
+            "7d",
+            "--offline",
+            "--store",
+            &url,
+            "--format",
+            "json",
+        ];
+        ok(&format!("{args:?}"), run(cwd, &args));
+    };
     // Another repository of the same store is not held up.
-    let out = run(
-        cwd,
-        &[
-            "survey",
-            "--repo",
-            "octo/other",
-            "--since",
-            "7d",
-            "--offline",
-            "--store",
-            &url,
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    survey_offline("octo/other");
     drop(held);
-    let out = run(
-        cwd,
-        &[
-            "survey",
-            "--repo",
-            REPO,
-            "--since",
-            "7d",
-            "--offline",
-            "--store",
-            &url,
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    survey_offline(REPO);
 }
 
 #[test]

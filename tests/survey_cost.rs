@@ -2,77 +2,49 @@
 //! bundled story with a PR labeler making 70 % of the runs (all green) gives the same report,
 //! lists the same jobs, and a store that also holds the labeler's jobs analyzes the same.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
+use common::story_dir;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::fake::{BOT_WORKFLOW_ID, Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
-use flakestat::model::{Repo, RunId};
+use flakestat::model::{Repo, RunId, Timestamp};
 use flakestat::signatures::SignatureSet;
 use flakestat::signatures::load::load_bundled;
 use flakestat::store::Store;
 
-fn scenario() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The bundled scenario with `bot_workflow = true`, in a temporary folder.
 fn story_with_bot(dir: &Path) -> PathBuf {
-    let story = dir.join("story-with-bot");
-    copy_dir(&scenario(), &story);
-    let toml = story.join("scenario.toml");
-    let mut text = std::fs::read_to_string(&toml).unwrap();
-    text.push_str("bot_workflow = true\n");
-    std::fs::write(&toml, text).unwrap();
-    story
+    common::story_with(dir, "bot_workflow = true\n")
 }
 
 fn survey_replay(story: &Path, cache: &Path, out: &Path) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_flakestat"))
-        .args([
-            "survey",
-            "-v",
-            "--repo",
-            "NVIDIA/cuda-python",
-            "--since",
-            "2026-06-15",
-        ])
-        .arg("--replay")
-        .arg(story)
-        .args(["--format", "json", "--output"])
-        .arg(out)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("--signatures")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures"))
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+    common::ok(
+        common::flakestat()
+            .args([
+                "survey",
+                "-v",
+                "--repo",
+                "NVIDIA/cuda-python",
+                "--since",
+                "2026-06-15",
+            ])
+            .arg("--replay")
+            .arg(story)
+            .args(["--format", "json", "--output"])
+            .arg(out)
+            .arg("--cache-dir")
+            .arg(cache)
+            .arg("--signatures")
+            .arg(common::signatures())
+            .output()
+            .expect("the binary runs"),
+    )
 }
 
 /// `(made, minimum)` of one kind from the `-v` line `survey requests against the minimum: …`.
@@ -96,14 +68,10 @@ fn json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn a_bot_workflow_changes_no_figure_and_costs_no_jobs_request() {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let plain_out = dir.path().join("plain.json");
     let bot_out = dir.path().join("bot.json");
-    let plain = survey_replay(&scenario(), &dir.path().join("c1"), &plain_out);
+    let plain = survey_replay(&story_dir(), &dir.path().join("c1"), &plain_out);
     let bot = survey_replay(
         &story_with_bot(dir.path()),
         &dir.path().join("c2"),
@@ -150,16 +118,21 @@ fn a_bot_workflow_changes_no_figure_and_costs_no_jobs_request() {
     );
 }
 
-/// Surveys `ds` through the library, as the CLI does, with the bundled signatures.
-fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<SignatureSet>) {
-    let until = ds.now;
-    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+/// Surveys `[since, until)` of `repo` from `gh` into a store in `cache`, through the library as
+/// the CLI does, with the bundled signatures.
+fn survey_into(
+    gh: &FakeGitHub,
+    cache: &Path,
+    repo: &Repo,
+    since: Timestamp,
+    until: Timestamp,
+) -> (Arc<Mutex<Store>>, Arc<SignatureSet>) {
     let store = Arc::new(Mutex::new(Store::open(cache).unwrap()));
     let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
     let session = Session::new(ClientConfig::new(gh.api_url(), None), Arc::new(())).unwrap();
     let plan = SurveyPlan {
-        repo: repo(),
-        since: since(),
+        repo: repo.clone(),
+        since,
         until,
         workflows: vec![],
         branch: None,
@@ -169,6 +142,14 @@ fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<Sign
     session
         .survey(store.clone(), set.clone(), &plan, &|_, _| BTreeSet::new())
         .unwrap();
+    (store, set)
+}
+
+/// Serves `ds` and surveys the story's repository from `since()` to the dataset's now.
+fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<SignatureSet>) {
+    let until = ds.now;
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let (store, set) = survey_into(&gh, cache, &repo(), since(), until);
     (gh, store, set)
 }
 
@@ -179,7 +160,7 @@ fn repo() -> Repo {
     }
 }
 
-fn since() -> flakestat::model::Timestamp {
+fn since() -> Timestamp {
     chrono::DateTime::parse_from_rfc3339("2026-06-15T00:00:00Z")
         .unwrap()
         .to_utc()
@@ -187,10 +168,6 @@ fn since() -> flakestat::model::Timestamp {
 
 #[test]
 fn the_report_is_the_same_with_and_without_the_bot_workflow_s_jobs() {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let ds = Dataset::load(&story_with_bot(dir.path())).unwrap();
     let bot_runs: BTreeSet<RunId> = ds
@@ -248,24 +225,10 @@ fn synthetic_survey(
     gh: &FakeGitHub,
     cache: &Path,
     repo: &Repo,
-    since: flakestat::model::Timestamp,
-    until: flakestat::model::Timestamp,
+    since: Timestamp,
+    until: Timestamp,
 ) -> flakestat::model::Snapshot {
-    let store = Arc::new(Mutex::new(Store::open(cache).unwrap()));
-    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
-    let session = Session::new(ClientConfig::new(gh.api_url(), None), Arc::new(())).unwrap();
-    let plan = SurveyPlan {
-        repo: repo.clone(),
-        since,
-        until,
-        workflows: vec![],
-        branch: None,
-        event: None,
-        interruptible: false,
-    };
-    session
-        .survey(store.clone(), set.clone(), &plan, &|_, _| BTreeSet::new())
-        .unwrap();
+    let (store, set) = survey_into(gh, cache, repo, since, until);
     store
         .lock()
         .unwrap()
@@ -392,7 +355,7 @@ fn busy_with_forks() -> flakestat::fake::scenario::SyntheticSpec {
 }
 
 fn bench_signatures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/survey-signatures")
+    common::root().join("benches/survey-signatures")
 }
 
 #[test]
@@ -433,7 +396,7 @@ fn fork_prs_cost_only_the_pull_pages_needed_and_every_figure_is_as_with_every_pr
     let gh = FakeGitHub::start_blocking(ds.clone(), Faults::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    let out = common::flakestat()
         .args([
             "survey",
             "-v",
@@ -454,9 +417,6 @@ fn fork_prs_cost_only_the_pull_pages_needed_and_every_figure_is_as_with_every_pr
         .arg("--cache-dir")
         .arg(&cache)
         .env("GH_TOKEN", "test")
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
