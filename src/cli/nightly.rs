@@ -273,7 +273,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
     let store = Arc::new(Mutex::new(Store::open(cache_dir).map_err(store_error)?));
 
     if args.source.offline {
-        crate::fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
+        crate::store::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
     } else {
         let show_progress = !global.quiet && std::io::stderr().is_terminal();
         let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));

@@ -15,7 +15,6 @@ use super::when::parse_window;
 use super::{CodedError, GlobalArgs};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch;
 use crate::model::{Repo, SignatureId};
 use crate::report::{self, Format, RenderOptions};
 use crate::signatures::{self, SignatureSet};
@@ -129,12 +128,14 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         .into());
     }
     let store = Arc::new(Mutex::new(store));
-    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
+    // `SignatureSet` is the store's re-classifier as it is (it implements `signatures::Classifier`).
     let classifier = set;
     // Re-classifying writes: only under the store's lock. When a survey or nightly holds it,
     // report what is classified (the rest shows as "not classified yet").
     let classified = match super::nightly::try_lock_store(&cache_dir, "flakestat report")? {
-        Some(_lock) => fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?,
+        Some(_lock) => {
+            crate::store::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?
+        }
         None => 0,
     };
     if classified > 0 && global.verbose > 0 {

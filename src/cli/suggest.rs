@@ -15,7 +15,6 @@ use super::{CodedError, GlobalArgs};
 use crate::analysis::suggest::{ClaimedLine, checked, suggest};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch;
 use crate::model::Repo;
 use crate::report::sanitize::terminal_line;
 use crate::signatures::{self, SignatureSet};
@@ -113,10 +112,10 @@ pub(super) fn load_from_store(
         .into());
     }
     let store = Arc::new(Mutex::new(store));
-    // `SignatureSet` is the store's re-classifier as it is (`fetch` implements `Classifier`).
+    // `SignatureSet` is the store's re-classifier as it is (it implements `signatures::Classifier`).
     let classifier = set;
     if let Some(_lock) = super::nightly::try_lock_store(&cache_dir, command)? {
-        fetch::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
+        crate::store::reclassify_stored(&store, &repo, &classifier).map_err(store_error)?;
     }
     let snapshot = store
         .lock()

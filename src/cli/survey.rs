@@ -134,7 +134,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> anyhow::Result<u8> {
                 cache_dir.display()
             );
         }
-        fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
+        crate::store::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
     } else {
         let _fake; // keeps the replay server alive through the survey
         let (api_url, token) = match replay {

@@ -13,6 +13,7 @@
 
 mod ancestry;
 pub mod lock;
+mod reclassify;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -28,6 +29,7 @@ use flakestat_core::model::{
 };
 
 pub use ancestry::mainline_scope;
+pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
 
 /// The folder inside the cache dir; its number changes only with an incompatible layout.

@@ -7,13 +7,15 @@
 //!
 //! - [`load`]: files → [`SignatureSpec`]s, every problem with file, line, column and key.
 //! - [`normalize`]: one raw log line → the text patterns see.
-//! - [`matcher`]: [`SignatureSet`], the compiled matcher (literal prefilter + per-line regexes).
+//! - [`matcher`]: [`SignatureSet`], the compiled matcher (literal prefilter + per-line regexes),
+//!   and the [`Classifier`] trait it implements (the survey and the store classify through it).
 //! - [`check`]: examples and overlaps, for `flakestat signatures check`.
 //! - [`import`]: PyTorch's `ruleset.toml` → signature files.
 //! - [`archive`]: a log's time span (does it belong to its job execution?) and log `.zip`s.
 
 pub mod archive;
 pub mod check;
+mod classifier;
 pub mod forms;
 pub mod import;
 mod literals;
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::SignatureId;
 
+pub use classifier::Classifier;
 pub use load::{load_bundled, load_dir};
 pub use matcher::SignatureSet;
 
