@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::GlobalArgs;
+use super::error::CliError;
 use super::output::FormatArg;
 use super::settings;
-use super::{CodedError, GlobalArgs};
-use crate::exit;
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY};
 
 #[derive(Debug, Args)]
@@ -103,17 +103,16 @@ pub struct CacheDir {
 impl SourceArgs {
     /// `--cache-dir`, else (with `--replay`) a fresh temporary folder so a replay never mixes
     /// with real data, else `FLAKESTAT_CACHE_DIR` or the platform cache folder.
-    pub fn cache_dir(&self) -> anyhow::Result<CacheDir> {
+    pub fn cache_dir(&self) -> Result<CacheDir, CliError> {
         if self.cache_dir.is_none() && self.replay.is_some() {
             let temp = tempfile::tempdir()
-                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
+                .map_err(|e| CliError::CacheDir(format!("no temporary folder: {e}")))?;
             return Ok(CacheDir {
                 path: temp.path().to_path_buf(),
                 _temp: Some(temp),
             });
         }
-        let path = settings::resolve_cache_dir(self.cache_dir.as_deref())
-            .map_err(|e| CodedError::new(exit::STORE, e.to_string()))?;
+        let path = settings::resolve_cache_dir(self.cache_dir.as_deref())?;
         Ok(CacheDir { path, _temp: None })
     }
 
@@ -168,27 +167,19 @@ pub struct ReplayServer {
 
 impl Replay {
     /// `--replay DIR`, if given: the dataset, or an error naming the folder (exit 3).
-    pub fn load(dir: Option<&std::path::Path>) -> anyhow::Result<Option<Replay>> {
+    pub fn load(dir: Option<&std::path::Path>) -> Result<Option<Replay>, CliError> {
         let Some(dir) = dir else { return Ok(None) };
         #[cfg(feature = "replay")]
         {
-            let dataset = crate::fake::Dataset::load(dir).map_err(|e| {
-                CodedError::new(
-                    exit::INVALID_INPUT,
-                    format!("--replay {}: {e}", dir.display()),
-                )
-            })?;
+            let dataset = crate::fake::Dataset::load(dir)
+                .map_err(|e| CliError::Invalid(format!("--replay {}: {e}", dir.display())))?;
             Ok(Some(Replay { dataset }))
         }
         #[cfg(not(feature = "replay"))]
-        Err(CodedError::new(
-            exit::ERROR,
-            format!(
-                "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
-                dir.display()
-            ),
-        )
-        .into())
+        Err(CliError::Failed(format!(
+            "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
+            dir.display()
+        )))
     }
 
     /// The repository the dataset records.
@@ -208,14 +199,12 @@ impl Replay {
     }
 
     /// Serves the dataset on 127.0.0.1 for as long as the returned server lives.
-    pub fn start(self) -> anyhow::Result<ReplayServer> {
+    pub fn start(self) -> Result<ReplayServer, CliError> {
         #[cfg(feature = "replay")]
         {
             use crate::fake::{FakeGitHub, Faults};
-            let server =
-                FakeGitHub::start_blocking(self.dataset, Faults::default()).map_err(|e| {
-                    CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}"))
-                })?;
+            let server = FakeGitHub::start_blocking(self.dataset, Faults::default())
+                .map_err(|e| CliError::Failed(format!("cannot start the replay server: {e}")))?;
             Ok(ReplayServer { server })
         }
         #[cfg(not(feature = "replay"))]

@@ -33,6 +33,14 @@ use flakestat_store::StoreError;
 pub enum FetchError {
     #[error("{0}")]
     Config(String),
+    /// The API root is not something flakestat can talk to (not a URL, not http(s), no host).
+    #[error("{0}")]
+    ApiRoot(String),
+    /// A token would go over plain http to another machine.
+    #[error(
+        "refusing to send the token over plain http to {api_url}: anyone on the way could read it; use https"
+    )]
+    InsecureHttp { api_url: String },
     #[error(
         "GitHub refused the credentials ({status}: {message}); check GITHUB_TOKEN / GH_TOKEN or run `gh auth login`"
     )]
@@ -52,7 +60,7 @@ pub enum FetchError {
     )]
     SecondaryLimit(String),
     #[error(
-        "GitHub did not answer: {0}; check the network or --api-url, then run the same command again (what was collected is stored)"
+        "GitHub did not answer: {0}; check the network and the API root, then run the same command again (what was collected is stored)"
     )]
     Network(String),
     #[error("GitHub answered {status} to {url}: {message}")]
@@ -62,7 +70,7 @@ pub enum FetchError {
         message: String,
     },
     #[error(
-        "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check --api-url)"
+        "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check the API root)"
     )]
     TooLarge { url: String, size: u64, limit: u64 },
     #[error("{0}")]

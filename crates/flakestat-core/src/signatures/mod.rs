@@ -141,7 +141,7 @@ impl fmt::Display for Problem {
 pub enum SignatureError {
     #[error("cannot read signatures from {}: {source}; check the path exists and is readable", path.display())]
     Io { path: PathBuf, source: io::Error },
-    #[error("no signature files (*.toml) in {}; add one, or point --signatures at the right folder", dir.display())]
+    #[error("no signature files (*.toml) in {}; add one", dir.display())]
     Empty { dir: PathBuf },
     #[error("{}", render_problems(problems))]
     Invalid { problems: Vec<Problem> },
