@@ -87,10 +87,16 @@ impl ReportOutput {
     }
 }
 
-/// The width tables are fitted to on a terminal: `COLUMNS` when the shell exports it; `None`
-/// leaves tables at their natural width.
+/// The width tables are fitted to on a terminal: `COLUMNS` when the shell exports it, else the
+/// terminal's own width; `None` leaves tables at their natural width.
 fn terminal_width() -> Option<u16> {
-    std::env::var("COLUMNS").ok()?.trim().parse().ok()
+    columns(std::env::var("COLUMNS").ok().as_deref())
+        .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| w.0))
+}
+
+/// `COLUMNS` as a width, when it is one.
+fn columns(value: Option<&str>) -> Option<u16> {
+    value?.trim().parse().ok().filter(|w| *w > 0)
 }
 
 /// Writes `render`'s output to `path` atomically, or to stdout.
@@ -234,6 +240,15 @@ mod tests {
             kind.is_fifo(),
             "the FIFO is still a FIFO, not a regular file"
         );
+    }
+
+    #[test]
+    fn columns_wins_when_it_is_a_width() {
+        assert_eq!(columns(Some("120")), Some(120));
+        assert_eq!(columns(Some(" 80 ")), Some(80));
+        for not_a_width in [None, Some(""), Some("0"), Some("wide"), Some("-1")] {
+            assert_eq!(columns(not_a_width), None, "{not_a_width:?}");
+        }
     }
 
     #[test]
