@@ -2,23 +2,24 @@
 //! signatures and `flakestat.toml`, classifies stored logs the current signatures have not seen
 //! yet, loads the snapshot, analyzes it and renders the overview or one signature's account.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::GlobalArgs;
-use super::from_store::{Loaded, StoreQuery, load_from_store};
-use super::output::{FormatArg, resolve_format, use_color, write_output};
+use super::error::CliError;
+use super::output::{FormatArg, ReportOutput};
+use super::pipeline::{self, StoreQuery};
 use crate::analysis;
-use crate::exit;
-use crate::report::{self, Format, RenderOptions};
+use crate::report;
 
 const EXAMPLES: &str = "\
 Examples:
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-15
-  flakestat report --repo NVIDIA/cuda-python --since 30d --signature wait-until-timeout --format markdown > issue.md
-  flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 --until 2026-06-30 --format json --output june.json
+  flakestat report --repo NVIDIA/cuda-python --since 30d \\
+      --signature wait-until-timeout --format markdown > issue.md
+  flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
+      --until 2026-06-30 --format json --output june.json
 
 Reads only the store that `flakestat survey` filled (--cache-dir, else FLAKESTAT_CACHE_DIR, else
 the platform cache folder). Job names are read into matrix dimensions with the built-in
@@ -64,14 +65,8 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
-pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
-    let Loaded {
-        infos,
-        snapshot,
-        config,
-        classified,
-        ..
-    } = load_from_store(&StoreQuery {
+pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
+    let query = StoreQuery {
         repo: &args.repo,
         since: &args.since,
         until: args.until.as_deref(),
@@ -79,56 +74,21 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
         store: args.store.as_deref(),
         cache_dir: args.cache_dir.as_deref(),
         config: args.config.as_deref(),
-        focus: args.signature.as_deref(),
-        command: "flakestat report",
-    })?;
-    if classified > 0 && global.verbose > 0 {
-        eprintln!("flakestat: classified {classified} stored logs with the current signatures");
+        holder: "flakestat report",
+    };
+    let loaded = query.load(args.signature.as_deref())?;
+    if loaded.classified > 0 && global.verbose > 0 {
+        eprintln!(
+            "flakestat: classified {} stored logs with the current signatures",
+            loaded.classified
+        );
     }
-    let data = analysis::analyze(&snapshot, &infos, &config);
-    let format = match resolve_format(args.format, args.output.as_deref()) {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Json => Format::Json,
-        FormatArg::Html => Format::Html,
-    };
-    let on_terminal = args.output.is_none() && std::io::stdout().is_terminal();
-    let options = RenderOptions {
-        color: format == Format::Table && args.output.is_none() && use_color(global.color),
-        // The shell's COLUMNS when exported; otherwise tables keep their natural width.
-        width: on_terminal
-            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-            .flatten(),
-    };
-    write_output(args.output.as_deref(), |out| {
-        report::render(&data, format, &options, out)
-    })?;
-    Ok(incomplete_exit(
+    let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    ReportOutput::resolve(args.format, args.output.clone(), global.color)
+        .write(|out, format, options| report::render(&data, format, options, out))?;
+    Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,
         args.allow_incomplete,
     ))
-}
-
-/// `exit::INCOMPLETE` (said on stderr) when the store lacks part of the window and
-/// `--allow-incomplete` was not given; `exit::SUCCESS` otherwise.
-pub(super) fn incomplete_exit(
-    global: &GlobalArgs,
-    completeness: &analysis::Completeness,
-    allow: bool,
-) -> u8 {
-    if completeness.is_complete() || allow {
-        return exit::SUCCESS;
-    }
-    if !global.quiet {
-        eprintln!(
-            "flakestat: the store does not hold the whole window yet (runs without jobs: {}, logs not fetched: {}, windows not listed: {}); the figures leave out {} of its runs; exiting {} (--allow-incomplete accepts it)",
-            completeness.runs_pending,
-            completeness.logs_pending,
-            completeness.unlisted.len(),
-            completeness.runs_left_out,
-            exit::INCOMPLETE
-        );
-    }
-    exit::INCOMPLETE
 }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::GlobalArgs;
+use super::error::CliError;
 use super::output::FormatArg;
 use super::settings;
-use super::{CodedError, GlobalArgs};
-use crate::exit;
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY};
 use crate::store::StoreLocation;
 
@@ -109,10 +109,10 @@ impl SourceArgs {
     /// `--store`, else `--cache-dir`, else (with `--replay`) a fresh temporary folder so a
     /// replay never mixes with real data, else `FLAKESTAT_STORE`, `FLAKESTAT_CACHE_DIR` or the
     /// platform cache folder (`settings::resolve_store`).
-    pub fn store_location(&self) -> anyhow::Result<ResolvedStore> {
+    pub fn store_location(&self) -> Result<ResolvedStore, CliError> {
         if self.store.is_none() && self.cache_dir.is_none() && self.replay.is_some() {
             let temp = tempfile::tempdir()
-                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
+                .map_err(|e| CliError::CacheDir(format!("no temporary folder: {e}")))?;
             return Ok(ResolvedStore {
                 location: StoreLocation::Sqlite {
                     cache_dir: temp.path().to_path_buf(),
@@ -178,27 +178,19 @@ pub struct ReplayServer {
 
 impl Replay {
     /// `--replay DIR`, if given: the dataset, or an error naming the folder (exit 3).
-    pub fn load(dir: Option<&std::path::Path>) -> anyhow::Result<Option<Replay>> {
+    pub fn load(dir: Option<&std::path::Path>) -> Result<Option<Replay>, CliError> {
         let Some(dir) = dir else { return Ok(None) };
         #[cfg(feature = "replay")]
         {
-            let dataset = crate::fake::Dataset::load(dir).map_err(|e| {
-                CodedError::new(
-                    exit::INVALID_INPUT,
-                    format!("--replay {}: {e}", dir.display()),
-                )
-            })?;
+            let dataset = crate::fake::Dataset::load(dir)
+                .map_err(|e| CliError::Invalid(format!("--replay {}: {e}", dir.display())))?;
             Ok(Some(Replay { dataset }))
         }
         #[cfg(not(feature = "replay"))]
-        Err(CodedError::new(
-            exit::ERROR,
-            format!(
-                "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
-                dir.display()
-            ),
-        )
-        .into())
+        Err(CliError::Failed(format!(
+            "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
+            dir.display()
+        )))
     }
 
     /// The repository the dataset records.
@@ -218,14 +210,12 @@ impl Replay {
     }
 
     /// Serves the dataset on 127.0.0.1 for as long as the returned server lives.
-    pub fn start(self) -> anyhow::Result<ReplayServer> {
+    pub fn start(self) -> Result<ReplayServer, CliError> {
         #[cfg(feature = "replay")]
         {
             use crate::fake::{FakeGitHub, Faults};
-            let server =
-                FakeGitHub::start_blocking(self.dataset, Faults::default()).map_err(|e| {
-                    CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}"))
-                })?;
+            let server = FakeGitHub::start_blocking(self.dataset, Faults::default())
+                .map_err(|e| CliError::Failed(format!("cannot start the replay server: {e}")))?;
             Ok(ReplayServer { server })
         }
         #[cfg(not(feature = "replay"))]

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{
-    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy,
+    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy, Width,
 };
 
 use super::RenderOptions;
@@ -169,6 +169,28 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
     }
+    // A signature id is never broken mid-word: its column is at least as wide as the longest id
+    // (the title after it wraps at spaces).
+    for i in 0..table.headers.len() {
+        let longest_id = table
+            .rows
+            .iter()
+            .filter_map(|r| r.get(i)?.first())
+            .filter_map(|span| match span {
+                Span::Code(id) if table.headers[i] == "Signature" => {
+                    Some(one_line(id).chars().count())
+                }
+                _ => None,
+            })
+            .max();
+        if let (Some(w), Some(_)) = (longest_id, options.width)
+            && let Some(col) = t.column_mut(i)
+        {
+            // The boundary counts the cell's padding (one space each side).
+            let w = u16::try_from(w + 2).unwrap_or(u16::MAX);
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+        }
+    }
     for (i, numeric) in table.numeric.iter().enumerate() {
         if *numeric && let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
@@ -202,4 +224,40 @@ fn plain(line: &Line, fancy: bool) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_id_is_never_broken_mid_word_in_a_narrow_table() {
+        let id = "wait-until-timeout-in-graph-lifetime-tests";
+        let row = |n: &str| {
+            vec![
+                vec![Span::Text(n.into())],
+                vec![
+                    Span::Code(id.into()),
+                    Span::Text(
+                        " _wait_until timed out: condition not satisfied within the timeout".into(),
+                    ),
+                ],
+                vec![Span::Text("16 of 77 runs (21%) since #2371 merged".into())],
+                vec![Span::Text("python=3.14t only, on every platform".into())],
+            ]
+        };
+        let table = Table {
+            headers: vec!["#", "Signature", "Runs hit", "Where"],
+            numeric: vec![true, false, false, false],
+            rows: vec![row("1"), row("2")],
+        };
+        for width in [50, 60, 80] {
+            let options = RenderOptions {
+                color: false,
+                width: Some(width),
+            };
+            let text = comfy(&table, &options);
+            assert_eq!(text.matches(id).count(), 2, "width {width}:\n{text}");
+        }
+    }
 }
