@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{
-    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy,
+    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy, Width,
 };
 
 use super::RenderOptions;
@@ -131,6 +131,81 @@ fn unicode_width(s: &str) -> usize {
 }
 
 fn comfy(table: &Table, options: &RenderOptions) -> String {
+    let Some(width) = options.width else {
+        return arranged(table, options, &[]);
+    };
+    // A signature id is not broken mid-word: its column is at least as wide as the longest id
+    // (the title after it wraps at spaces). Fitting the width comes first: when that would make
+    // the table wider than the terminal (every line of it wrapped by the terminal), the column
+    // gives up what the table overflows by, down to no bound at all.
+    let mut bounds = id_columns(table);
+    loop {
+        let text = arranged(table, options, &bounds);
+        let overflow = widest_line(&text).saturating_sub(usize::from(width));
+        if overflow == 0 || bounds.is_empty() {
+            return text;
+        }
+        let overflow = u16::try_from(overflow).unwrap_or(u16::MAX);
+        bounds = bounds
+            .into_iter()
+            .map(|(i, w)| (i, w.saturating_sub(overflow)))
+            // Below one character and its padding a bound says nothing.
+            .filter(|(_, w)| *w > 2)
+            .collect();
+    }
+}
+
+/// The Signature columns and the width that holds their longest id whole, counting the cell's
+/// padding (one space each side).
+fn id_columns(table: &Table) -> Vec<(usize, u16)> {
+    let mut bounds = Vec::new();
+    for i in 0..table.headers.len() {
+        let longest_id = table
+            .rows
+            .iter()
+            .filter_map(|r| r.get(i)?.first())
+            .filter_map(|span| match span {
+                Span::Code(id) if table.headers[i] == "Signature" => {
+                    Some(one_line(id).chars().count())
+                }
+                _ => None,
+            })
+            .max();
+        if let Some(w) = longest_id {
+            bounds.push((i, u16::try_from(w + 2).unwrap_or(u16::MAX)));
+        }
+    }
+    bounds
+}
+
+/// The widest line of `text` as the terminal shows it (colour sequences take no room).
+fn widest_line(text: &str) -> usize {
+    text.lines()
+        .map(|line| {
+            let mut n = 0;
+            let mut chars = line.chars();
+            while let Some(c) = chars.next() {
+                if c == '\u{1b}' {
+                    // CSI: ESC [ parameters… final byte in @..=~
+                    if chars.next() == Some('[') {
+                        for c in chars.by_ref() {
+                            if ('@'..='~').contains(&c) {
+                                break;
+                            }
+                        }
+                    }
+                } else {
+                    n += 1;
+                }
+            }
+            n
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The table laid out by comfy-table, each `(column, width)` of `id_bounds` at least that wide.
+fn arranged(table: &Table, options: &RenderOptions, id_bounds: &[(usize, u16)]) -> String {
     let mut t = Comfy::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     if options.color {
@@ -169,6 +244,11 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
     }
+    for &(i, w) in id_bounds {
+        if let Some(col) = t.column_mut(i) {
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+        }
+    }
     for (i, numeric) in table.numeric.iter().enumerate() {
         if *numeric && let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
@@ -202,4 +282,56 @@ fn plain(line: &Line, fancy: bool) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_id_is_never_broken_mid_word_in_a_narrow_table() {
+        let id = "wait-until-timeout-in-graph-lifetime-tests";
+        let row = |n: &str| {
+            vec![
+                vec![Span::Text(n.into())],
+                vec![
+                    Span::Code(id.into()),
+                    Span::Text(
+                        " _wait_until timed out: condition not satisfied within the timeout".into(),
+                    ),
+                ],
+                vec![Span::Text("16 of 77 runs (21%) since #2371 merged".into())],
+                vec![Span::Text("python=3.14t only, on every platform".into())],
+            ]
+        };
+        let table = Table {
+            headers: vec!["#", "Signature", "Runs hit", "Where"],
+            numeric: vec![true, false, false, false],
+            rows: vec![row("1"), row("2")],
+        };
+        for width in [50, 60, 80] {
+            let options = RenderOptions {
+                color: false,
+                width: Some(width),
+            };
+            let text = comfy(&table, &options);
+            // The table fits its width whatever it holds (tests/pictures.rs holds the report
+            // to it on a terminal).
+            assert!(
+                widest_line(&text) <= usize::from(width),
+                "width {width}:\n{text}"
+            );
+            // 50 columns cannot hold the 42-character id beside three other columns (58 at
+            // the least): there fitting comes first. Wherever it fits, the id is whole.
+            if width >= 58 {
+                assert_eq!(text.matches(id).count(), 2, "width {width}:\n{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn colour_takes_no_room_when_a_line_is_measured() {
+        assert_eq!(widest_line("\u{1b}[1mab\u{1b}[0m\ncde"), 3);
+        assert_eq!(widest_line("┌──┐"), 4);
+    }
 }
