@@ -13,24 +13,36 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::Context;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::GlobalArgs;
+use super::error::CliError;
 use super::output::write_output;
-use super::{CodedError, GlobalArgs};
+use super::pipeline::Signatures;
 use crate::exit;
 use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
+use crate::signatures::SignatureSet;
 use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
-use crate::signatures::{SignatureSet, resolve_dir};
 
 /// Bytes looked at to tell a binary file from a log.
 const SNIFF: usize = 64 * 1024;
 /// Most files classified at once.
 const MAX_WORKERS: usize = 8;
 
+const EXAMPLES: &str = "\
+Examples:
+  flakestat classify job.log
+  flakestat classify run-logs.zip --format json --output classified.json
+  gh run view 29647957539 --log-failed | flakestat classify -
+  flakestat classify --signatures ./signatures logs/*.txt
+
+Exit codes, like grep: 0 some log matched a signature, 1 none did, 3 invalid input (a broken
+signature file, an unreadable or binary log), 2 any other error.";
+
 #[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
 pub struct ClassifyArgs {
     /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
     #[arg(long, value_name = "DIR")]
@@ -118,13 +130,13 @@ struct InputError {
 
 type UnitResult = Vec<Result<Classified, InputError>>;
 
-pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
-    let source = resolve_dir(args.signatures.as_deref());
-    let set = load_set(&source)?;
+pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
+    let signatures = Signatures::load(args.signatures.as_deref())?;
+    let set: &SignatureSet = &signatures.set;
     if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        return Err(
-            CodedError::new(exit::INVALID_INPUT, "`-` (stdin) may be given only once").into(),
-        );
+        return Err(CliError::Invalid(
+            "`-` (stdin) may be given only once".into(),
+        ));
     }
     let workers = args
         .jobs
@@ -136,7 +148,7 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
         })
         .min(args.logs.len())
         .max(1);
-    let results = classify_all(&set, &args.logs, workers);
+    let results = classify_all(set, &args.logs, workers);
 
     let results: Vec<Result<Classified, InputError>> = results.into_iter().flatten().collect();
     let mut files = Vec::new();
@@ -185,18 +197,6 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> anyhow::Result<u8> {
     } else {
         exit::NO_MATCH
     })
-}
-
-/// Loads and compiles the signatures of `source`; a broken file is invalid input.
-pub(crate) fn load_set(
-    source: &crate::signatures::SignatureSource,
-) -> anyhow::Result<SignatureSet> {
-    let specs = source
-        .load()
-        .and_then(SignatureSet::compile)
-        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))
-        .with_context(|| format!("cannot use {source}"))?;
-    Ok(specs)
 }
 
 fn classify_all(set: &SignatureSet, logs: &[PathBuf], workers: usize) -> Vec<UnitResult> {

@@ -135,11 +135,11 @@ pub fn load_config(explicit: Option<&Path>, dir: &Path) -> Result<FileConfig, Co
 
 /// Parses the text of a config file; `path` names it in errors.
 pub fn parse_config(text: &str, path: &Path) -> Result<FileConfig, ConfigError> {
-    let line_of = |span: Range<usize>| text[..span.start.min(text.len())].matches('\n').count() + 1;
     let fail = |problems| ConfigError {
         path: path.to_path_buf(),
         problems,
     };
+    let lines = Lines(text);
     let raw: RawFile = toml::from_str(text).map_err(|e| {
         let message = e.message().trim().to_string();
         let key = message
@@ -148,7 +148,7 @@ pub fn parse_config(text: &str, path: &Path) -> Result<FileConfig, ConfigError> 
             .filter(|_| message.starts_with("unknown field"))
             .map(String::from);
         fail(vec![ConfigProblem {
-            line: e.span().map(line_of),
+            line: e.span().map(|s| lines.of(s)),
             key,
             message: format!("{message}; see docs/reports.md for the keys flakestat.toml takes"),
         }])
@@ -159,17 +159,92 @@ pub fn parse_config(text: &str, path: &Path) -> Result<FileConfig, ConfigError> 
         path: Some(path.to_path_buf()),
         ..FileConfig::default()
     };
-    if let Some(pattern) = raw.matrix.and_then(|m| m.pattern) {
-        let line = Some(line_of(pattern.span()));
-        let key = Some("matrix.pattern".to_string());
-        match Regex::new(pattern.get_ref()) {
-            Ok(re) if re.capture_names().flatten().next().is_none() => problems.push(ConfigProblem {
+    if let Some(pattern) = raw.matrix.and_then(|m| m.pattern)
+        && let Some(matrix) = parse_matrix(&pattern, lines, &mut problems)
+    {
+        config.matrix = matrix;
+    }
+    if let Some(prs) = raw.pull_requests {
+        config.pr_conventions = parse_pull_requests(prs, lines, &mut problems);
+    }
+    if let Some(cost) = raw.cost
+        && let Some(c) = parse_cost(cost, lines, &mut problems)
+    {
+        config.cost = c;
+    }
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(fail(problems))
+    }
+}
+
+/// Line numbers of byte offsets in the file's text.
+#[derive(Clone, Copy)]
+struct Lines<'a>(&'a str);
+
+impl Lines<'_> {
+    fn of(self, span: Range<usize>) -> usize {
+        self.0[..span.start.min(self.0.len())].matches('\n').count() + 1
+    }
+}
+
+/// `[matrix] pattern`: a regex whose named groups are the dimensions.
+fn parse_matrix(
+    pattern: &Spanned<String>,
+    lines: Lines<'_>,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<MatrixParser> {
+    let line = Some(lines.of(pattern.span()));
+    let key = Some("matrix.pattern".to_string());
+    match Regex::new(pattern.get_ref()) {
+        Ok(re) if re.capture_names().flatten().next().is_none() => {
+            problems.push(ConfigProblem {
                 line,
                 key,
                 message: "the regex has no named group; name each dimension, e.g. (?P<python>\\d\\.\\d+t?)"
                     .into(),
+            });
+            None
+        }
+        Ok(re) => Some(MatrixParser::with_pattern(re)),
+        Err(e) => {
+            problems.push(ConfigProblem {
+                line,
+                key,
+                message: format!("not a valid regex: {}", one_line(&e.to_string())),
+            });
+            None
+        }
+    }
+}
+
+/// `[pull_requests]`: branch patterns naming a PR, with or without the built-in ones.
+fn parse_pull_requests(
+    prs: RawPullRequests,
+    lines: Lines<'_>,
+    problems: &mut Vec<ConfigProblem>,
+) -> PrConventions {
+    let mut patterns = Vec::new();
+    if prs.builtin_branch_patterns.unwrap_or(true) {
+        patterns.extend(
+            DEFAULT_BRANCH_PATTERNS
+                .iter()
+                .map(|p| Regex::new(p).expect("built-in PR branch pattern compiles")),
+        );
+    }
+    for (i, p) in prs.branch_patterns.unwrap_or_default().iter().enumerate() {
+        let line = Some(lines.of(p.span()));
+        let key = Some(format!("pull_requests.branch_patterns[{i}]"));
+        match Regex::new(p.get_ref()) {
+            Ok(re) if re.capture_names().flatten().any(|n| n == "pr") => patterns.push(re),
+            Ok(_) => problems.push(ConfigProblem {
+                line,
+                key,
+                message:
+                    "the regex has no group named `pr`; capture the PR number with (?P<pr>\\d+)"
+                        .into(),
             }),
-            Ok(re) => config.matrix = MatrixParser::with_pattern(re),
             Err(e) => problems.push(ConfigProblem {
                 line,
                 key,
@@ -177,71 +252,46 @@ pub fn parse_config(text: &str, path: &Path) -> Result<FileConfig, ConfigError> 
             }),
         }
     }
-    if let Some(prs) = raw.pull_requests {
-        let mut patterns = Vec::new();
-        if prs.builtin_branch_patterns.unwrap_or(true) {
-            patterns.extend(
-                DEFAULT_BRANCH_PATTERNS
-                    .iter()
-                    .map(|p| Regex::new(p).expect("built-in PR branch pattern compiles")),
-            );
-        }
-        for (i, p) in prs.branch_patterns.unwrap_or_default().iter().enumerate() {
-            let line = Some(line_of(p.span()));
-            let key = Some(format!("pull_requests.branch_patterns[{i}]"));
-            match Regex::new(p.get_ref()) {
-                Ok(re) if re.capture_names().flatten().any(|n| n == "pr") => patterns.push(re),
-                Ok(_) => problems.push(ConfigProblem {
-                    line,
-                    key,
-                    message:
-                        "the regex has no group named `pr`; capture the PR number with (?P<pr>\\d+)"
-                            .into(),
-                }),
-                Err(e) => problems.push(ConfigProblem {
-                    line,
-                    key,
-                    message: format!("not a valid regex: {}", one_line(&e.to_string())),
-                }),
-            }
-        }
-        config.pr_conventions = PrConventions {
-            branch_patterns: patterns,
-        };
+    PrConventions {
+        branch_patterns: patterns,
     }
-    if let Some(cost) = raw.cost {
-        let mut price = |p: Option<Spanned<f64>>, key: &str| {
-            let p = p?;
-            if p.get_ref().is_finite() && *p.get_ref() >= 0.0 {
-                Some(*p.get_ref())
-            } else {
-                problems.push(ConfigProblem {
-                    line: Some(line_of(p.span())),
-                    key: Some(format!("cost.{key}")),
-                    message: "a price per minute is a number, zero or more".into(),
-                });
-                None
-            }
-        };
-        let gpu_price = price(cost.gpu_price_per_minute, "gpu_price_per_minute");
-        let other_price = price(cost.price_per_minute, "price_per_minute");
-        let (globs, line) = match cost.gpu_labels {
-            Some(g) => (g.get_ref().clone(), Some(line_of(g.span()))),
-            None => (CostConfig::default().gpu_labels, None),
-        };
-        match CostConfig::new(globs, gpu_price, other_price) {
-            Ok(c) => config.cost = c,
-            Err(e) => problems.push(ConfigProblem {
+}
+
+/// `[cost]`: GPU runner label globs and prices per minute.
+fn parse_cost(
+    cost: RawCost,
+    lines: Lines<'_>,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<CostConfig> {
+    let mut price = |p: Option<Spanned<f64>>, key: &str| {
+        let p = p?;
+        if p.get_ref().is_finite() && *p.get_ref() >= 0.0 {
+            Some(*p.get_ref())
+        } else {
+            problems.push(ConfigProblem {
+                line: Some(lines.of(p.span())),
+                key: Some(format!("cost.{key}")),
+                message: "a price per minute is a number, zero or more".into(),
+            });
+            None
+        }
+    };
+    let gpu_price = price(cost.gpu_price_per_minute, "gpu_price_per_minute");
+    let other_price = price(cost.price_per_minute, "price_per_minute");
+    let (globs, line) = match cost.gpu_labels {
+        Some(g) => (g.get_ref().clone(), Some(lines.of(g.span()))),
+        None => (CostConfig::default().gpu_labels, None),
+    };
+    match CostConfig::new(globs, gpu_price, other_price) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            problems.push(ConfigProblem {
                 line,
                 key: Some("cost.gpu_labels".into()),
                 message: format!("not a valid glob: {}", one_line(&e)),
-            }),
+            });
+            None
         }
-    }
-    if problems.is_empty() {
-        Ok(config)
-    } else {
-        Err(fail(problems))
     }
 }
 

@@ -9,17 +9,21 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::from_store::{Loaded, load_from_store};
-use super::{CodedError, GlobalArgs};
+use super::GlobalArgs;
+use super::error::CliError;
+use super::pipeline::{self, load_from_store};
+use super::source::WindowArgs;
 use crate::analysis::{self, export::export};
-use crate::exit;
 use crate::report::parquet;
 
 const EXAMPLES: &str = "\
 Examples:
-  flakestat export --repo NVIDIA/cuda-python --since 2026-06-15 --format parquet --output warehouse/
-  flakestat export --repo NVIDIA/cuda-python --since 30d --output /data/flakestat/cuda-python
-  duckdb -c \"SELECT signature, count(*) FROM 'warehouse/hits.parquet' WHERE counted GROUP BY 1\"
+  flakestat export --repo NVIDIA/cuda-python --since 2026-06-15 \\
+      --format parquet --output warehouse/
+  flakestat export --repo NVIDIA/cuda-python --since 30d \\
+      --output /data/flakestat/cuda-python
+  duckdb -c \"SELECT signature, count(*) FROM 'warehouse/hits.parquet' \\
+      WHERE counted GROUP BY 1\"
 
 Writes runs.parquet, jobs.parquet, hits.parquet, pulls.parquet and suspects.parquet into DIR
 (created 0700 if missing; other files in it are left alone). Reads only the store that
@@ -36,7 +40,7 @@ pub enum ExportFormat {
 #[command(after_help = EXAMPLES)]
 pub struct ExportArgs {
     #[command(flatten)]
-    pub window: super::from_store::WindowArgs,
+    pub window: WindowArgs,
     /// What to write.
     #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
     pub format: ExportFormat,
@@ -49,24 +53,24 @@ pub struct ExportArgs {
     pub allow_incomplete: bool,
 }
 
-pub fn run(global: &GlobalArgs, args: ExportArgs) -> anyhow::Result<u8> {
+pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     // Before the store is read: a wrong --output fails at once.
     let existed = check_output(&args.output)?;
-    let Loaded {
-        infos,
-        snapshot,
-        config,
-        classified,
-        ..
-    } = load_from_store(&args.window, None, "flakestat export")?;
+    let loaded = load_from_store(&args.window, None, "flakestat export")?;
+    let (infos, snapshot, config, classified) = (
+        &loaded.signatures.infos,
+        &loaded.snapshot,
+        &loaded.config,
+        loaded.classified,
+    );
     if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
-    let data = analysis::analyze(&snapshot, &infos, &config);
-    let tables = export(&snapshot, &infos, &config, &data);
+    let data = analysis::analyze(snapshot, infos, config);
+    let tables = export(snapshot, infos, config, &data);
     let files = match args.format {
         ExportFormat::Parquet => parquet::render(&tables)
-            .map_err(|e| CodedError::new(exit::ERROR, format!("writing Parquet: {e}")))?,
+            .map_err(|e| CliError::Failed(format!("writing Parquet: {e}")))?,
     };
     write_all(&args.output, existed, &files)?;
     if !global.quiet {
@@ -81,25 +85,22 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> anyhow::Result<u8> {
             tables.suspects.len(),
         );
     }
-    Ok(super::report::incomplete_exit(
+    Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,
         args.allow_incomplete,
     ))
 }
 
-fn cannot_write(dir: &Path, e: impl std::fmt::Display) -> CodedError {
-    CodedError::new(
-        exit::ERROR,
-        format!(
-            "cannot write into --output {}: {e}; nothing was written",
-            dir.display()
-        ),
-    )
+fn cannot_write(dir: &Path, e: impl std::fmt::Display) -> CliError {
+    CliError::Failed(format!(
+        "cannot write into --output {}: {e}; nothing was written",
+        dir.display()
+    ))
 }
 
 /// Whether `dir` exists; `Err` when it is not a folder (exit 3) or cannot be written (exit 2).
-fn check_output(dir: &Path) -> Result<bool, CodedError> {
+pub(super) fn check_output(dir: &Path) -> Result<bool, CliError> {
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_dir() => {
             // A file made and removed at once: a folder we may not write is said before the
@@ -110,13 +111,10 @@ fn check_output(dir: &Path) -> Result<bool, CodedError> {
                 .map_err(|e| cannot_write(dir, e))?;
             Ok(true)
         }
-        Ok(_) => Err(CodedError::new(
-            exit::INVALID_INPUT,
-            format!(
-                "--output {} is not a folder: export writes five files into a folder (it is created when missing)",
-                dir.display()
-            ),
-        )),
+        Ok(_) => Err(CliError::Invalid(format!(
+            "--output {} is not a folder: export writes five files into a folder (it is created when missing)",
+            dir.display()
+        ))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(cannot_write(dir, e)),
     }
@@ -125,7 +123,7 @@ fn check_output(dir: &Path) -> Result<bool, CodedError> {
 /// Creates `dir` when missing (0700: the files name private repositories' jobs and log lines),
 /// writes every file to a temporary file in it, then renames them into place. On an error
 /// before the renames, the temporary files are removed and so is `dir` if this call made it.
-fn write_all(dir: &Path, existed: bool, files: &[(&str, Vec<u8>)]) -> Result<(), CodedError> {
+fn write_all(dir: &Path, existed: bool, files: &[(&str, Vec<u8>)]) -> Result<(), CliError> {
     // A folder (or device) where a file goes would fail its rename after the others were
     // renamed: refused before anything is written.
     for (name, _) in files {
@@ -169,9 +167,9 @@ fn write_all(dir: &Path, existed: bool, files: &[(&str, Vec<u8>)]) -> Result<(),
     for (name, tmp) in written {
         let path = dir.join(name);
         tmp.persist(&path).map_err(|e| {
-            CodedError::new(
-                exit::ERROR,
+            CliError::file(
                 format!("cannot write {}: {}", path.display(), e.error),
+                e.error,
             )
         })?;
     }

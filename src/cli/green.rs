@@ -9,16 +9,17 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::survey::{closing_line, fetch_error};
-use super::{CodedError, GlobalArgs, settings};
+use super::error::CliError;
+use super::pipeline::{self, SharedStore};
+use super::progress::closing_line;
+use super::{GlobalArgs, settings};
 use crate::analysis::green::{GreenShare, green_sample, green_shares, hit_names};
-use crate::exit;
 use crate::fetch::{ClientConfig, FetchError, GreenFetch, Session};
 use crate::model::{Classification, JobId, LogStatus, Repo, Snapshot};
 use crate::signatures::{SignatureSet, SignatureSpec};
-use crate::store::{Store, StoreError, StoreLocation};
+use crate::store::StoreLocation;
 
 #[derive(Debug, clap::Args)]
 pub struct GreenArgs {
@@ -52,10 +53,6 @@ pub(super) struct GreenOutcome {
     pub summary: String,
 }
 
-fn store_error(err: StoreError) -> CodedError {
-    CodedError::new(exit::STORE, err.to_string())
-}
-
 /// Picks the sample, downloads what the store lacks of it (unless `--offline`), classifies the
 /// stored green logs with `specs`, and gives each signature its share.
 pub(super) fn sample_green(
@@ -64,7 +61,7 @@ pub(super) fn sample_green(
     location: &StoreLocation,
     snapshot: &Snapshot,
     specs: &[SignatureSpec],
-) -> anyhow::Result<GreenOutcome> {
+) -> Result<GreenOutcome, CliError> {
     let ids: Vec<String> = specs.iter().map(|s| s.id.0.clone()).collect();
     let Some(n) = args.green_sample else {
         let why = "not sampled (pass --green-sample N)";
@@ -85,52 +82,25 @@ pub(super) fn sample_green(
         .repo
         .clone()
         .expect("a snapshot loaded from the store names its repository");
-    let store = Arc::new(Mutex::new(Store::open_at(location).map_err(store_error)?));
+    let store = pipeline::open_store(location)?;
 
-    let mut stopped: Option<String> = None;
-    if !args.offline {
-        let _lock = super::nightly::lock_store(
-            location,
-            &repo,
-            std::time::Duration::ZERO,
-            "flakestat signatures audit",
-        )?;
-        let (fetched, stats, failure) = download(global, args, &store, &repo, &sample)?;
-        if let Some(e) = failure {
-            stopped = Some(e.to_string());
-            if !global.quiet {
-                eprintln!(
-                    "flakestat: the green sample stopped after {} of its {} log requests: {}; the shares it could not measure stay unknown",
-                    fetched.requests,
-                    sample.len() as u64 - fetched.known,
-                    crate::report::sanitize::terminal_line(&e.to_string())
-                );
-            }
-        }
-        if !global.quiet {
-            eprintln!(
-                "flakestat: green sample: {} jobs, {} already in the store, {} log requests ({} logs stored, {} unavailable); {}",
-                sample.len(),
-                fetched.known,
-                fetched.requests,
-                fetched.stored,
-                fetched.unavailable,
-                closing_line(&stats)
-            );
-        }
-    }
+    let stopped = if args.offline {
+        None
+    } else {
+        download_sample(global, args, location, &store, &repo, &sample)?
+    };
 
     let set = SignatureSet::compile(specs.to_vec())
-        .map_err(|e| CodedError::new(exit::INVALID_INPUT, e.to_string()))?;
+        .map_err(|e| CliError::signatures("the signatures audited", e, ""))?;
     let (green, missing) = {
         let store = store.lock().expect("store lock");
-        let statuses = store.green_log_statuses(&sample).map_err(store_error)?;
+        let statuses = store.green_log_statuses(&sample)?;
         let mut green: Vec<(JobId, Classification)> = Vec::new();
         for job in &sample {
             if statuses.get(job) != Some(&LogStatus::Stored) {
                 continue;
             }
-            if let Some(raw) = store.load_green_log(*job).map_err(store_error)? {
+            if let Some(raw) = store.load_green_log(*job)? {
                 green.push((*job, set.classify(&raw)));
             }
         }
@@ -168,16 +138,59 @@ pub(super) fn sample_green(
     Ok(GreenOutcome { shares, summary })
 }
 
+/// Under the store's lock (not waited for), downloads what the store lacks of the sample and
+/// says how it went; why it stopped early, if it did.
+fn download_sample(
+    global: &GlobalArgs,
+    args: &GreenArgs,
+    location: &StoreLocation,
+    store: &SharedStore,
+    repo: &Repo,
+    sample: &[JobId],
+) -> Result<Option<String>, CliError> {
+    let _lock = pipeline::lock_store(
+        location,
+        repo,
+        std::time::Duration::ZERO,
+        "flakestat signatures audit",
+    )?;
+    let (fetched, stats, failure) = download(global, args, store, repo, sample)?;
+    let mut stopped = None;
+    if let Some(e) = failure {
+        stopped = Some(e.to_string());
+        if !global.quiet {
+            eprintln!(
+                "flakestat: the green sample stopped after {} of its {} log requests: {}; the shares it could not measure stay unknown",
+                fetched.requests,
+                sample.len() as u64 - fetched.known,
+                crate::report::sanitize::terminal_line(&e.to_string())
+            );
+        }
+    }
+    if !global.quiet {
+        eprintln!(
+            "flakestat: green sample: {} jobs, {} already in the store, {} log requests ({} logs stored, {} unavailable); {}",
+            sample.len(),
+            fetched.known,
+            fetched.requests,
+            fetched.stored,
+            fetched.unavailable,
+            closing_line(&stats)
+        );
+    }
+    Ok(stopped)
+}
+
 /// Downloads the sample's missing logs. A failure that leaves the audit meaningful (GitHub
 /// refusing, unreachable, out of budget) is returned beside what was done; a bad `--api-url`,
 /// the store or an interrupt is an error.
 fn download(
     global: &GlobalArgs,
     args: &GreenArgs,
-    store: &Arc<Mutex<Store>>,
+    store: &SharedStore,
     repo: &Repo,
     sample: &[JobId],
-) -> anyhow::Result<(GreenFetch, crate::fetch::StatsSnapshot, Option<FetchError>)> {
+) -> Result<(GreenFetch, crate::fetch::StatsSnapshot, Option<FetchError>), CliError> {
     let _fake; // keeps the replay server alive while the sample downloads
     let (api_url, token) = match &args.replay {
         Some(dir) => {
@@ -201,16 +214,18 @@ fn download(
     let mut config = ClientConfig::new(api_url, token);
     config.max_retries = args.max_retries;
     config.allow_insecure_http = args.allow_insecure_http;
-    let session = Session::new(config, Arc::new(())).map_err(fetch_error)?;
+    let session = Session::new(config, Arc::new(()))?;
     let mut fetched = GreenFetch::default();
     let failure = match session.fetch_green_logs(store, repo, sample, &mut fetched) {
         Ok(()) => None,
         Err(
             e @ (FetchError::Config(_)
+            | FetchError::ApiRoot(_)
+            | FetchError::InsecureHttp { .. }
             | FetchError::Store(_)
             | FetchError::Spool(_)
             | FetchError::Interrupted),
-        ) => return Err(fetch_error(e).into()),
+        ) => return Err(e.into()),
         Err(e) => Some(e),
     };
     Ok((fetched, session.stats(), failure))

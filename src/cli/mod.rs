@@ -6,11 +6,13 @@
 mod classify;
 mod completions;
 pub mod config;
+pub mod error;
 mod export;
-mod from_store;
 mod green;
 mod nightly;
 pub mod output;
+mod pipeline;
+mod progress;
 mod report;
 pub mod settings;
 mod signatures;
@@ -22,13 +24,17 @@ pub mod when;
 use clap::{Args, Parser, Subcommand};
 
 use crate::exit;
+use error::{CliError, ExitCode};
 
 const EXAMPLES: &str = "\
 Examples:
   flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15
-  flakestat survey --repo NVIDIA/cuda-python --since 30d --format markdown --output flakes.md
-  flakestat report --repo NVIDIA/cuda-python --since 2026-06-15 --signature wait-until-timeout
-  flakestat export --repo NVIDIA/cuda-python --since 30d --format parquet --output warehouse/
+  flakestat survey --repo NVIDIA/cuda-python --since 30d \\
+      --format markdown --output flakes.md
+  flakestat report --repo NVIDIA/cuda-python --since 2026-06-15 \\
+      --signature wait-until-timeout
+  flakestat export --repo NVIDIA/cuda-python --since 30d \\
+      --format parquet --output warehouse/
   flakestat classify job.log run-logs.zip
   flakestat signatures check signatures/
   flakestat completions bash > /etc/bash_completion.d/flakestat";
@@ -87,27 +93,26 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
 }
 
-/// Parses the process arguments, runs the command, prints any error, returns the exit code.
+/// Parses the process arguments, runs the command, prints any error, returns the exit code:
+/// the one place an error becomes a code.
 pub fn main() -> u8 {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => exit::SUCCESS,
         Err(err) => {
-            if is_broken_pipe(&err) {
-                return exit::SUCCESS;
-            }
             // Messages quote paths, names and answers from outside: nothing in them may drive
             // the terminal.
             eprintln!(
                 "flakestat: error: {}",
                 crate::report::sanitize::terminal(&render_chain(&err))
             );
-            exit_code_for(&err)
+            err.exit_code()
         }
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<u8> {
+fn run(cli: Cli) -> Result<u8, CliError> {
     let global = cli.global;
     match cli.command {
         Command::Classify(args) => classify::run(&global, args),
@@ -121,11 +126,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
-/// The error and its causes on one line, de-duplicated (thiserror messages often repeat their
-/// source).
-fn render_chain(err: &anyhow::Error) -> String {
+/// The causes of `err`, itself first.
+fn chain<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |e| e.source())
+}
+
+/// The error and its causes on one line, de-duplicated (a message often repeats its source).
+fn render_chain(err: &CliError) -> String {
     let mut parts: Vec<String> = Vec::new();
-    for cause in err.chain() {
+    for cause in chain(err) {
         let text = cause.to_string();
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
@@ -134,40 +145,12 @@ fn render_chain(err: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
+fn is_broken_pipe(err: &CliError) -> bool {
+    chain(err).any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
-}
-
-/// An error that carries its own exit code; commands wrap user-facing failures in it.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct CodedError {
-    pub code: u8,
-    pub message: String,
-}
-
-impl CodedError {
-    pub fn new(code: u8, message: impl Into<String>) -> CodedError {
-        CodedError {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// The first cause in the chain that knows its exit code decides; otherwise `exit::ERROR`.
-/// Each layer's error type that maps to a code is listed here.
-fn exit_code_for(err: &anyhow::Error) -> u8 {
-    for cause in err.chain() {
-        if let Some(coded) = cause.downcast_ref::<CodedError>() {
-            return coded.code;
-        }
-    }
-    exit::ERROR
 }
 
 #[cfg(test)]
@@ -178,5 +161,44 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Every command and subcommand, with its path (`signatures check`).
+    fn all_commands() -> Vec<(String, clap::Command)> {
+        let mut all = Vec::new();
+        let mut todo = vec![(String::new(), Cli::command())];
+        while let Some((path, cmd)) = todo.pop() {
+            for sub in cmd.get_subcommands() {
+                let name = format!("{path} {}", sub.get_name()).trim().to_string();
+                todo.push((name, sub.clone()));
+            }
+            all.push((path, cmd));
+        }
+        all
+    }
+
+    #[test]
+    fn every_command_has_examples_that_fit_an_80_column_terminal() {
+        for (path, cmd) in all_commands() {
+            if cmd.has_subcommands() && !path.is_empty() {
+                continue; // `signatures` alone: its subcommands carry the examples
+            }
+            let examples = cmd
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(
+                examples.contains("Examples:\n  "),
+                "`flakestat {path} --help` has no examples"
+            );
+            // clap wraps help at the terminal's width: an example line longer than 80 columns
+            // would break mid-command. Longer commands continue with `\` on the next line.
+            for line in examples.lines().filter(|l| l.starts_with("  ")) {
+                assert!(
+                    line.chars().count() <= 80,
+                    "`flakestat {path} --help`: {line:?} is over 80 columns"
+                );
+            }
+        }
     }
 }

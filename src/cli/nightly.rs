@@ -2,41 +2,41 @@
 //! Takes the store's lock, surveys the baseline and the period incrementally (the whole range is
 //! re-listed with ETags, so runs that completed or were re-run since the last night are seen),
 //! compares the period with the baseline (`analysis::nightly`), writes the report, keeps one
-//! comment up to date (`fetch::comments`), and exits `ALERT` when `--fail-on` says so. Every
-//! terminal and environment decision is made here.
+//! comment up to date (`fetch::comments`), and exits `ALERT` when `--fail-on` says so. The steps
+//! are the shared pipeline's; this file orders them.
 
-use std::io::IsTerminal;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{render_options, resolve_format, write_output};
-use super::source::SourceArgs;
-use super::survey::{
-    Bars, archive_note, closing_line, fetch_error, load_signatures, map_fork_runs, prs_of_runs,
-};
+use super::GlobalArgs;
+use super::error::CliError;
+use super::output::{ReportOutput, write_output};
+use super::pipeline::fetch::{Connection, connect, map_fork_runs, prs_of_runs};
+use super::pipeline::{self, SharedStore, Signatures};
+use super::progress::{Bars, archive_note, closing_line};
+use super::settings;
+use super::source::{Replay, SourceArgs};
 use super::when::{Bound, parse_when};
-use super::{CodedError, GlobalArgs};
 use crate::analysis::AnalysisConfig;
 use crate::analysis::nightly::{AlertOn, NightlyData, nightly};
 use crate::exit;
-use crate::fetch::comments::{CommentError, CommentTarget, Commenter, Posted};
-use crate::fetch::{ClientConfig, Session, SurveyPlan};
+use crate::fetch::comments::{CommentTarget, Commenter, Posted};
+use crate::fetch::{ClientConfig, SurveyPlan};
 use crate::model::{Repo, Run, Timestamp};
-use crate::report::Format;
 use crate::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment};
-use crate::store::lock::LockError;
-use crate::store::{Store, StoreError, StoreGuard, StoreLocation};
 
 const EXAMPLES: &str = "\
 Examples:
   flakestat nightly --repo NVIDIA/cuda-python
-  flakestat nightly --repo NVIDIA/cuda-python --since 24h --baseline 14d --format json --output nightly.json
-  flakestat nightly --repo NVIDIA/cuda-python --post-comment NVIDIA/cuda-python#2396 --fail-on new -q
-  flakestat nightly --repo NVIDIA/cuda-python --post-comment NVIDIA/cuda-python#2396 --dry-run
-  flakestat nightly --replay fixtures/cuda-python-flake --now 2026-07-17T00:00:00Z
+  flakestat nightly --repo NVIDIA/cuda-python --since 24h --baseline 14d \\
+      --format json --output nightly.json
+  flakestat nightly --repo NVIDIA/cuda-python \\
+      --post-comment NVIDIA/cuda-python#2396 --fail-on new -q
+  flakestat nightly --repo NVIDIA/cuda-python \\
+      --post-comment NVIDIA/cuda-python#2396 --dry-run
+  flakestat nightly --replay fixtures/cuda-python-flake \\
+      --now 2026-07-17T00:00:00Z
 
 The period is [--since, --now); the baseline is the span before it (--baseline 14d: the 14 days
 before --since; a date or datetime is its start). A signature is new when the period hits it and
@@ -107,288 +107,258 @@ impl From<FailOnArg> for AlertOn {
     }
 }
 
-/// Takes the store's lock for writing `repo` (the whole SQLite store; the repository in a
-/// PostgreSQL store) for `holder`, waiting up to `wait`; busy → `exit::STORE`.
-pub(super) fn lock_store(
-    location: &StoreLocation,
-    repo: &Repo,
+/// The token the replay server is given to comment with (the fake accepts any).
+const REPLAY_TOKEN: &str = "flakestat-replay";
+
+/// Everything `nightly` decided before doing any work.
+struct Settings {
+    replay: Option<Replay>,
+    now: Timestamp,
+    repo: Repo,
+    period_since: Timestamp,
+    baseline_since: Timestamp,
     wait: Duration,
-    holder: &str,
-) -> Result<StoreGuard, CodedError> {
-    StoreGuard::acquire(location, repo, wait, holder)
-        .map_err(|e| CodedError::new(exit::STORE, e.to_string()))
+    target: Option<CommentTarget>,
+    signatures: Signatures,
+    config: AnalysisConfig,
+    output: ReportOutput,
 }
 
-/// The lock if free at once, `None` if another run holds it.
-pub(super) fn try_lock_store(
-    location: &StoreLocation,
-    repo: &Repo,
-    holder: &str,
-) -> Result<Option<StoreGuard>, CodedError> {
-    match StoreGuard::acquire(location, repo, Duration::ZERO, holder) {
-        Ok(lock) => Ok(Some(lock)),
-        Err(LockError::Busy { .. } | LockError::PostgresBusy { .. }) => Ok(None),
-        Err(e) => Err(CodedError::new(exit::STORE, e.to_string())),
+impl Settings {
+    fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings, CliError> {
+        let replay = Replay::load(args.source.replay.as_deref())?;
+        let now = resolve_now(args.now.as_deref(), replay.as_ref())?;
+        let repo = match (&args.repo, &replay) {
+            (Some(text), _) => settings::parse_repo(text)?,
+            (None, Some(ds)) => ds.repo(),
+            (None, None) => unreachable!("clap requires --repo without --replay"),
+        };
+        let (baseline_since, period_since) = resolve_period(args, now)?;
+        let wait = settings::parse_wait(&args.wait)?;
+        let target = args.post_comment.as_deref().map(parse_target).transpose()?;
+        let signatures = Signatures::load(args.source.signatures.as_deref())?;
+        let config = settings::analysis_config(args.source.config.as_deref(), None)?;
+        let output =
+            ReportOutput::resolve(args.source.format, args.source.output.clone(), global.color);
+        Ok(Settings {
+            replay,
+            now,
+            repo,
+            period_since,
+            baseline_since,
+            wait,
+            target,
+            signatures,
+            config,
+            output,
+        })
     }
 }
 
-/// `0`, `45` (seconds), `30s`, `5m`, `1h`.
-pub(super) fn parse_wait(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().ok()?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n.checked_mul(60)?,
-        "h" => n.checked_mul(3600)?,
-        _ => return None,
-    };
-    Some(Duration::from_secs(secs))
-}
-
-fn invalid(message: impl Into<String>) -> CodedError {
-    CodedError::new(exit::INVALID_INPUT, message)
-}
-
-fn store_error(err: StoreError) -> CodedError {
-    CodedError::new(exit::STORE, err.to_string())
-}
-
-fn comment_error(err: CommentError) -> CodedError {
-    let code = match &err {
-        CommentError::Locked { .. }
-        | CommentError::Forbidden { .. }
-        | CommentError::Unauthorized { .. } => exit::GITHUB_AUTH,
-        CommentError::NotFound { .. } => exit::GITHUB_NOT_FOUND,
-        CommentError::Unexpected { .. } | CommentError::Parse { .. } => exit::ERROR,
-        CommentError::Fetch(_) => {
-            let CommentError::Fetch(e) = err else {
-                unreachable!("matched above")
-            };
-            return not_posted(fetch_error(e));
-        }
-    };
-    CodedError::new(code, format!("{err}; nothing was posted"))
-}
-
-fn not_posted(err: CodedError) -> CodedError {
-    CodedError::new(err.code, format!("{}; nothing was posted", err.message))
-}
-
-pub fn run(global: &GlobalArgs, args: NightlyArgs) -> anyhow::Result<u8> {
-    let replay = super::source::Replay::load(args.source.replay.as_deref())?;
-    let now: Timestamp = match (&args.now, &replay) {
-        (Some(text), _) => chrono::DateTime::parse_from_rfc3339(text.trim())
+/// `--now`, else the dataset's present with `--replay`, else the clock.
+fn resolve_now(given: Option<&str>, replay: Option<&Replay>) -> Result<Timestamp, CliError> {
+    match (given, replay) {
+        (Some(text), _) => Ok(chrono::DateTime::parse_from_rfc3339(text.trim())
             .map_err(|_| {
-                invalid(format!(
+                CliError::Invalid(format!(
                     "--now {text:?} is not an RFC 3339 datetime (2026-08-02T06:30:00Z)"
                 ))
             })?
-            .to_utc(),
-        (None, Some(ds)) => ds.now(),
-        (None, None) => super::when::now_to_the_second(),
-    };
-    let repo = match (&args.repo, &replay) {
-        (Some(text), _) => Repo::parse(text).ok_or_else(|| {
-            invalid(format!(
-                "--repo {text:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"
-            ))
-        })?,
-        (None, Some(ds)) => ds.repo(),
-        (None, None) => unreachable!("clap requires --repo without --replay"),
-    };
-    let period_since =
-        parse_when(&args.since, Bound::Since, now).map_err(|e| invalid(e.to_string()))?;
+            .to_utc()),
+        (None, Some(ds)) => Ok(ds.now()),
+        (None, None) => Ok(super::when::now_to_the_second()),
+    }
+}
+
+/// The baseline's start and the period's start: `[baseline, since)` and `[since, now)`.
+fn resolve_period(args: &NightlyArgs, now: Timestamp) -> Result<(Timestamp, Timestamp), CliError> {
+    let period_since = parse_when(&args.since, Bound::Since, now)?;
     if period_since >= now {
-        return Err(invalid(format!(
+        return Err(CliError::Invalid(format!(
             "--since {:?} is not before --now ({now}): the period would be empty",
             args.since
-        ))
-        .into());
+        )));
     }
     let baseline_since = parse_when(&args.baseline, Bound::Since, period_since)
         .ok()
         .filter(|b| *b < period_since)
         .ok_or_else(|| {
-            invalid(format!(
+            CliError::Invalid(format!(
                 "--baseline {:?} is not a span before --since (14d, 2w, 72h) nor a date or datetime before it",
                 args.baseline
             ))
         })?;
-    let wait = parse_wait(&args.wait).ok_or_else(|| {
-        invalid(format!(
-            "--wait {:?} is not a duration (0, 30s, 5m, 1h)",
-            args.wait
+    Ok((baseline_since, period_since))
+}
+
+/// `--post-comment OWNER/REPO#N`.
+fn parse_target(text: &str) -> Result<CommentTarget, CliError> {
+    CommentTarget::parse(text).ok_or_else(|| {
+        CliError::Invalid(format!(
+            "--post-comment {text:?} is not OWNER/REPO#N (for example NVIDIA/cuda-python#2396)"
         ))
-    })?;
-    let target = match &args.post_comment {
-        Some(text) => Some(CommentTarget::parse(text).ok_or_else(|| {
-            invalid(format!(
-                "--post-comment {text:?} is not OWNER/REPO#N (for example NVIDIA/cuda-python#2396)"
-            ))
-        })?),
-        None => None,
-    };
+    })
+}
 
-    let (classifier, infos) = load_signatures(args.source.signatures.as_deref())?;
-    let file_config = super::config::load_config(args.source.config.as_deref(), Path::new("."))
-        .map_err(|e| invalid(e.to_string()))?;
-    let analysis_config = AnalysisConfig {
-        pr_conventions: file_config.pr_conventions,
-        matrix: file_config.matrix,
-        focus: None,
-        cost: file_config.cost,
-    };
-
+pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
+    let mut settings = Settings::resolve(global, &args)?;
     // The API and the token, resolved once; posting uses the same.
-    let _fake; // keeps the replay server alive through the survey and the posting
-    let (api_url, token) = if args.source.offline {
-        (String::new(), None)
+    let connection = if args.source.offline {
+        Connection::offline()
     } else {
-        match replay {
-            Some(ds) => {
-                let gh = ds.start()?;
-                let url = gh.api_url();
-                _fake = gh;
-                // The fake accepts any token; one is needed to comment.
-                (url, Some("flakestat-replay".to_string()))
-            }
-            None => args.source.github_api(global),
-        }
+        connect(
+            &args.source,
+            settings.replay.take(),
+            global,
+            Some(REPLAY_TOKEN),
+        )?
     };
-    if target.is_some() && !args.dry_run && token.is_none() {
-        return Err(CodedError::new(
-            exit::GITHUB_AUTH,
-            "--post-comment needs a token that may write issues: set GITHUB_TOKEN or GH_TOKEN (or use --dry-run)",
-        )
-        .into());
+    if settings.target.is_some() && !args.dry_run && connection.token.is_none() {
+        return Err(CliError::NoToken(
+            "--post-comment needs a token that may write issues: set GITHUB_TOKEN or GH_TOKEN (or use --dry-run)".into(),
+        ));
     }
-
-    let resolved = args.source.store_location()?;
-    let location = &resolved.location;
-    let lock = lock_store(location, &repo, wait, "flakestat nightly")?;
-    if global.verbose > 0 {
-        eprintln!("flakestat: holding {}", lock.describe());
-    }
-    let store = Arc::new(Mutex::new(Store::open_at(location).map_err(store_error)?));
-
-    if args.source.offline {
-        crate::fetch::reclassify_stored(&store, &repo, classifier.as_ref()).map_err(store_error)?;
-    } else {
-        let show_progress = !global.quiet && std::io::stderr().is_terminal();
-        let bars = Arc::new(Bars::new(show_progress, global.quiet, global.verbose));
-        let config = args.source.client_config(api_url.clone(), token.clone());
-        let session = Session::new(config, bars.clone()).map_err(fetch_error)?;
-        // The whole range, not only the period: listings unchanged since last night cost a free
-        // 304, and a run that completed or was re-run since then is fetched again.
-        let plan = SurveyPlan {
-            repo: repo.clone(),
-            since: baseline_since,
-            until: now,
-            workflows: Vec::new(),
-            branch: None,
-            event: None,
-            interruptible: true,
-        };
-        let wanted = |runs: &[Run], default_branch: &str| {
-            prs_of_runs(runs, default_branch, &analysis_config)
-        };
-        let result = session
-            .survey(store.clone(), classifier.clone(), &plan, &wanted)
-            .and_then(|summary| {
-                // Fork runs name no PR: map them (and fetch what their relevance needs) as the
-                // survey's bisection step does, so they are not left out as unknown.
-                map_fork_runs(
-                    &session,
-                    &store,
-                    &repo,
-                    baseline_since,
-                    now,
-                    &classifier.fingerprint(),
-                    &infos,
-                    &analysis_config,
-                )?;
-                Ok(summary)
-            });
-        bars.finish();
-        if !global.quiet {
-            let mut line = closing_line(&session.stats());
-            if let Some(archive) = result.as_ref().ok().and_then(archive_note) {
-                line.push_str(&format!(", {archive}"));
-            }
-            eprintln!("flakestat: {line}");
-        }
-        if let Err(err) = result {
-            let coded = fetch_error(err);
-            return Err(if target.is_some() {
-                not_posted(coded)
-            } else {
-                coded
-            }
-            .into());
-        }
-    }
-
-    let snapshot = store
-        .lock()
-        .expect("store lock")
-        .load_snapshot(&repo, baseline_since, now, &classifier.fingerprint())
-        .map_err(store_error)?;
-    drop(store);
-    drop(lock);
-    let data = nightly(
-        &snapshot,
-        &infos,
-        &analysis_config,
-        baseline_since,
-        period_since,
-        now,
-    );
+    let data = survey_and_compare(global, &args, &connection, &settings)?;
 
     // The report first: a posting failure still leaves it written.
-    let format = Format::from(resolve_format(
-        args.source.format,
-        args.source.output.as_deref(),
-    ));
-    let options = render_options(format, args.source.output.as_deref(), global.color);
     if !(args.dry_run && args.source.output.is_none()) {
-        write_output(args.source.output.as_deref(), |out| {
-            render(&data, format, &options, out)
-        })?;
+        settings
+            .output
+            .write(|out, format, options| render(&data, format, options, out))?;
     }
-
-    let incomplete =
-        super::report::incomplete_exit(global, &data.completeness, args.allow_incomplete);
+    let incomplete = pipeline::incomplete_exit(global, &data.completeness, args.allow_incomplete);
     if incomplete != exit::SUCCESS {
-        if target.is_some() && !global.quiet {
+        if settings.target.is_some() && !global.quiet {
             eprintln!("flakestat: nothing was posted: the report would be incomplete");
         }
         return Ok(incomplete);
     }
-    if let Some(target) = &target {
-        post(global, &args, target, &repo, &data, &api_url, token)?;
+    if let Some(target) = &settings.target {
+        post(global, &args, target, &settings.repo, &data, &connection)?;
     }
+    Ok(alert_exit(global, args.fail_on, &data))
+}
 
-    if let Some(on) = args.fail_on
-        && data.alerts(on.into())
-    {
-        if !global.quiet {
-            eprintln!(
-                "flakestat: --fail-on {}: found; exiting {}",
-                match on {
-                    FailOnArg::New => "new",
-                    FailOnArg::Rising => "rising",
-                    FailOnArg::Any => "any",
-                },
-                exit::ALERT
-            );
-        }
-        return Ok(exit::ALERT);
+/// Under the store's lock: the survey of the whole range (or, offline, a re-classification),
+/// then the period compared with its baseline. The lock is released before anything is posted.
+fn survey_and_compare(
+    global: &GlobalArgs,
+    args: &NightlyArgs,
+    connection: &Connection,
+    settings: &Settings,
+) -> Result<NightlyData, CliError> {
+    let resolved = args.source.store_location()?;
+    let location = &resolved.location;
+    let lock = pipeline::lock_store(location, &settings.repo, settings.wait, "flakestat nightly")?;
+    if global.verbose > 0 {
+        eprintln!("flakestat: holding {}", lock.describe());
     }
-    Ok(exit::SUCCESS)
+    let store = pipeline::open_store(location)?;
+    if args.source.offline {
+        pipeline::reclassify(&store, &settings.repo, &settings.signatures)?;
+    } else {
+        fetch(global, args, connection, &store, settings)?;
+    }
+    let snapshot = pipeline::load_snapshot(
+        &store,
+        &settings.repo,
+        settings.baseline_since,
+        settings.now,
+        &settings.signatures,
+    )?;
+    drop(store);
+    drop(lock);
+    Ok(nightly(
+        &snapshot,
+        &settings.signatures.infos,
+        &settings.config,
+        settings.baseline_since,
+        settings.period_since,
+        settings.now,
+    ))
+}
+
+/// The survey of `[baseline, now)` and the fork runs' PRs, then the closing line. A failure
+/// with `--post-comment` says nothing was posted.
+fn fetch(
+    global: &GlobalArgs,
+    args: &NightlyArgs,
+    connection: &Connection,
+    store: &SharedStore,
+    settings: &Settings,
+) -> Result<(), CliError> {
+    let bars = Bars::for_command(global);
+    let session = connection.session(&args.source, &bars)?;
+    // The whole range, not only the period: listings unchanged since last night cost a free
+    // 304, and a run that completed or was re-run since then is fetched again.
+    let plan = SurveyPlan {
+        repo: settings.repo.clone(),
+        since: settings.baseline_since,
+        until: settings.now,
+        workflows: Vec::new(),
+        branch: None,
+        event: None,
+        interruptible: true,
+    };
+    let config = &settings.config;
+    let wanted = |runs: &[Run], default_branch: &str| prs_of_runs(runs, default_branch, config);
+    let result = session
+        .survey(
+            store.clone(),
+            settings.signatures.classifier(),
+            &plan,
+            &wanted,
+        )
+        .and_then(|summary| {
+            // Fork runs name no PR: map them (and fetch what their relevance needs) as the
+            // survey's bisection step does, so they are not left out as unknown.
+            map_fork_runs(
+                &session,
+                store,
+                &settings.repo,
+                settings.baseline_since,
+                settings.now,
+                &settings.signatures.fingerprint(),
+                &settings.signatures.infos,
+                config,
+            )?;
+            Ok(summary)
+        });
+    bars.finish();
+    if !global.quiet {
+        let mut line = closing_line(&session.stats());
+        if let Some(archive) = result.as_ref().ok().and_then(archive_note) {
+            line.push_str(&format!(", {archive}"));
+        }
+        eprintln!("flakestat: {line}");
+    }
+    match result {
+        Ok(_) => Ok(()),
+        Err(err) if settings.target.is_some() => Err(CliError::NotPosted(Box::new(err.into()))),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds.
+fn alert_exit(global: &GlobalArgs, fail_on: Option<FailOnArg>, data: &NightlyData) -> u8 {
+    let Some(on) = fail_on else {
+        return exit::SUCCESS;
+    };
+    if !data.alerts(on.into()) {
+        return exit::SUCCESS;
+    }
+    if !global.quiet {
+        eprintln!(
+            "flakestat: --fail-on {}: found; exiting {}",
+            match on {
+                FailOnArg::New => "new",
+                FailOnArg::Rising => "rising",
+                FailOnArg::Any => "any",
+            },
+            exit::ALERT
+        );
+    }
+    exit::ALERT
 }
 
 /// Creates or updates the marked comment, or (`--dry-run`) says what it would do.
@@ -398,40 +368,18 @@ fn post(
     target: &CommentTarget,
     repo: &Repo,
     data: &NightlyData,
-    api_url: &str,
-    token: Option<String>,
-) -> anyhow::Result<()> {
+    connection: &Connection,
+) -> Result<(), CliError> {
     let marker = marker(repo);
     let body = render_comment(data, &marker, MAX_COMMENT_BYTES);
-    let mut config = ClientConfig::new(api_url, token);
+    let mut config = ClientConfig::new(connection.api_url.as_str(), connection.token.clone());
     config.max_retries = args.source.max_retries;
     config.allow_insecure_http = args.source.allow_insecure_http;
-    let commenter = Commenter::new(config).map_err(|e| not_posted(fetch_error(e)))?;
+    let commenter = Commenter::new(config).map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
     if args.dry_run {
-        let found = commenter.find(target, &marker).map_err(comment_error)?;
-        let what = match found {
-            Some(c) if c.body == body => format!(
-                "would leave comment {} on {target} as it is (same body)",
-                c.id
-            ),
-            Some(c) => format!(
-                "would update comment {} on {target}{}",
-                c.id,
-                c.html_url.map(|u| format!(" ({u})")).unwrap_or_default()
-            ),
-            None => format!("would create a comment on {target}"),
-        };
-        eprintln!(
-            "flakestat: dry run: {}; {} characters:",
-            crate::report::sanitize::terminal(&what),
-            body.chars().count()
-        );
-        write_output(None, |out| out.write_all(body.as_bytes()))?;
-        return Ok(());
+        return dry_run(&commenter, target, &marker, &body);
     }
-    let posted = commenter
-        .upsert(target, &marker, &body)
-        .map_err(comment_error)?;
+    let posted = commenter.upsert(target, &marker, &body)?;
     if !global.quiet {
         let line = match posted {
             Posted::Created { id, html_url } => format!(
@@ -452,42 +400,30 @@ fn post(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fetch::FetchError;
-
-    #[test]
-    fn waits_parse() {
-        assert_eq!(parse_wait("0"), Some(Duration::ZERO));
-        assert_eq!(parse_wait("45"), Some(Duration::from_secs(45)));
-        assert_eq!(parse_wait("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(parse_wait("5m"), Some(Duration::from_secs(300)));
-        assert_eq!(parse_wait("1h"), Some(Duration::from_secs(3600)));
-        for bad in ["", "m", "-1", "5 m", "2d", "1.5m"] {
-            assert_eq!(parse_wait(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn comment_refusals_have_their_exit_codes() {
-        let target = CommentTarget::parse("o/r#1").unwrap();
-        let locked = CommentError::Locked {
-            target: target.clone(),
-            message: "Unable to create comment because issue is locked.".into(),
-        };
-        let coded = comment_error(locked);
-        assert_eq!(coded.code, exit::GITHUB_AUTH);
-        assert!(coded.message.contains("locked") && coded.message.contains("nothing was posted"));
-        assert_eq!(
-            comment_error(CommentError::NotFound { target }).code,
-            exit::GITHUB_NOT_FOUND
-        );
-        let limited = CommentError::Fetch(FetchError::RateLimited {
-            reset: chrono::Utc::now(),
-        });
-        let coded = comment_error(limited);
-        assert_eq!(coded.code, exit::RATE_LIMITED);
-        assert!(coded.message.contains("nothing was posted"));
-    }
+/// `--dry-run`: where the comment would go (stderr) and its body (stdout).
+fn dry_run(
+    commenter: &Commenter,
+    target: &CommentTarget,
+    marker: &str,
+    body: &str,
+) -> Result<(), CliError> {
+    let found = commenter.find(target, marker)?;
+    let what = match found {
+        Some(c) if c.body == body => format!(
+            "would leave comment {} on {target} as it is (same body)",
+            c.id
+        ),
+        Some(c) => format!(
+            "would update comment {} on {target}{}",
+            c.id,
+            c.html_url.map(|u| format!(" ({u})")).unwrap_or_default()
+        ),
+        None => format!("would create a comment on {target}"),
+    };
+    eprintln!(
+        "flakestat: dry run: {}; {} characters:",
+        crate::report::sanitize::terminal(&what),
+        body.chars().count()
+    );
+    write_output(None, |out| out.write_all(body.as_bytes()))
 }

@@ -9,6 +9,10 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use super::ColorChoice;
+use super::error::CliError;
+use crate::report::{Format, RenderOptions};
+
 /// Report format, as the command line names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -22,33 +26,14 @@ pub enum FormatArg {
     Html,
 }
 
-impl From<FormatArg> for crate::report::Format {
-    fn from(arg: FormatArg) -> Self {
-        use crate::report::Format;
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Format {
         match arg {
             FormatArg::Table => Format::Table,
             FormatArg::Markdown => Format::Markdown,
             FormatArg::Json => Format::Json,
             FormatArg::Html => Format::Html,
         }
-    }
-}
-
-/// How every command draws a report in `format` written to `output` (stdout when `None`):
-/// colour only for a table going to stdout (as `--color` and `NO_COLOR` say), and the shell's
-/// `COLUMNS` as the width when stdout is a terminal; otherwise tables keep their natural width.
-/// Only the table renderer reads these options.
-pub fn render_options(
-    format: crate::report::Format,
-    output: Option<&Path>,
-    color: super::ColorChoice,
-) -> crate::report::RenderOptions {
-    let to_stdout = output.is_none();
-    crate::report::RenderOptions {
-        color: format == crate::report::Format::Table && to_stdout && use_color(color),
-        width: (to_stdout && io::stdout().is_terminal())
-            .then(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-            .flatten(),
     }
 }
 
@@ -61,11 +46,64 @@ pub fn resolve_format(given: Option<FormatArg>, output: Option<&Path>) -> Format
     })
 }
 
+/// Where a report goes and how it looks, decided once from `--format`, `--output`, `--color`,
+/// `NO_COLOR`, `COLUMNS` and whether stdout is a terminal.
+#[derive(Debug, Clone)]
+pub struct ReportOutput {
+    /// `--output FILE`, or stdout.
+    pub path: Option<PathBuf>,
+    pub format: Format,
+    pub options: RenderOptions,
+}
+
+impl ReportOutput {
+    pub fn resolve(format: Option<FormatArg>, path: Option<PathBuf>, color: ColorChoice) -> Self {
+        let format = Format::from(resolve_format(format, path.as_deref()));
+        let to_stdout = path.is_none();
+        let options = RenderOptions {
+            // Colour is for a table on stdout only (a file keeps no escape sequences).
+            color: format == Format::Table && to_stdout && use_color(color),
+            width: if to_stdout && io::stdout().is_terminal() {
+                terminal_width()
+            } else {
+                None
+            },
+        };
+        ReportOutput {
+            path,
+            format,
+            options,
+        }
+    }
+
+    /// Writes `render`'s output where it goes.
+    pub fn write(
+        &self,
+        render: impl FnOnce(&mut dyn Write, Format, &RenderOptions) -> io::Result<()>,
+    ) -> Result<(), CliError> {
+        write_output(self.path.as_deref(), |out| {
+            render(out, self.format, &self.options)
+        })
+    }
+}
+
+/// The width tables are fitted to on a terminal: `COLUMNS` when the shell exports it, else the
+/// terminal's own width; `None` leaves tables at their natural width.
+fn terminal_width() -> Option<u16> {
+    columns(std::env::var("COLUMNS").ok().as_deref())
+        .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| w.0))
+}
+
+/// `COLUMNS` as a width, when it is one.
+fn columns(value: Option<&str>) -> Option<u16> {
+    value?.trim().parse().ok().filter(|w| *w > 0)
+}
+
 /// Writes `render`'s output to `path` atomically, or to stdout.
 pub fn write_output(
     path: Option<&Path>,
     render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> anyhow::Result<()> {
+) -> Result<(), CliError> {
     match path {
         None => {
             let stdout = io::stdout();
@@ -81,7 +119,7 @@ pub fn write_output(
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display()), e))?;
             let mut buf = io::BufWriter::new(file);
             render(&mut buf)?;
             buf.flush()?;
@@ -98,9 +136,12 @@ pub fn write_output(
                 _ => PathBuf::from("."),
             };
             let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot write {}: {e}; check the folder exists and is writable",
-                    path.display()
+                CliError::file(
+                    format!(
+                        "cannot write {}: {e}; check the folder exists and is writable",
+                        path.display()
+                    ),
+                    e,
                 )
             })?;
             {
@@ -112,10 +153,16 @@ pub fn write_output(
             if let Ok(meta) = std::fs::metadata(path) {
                 tmp.as_file()
                     .set_permissions(meta.permissions())
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                    .map_err(|e| {
+                        CliError::file(format!("cannot write {}: {e}", path.display()), e)
+                    })?;
             }
-            tmp.persist(path)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
+            tmp.persist(path).map_err(|e| {
+                CliError::file(
+                    format!("cannot write {}: {}", path.display(), e.error),
+                    e.error,
+                )
+            })?;
             Ok(())
         }
     }
@@ -126,13 +173,14 @@ const MAX_SYMLINKS: usize = 40;
 
 /// `path` with every symlink at its end followed (a dangling link names the file to create), so
 /// that the rename replaces the target, not the link.
-fn resolve_symlinks(path: &Path) -> anyhow::Result<PathBuf> {
+fn resolve_symlinks(path: &Path) -> Result<PathBuf, CliError> {
     let mut current = path.to_path_buf();
     for _ in 0..MAX_SYMLINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&current)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                let target = std::fs::read_link(&current).map_err(|e| {
+                    CliError::file(format!("cannot write {}: {e}", path.display()), e)
+                })?;
                 current = match current.parent() {
                     Some(parent) if target.is_relative() => parent.join(target),
                     _ => target,
@@ -141,18 +189,18 @@ fn resolve_symlinks(path: &Path) -> anyhow::Result<PathBuf> {
             _ => return Ok(current),
         }
     }
-    Err(anyhow::anyhow!(
+    Err(CliError::Failed(format!(
         "cannot write {}: more than {MAX_SYMLINKS} symlinks in a row (a loop?)",
         path.display()
-    ))
+    )))
 }
 
 /// Whether colour is wanted on stderr/stdout, honouring `--color` and `NO_COLOR`.
-pub fn use_color(choice: super::ColorChoice) -> bool {
+pub fn use_color(choice: ColorChoice) -> bool {
     match choice {
-        super::ColorChoice::Always => true,
-        super::ColorChoice::Never => false,
-        super::ColorChoice::Auto => {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
         }
     }
@@ -192,6 +240,15 @@ mod tests {
             kind.is_fifo(),
             "the FIFO is still a FIFO, not a regular file"
         );
+    }
+
+    #[test]
+    fn columns_wins_when_it_is_a_width() {
+        assert_eq!(columns(Some("120")), Some(120));
+        assert_eq!(columns(Some(" 80 ")), Some(80));
+        for not_a_width in [None, Some(""), Some("0"), Some("wide"), Some("-1")] {
+            assert_eq!(columns(not_a_width), None, "{not_a_width:?}");
+        }
     }
 
     #[test]

@@ -7,17 +7,20 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::GlobalArgs;
-use super::from_store::{Loaded, load_from_store};
-use super::output::{FormatArg, render_options, resolve_format, write_output};
+use super::error::CliError;
+use super::output::{FormatArg, ReportOutput};
+use super::pipeline::{self, load_from_store};
+use super::source::WindowArgs;
 use crate::analysis;
-use crate::exit;
-use crate::report::{self, Format};
+use crate::report;
 
 const EXAMPLES: &str = "\
 Examples:
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-15
-  flakestat report --repo NVIDIA/cuda-python --since 30d --signature wait-until-timeout --format markdown > issue.md
-  flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 --until 2026-06-30 --format json --output june.json
+  flakestat report --repo NVIDIA/cuda-python --since 30d \\
+      --signature wait-until-timeout --format markdown > issue.md
+  flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
+      --until 2026-06-30 --format json --output june.json
 
 Reads only the store that `flakestat survey` filled (--cache-dir, else FLAKESTAT_CACHE_DIR, else
 the platform cache folder). Job names are read into matrix dimensions with the built-in
@@ -27,7 +30,7 @@ vocabularies, or with the [matrix] pattern of flakestat.toml (current folder, or
 #[command(after_help = EXAMPLES)]
 pub struct ReportArgs {
     #[command(flatten)]
-    pub window: super::from_store::WindowArgs,
+    pub window: WindowArgs,
     /// Report this signature alone, ready to paste into an issue.
     #[arg(long, value_name = "ID")]
     pub signature: Option<String>,
@@ -43,49 +46,20 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
-pub fn run(global: &GlobalArgs, args: ReportArgs) -> anyhow::Result<u8> {
-    let Loaded {
-        infos,
-        snapshot,
-        config,
-        classified,
-        ..
-    } = load_from_store(&args.window, args.signature.as_deref(), "flakestat report")?;
-    if classified > 0 && global.verbose > 0 {
-        eprintln!("flakestat: classified {classified} stored logs with the current signatures");
+pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
+    let loaded = load_from_store(&args.window, args.signature.as_deref(), "flakestat report")?;
+    if loaded.classified > 0 && global.verbose > 0 {
+        eprintln!(
+            "flakestat: classified {} stored logs with the current signatures",
+            loaded.classified
+        );
     }
-    let data = analysis::analyze(&snapshot, &infos, &config);
-    let format = Format::from(resolve_format(args.format, args.output.as_deref()));
-    let options = render_options(format, args.output.as_deref(), global.color);
-    write_output(args.output.as_deref(), |out| {
-        report::render(&data, format, &options, out)
-    })?;
-    Ok(incomplete_exit(
+    let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    ReportOutput::resolve(args.format, args.output.clone(), global.color)
+        .write(|out, format, options| report::render(&data, format, options, out))?;
+    Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,
         args.allow_incomplete,
     ))
-}
-
-/// `exit::INCOMPLETE` (said on stderr) when the store lacks part of the window and
-/// `--allow-incomplete` was not given; `exit::SUCCESS` otherwise.
-pub(super) fn incomplete_exit(
-    global: &GlobalArgs,
-    completeness: &analysis::Completeness,
-    allow: bool,
-) -> u8 {
-    if completeness.is_complete() || allow {
-        return exit::SUCCESS;
-    }
-    if !global.quiet {
-        eprintln!(
-            "flakestat: the store does not hold the whole window yet (runs without jobs: {}, logs not fetched: {}, windows not listed: {}); the figures leave out {} of its runs; exiting {} (--allow-incomplete accepts it)",
-            completeness.runs_pending,
-            completeness.logs_pending,
-            completeness.unlisted.len(),
-            completeness.runs_left_out,
-            exit::INCOMPLETE
-        );
-    }
-    exit::INCOMPLETE
 }

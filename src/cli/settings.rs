@@ -1,9 +1,16 @@
-//! Settings every networked or store-reading command resolves the same way, once, at the edge.
-//! Precedence: flag, then environment, then default (written next to each).
+//! Settings every command resolves the same way, once, at the edge, before any work starts.
+//! Precedence: flag, then environment, then `flakestat.toml`, then default (written next to
+//! each). A value that cannot be used is a [`CliError`] naming its flag (exit 3).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::config::load_config;
+use super::error::CliError;
+use crate::analysis::AnalysisConfig;
+use crate::model::{Repo, SignatureId};
 
 use crate::store::{PostgresUrl, StoreLocation};
 
@@ -48,7 +55,7 @@ impl fmt::Display for TokenSource {
 /// `--cache-dir`, else `FLAKESTAT_CACHE_DIR`, else the platform cache folder
 /// (`~/.cache/flakestat` on Linux, `~/Library/Caches/flakestat` on macOS,
 /// `%LOCALAPPDATA%\flakestat\cache` on Windows).
-pub fn resolve_cache_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub fn resolve_cache_dir(flag: Option<&Path>) -> Result<PathBuf, CliError> {
     if let Some(dir) = flag {
         return Ok(dir.to_path_buf());
     }
@@ -58,8 +65,9 @@ pub fn resolve_cache_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     directories::ProjectDirs::from("", "", "flakestat")
         .map(|dirs| dirs.cache_dir().to_path_buf())
         .ok_or_else(|| {
-            anyhow::anyhow!(
+            CliError::CacheDir(
                 "no home folder to put the cache in: pass --cache-dir or set FLAKESTAT_CACHE_DIR"
+                    .into(),
             )
         })
 }
@@ -70,12 +78,11 @@ pub fn resolve_cache_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 pub fn resolve_store(
     store: Option<&str>,
     cache_dir: Option<&Path>,
-) -> Result<StoreLocation, super::CodedError> {
-    use crate::exit;
+) -> Result<StoreLocation, CliError> {
     let postgres = |text: &str, name: &str| {
         PostgresUrl::parse(text)
             .map(StoreLocation::Postgres)
-            .map_err(|e| super::CodedError::new(exit::INVALID_INPUT, format!("{name}: {e}")))
+            .map_err(|e| CliError::Invalid(format!("{name}: {e}")))
     };
     if let Some(url) = store {
         return postgres(url, "--store");
@@ -86,9 +93,57 @@ pub fn resolve_store(
     {
         return postgres(&url, "FLAKESTAT_STORE");
     }
-    let cache_dir = resolve_cache_dir(cache_dir)
-        .map_err(|e| super::CodedError::new(exit::STORE, e.to_string()))?;
+    let cache_dir = resolve_cache_dir(cache_dir)?;
     Ok(StoreLocation::Sqlite { cache_dir })
+}
+
+/// `--repo OWNER/NAME`.
+pub fn parse_repo(text: &str) -> Result<Repo, CliError> {
+    Repo::parse(text).ok_or_else(|| {
+        CliError::Invalid(format!(
+            "--repo {text:?} is not OWNER/NAME (for example NVIDIA/cuda-python)"
+        ))
+    })
+}
+
+/// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`.
+pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
+    wait_duration(text).ok_or_else(|| {
+        CliError::Invalid(format!(
+            "--wait {text:?} is not a duration (0, 30s, 5m, 1h)"
+        ))
+    })
+}
+
+fn wait_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n.checked_mul(60)?,
+        "h" => n.checked_mul(3600)?,
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs))
+}
+
+/// What the analysis reads from `--config FILE`, else `./flakestat.toml` when present, else the
+/// defaults; `focus` is the one signature reported alone (`report --signature`).
+pub fn analysis_config(
+    config: Option<&Path>,
+    focus: Option<SignatureId>,
+) -> Result<AnalysisConfig, CliError> {
+    let file = load_config(config, Path::new("."))?;
+    Ok(AnalysisConfig {
+        pr_conventions: file.pr_conventions,
+        matrix: file.matrix,
+        focus,
+        cost: file.cost,
+    })
 }
 
 /// `--api-url`, else `GITHUB_API_URL`, else `https://api.github.com`; no trailing slash.
@@ -157,6 +212,20 @@ mod tests {
         let token = Token("ghp_secret".into());
         assert_eq!(format!("{token:?}"), "Token(***)");
         assert_eq!(token.expose(), "ghp_secret");
+    }
+
+    #[test]
+    fn waits_parse() {
+        assert_eq!(wait_duration("0"), Some(Duration::ZERO));
+        assert_eq!(wait_duration("45"), Some(Duration::from_secs(45)));
+        assert_eq!(wait_duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(wait_duration("5m"), Some(Duration::from_secs(300)));
+        assert_eq!(wait_duration("1h"), Some(Duration::from_secs(3600)));
+        for bad in ["", "m", "-1", "5 m", "2d", "1.5m"] {
+            assert_eq!(wait_duration(bad), None, "{bad:?}");
+            let err = parse_wait(bad).unwrap_err().to_string();
+            assert!(err.contains("--wait"), "{err}");
+        }
     }
 
     #[test]

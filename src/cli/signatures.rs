@@ -4,21 +4,40 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Subcommand;
 
-use super::classify::load_set;
-use super::{CodedError, GlobalArgs};
+use super::GlobalArgs;
+use super::error::CliError;
+use super::pipeline::{Signatures, load_from_store};
+use super::source::WindowArgs;
 use crate::exit;
 use crate::report::sanitize::terminal_line;
 use crate::signatures::check::check;
 use crate::signatures::import::import_pytorch;
 use crate::signatures::resolve_dir;
 
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  flakestat signatures check
+  flakestat signatures check signatures/ --allow-overlaps";
+
+const AUDIT_EXAMPLES: &str = "\
+Examples:
+  flakestat signatures audit --repo NVIDIA/cuda-python --since 30d
+  flakestat signatures audit --repo NVIDIA/cuda-python --since 90d \\
+      --stale-days 60 --strict";
+
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  flakestat signatures import --format pytorch --out signatures/ ruleset.toml
+  flakestat signatures import --format pytorch --out signatures/ --force \\
+      ruleset.toml";
+
 #[derive(Debug, Subcommand)]
 pub enum SignaturesCommand {
     /// Validate every signature file, run its examples, and report signatures that match the
     /// same example line (overlaps).
+    #[command(after_help = CHECK_EXAMPLES)]
     Check {
         /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
         #[arg(value_name = "DIR")]
@@ -29,8 +48,10 @@ pub enum SignaturesCommand {
     },
     /// Audit signatures on the store's real logs: matched jobs, overlaps, boilerplate and
     /// too-broad patterns, many distinct tests, and (as notes) no hit in N days.
+    #[command(after_help = AUDIT_EXAMPLES)]
     Audit(Box<AuditArgs>),
     /// Convert another tool's rule file into signature files, patterns unchanged.
+    #[command(after_help = IMPORT_EXAMPLES)]
     Import {
         /// The rule file's format.
         #[arg(long, value_enum)]
@@ -50,7 +71,7 @@ pub enum SignaturesCommand {
 #[derive(Debug, clap::Args)]
 pub struct AuditArgs {
     #[command(flatten)]
-    pub window: super::from_store::WindowArgs,
+    pub window: WindowArgs,
     /// A signature without a hit in this many days is a removal candidate (a note).
     #[arg(long, value_name = "N", default_value_t = 30)]
     pub stale_days: i64,
@@ -68,7 +89,7 @@ pub enum ImportFormat {
     Pytorch,
 }
 
-pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> anyhow::Result<u8> {
+pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> Result<u8, CliError> {
     match cmd {
         SignaturesCommand::Check {
             dir,
@@ -84,14 +105,17 @@ pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> anyhow::Result<u8> {
     }
 }
 
+/// `signatures check DIR` names its folder as an argument, not with `--signatures`.
+const CHECK_DIR_HINT: &str = ", or name the right folder";
+
 fn run_check(
     global: &GlobalArgs,
     dir: Option<PathBuf>,
     allow_overlaps: bool,
-) -> anyhow::Result<u8> {
-    let source = resolve_dir(dir.as_deref());
-    let set = load_set(&source)?;
-    let report = check(&set);
+) -> Result<u8, CliError> {
+    let signatures = Signatures::load_from(resolve_dir(dir.as_deref()), CHECK_DIR_HINT)?;
+    let source = &signatures.source;
+    let report = check(&signatures.set);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let show = |s: &str| terminal_line(s);
@@ -148,28 +172,40 @@ fn run_check(
     })
 }
 
-fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
+fn run_audit(global: &GlobalArgs, args: AuditArgs) -> Result<u8, CliError> {
     use crate::analysis::audit::{AuditConfig, audit};
-    use crate::analysis::green::GreenShare;
-    let loaded =
-        super::from_store::load_from_store(&args.window, None, "flakestat signatures audit")?;
+    let loaded = load_from_store(&args.window, None, "flakestat signatures audit")?;
     let config = AuditConfig {
         stale_days: args.stale_days,
         ..AuditConfig::default()
     };
-    let mut audits = audit(&loaded.snapshot, &loaded.specs, &config);
+    let mut audits = audit(&loaded.snapshot, &loaded.signatures.specs, &config);
     let green = super::green::sample_green(
         global,
         &args.green,
         &loaded.location,
         &loaded.snapshot,
-        &loaded.specs,
+        &loaded.signatures.specs,
     )?;
     crate::analysis::green::apply_green(&mut audits, &green.shares);
+    let alarms = write_audits(&audits, &green.summary)?;
+    Ok(if args.strict && alarms > 0 {
+        exit::ALERT
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// Each signature's audit on stdout, then the verdict; how many alarms.
+fn write_audits(
+    audits: &[crate::analysis::audit::SignatureAudit],
+    green_summary: &str,
+) -> Result<usize, CliError> {
+    use crate::analysis::green::GreenShare;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut alarms = 0;
-    for a in &audits {
+    for a in audits {
         let overlaps: Vec<String> = a
             .overlaps
             .iter()
@@ -215,28 +251,32 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> anyhow::Result<u8> {
         "{}: {} signatures, {alarms} alarms; {}",
         if alarms > 0 { "FINDINGS" } else { "ok" },
         audits.len(),
-        green.summary
+        green_summary
     )?;
-    Ok(if args.strict && alarms > 0 {
-        exit::ALERT
-    } else {
-        exit::SUCCESS
-    })
+    Ok(alarms)
 }
 
-fn run_import(global: &GlobalArgs, file: PathBuf, out: PathBuf, force: bool) -> anyhow::Result<u8> {
+fn run_import(
+    global: &GlobalArgs,
+    file: PathBuf,
+    out: PathBuf,
+    force: bool,
+) -> Result<u8, CliError> {
     let text = std::fs::read_to_string(&file).map_err(|e| {
-        CodedError::new(
-            exit::INVALID_INPUT,
-            format!("cannot read {}: {e}; check the path", file.display()),
-        )
+        CliError::Invalid(format!(
+            "cannot read {}: {e}; check the path",
+            file.display()
+        ))
     })?;
-    let imported = import_pytorch(&text)
-        .map_err(|e| CodedError::new(exit::INVALID_INPUT, format!("{}: {e}", file.display())))?;
-    std::fs::create_dir_all(&out).with_context(|| {
-        format!(
-            "cannot create {}; check it is a writable folder",
-            out.display()
+    let imported =
+        import_pytorch(&text).map_err(|e| CliError::Invalid(format!("{}: {e}", file.display())))?;
+    std::fs::create_dir_all(&out).map_err(|e| {
+        CliError::file(
+            format!(
+                "cannot create {}; check it is a writable folder: {e}",
+                out.display()
+            ),
+            e,
         )
     })?;
     if !force {
@@ -247,21 +287,17 @@ fn run_import(global: &GlobalArgs, file: PathBuf, out: PathBuf, force: bool) -> 
             .map(|p| p.display().to_string())
             .collect();
         if !existing.is_empty() {
-            return Err(CodedError::new(
-                exit::INVALID_INPUT,
-                format!(
-                    "{} signature files already exist (first: {}); pass --force to overwrite them, or choose another --out",
-                    existing.len(),
-                    existing[0]
-                ),
-            )
-            .into());
+            return Err(CliError::Invalid(format!(
+                "{} signature files already exist (first: {}); pass --force to overwrite them, or choose another --out",
+                existing.len(),
+                existing[0]
+            )));
         }
     }
     for sig in &imported {
         let path = out.join(format!("{}.toml", sig.id));
         std::fs::write(&path, &sig.toml)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display()), e))?;
     }
     if !global.quiet {
         eprintln!(

@@ -1,17 +1,47 @@
-//! The flags `survey` and `nightly` share: where the data comes from (GitHub, a replay, or the
-//! store alone), where the store lives, and where the report goes. Declared once and flattened
-//! into both commands, resolved by the helpers below so both commands decide the same way.
+//! The flags commands share, declared once and flattened into each. [`SourceArgs`]: what
+//! `survey` and `nightly` share: where the data comes from (GitHub, a replay, or the store
+//! alone), where the store lives, and where the report goes, resolved by the helpers below so
+//! both commands decide the same way. [`WindowArgs`]: what the commands that read only the store
+//! (`report`, `export`, `suggest`, `signatures audit`) share, read by `pipeline::load_from_store`.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
+use super::GlobalArgs;
+use super::error::CliError;
 use super::output::FormatArg;
 use super::settings;
-use super::{CodedError, GlobalArgs};
-use crate::exit;
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY};
 use crate::store::StoreLocation;
+
+/// The flags every store-only command shares (`report`, `export`, `suggest`, `signatures
+/// audit`): which repository and window, where the store is, which signatures and settings.
+#[derive(Debug, Args)]
+pub struct WindowArgs {
+    /// The repository, OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: String,
+    /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
+    #[arg(long, value_name = "WHEN")]
+    pub since: String,
+    /// End of the window (a date means through the end of that day). Default: now.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
+    /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
+    /// Signature files. Default: ./signatures if present, else the bundled set.
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Settings file. Default: ./flakestat.toml if present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
 
 #[derive(Debug, Args)]
 pub struct SourceArgs {
@@ -109,10 +139,10 @@ impl SourceArgs {
     /// `--store`, else `--cache-dir`, else (with `--replay`) a fresh temporary folder so a
     /// replay never mixes with real data, else `FLAKESTAT_STORE`, `FLAKESTAT_CACHE_DIR` or the
     /// platform cache folder (`settings::resolve_store`).
-    pub fn store_location(&self) -> anyhow::Result<ResolvedStore> {
+    pub fn store_location(&self) -> Result<ResolvedStore, CliError> {
         if self.store.is_none() && self.cache_dir.is_none() && self.replay.is_some() {
             let temp = tempfile::tempdir()
-                .map_err(|e| CodedError::new(exit::STORE, format!("no temporary folder: {e}")))?;
+                .map_err(|e| CliError::CacheDir(format!("no temporary folder: {e}")))?;
             return Ok(ResolvedStore {
                 location: StoreLocation::Sqlite {
                     cache_dir: temp.path().to_path_buf(),
@@ -178,27 +208,19 @@ pub struct ReplayServer {
 
 impl Replay {
     /// `--replay DIR`, if given: the dataset, or an error naming the folder (exit 3).
-    pub fn load(dir: Option<&std::path::Path>) -> anyhow::Result<Option<Replay>> {
+    pub fn load(dir: Option<&std::path::Path>) -> Result<Option<Replay>, CliError> {
         let Some(dir) = dir else { return Ok(None) };
         #[cfg(feature = "replay")]
         {
-            let dataset = crate::fake::Dataset::load(dir).map_err(|e| {
-                CodedError::new(
-                    exit::INVALID_INPUT,
-                    format!("--replay {}: {e}", dir.display()),
-                )
-            })?;
+            let dataset = crate::fake::Dataset::load(dir)
+                .map_err(|e| CliError::Invalid(format!("--replay {}: {e}", dir.display())))?;
             Ok(Some(Replay { dataset }))
         }
         #[cfg(not(feature = "replay"))]
-        Err(CodedError::new(
-            exit::ERROR,
-            format!(
-                "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
-                dir.display()
-            ),
-        )
-        .into())
+        Err(CliError::Failed(format!(
+            "--replay {}: this flakestat was built without the fake GitHub (cargo feature `replay`)",
+            dir.display()
+        )))
     }
 
     /// The repository the dataset records.
@@ -218,14 +240,12 @@ impl Replay {
     }
 
     /// Serves the dataset on 127.0.0.1 for as long as the returned server lives.
-    pub fn start(self) -> anyhow::Result<ReplayServer> {
+    pub fn start(self) -> Result<ReplayServer, CliError> {
         #[cfg(feature = "replay")]
         {
             use crate::fake::{FakeGitHub, Faults};
-            let server =
-                FakeGitHub::start_blocking(self.dataset, Faults::default()).map_err(|e| {
-                    CodedError::new(exit::ERROR, format!("cannot start the replay server: {e}"))
-                })?;
+            let server = FakeGitHub::start_blocking(self.dataset, Faults::default())
+                .map_err(|e| CliError::Failed(format!("cannot start the replay server: {e}")))?;
             Ok(ReplayServer { server })
         }
         #[cfg(not(feature = "replay"))]

@@ -3,21 +3,26 @@
 //! `signatures check` together with the signatures in use; a draft that would not is left out
 //! and said why.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::from_store::{Loaded, load_from_store};
-use super::{CodedError, GlobalArgs};
-use crate::analysis;
-use crate::analysis::suggest::{ClaimedLine, checked, suggest};
+use super::GlobalArgs;
+use super::error::CliError;
+use super::output::write_output;
+use super::pipeline::load_from_store;
+use super::source::WindowArgs;
+use crate::analysis::suggest::{ClaimedLine, Draft, Rejected, Skipped, checked, suggest};
+use crate::analysis::{self, ReportData};
 use crate::exit;
+use crate::model::Snapshot;
 use crate::report::sanitize::terminal_line;
 
 const EXAMPLES: &str = "\
 Examples:
   flakestat suggest --repo NVIDIA/cuda-python --since 30d
-  flakestat suggest --repo NVIDIA/cuda-python --since 2026-06-15 --write drafts/ --min-jobs 3
+  flakestat suggest --repo NVIDIA/cuda-python --since 2026-06-15 \\
+      --write drafts/ --min-jobs 3
 
 Reads only the store that `flakestat survey` filled. Each draft claims one group of unclassified
 jobs (see the report's unclassified groups); review it, rename it, add `paths` and `issue`, and
@@ -27,7 +32,7 @@ move it into your signatures folder.";
 #[command(after_help = EXAMPLES)]
 pub struct SuggestArgs {
     #[command(flatten)]
-    pub window: super::from_store::WindowArgs,
+    pub window: WindowArgs,
     /// Write each draft to DIR/<id>.toml (created if missing) instead of printing them.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
@@ -36,17 +41,22 @@ pub struct SuggestArgs {
     pub min_jobs: u64,
 }
 
-pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
-    let Loaded {
-        specs,
-        infos,
-        snapshot,
-        config,
-        ..
-    } = load_from_store(&args.window, None, "flakestat suggest")?;
-    let data = analysis::analyze(&snapshot, &infos, &config);
+pub fn run(global: &GlobalArgs, args: SuggestArgs) -> Result<u8, CliError> {
+    let loaded = load_from_store(&args.window, None, "flakestat suggest")?;
+    let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    let claimed = claimed_lines(&loaded.snapshot);
+    let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);
+    // Keep only drafts that pass `signatures check` with the signatures in use.
+    let (passed, rejected) = checked(drafts, &loaded.signatures.specs);
+    write_drafts(args.write.as_deref(), &passed)?;
+    if !global.quiet {
+        say_summary(&args, &data, &passed, &skipped, &rejected);
+    }
+    Ok(exit::SUCCESS)
+}
 
-    // Lines of jobs existing signatures claim: a draft must not claim them too, or say so.
+/// Lines of jobs existing signatures claim: a draft must not claim them too, or say so.
+fn claimed_lines(snapshot: &Snapshot) -> Vec<ClaimedLine> {
     let mut claimed = Vec::new();
     for job in &snapshot.jobs {
         let Some(c) = snapshot.classifications.get(&job.id) else {
@@ -73,69 +83,71 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> anyhow::Result<u8> {
             });
         }
     }
-    let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);
+    claimed
+}
 
-    // Keep only drafts that pass `signatures check` with the signatures in use.
-    let (passed, rejected) = checked(drafts, &specs);
-
-    match &args.write {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                CodedError::new(exit::ERROR, format!("cannot create {}: {e}", dir.display()))
-            })?;
-            for (draft, toml) in &passed {
-                let path = dir.join(format!("{}.toml", draft.id));
-                std::fs::write(&path, toml).map_err(|e| {
-                    CodedError::new(exit::ERROR, format!("cannot write {}: {e}", path.display()))
-                })?;
-            }
+/// Each draft to `DIR/<id>.toml` with `--write DIR`, else all of them on stdout.
+fn write_drafts(dir: Option<&Path>, passed: &[(Draft, String)]) -> Result<(), CliError> {
+    let Some(dir) = dir else {
+        let mut out = String::new();
+        for (draft, toml) in passed {
+            out.push_str(&format!("# ---- {}.toml ----\n{toml}\n", draft.id));
         }
-        None => {
-            let mut out = String::new();
-            for (draft, toml) in &passed {
-                out.push_str(&format!("# ---- {}.toml ----\n{toml}\n", draft.id));
-            }
-            super::output::write_output(None, |w| w.write_all(out.as_bytes()))?;
+        return write_output(None, |w| w.write_all(out.as_bytes()));
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::file(format!("cannot create {}: {e}", dir.display()), e))?;
+    for (draft, toml) in passed {
+        let path = dir.join(format!("{}.toml", draft.id));
+        std::fs::write(&path, toml)
+            .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+/// How many drafts for how many jobs, and a note for each overlap, skipped group and draft
+/// left out.
+fn say_summary(
+    args: &SuggestArgs,
+    data: &ReportData,
+    passed: &[(Draft, String)],
+    skipped: &[Skipped],
+    rejected: &[Rejected],
+) {
+    for line in below_min_jobs_notes(&data.unclassified, data.jobs_unclassified, args.min_jobs) {
+        eprintln!("flakestat: {line}");
+    }
+    let jobs: u64 = passed.iter().map(|(d, _)| d.jobs).sum();
+    eprintln!(
+        "flakestat: {} draft signature(s) for {jobs} of {} unclassified job(s){}",
+        passed.len(),
+        data.jobs_unclassified,
+        args.write
+            .as_ref()
+            .map(|d| format!(", written to {}", d.display()))
+            .unwrap_or_default()
+    );
+    for (draft, _) in passed {
+        if !draft.overlaps.is_empty() {
+            eprintln!(
+                "flakestat: note: {} also matches {} job(s) existing signatures claim",
+                draft.id,
+                draft.overlaps.len()
+            );
         }
     }
-    if !global.quiet {
-        for line in below_min_jobs_notes(&data.unclassified, data.jobs_unclassified, args.min_jobs)
-        {
-            eprintln!("flakestat: {line}");
-        }
-        let jobs: u64 = passed.iter().map(|(d, _)| d.jobs).sum();
+    for s in skipped {
         eprintln!(
-            "flakestat: {} draft signature(s) for {jobs} of {} unclassified job(s){}",
-            passed.len(),
-            data.jobs_unclassified,
-            args.write
-                .as_ref()
-                .map(|d| format!(", written to {}", d.display()))
-                .unwrap_or_default()
+            "flakestat: note: no draft for group {} ({} jobs): {}",
+            s.group, s.jobs, s.reason
         );
-        for (draft, _) in &passed {
-            if !draft.overlaps.is_empty() {
-                eprintln!(
-                    "flakestat: note: {} also matches {} job(s) existing signatures claim",
-                    draft.id,
-                    draft.overlaps.len()
-                );
-            }
-        }
-        for s in &skipped {
-            eprintln!(
-                "flakestat: note: no draft for group {} ({} jobs): {}",
-                s.group, s.jobs, s.reason
-            );
-        }
-        for (id, why) in &rejected {
-            eprintln!(
-                "flakestat: note: left out {id}: `signatures check` would fail: {}",
-                terminal_line(why)
-            );
-        }
     }
-    Ok(exit::SUCCESS)
+    for (id, why) in rejected {
+        eprintln!(
+            "flakestat: note: left out {id}: `signatures check` would fail: {}",
+            terminal_line(why)
+        );
+    }
 }
 
 /// Why groups got no draft for being small: how many groups are below `--min-jobs`, the largest

@@ -250,27 +250,27 @@ pub fn check_api_url(
     let example =
         "e.g. https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server";
     let parsed = url::Url::parse(api_url).map_err(|e| {
-        FetchError::Config(format!(
-            "the API root {api_url:?} (--api-url or GITHUB_API_URL) is not a URL ({e}); expected {example}"
+        FetchError::ApiRoot(format!(
+            "the API root {api_url:?} is not a URL ({e}); expected {example}"
         ))
     })?;
     match parsed.scheme() {
         "https" | "http" => {}
         other => {
-            return Err(FetchError::Config(format!(
-                "the API root {api_url:?} (--api-url or GITHUB_API_URL): flakestat talks to GitHub over https (or http), not {other}:; expected {example}"
+            return Err(FetchError::ApiRoot(format!(
+                "the API root {api_url:?}: flakestat talks to GitHub over https (or http), not {other}:; expected {example}"
             )));
         }
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(FetchError::Config(format!(
-            "the API root {api_url:?} (--api-url or GITHUB_API_URL) has no host; expected {example}"
+        return Err(FetchError::ApiRoot(format!(
+            "the API root {api_url:?} has no host; expected {example}"
         )));
     }
     if parsed.scheme() == "http" && with_token && !allow_insecure_http && !is_loopback(&parsed) {
-        return Err(FetchError::Config(format!(
-            "refusing to send the token over plain http to {api_url}: anyone on the way could read it; use https, or pass --allow-insecure-http if this is a test setup you trust"
-        )));
+        return Err(FetchError::InsecureHttp {
+            api_url: api_url.to_string(),
+        });
     }
     Ok(parsed)
 }
@@ -396,7 +396,9 @@ impl GitHubClient {
         let build = |token: Option<&String>| {
             let mut builder = Octocrab::builder()
                 .base_uri(config.api_url.as_str())
-                .map_err(|e| FetchError::Config(format!("--api-url {:?}: {e}", config.api_url)))?
+                .map_err(|e| {
+                    FetchError::ApiRoot(format!("the API root {:?}: {e}", config.api_url))
+                })?
                 .add_retry_config(RetryConfig::None)
                 .set_connect_timeout(Some(Duration::from_secs(15)))
                 .set_read_timeout(Some(Duration::from_secs(60)));
@@ -1029,17 +1031,28 @@ mod tests {
         assert!(check_api_url("http://[::1]:8080", true, false).is_ok());
         assert!(check_api_url("http://ghe.example", false, false).is_ok());
         assert!(check_api_url("http://ghe.example", true, true).is_ok());
-        let insecure = check_api_url("http://ghe.example/api/v3", true, false)
-            .unwrap_err()
-            .to_string();
+        // The CLI adds the flags to change (`--allow-insecure-http`, `--api-url`): this layer
+        // names no flag, it says what is wrong, with a variant the CLI can tell apart.
+        let insecure = check_api_url("http://ghe.example/api/v3", true, false).unwrap_err();
         assert!(
-            insecure.contains("http://ghe.example/api/v3")
-                && insecure.contains("--allow-insecure-http"),
+            matches!(insecure, FetchError::InsecureHttp { .. }),
+            "{insecure}"
+        );
+        let insecure = insecure.to_string();
+        assert!(
+            insecure.contains("http://ghe.example/api/v3") && !insecure.contains("--"),
             "{insecure}"
         );
         for bad in ["ftp://ghe.example", "not a url", "https://", "file:///tmp"] {
-            let message = check_api_url(bad, false, false).unwrap_err().to_string();
-            assert!(message.contains("--api-url"), "{bad}: {message}");
+            let err = check_api_url(bad, false, false).unwrap_err();
+            assert!(matches!(err, FetchError::ApiRoot(_)), "{bad}: {err}");
+            let message = err.to_string();
+            assert!(
+                message.contains("the API root")
+                    && message.contains(bad)
+                    && !message.contains("--"),
+                "{bad}: {message}"
+            );
         }
     }
 

@@ -72,9 +72,7 @@ pub enum CommentError {
         target: CommentTarget,
         message: String,
     },
-    #[error(
-        "GitHub knows no issue {target} (or the token cannot see that repository); check --post-comment"
-    )]
+    #[error("GitHub knows no issue {target} (or the token cannot see that repository)")]
     NotFound { target: CommentTarget },
     #[error("GitHub answered {status} to {method} {url}: {message}")]
     Unexpected {

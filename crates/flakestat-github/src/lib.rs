@@ -16,8 +16,6 @@ mod pulls;
 mod survey;
 mod wire;
 
-use std::sync::{Arc, Mutex};
-
 pub use ancestry::AncestrySummary;
 pub use client::{
     Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
@@ -27,13 +25,26 @@ pub use green::GreenFetch;
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 
-use flakestat_core::model::{Classification, Repo, Timestamp};
-use flakestat_store::{Store, StoreError};
+// Where the survey's callers have always found them: the trait lives in the core (the store
+// re-classifies through it too), the re-classification in the store (it fetches nothing).
+pub use flakestat_core::signatures::Classifier;
+pub use flakestat_store::reclassify_stored;
+
+use flakestat_core::model::Timestamp;
+use flakestat_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error("{0}")]
     Config(String),
+    /// The API root is not something flakestat can talk to (not a URL, not http(s), no host).
+    #[error("{0}")]
+    ApiRoot(String),
+    /// A token would go over plain http to another machine.
+    #[error(
+        "refusing to send the token over plain http to {api_url}: anyone on the way could read it; use https"
+    )]
+    InsecureHttp { api_url: String },
     #[error(
         "GitHub refused the credentials ({status}: {message}); check GITHUB_TOKEN / GH_TOKEN or run `gh auth login`"
     )]
@@ -53,7 +64,7 @@ pub enum FetchError {
     )]
     SecondaryLimit(String),
     #[error(
-        "GitHub did not answer: {0}; check the network or --api-url, then run the same command again (what was collected is stored)"
+        "GitHub did not answer: {0}; check the network and the API root, then run the same command again (what was collected is stored)"
     )]
     Network(String),
     #[error("GitHub answered {status} to {url}: {message}")]
@@ -63,7 +74,7 @@ pub enum FetchError {
         message: String,
     },
     #[error(
-        "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check --api-url)"
+        "the answer to {url} is {size} bytes or more, over the {limit}-byte limit for an API answer; refused (GitHub's pages are far smaller: check the API root)"
     )]
     TooLarge { url: String, size: u64, limit: u64 },
     #[error("{0}")]
@@ -111,57 +122,4 @@ pub trait Progress: Send + Sync {
 
 impl Progress for () {
     fn event(&self, _event: ProgressEvent) {}
-}
-
-/// What classifies a raw log; `signatures::SignatureSet` in the product, anything in tests.
-pub trait Classifier: Send + Sync {
-    /// Changes whenever classification would change: stored classifications are keyed by it.
-    fn fingerprint(&self) -> String;
-    fn classify(&self, log: &[u8]) -> Classification;
-    /// The same from a reader (a log spooled to a file); read whole by default.
-    fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
-        let mut raw = Vec::new();
-        log.read_to_end(&mut raw)?;
-        Ok(self.classify(&raw))
-    }
-}
-
-impl Classifier for flakestat_core::signatures::SignatureSet {
-    fn fingerprint(&self) -> String {
-        flakestat_core::signatures::SignatureSet::fingerprint(self)
-    }
-    fn classify(&self, log: &[u8]) -> Classification {
-        flakestat_core::signatures::SignatureSet::classify(self, log)
-    }
-    fn classify_reader(&self, log: &mut dyn std::io::Read) -> std::io::Result<Classification> {
-        // Streams in chunks: memory stays bounded whatever the log's size.
-        flakestat_core::signatures::SignatureSet::classify_reader(self, log)
-    }
-}
-
-/// Classifies, from the store alone, every stored log of `repo` that has no classification for
-/// the classifier's fingerprint (signatures changed, or a survey stopped between download and
-/// classification). Returns how many were classified. No network.
-pub fn reclassify_stored(
-    store: &Arc<Mutex<Store>>,
-    repo: &Repo,
-    classifier: &dyn Classifier,
-) -> Result<u64, StoreError> {
-    let fingerprint = classifier.fingerprint();
-    let todo = store
-        .lock()
-        .expect("store lock")
-        .logs_to_classify(repo, &fingerprint)?;
-    for job in &todo {
-        let Some(raw) = store.lock().expect("store lock").load_log(*job)? else {
-            continue;
-        };
-        let classification = classifier.classify(&raw);
-        store.lock().expect("store lock").store_classification(
-            *job,
-            &fingerprint,
-            &classification,
-        )?;
-    }
-    Ok(todo.len() as u64)
 }

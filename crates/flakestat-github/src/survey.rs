@@ -230,7 +230,7 @@ async fn fetch_repo(
     let response = client.get(&url, None).await?;
     if response.status == StatusCode::NOT_FOUND {
         return Err(FetchError::NotFound(format!(
-            "GitHub knows no repository {asked} (or the token cannot see it); check --repo and the token's access"
+            "GitHub knows no repository {asked} (or the token cannot see it); check the repository's name and the token's access"
         )));
     }
     if response.status != StatusCode::OK {

@@ -20,6 +20,7 @@ mod engine;
 mod green;
 pub mod lock;
 pub mod postgres;
+mod reclassify;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -37,6 +38,7 @@ use flakestat_core::model::{
 pub use ancestry::mainline_scope;
 pub use engine::{Store, StoreGuard, StoreLocation};
 pub use postgres::PostgresUrl;
+pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
 
 /// The folder inside the cache dir; its number changes only with an incompatible layout.
@@ -51,35 +53,27 @@ const LOG_ZSTD_LEVEL: i32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error(
-        "cannot create the cache folder {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
-    )]
+    #[error("cannot create the cache folder {path}: {source}")]
     CreateDir { path: PathBuf, source: io::Error },
-    #[error(
-        "cannot create the store {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
-    )]
+    #[error("cannot create the store {path}: {source}")]
     CreateFile { path: PathBuf, source: io::Error },
-    #[error(
-        "cannot open the store {path}: {source}; pass another --cache-dir or set FLAKESTAT_CACHE_DIR"
-    )]
+    #[error("cannot open the store {path}: {source}")]
     Open {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error(
-        "not a flakestat store: {path} is not a database flakestat wrote; move it away, or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
-    )]
+    #[error("not a flakestat store: {path} is not a database flakestat wrote; move it away")]
     NotAStore { path: PathBuf },
     #[error(
-        "damaged store at {path} ({detail}); delete that file (the next survey fetches everything again), or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
+        "damaged store at {path} ({detail}); delete that file (the next survey fetches everything again)"
     )]
     Damaged { path: PathBuf, detail: String },
     #[error(
-        "read-only store at {path}: flakestat writes to it (and to its folder) even to report; make both writable, or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
+        "read-only store at {path}: flakestat writes to it (and to its folder) even to report; make both writable"
     )]
     ReadOnly { path: PathBuf },
     #[error(
-        "the store at {path} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat, or pass another --cache-dir or FLAKESTAT_CACHE_DIR"
+        "the store at {path} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat"
     )]
     TooNew {
         path: PathBuf,
@@ -92,16 +86,14 @@ pub enum StoreError {
         "not a PostgreSQL URL: {store} ({detail}); write postgres://USER:PASSWORD@HOST:PORT/DATABASE"
     )]
     PostgresUrl { store: String, detail: String },
-    #[error(
-        "cannot reach the PostgreSQL store {store}: {detail}; check the server and --store or FLAKESTAT_STORE"
-    )]
+    #[error("cannot reach the PostgreSQL store {store}: {detail}; check the server")]
     PostgresConnect { store: String, detail: String },
     #[error(
         "not a flakestat store: the PostgreSQL schema of {store} holds other tables; use an empty database, or another schema (?options=-csearch_path%3DNAME)"
     )]
     PostgresNotAStore { store: String },
     #[error(
-        "the PostgreSQL store {store} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat, or pass another --store"
+        "the PostgreSQL store {store} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat"
     )]
     PostgresTooNew {
         store: String,
@@ -117,18 +109,35 @@ pub enum StoreError {
     Log(io::Error),
 }
 
+impl StoreError {
+    /// Whether the store file itself is at fault (not a store, damaged, read-only, made by a
+    /// newer flakestat): another cache folder gets past it. Messages here name no flag; the
+    /// caller says how to choose another folder.
+    pub fn another_cache_dir_helps(&self) -> bool {
+        use rusqlite::ErrorCode;
+        match self {
+            StoreError::NotAStore { .. }
+            | StoreError::Damaged { .. }
+            | StoreError::ReadOnly { .. }
+            | StoreError::TooNew { .. } => true,
+            StoreError::Sql(e) => matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase | ErrorCode::ReadOnly)
+            ),
+            _ => false,
+        }
+    }
+}
+
 /// What an SQLite failure met after opening means for the user (never the SQL itself).
 fn sql_message(err: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode;
     match err.sqlite_error_code() {
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => format!(
-            "damaged store ({}); delete the store folder (the next survey fetches everything again) or pass another --cache-dir",
+            "damaged store ({}); delete the store folder (the next survey fetches everything again)",
             sqlite_detail(err)
         ),
-        Some(ErrorCode::ReadOnly) => {
-            "read-only store: make it and its folder writable, or pass another --cache-dir"
-                .to_string()
-        }
+        Some(ErrorCode::ReadOnly) => "read-only store: make it and its folder writable".to_string(),
         Some(ErrorCode::DiskFull) => "the disk is full: free some space and run again".to_string(),
         _ => sqlite_detail(err),
     }

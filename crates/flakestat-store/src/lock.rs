@@ -23,7 +23,7 @@ const POLL: Duration = Duration::from_millis(200);
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error(
-        "the store is in use by another flakestat{holder}: waited {waited}s for the lock file {path}; let that run finish, or pass --wait to wait longer"
+        "the store is in use by another flakestat{holder}: waited {waited}s for the lock file {path}; let that run finish"
     )]
     Busy {
         path: PathBuf,
@@ -31,13 +31,11 @@ pub enum LockError {
         holder: String,
         waited: u64,
     },
-    #[error(
-        "cannot lock the store with {path}: {source}; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR"
-    )]
+    #[error("cannot lock the store with {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     /// A PostgreSQL store's lock of the repository is held (`store/postgres/lock.rs`).
     #[error(
-        "the PostgreSQL store {store} is in use for {repo} by another flakestat{holder}: waited {waited}s for its lock; let that run finish, or pass --wait to wait longer"
+        "the PostgreSQL store {store} is in use for {repo} by another flakestat{holder}: waited {waited}s for its lock; let that run finish"
     )]
     PostgresBusy {
         store: String,

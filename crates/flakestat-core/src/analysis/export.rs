@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::prs::{self, ForkHeads, PathMatcher};
 use super::{JobVerdict, ReportData, in_survey_window, verdict};
-use crate::model::{JobId, LogStatus, RunId, Sha, SignatureInfo, Snapshot, Timestamp};
+use crate::model::{
+    Job, JobId, LogStatus, Run, RunId, Sha, SignatureInfo, SignatureMatch, Snapshot, Timestamp,
+};
 
 /// Everything `flakestat export` writes.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -182,46 +184,138 @@ pub fn export(
     config: &super::AnalysisConfig,
     data: &ReportData,
 ) -> ExportData {
-    let window: Vec<&crate::model::Run> = snapshot
+    let window: Vec<&Run> = snapshot
         .runs
         .iter()
         .filter(|r| in_survey_window(snapshot, r.created_at))
         .collect();
     let window_ids: BTreeSet<RunId> = window.iter().map(|r| r.id).collect();
-    let mut jobs: Vec<&crate::model::Job> = snapshot
+    let mut jobs: Vec<&Job> = snapshot
         .jobs
         .iter()
         .filter(|j| window_ids.contains(&j.run_id))
         .collect();
     jobs.sort_by_key(|j| (j.run_id, j.run_attempt, j.id));
 
-    // Counted hits and why the others were left out, as the analysis decided.
-    let mut counted: BTreeSet<(&str, JobId)> = BTreeSet::new();
-    let mut left_out: BTreeMap<(&str, RunId), &str> = BTreeMap::new();
-    for s in &data.signatures {
-        counted.extend(s.hits.iter().map(|h| (s.id.0.as_str(), h.job_id)));
-        for r in &s.excluded_runs {
-            left_out.insert((s.id.0.as_str(), r.run_id), r.reason.as_str());
+    let decided = Decided::of(data);
+    let executions = Executions::of(snapshot, config, &jobs, &decided);
+    let runs = run_rows(snapshot, config, &window, &executions);
+    ExportData {
+        dimensions: executions.dimensions,
+        runs,
+        jobs: executions.jobs,
+        hits: executions.hits,
+        pulls: pull_rows(snapshot, signatures),
+        suspects: suspect_rows(data),
+    }
+}
+
+/// Counted hits and why the others were left out, as the analysis decided.
+struct Decided<'a> {
+    counted: BTreeSet<(&'a str, JobId)>,
+    left_out: BTreeMap<(&'a str, RunId), &'a str>,
+}
+
+impl<'a> Decided<'a> {
+    fn of(data: &'a ReportData) -> Self {
+        let mut counted: BTreeSet<(&str, JobId)> = BTreeSet::new();
+        let mut left_out: BTreeMap<(&str, RunId), &str> = BTreeMap::new();
+        for s in &data.signatures {
+            counted.extend(s.hits.iter().map(|h| (s.id.0.as_str(), h.job_id)));
+            for r in &s.excluded_runs {
+                left_out.insert((s.id.0.as_str(), r.run_id), r.reason.as_str());
+            }
+            for r in &s.unknown_runs {
+                left_out.insert((s.id.0.as_str(), r.run_id), r.reason.as_str());
+            }
         }
-        for r in &s.unknown_runs {
-            left_out.insert((s.id.0.as_str(), r.run_id), r.reason.as_str());
-        }
+        Decided { counted, left_out }
     }
 
-    let parsed: Vec<crate::matrix::Dimensions> =
-        jobs.iter().map(|j| config.matrix.parse(&j.name)).collect();
-    let dimensions: Vec<String> = parsed
-        .iter()
-        .flat_map(|d| d.keys().cloned())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    /// The hit of `m` in `job`: counted, or why not.
+    fn hit_row(&self, job: &Job, m: &SignatureMatch) -> HitRow {
+        let id = m.signature.0.as_str();
+        let is_counted = self.counted.contains(&(id, job.id));
+        HitRow {
+            signature: m.signature.0.clone(),
+            job_id: job.id,
+            run_id: job.run_id,
+            attempt: job.run_attempt,
+            line: m.line,
+            lines: m.count,
+            text: m.text.clone(),
+            step: m.step.clone(),
+            test: m.tests.iter().next().cloned(),
+            tests: m.tests.iter().cloned().collect(),
+            counted: is_counted,
+            left_out: if is_counted {
+                None
+            } else {
+                Some(
+                    self.left_out
+                        .get(&(id, job.run_id))
+                        .map(|r| r.to_string())
+                        .unwrap_or_else(|| "the store does not hold the run whole yet".to_string()),
+                )
+            },
+        }
+    }
+}
 
-    let mut job_rows = Vec::with_capacity(jobs.len());
-    let mut hits = Vec::new();
-    let mut failed_runs: BTreeSet<RunId> = BTreeSet::new();
-    let mut hit_runs: BTreeSet<RunId> = BTreeSet::new();
-    for (job, dims) in jobs.iter().zip(&parsed) {
+/// The job executions' rows and their hits, with the runs that failed and were hit.
+struct Executions {
+    dimensions: Vec<String>,
+    jobs: Vec<JobRow>,
+    hits: Vec<HitRow>,
+    failed_runs: BTreeSet<RunId>,
+    hit_runs: BTreeSet<RunId>,
+}
+
+impl Executions {
+    fn of(
+        snapshot: &Snapshot,
+        config: &super::AnalysisConfig,
+        jobs: &[&Job],
+        decided: &Decided<'_>,
+    ) -> Self {
+        let parsed: Vec<crate::matrix::Dimensions> =
+            jobs.iter().map(|j| config.matrix.parse(&j.name)).collect();
+        let dimensions: Vec<String> = parsed
+            .iter()
+            .flat_map(|d| d.keys().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut out = Executions {
+            dimensions,
+            jobs: Vec::with_capacity(jobs.len()),
+            hits: Vec::new(),
+            failed_runs: BTreeSet::new(),
+            hit_runs: BTreeSet::new(),
+        };
+        for (job, dims) in jobs.iter().zip(&parsed) {
+            out.add(snapshot, config, job, dims, decided);
+        }
+        out.hits.sort_by(|a, b| {
+            (&a.signature, a.run_id, a.attempt, a.job_id).cmp(&(
+                &b.signature,
+                b.run_id,
+                b.attempt,
+                b.job_id,
+            ))
+        });
+        out
+    }
+
+    /// One job execution's row and hits.
+    fn add(
+        &mut self,
+        snapshot: &Snapshot,
+        config: &super::AnalysisConfig,
+        job: &Job,
+        dims: &crate::matrix::Dimensions,
+        decided: &Decided<'_>,
+    ) {
         let failed = job.is_failed();
         let mut matched = Vec::new();
         let outcome = failed.then(|| match verdict(snapshot, job.id) {
@@ -233,43 +327,17 @@ pub fn export(
             JobVerdict::Gap(_) => Outcome::Unknown,
         });
         if failed {
-            failed_runs.insert(job.run_id);
+            self.failed_runs.insert(job.run_id);
         }
         if !matched.is_empty() {
-            hit_runs.insert(job.run_id);
+            self.hit_runs.insert(job.run_id);
         }
         for m in &matched {
-            let id = m.signature.0.as_str();
-            let is_counted = counted.contains(&(id, job.id));
-            hits.push(HitRow {
-                signature: m.signature.0.clone(),
-                job_id: job.id,
-                run_id: job.run_id,
-                attempt: job.run_attempt,
-                line: m.line,
-                lines: m.count,
-                text: m.text.clone(),
-                step: m.step.clone(),
-                test: m.tests.iter().next().cloned(),
-                tests: m.tests.iter().cloned().collect(),
-                counted: is_counted,
-                left_out: if is_counted {
-                    None
-                } else {
-                    Some(
-                        left_out
-                            .get(&(id, job.run_id))
-                            .map(|r| r.to_string())
-                            .unwrap_or_else(|| {
-                                "the store does not hold the run whole yet".to_string()
-                            }),
-                    )
-                },
-            });
+            self.hits.push(decided.hit_row(job, m));
         }
         let mut signatures: Vec<String> = matched.iter().map(|m| m.signature.0.clone()).collect();
         signatures.sort();
-        job_rows.push(JobRow {
+        self.jobs.push(JobRow {
             id: job.id,
             run_id: job.run_id,
             attempt: job.run_attempt,
@@ -282,7 +350,11 @@ pub fn export(
             duration_seconds: super::cost::duration_seconds(job),
             labels: job.labels.clone(),
             gpu: config.cost.is_gpu(&job.labels),
-            dimensions: dimensions.iter().map(|d| dims.get(d).cloned()).collect(),
+            dimensions: self
+                .dimensions
+                .iter()
+                .map(|d| dims.get(d).cloned())
+                .collect(),
             outcome,
             log: if failed {
                 snapshot.logs.get(&job.id).copied().map(log_status_name)
@@ -292,15 +364,15 @@ pub fn export(
             signatures,
         });
     }
-    hits.sort_by(|a, b| {
-        (&a.signature, a.run_id, a.attempt, a.job_id).cmp(&(
-            &b.signature,
-            b.run_id,
-            b.attempt,
-            b.job_id,
-        ))
-    });
+}
 
+/// The window's runs, by id.
+fn run_rows(
+    snapshot: &Snapshot,
+    config: &super::AnalysisConfig,
+    window: &[&Run],
+    executions: &Executions,
+) -> Vec<RunRow> {
     let forks = ForkHeads::new(&snapshot.pulls);
     let mut runs: Vec<RunRow> = window
         .iter()
@@ -323,17 +395,21 @@ pub fn export(
             updated_at: run.updated_at,
             conclusion: run.conclusion.clone(),
             url: run.html_url.clone(),
-            failed: failed_runs.contains(&run.id),
-            hit: hit_runs.contains(&run.id),
+            failed: executions.failed_runs.contains(&run.id),
+            hit: executions.hit_runs.contains(&run.id),
         })
         .collect();
     runs.sort_by_key(|r| r.id);
+    runs
+}
 
+/// Every pull request the store knows, with the signatures its changed files relate it to.
+fn pull_rows(snapshot: &Snapshot, signatures: &[SignatureInfo]) -> Vec<PullRow> {
     let matchers: Vec<(&str, PathMatcher)> = signatures
         .iter()
         .map(|s| (s.id.0.as_str(), PathMatcher::new(&s.paths)))
         .collect();
-    let pulls = snapshot
+    snapshot
         .pulls
         .values()
         .map(|p| PullRow {
@@ -357,8 +433,11 @@ pub fn export(
                     .collect()
             }),
         })
-        .collect();
+        .collect()
+}
 
+/// Per signature, the bisection's suspects, best first.
+fn suspect_rows(data: &ReportData) -> Vec<SuspectRow> {
     let mut suspects = Vec::new();
     for s in &data.signatures {
         for (i, x) in s.bisection.iter().flat_map(|b| &b.suspects).enumerate() {
@@ -381,13 +460,5 @@ pub fn export(
         }
     }
     suspects.sort_by(|a, b| (&a.signature, a.rank).cmp(&(&b.signature, b.rank)));
-
-    ExportData {
-        dimensions,
-        runs,
-        jobs: job_rows,
-        hits,
-        pulls,
-        suspects,
-    }
+    suspects
 }

@@ -79,104 +79,124 @@ pub fn suggest(
         if g.jobs < min_jobs {
             continue;
         }
-        let skip = |reason: &str| Skipped {
-            group: g.id.clone(),
-            jobs: g.jobs,
-            reason: reason.to_string(),
-        };
-        let mut template: Vec<&str> = g.key.split(' ').filter(|t| !t.is_empty()).collect();
-        // A pattern matches one line: the draft of a multi-line `##[error]` annotation is made
-        // from its first line (the template's first tokens: masks never add or remove spaces).
-        let first_lines: Vec<String>;
-        let mut samples = &g.samples;
-        if g.samples.iter().any(|s| s.contains('\n')) {
-            first_lines = g
-                .samples
-                .iter()
-                .map(|s| s.lines().next().unwrap_or_default().to_string())
-                .collect();
-            let width = first_lines
-                .first()
-                .map_or(0, |l| super::line_template(l).len());
-            template.truncate(width);
-            samples = &first_lines;
+        match draft(gi, groups, claimed) {
+            Ok(d) => drafts.push(d),
+            Err(reason) => skipped.push(Skipped {
+                group: g.id.clone(),
+                jobs: g.jobs,
+                reason: reason.to_string(),
+            }),
         }
-        let Some((pattern, test_at)) = generalise(&template, samples) else {
-            skipped.push(skip("its jobs have no telling line"));
-            continue;
-        };
-        if longest_literal(&pattern) < MIN_LITERAL {
-            skipped.push(skip("its telling lines share too little literal text"));
-            continue;
-        }
-        let Ok(re) = Regex::new(&pattern) else {
-            skipped.push(skip("the generalised pattern does not compile"));
-            continue;
-        };
-        let test = test_at.map(|at| test_pattern(&template, samples, at));
-        let unclaimed: Vec<String> = samples
-            .iter()
-            .filter(|s| !re.is_match(s))
-            .cloned()
-            .collect();
-        let matches: Vec<String> = samples
-            .iter()
-            .filter(|s| re.is_match(s))
-            .take(MATCH_EXAMPLES)
-            .cloned()
-            .collect();
-        if matches.is_empty() {
-            skipped.push(skip("the generalised pattern matches none of its lines"));
-            continue;
-        }
-        // Nearest lines elsewhere that the pattern does not match.
-        let reference = tokens(&matches[0]);
-        let mut near: Vec<(usize, &str)> = groups
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != gi)
-            .flat_map(|(_, other)| other.samples.iter().map(String::as_str))
-            .chain(claimed.iter().map(|c| c.text.as_str()))
-            .filter(|l| {
-                !re.is_match(l)
-                    && !l.contains('\n')
-                    && !crate::signatures::normalize::is_exit_code_boilerplate(l)
-            })
-            .map(|l| (shared_tokens(&reference, &tokens(l)), l))
-            .collect();
-        near.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        let mut no_match: Vec<String> = Vec::new();
-        for (_, l) in near {
-            if no_match.len() == NO_MATCH_EXAMPLES {
-                break;
-            }
-            if !no_match.iter().any(|n| n == l) {
-                no_match.push(l.to_string());
-            }
-        }
-        let overlaps: BTreeSet<String> = claimed
-            .iter()
-            .filter(|c| re.is_match(&c.text))
-            .map(|c| format!("{}: {}", c.job, c.signatures.join(", ")))
-            .collect();
-        drafts.push(Draft {
-            id: format!("unknown-{}", g.id),
-            group: g.id.clone(),
-            title: title(&template.join(" ")),
-            pattern,
-            test,
-            matches,
-            no_match,
-            jobs: g.jobs,
-            runs: g.runs,
-            job_names: g.job_names.clone(),
-            cells: g.cells.clone(),
-            examples: g.examples.clone(),
-            unclaimed,
-            overlaps: overlaps.into_iter().collect(),
-        });
     }
     (drafts, skipped)
+}
+
+/// The draft for `groups[gi]`, or why none could be made.
+fn draft(
+    gi: usize,
+    groups: &[UnclassifiedGroup],
+    claimed: &[ClaimedLine],
+) -> Result<Draft, &'static str> {
+    let g = &groups[gi];
+    let mut template: Vec<&str> = g.key.split(' ').filter(|t| !t.is_empty()).collect();
+    // A pattern matches one line: the draft of a multi-line `##[error]` annotation is made
+    // from its first line (the template's first tokens: masks never add or remove spaces).
+    let first_lines: Vec<String>;
+    let mut samples = &g.samples;
+    if g.samples.iter().any(|s| s.contains('\n')) {
+        first_lines = g
+            .samples
+            .iter()
+            .map(|s| s.lines().next().unwrap_or_default().to_string())
+            .collect();
+        let width = first_lines
+            .first()
+            .map_or(0, |l| super::line_template(l).len());
+        template.truncate(width);
+        samples = &first_lines;
+    }
+    let Some((pattern, test_at)) = generalise(&template, samples) else {
+        return Err("its jobs have no telling line");
+    };
+    if longest_literal(&pattern) < MIN_LITERAL {
+        return Err("its telling lines share too little literal text");
+    }
+    let Ok(re) = Regex::new(&pattern) else {
+        return Err("the generalised pattern does not compile");
+    };
+    let test = test_at.map(|at| test_pattern(&template, samples, at));
+    let unclaimed: Vec<String> = samples
+        .iter()
+        .filter(|s| !re.is_match(s))
+        .cloned()
+        .collect();
+    let matches: Vec<String> = samples
+        .iter()
+        .filter(|s| re.is_match(s))
+        .take(MATCH_EXAMPLES)
+        .cloned()
+        .collect();
+    if matches.is_empty() {
+        return Err("the generalised pattern matches none of its lines");
+    }
+    let no_match = no_match_examples(&re, &matches[0], gi, groups, claimed);
+    let overlaps: BTreeSet<String> = claimed
+        .iter()
+        .filter(|c| re.is_match(&c.text))
+        .map(|c| format!("{}: {}", c.job, c.signatures.join(", ")))
+        .collect();
+    Ok(Draft {
+        id: format!("unknown-{}", g.id),
+        group: g.id.clone(),
+        title: title(&template.join(" ")),
+        pattern,
+        test,
+        matches,
+        no_match,
+        jobs: g.jobs,
+        runs: g.runs,
+        job_names: g.job_names.clone(),
+        cells: g.cells.clone(),
+        examples: g.examples.clone(),
+        unclaimed,
+        overlaps: overlaps.into_iter().collect(),
+    })
+}
+
+/// The lines elsewhere (other groups' samples, claimed lines) nearest to `first_match` that
+/// `re` does not match, at most `NO_MATCH_EXAMPLES`, each once.
+fn no_match_examples(
+    re: &Regex,
+    first_match: &str,
+    gi: usize,
+    groups: &[UnclassifiedGroup],
+    claimed: &[ClaimedLine],
+) -> Vec<String> {
+    let reference = tokens(first_match);
+    let mut near: Vec<(usize, &str)> = groups
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != gi)
+        .flat_map(|(_, other)| other.samples.iter().map(String::as_str))
+        .chain(claimed.iter().map(|c| c.text.as_str()))
+        .filter(|l| {
+            !re.is_match(l)
+                && !l.contains('\n')
+                && !crate::signatures::normalize::is_exit_code_boilerplate(l)
+        })
+        .map(|l| (shared_tokens(&reference, &tokens(l)), l))
+        .collect();
+    near.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let mut no_match: Vec<String> = Vec::new();
+    for (_, l) in near {
+        if no_match.len() == NO_MATCH_EXAMPLES {
+            break;
+        }
+        if !no_match.iter().any(|n| n == l) {
+            no_match.push(l.to_string());
+        }
+    }
+    no_match
 }
 
 fn tokens(line: &str) -> BTreeSet<String> {

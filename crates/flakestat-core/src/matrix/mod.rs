@@ -378,132 +378,134 @@ mod tests {
             .collect()
     }
 
+    /// Job names as real CI systems write them, and the dimensions the defaults read.
+    const JOB_NAMES: &[(&str, &[(&str, &str)])] = &[
+        (
+            "Test win-64 / Python 3.14t, CUDA 13.0.2 (wheels), GPU a100 (MCDM)",
+            &[
+                ("job", "Test win-64"),
+                ("platform", "win-64"),
+                ("python", "3.14t"),
+                ("cuda", "13.0.2"),
+                ("source", "wheels"),
+                ("gpu", "a100 (MCDM)"),
+            ],
+        ),
+        (
+            "Test linux-64 / py3.14t, 12.9.1, local, t4",
+            &[
+                ("job", "Test linux-64"),
+                ("platform", "linux-64"),
+                ("python", "3.14t"),
+                ("cuda", "12.9.1"),
+                ("source", "local"),
+                ("gpu", "t4"),
+            ],
+        ),
+        (
+            "Test linux-aarch64 / py3.12, 13.0.2, wheels, l4",
+            &[
+                ("job", "Test linux-aarch64"),
+                ("platform", "linux-aarch64"),
+                ("python", "3.12"),
+                ("cuda", "13.0.2"),
+                ("source", "wheels"),
+                ("gpu", "l4"),
+            ],
+        ),
+        (
+            "Test linux-64 / Python 3.14t, CUDA 12.9.1 (local), GPU t4",
+            &[
+                ("job", "Test linux-64"),
+                ("platform", "linux-64"),
+                ("python", "3.14t"),
+                ("cuda", "12.9.1"),
+                ("source", "local"),
+                ("gpu", "t4"),
+            ],
+        ),
+        (
+            "Build linux-64 / py3.14t",
+            &[
+                ("job", "Build linux-64"),
+                ("platform", "linux-64"),
+                ("python", "3.14t"),
+            ],
+        ),
+        (
+            "test (ubuntu-latest, 3.12)",
+            &[
+                ("job", "test"),
+                ("platform", "ubuntu-latest"),
+                ("python", "3.12"),
+            ],
+        ),
+        (
+            "tests (macos-14, 3.10, clang-17, arm64)",
+            &[
+                ("job", "tests"),
+                ("platform", "macos-14"),
+                ("python", "3.10"),
+                ("compiler", "clang-17"),
+                ("arch", "arm64"),
+            ],
+        ),
+        (
+            "build (windows-2022, python-version: 3.14t)",
+            &[
+                ("job", "build"),
+                ("platform", "windows-2022"),
+                ("python", "3.14t"),
+            ],
+        ),
+        (
+            "unit (ubuntu-latest, nightly)",
+            &[
+                ("job", "unit"),
+                ("platform", "ubuntu-latest"),
+                ("matrix[2]", "nightly"),
+            ],
+        ),
+        (
+            "Test / cuda12.8 / h100 / gcc-13",
+            &[
+                ("job", "Test"),
+                ("cuda", "12.8"),
+                ("gpu", "h100"),
+                ("compiler", "gcc-13"),
+            ],
+        ),
+        ("lint", &[("job", "lint")]),
+        (
+            "test (ubuntu-latest, 18.17.0)",
+            &[
+                ("job", "test"),
+                ("platform", "ubuntu-latest"),
+                ("version", "18.17.0"),
+            ],
+        ),
+        (
+            "gpu-tests (ubuntu-22.04, 12.4)",
+            &[
+                ("job", "gpu-tests"),
+                ("platform", "ubuntu-22.04"),
+                ("cuda", "12.4"),
+            ],
+        ),
+        (
+            "smoke (cp314t, cu129, rtx4090)",
+            &[
+                ("job", "smoke"),
+                ("python", "3.14t"),
+                ("cuda", "12.9"),
+                ("gpu", "rtx4090"),
+            ],
+        ),
+    ];
+
     #[test]
     fn default_reading_of_job_names() {
-        let cases: &[(&str, &[(&str, &str)])] = &[
-            (
-                "Test win-64 / Python 3.14t, CUDA 13.0.2 (wheels), GPU a100 (MCDM)",
-                &[
-                    ("job", "Test win-64"),
-                    ("platform", "win-64"),
-                    ("python", "3.14t"),
-                    ("cuda", "13.0.2"),
-                    ("source", "wheels"),
-                    ("gpu", "a100 (MCDM)"),
-                ],
-            ),
-            (
-                "Test linux-64 / py3.14t, 12.9.1, local, t4",
-                &[
-                    ("job", "Test linux-64"),
-                    ("platform", "linux-64"),
-                    ("python", "3.14t"),
-                    ("cuda", "12.9.1"),
-                    ("source", "local"),
-                    ("gpu", "t4"),
-                ],
-            ),
-            (
-                "Test linux-aarch64 / py3.12, 13.0.2, wheels, l4",
-                &[
-                    ("job", "Test linux-aarch64"),
-                    ("platform", "linux-aarch64"),
-                    ("python", "3.12"),
-                    ("cuda", "13.0.2"),
-                    ("source", "wheels"),
-                    ("gpu", "l4"),
-                ],
-            ),
-            (
-                "Test linux-64 / Python 3.14t, CUDA 12.9.1 (local), GPU t4",
-                &[
-                    ("job", "Test linux-64"),
-                    ("platform", "linux-64"),
-                    ("python", "3.14t"),
-                    ("cuda", "12.9.1"),
-                    ("source", "local"),
-                    ("gpu", "t4"),
-                ],
-            ),
-            (
-                "Build linux-64 / py3.14t",
-                &[
-                    ("job", "Build linux-64"),
-                    ("platform", "linux-64"),
-                    ("python", "3.14t"),
-                ],
-            ),
-            (
-                "test (ubuntu-latest, 3.12)",
-                &[
-                    ("job", "test"),
-                    ("platform", "ubuntu-latest"),
-                    ("python", "3.12"),
-                ],
-            ),
-            (
-                "tests (macos-14, 3.10, clang-17, arm64)",
-                &[
-                    ("job", "tests"),
-                    ("platform", "macos-14"),
-                    ("python", "3.10"),
-                    ("compiler", "clang-17"),
-                    ("arch", "arm64"),
-                ],
-            ),
-            (
-                "build (windows-2022, python-version: 3.14t)",
-                &[
-                    ("job", "build"),
-                    ("platform", "windows-2022"),
-                    ("python", "3.14t"),
-                ],
-            ),
-            (
-                "unit (ubuntu-latest, nightly)",
-                &[
-                    ("job", "unit"),
-                    ("platform", "ubuntu-latest"),
-                    ("matrix[2]", "nightly"),
-                ],
-            ),
-            (
-                "Test / cuda12.8 / h100 / gcc-13",
-                &[
-                    ("job", "Test"),
-                    ("cuda", "12.8"),
-                    ("gpu", "h100"),
-                    ("compiler", "gcc-13"),
-                ],
-            ),
-            ("lint", &[("job", "lint")]),
-            (
-                "test (ubuntu-latest, 18.17.0)",
-                &[
-                    ("job", "test"),
-                    ("platform", "ubuntu-latest"),
-                    ("version", "18.17.0"),
-                ],
-            ),
-            (
-                "gpu-tests (ubuntu-22.04, 12.4)",
-                &[
-                    ("job", "gpu-tests"),
-                    ("platform", "ubuntu-22.04"),
-                    ("cuda", "12.4"),
-                ],
-            ),
-            (
-                "smoke (cp314t, cu129, rtx4090)",
-                &[
-                    ("job", "smoke"),
-                    ("python", "3.14t"),
-                    ("cuda", "12.9"),
-                    ("gpu", "rtx4090"),
-                ],
-            ),
-        ];
-        for (name, want) in cases {
+        for (name, want) in JOB_NAMES {
             assert_eq!(parse_job_name(name), dims(want), "{name}");
         }
     }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{
-    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy,
+    Attribute, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table as Comfy, Width,
 };
 
 use super::RenderOptions;
@@ -184,8 +184,10 @@ fn fits(table: &Table, fancy: bool, width: u16) -> bool {
 }
 
 /// A table too wide for the terminal, as one record per row: each column's header and value on
-/// a line of their own, values wrapped under themselves, records apart by a blank line. Nothing
-/// is dropped and no word is broken (but one longer than the line).
+/// a line of their own, values wrapped under themselves, records apart by a blank line. When a
+/// value's longest word would not fit beside the headers, each header gets a line of its own and
+/// its value goes below it. Nothing is dropped and no word is broken (but one longer than the
+/// line).
 fn write_records(table: &Table, fancy: bool, width: u16, out: &mut dyn Write) -> io::Result<()> {
     let label = table
         .headers
@@ -193,14 +195,39 @@ fn write_records(table: &Table, fancy: bool, width: u16, out: &mut dyn Write) ->
         .map(|h| unicode_width(h))
         .max()
         .unwrap_or(0);
-    let indent = " ".repeat(label + 4);
-    for (n, row) in table.rows.iter().enumerate() {
+    let cells: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|cell| plain(cell, fancy)).collect())
+        .collect();
+    // URLs go on lines of their own anyway (`wrap`); words past `2 * WORD_CAP` (a test id, a
+    // Windows path) are cut in any layout.
+    let longest_word = cells
+        .iter()
+        .flatten()
+        .flat_map(|text| text.split(' '))
+        .filter(|word| !word.starts_with("https://") && !word.starts_with("http://"))
+        .map(|word| unicode_width(word).min(2 * WORD_CAP))
+        .max()
+        .unwrap_or(0);
+    let beside = label + 4 + longest_word <= usize::from(width);
+    let indent = if beside {
+        " ".repeat(label + 4)
+    } else {
+        "    ".to_string()
+    };
+    for (n, row) in cells.iter().enumerate() {
         if n > 0 {
             writeln!(out)?;
         }
-        for (header, cell) in table.headers.iter().zip(row) {
-            let first = format!("  {header:<label$}  ");
-            for line in wrap(&plain(cell, fancy), Some(width), &first, &indent) {
+        for (header, text) in table.headers.iter().zip(row) {
+            let first = if beside {
+                format!("  {header:<label$}  ")
+            } else {
+                writeln!(out, "  {header}")?;
+                indent.clone()
+            };
+            for line in wrap(text, Some(width), &first, &indent) {
                 writeln!(out, "{}", line.trim_end())?;
             }
         }
@@ -209,6 +236,81 @@ fn write_records(table: &Table, fancy: bool, width: u16, out: &mut dyn Write) ->
 }
 
 fn comfy(table: &Table, options: &RenderOptions) -> String {
+    let Some(width) = options.width else {
+        return arranged(table, options, &[]);
+    };
+    // A signature id is not broken mid-word: its column is at least as wide as the longest id
+    // (the title after it wraps at spaces). Fitting the width comes first: when that would make
+    // the table wider than the terminal (every line of it wrapped by the terminal), the column
+    // gives up what the table overflows by, down to no bound at all.
+    let mut bounds = id_columns(table);
+    loop {
+        let text = arranged(table, options, &bounds);
+        let overflow = widest_line(&text).saturating_sub(usize::from(width));
+        if overflow == 0 || bounds.is_empty() {
+            return text;
+        }
+        let overflow = u16::try_from(overflow).unwrap_or(u16::MAX);
+        bounds = bounds
+            .into_iter()
+            .map(|(i, w)| (i, w.saturating_sub(overflow)))
+            // Below one character and its padding a bound says nothing.
+            .filter(|(_, w)| *w > 2)
+            .collect();
+    }
+}
+
+/// The Signature columns and the width that holds their longest id whole, counting the cell's
+/// padding (one space each side).
+fn id_columns(table: &Table) -> Vec<(usize, u16)> {
+    let mut bounds = Vec::new();
+    for i in 0..table.headers.len() {
+        let longest_id = table
+            .rows
+            .iter()
+            .filter_map(|r| r.get(i)?.first())
+            .filter_map(|span| match span {
+                Span::Code(id) if table.headers[i] == "Signature" => {
+                    Some(one_line(id).chars().count())
+                }
+                _ => None,
+            })
+            .max();
+        if let Some(w) = longest_id {
+            bounds.push((i, u16::try_from(w + 2).unwrap_or(u16::MAX)));
+        }
+    }
+    bounds
+}
+
+/// The widest line of `text` as the terminal shows it (colour sequences take no room).
+fn widest_line(text: &str) -> usize {
+    text.lines()
+        .map(|line| {
+            let mut n = 0;
+            let mut chars = line.chars();
+            while let Some(c) = chars.next() {
+                if c == '\u{1b}' {
+                    // CSI: ESC [ parameters… final byte in @..=~
+                    if chars.next() == Some('[') {
+                        for c in chars.by_ref() {
+                            if ('@'..='~').contains(&c) {
+                                break;
+                            }
+                        }
+                    }
+                } else {
+                    n += 1;
+                }
+            }
+            n
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The table laid out by comfy-table, each `(column, width)` of `id_bounds` at least that wide.
+fn arranged(table: &Table, options: &RenderOptions, id_bounds: &[(usize, u16)]) -> String {
     let mut t = Comfy::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     if options.color {
@@ -245,6 +347,11 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
         });
         if spark && let Some(col) = t.column_mut(i) {
             col.set_constraint(ColumnConstraint::ContentWidth);
+        }
+    }
+    for &(i, w) in id_bounds {
+        if let Some(col) = t.column_mut(i) {
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
         }
     }
     for (i, numeric) in table.numeric.iter().enumerate() {
@@ -383,6 +490,49 @@ mod tests {
     }
 
     #[test]
+    fn a_signature_id_is_never_broken_mid_word_in_a_narrow_table() {
+        let id = "wait-until-timeout-in-graph-lifetime-tests";
+        let row = |n: &str| {
+            vec![
+                vec![Span::Text(n.into())],
+                vec![
+                    Span::Code(id.into()),
+                    Span::Text(
+                        " _wait_until timed out: condition not satisfied within the timeout".into(),
+                    ),
+                ],
+                vec![Span::Text("16 of 77 runs (21%) since #2371 merged".into())],
+                vec![Span::Text("python=3.14t only, on every platform".into())],
+            ]
+        };
+        let table = Table {
+            headers: vec!["#", "Signature", "Runs hit", "Where"],
+            numeric: vec![true, false, false, false],
+            rows: vec![row("1"), row("2")],
+        };
+        for width in [50, 60, 80] {
+            let options = RenderOptions {
+                color: false,
+                width: Some(width),
+            };
+            let mut out = Vec::new();
+            write_block(&Block::Table(table.clone()), &options, &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            // The table fits its width whatever it holds (tests/pictures.rs holds the report
+            // to it on a terminal).
+            assert!(
+                widest_line(&text) <= usize::from(width),
+                "width {width}:\n{text}"
+            );
+            // Where the grid cannot hold the 42-character id beside three other columns, the
+            // rows become records: the id is whole at every width.
+            {
+                assert_eq!(text.matches(id).count(), 2, "width {width}:\n{text}");
+            }
+        }
+    }
+
+    #[test]
     fn a_url_that_fits_the_width_goes_whole_on_a_line_of_its_own() {
         let url = "https://github.com/o/r/job/1";
         let lines = wrap(
@@ -415,5 +565,11 @@ mod tests {
             ]],
         };
         assert!(render_at(&narrow, Some(40)).contains('┆'));
+    }
+
+    #[test]
+    fn colour_takes_no_room_when_a_line_is_measured() {
+        assert_eq!(widest_line("\u{1b}[1mab\u{1b}[0m\ncde"), 3);
+        assert_eq!(widest_line("┌──┐"), 4);
     }
 }

@@ -7,13 +7,15 @@
 //!
 //! - [`load`]: files → [`SignatureSpec`]s, every problem with file, line, column and key.
 //! - [`normalize`]: one raw log line → the text patterns see.
-//! - [`matcher`]: [`SignatureSet`], the compiled matcher (literal prefilter + per-line regexes).
+//! - [`matcher`]: [`SignatureSet`], the compiled matcher (literal prefilter + per-line regexes),
+//!   and the [`Classifier`] trait it implements (the survey and the store classify through it).
 //! - [`check`]: examples and overlaps, for `flakestat signatures check`.
 //! - [`import`]: PyTorch's `ruleset.toml` → signature files.
 //! - [`archive`]: a log's time span (does it belong to its job execution?) and log `.zip`s.
 
 pub mod archive;
 pub mod check;
+mod classifier;
 pub mod forms;
 pub mod import;
 mod literals;
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::SignatureId;
 
+pub use classifier::Classifier;
 pub use load::{load_bundled, load_dir};
 pub use matcher::SignatureSet;
 
@@ -138,7 +141,7 @@ impl fmt::Display for Problem {
 pub enum SignatureError {
     #[error("cannot read signatures from {}: {source}; check the path exists and is readable", path.display())]
     Io { path: PathBuf, source: io::Error },
-    #[error("no signature files (*.toml) in {}; add one, or point --signatures at the right folder", dir.display())]
+    #[error("no signature files (*.toml) in {}; add one", dir.display())]
     Empty { dir: PathBuf },
     #[error("{}", render_problems(problems))]
     Invalid { problems: Vec<Problem> },

@@ -162,7 +162,7 @@ fn error_detail(err: &postgres::Error) -> String {
     match err.as_db_error() {
         Some(db) => {
             let hint = match db.code().code() {
-                "25006" => "; the server is read-only: point --store at a writable server",
+                "25006" => "; the server is read-only: use a writable server",
                 "42501" => "; the store's user lacks a privilege on its tables",
                 "53100" => "; the server's disk is full",
                 _ => "",

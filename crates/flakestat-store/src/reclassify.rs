@@ -1,0 +1,38 @@
+//! Re-classification from the store alone: stored logs that have no classification for the
+//! current signatures (they changed, or a survey stopped between download and classification)
+//! are read back, classified and stored. No network: `report`, `suggest` and `survey --offline`
+//! need nothing else, and the survey calls it for what it stored earlier.
+
+use std::sync::{Arc, Mutex};
+
+use flakestat_core::model::Repo;
+use flakestat_core::signatures::Classifier;
+
+use super::{Store, StoreError};
+
+/// Classifies every stored log of `repo` that has no classification for the classifier's
+/// fingerprint. Returns how many were classified. The store is locked per step, so a survey
+/// sharing it goes on meanwhile.
+pub fn reclassify_stored(
+    store: &Arc<Mutex<Store>>,
+    repo: &Repo,
+    classifier: &dyn Classifier,
+) -> Result<u64, StoreError> {
+    let fingerprint = classifier.fingerprint();
+    let todo = store
+        .lock()
+        .expect("store lock")
+        .logs_to_classify(repo, &fingerprint)?;
+    for job in &todo {
+        let Some(raw) = store.lock().expect("store lock").load_log(*job)? else {
+            continue;
+        };
+        let classification = classifier.classify(&raw);
+        store.lock().expect("store lock").store_classification(
+            *job,
+            &fingerprint,
+            &classification,
+        )?;
+    }
+    Ok(todo.len() as u64)
+}

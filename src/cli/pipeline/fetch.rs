@@ -1,0 +1,243 @@
+//! The networked steps `survey` and `nightly` share: connect to GitHub (or start the replay
+//! server), start a session, and after the survey fetch what the bisection and the PR relevance
+//! need (the default branch's history, fork points, fork PRs, suspects' changed files).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::SharedStore;
+use crate::analysis::{self, AnalysisConfig};
+use crate::cli::GlobalArgs;
+use crate::cli::error::CliError;
+use crate::cli::progress::Bars;
+use crate::cli::source::{Replay, ReplayServer, SourceArgs};
+use crate::fetch::{AncestrySummary, FetchError, PullHeadNeeds, Session};
+use crate::model::{Repo, Run, SignatureInfo, Snapshot};
+use crate::store::HISTORY_DAYS;
+
+/// Where requests go, with what token; keeps the replay server (if any) serving while it lives.
+pub struct Connection {
+    pub api_url: String,
+    pub token: Option<String>,
+    _server: Option<ReplayServer>,
+}
+
+/// The API for this run: the replay server started on 127.0.0.1 (with `replay_token`, which
+/// the fake accepts, when the command must send one), or GitHub itself from `--api-url` and
+/// the environment.
+pub fn connect(
+    source: &SourceArgs,
+    replay: Option<Replay>,
+    global: &GlobalArgs,
+    replay_token: Option<&str>,
+) -> Result<Connection, CliError> {
+    match replay {
+        Some(dataset) => {
+            let server = dataset.start()?;
+            Ok(Connection {
+                api_url: server.api_url(),
+                token: replay_token.map(str::to_string),
+                _server: Some(server),
+            })
+        }
+        None => {
+            let (api_url, token) = source.github_api(global);
+            Ok(Connection {
+                api_url,
+                token,
+                _server: None,
+            })
+        }
+    }
+}
+
+impl Connection {
+    /// No network at all (`--offline`).
+    pub fn offline() -> Connection {
+        Connection {
+            api_url: String::new(),
+            token: None,
+            _server: None,
+        }
+    }
+
+    /// A session for this connection with the flags' client settings, drawing `bars`.
+    pub fn session(&self, source: &SourceArgs, bars: &Arc<Bars>) -> Result<Session, CliError> {
+        let config = source.client_config(self.api_url.clone(), self.token.clone());
+        Ok(Session::new(config, bars.clone())?)
+    }
+}
+
+/// The PRs of runs that hit some signature (`analysis::prs::run_origin`): their changed files
+/// decide whether a PR is related to a flake.
+pub fn prs_of_runs(
+    hit_runs: &[Run],
+    default_branch: &str,
+    config: &AnalysisConfig,
+) -> BTreeSet<u64> {
+    hit_runs
+        .iter()
+        .filter_map(|r| analysis::prs::run_origin(r, default_branch, &config.pr_conventions).pr())
+        .collect()
+}
+
+/// At most this many rounds of "analyze, fetch what the bisection lacks".
+const ANCESTRY_ROUNDS: usize = 4;
+
+/// What the bisection's fetch needs to know.
+pub struct AncestryPlan<'a> {
+    pub repo: &'a Repo,
+    pub since: chrono::DateTime<chrono::Utc>,
+    pub until: chrono::DateTime<chrono::Utc>,
+    pub fingerprint: &'a str,
+    pub signatures: &'a [SignatureInfo],
+    pub config: &'a AnalysisConfig,
+}
+
+/// After the survey: the default branch's history over the window and its history, then the
+/// fork points of the runs the bisection needs placed, then the changed files of the merges
+/// that end up suspects. Each step reads the analysis of what the store now holds, so only what
+/// matters is asked for, and nothing the store already knows.
+pub fn fetch_ancestry(
+    session: &Session,
+    store: &SharedStore,
+    plan: &AncestryPlan<'_>,
+) -> Result<AncestrySummary, FetchError> {
+    let mut summary = AncestrySummary::default();
+    let default_branch = store
+        .lock()
+        .expect("store lock")
+        .default_branch(plan.repo)?
+        .unwrap_or_else(|| "main".to_string());
+    let history = plan.since - chrono::TimeDelta::days(HISTORY_DAYS);
+    session.fetch_mainline(
+        store,
+        plan.repo,
+        &default_branch,
+        history,
+        plan.until,
+        &mut summary,
+    )?;
+    let snapshot = |store: &SharedStore| {
+        store.lock().expect("store lock").load_snapshot(
+            plan.repo,
+            plan.since,
+            plan.until,
+            plan.fingerprint,
+        )
+    };
+    fetch_fork_pulls(
+        session,
+        store,
+        plan,
+        &snapshot(store)?,
+        &default_branch,
+        &mut summary,
+    )?;
+    // Files and fork points change what the analysis sees (a PR found to touch the paths has
+    // its runs left out, which can move the first hit): ask again until nothing new is needed.
+    let mut asked_heads = std::collections::BTreeSet::new();
+    let mut asked_files = std::collections::BTreeSet::new();
+    let mut asked_commits = std::collections::BTreeSet::new();
+    for _ in 0..ANCESTRY_ROUNDS {
+        let needs = analysis::bisect::needs(&snapshot(store)?, plan.signatures, plan.config);
+        let heads: BTreeSet<_> = needs.heads.difference(&asked_heads).cloned().collect();
+        let files: BTreeSet<u64> = needs
+            .merge_files
+            .difference(&asked_files)
+            .copied()
+            .collect();
+        let commits: BTreeSet<_> = needs
+            .commit_files
+            .difference(&asked_commits)
+            .cloned()
+            .collect();
+        if heads.is_empty() && files.is_empty() && commits.is_empty() {
+            break;
+        }
+        session.fetch_fork_points(store, plan.repo, &default_branch, &heads, &mut summary)?;
+        session.fetch_merge_files(store, plan.repo, &files, &mut summary)?;
+        session.fetch_commit_files(store, plan.repo, &commits, &mut summary)?;
+        asked_heads.extend(heads);
+        asked_files.extend(files);
+        asked_commits.extend(commits);
+    }
+    Ok(summary)
+}
+
+/// For a command that places nothing on merges (`nightly`): the fork runs of the window mapped
+/// to their PRs through the PR listing, then the changed files those PRs' relevance needs, so
+/// fork PRs count like any other PR there too. Returns the requests made.
+#[allow(clippy::too_many_arguments)]
+pub fn map_fork_runs(
+    session: &Session,
+    store: &SharedStore,
+    repo: &Repo,
+    since: chrono::DateTime<chrono::Utc>,
+    until: chrono::DateTime<chrono::Utc>,
+    fingerprint: &str,
+    signatures: &[SignatureInfo],
+    config: &AnalysisConfig,
+) -> Result<u64, FetchError> {
+    let plan = AncestryPlan {
+        repo,
+        since,
+        until,
+        fingerprint,
+        signatures,
+        config,
+    };
+    let mut summary = AncestrySummary::default();
+    let default_branch = store
+        .lock()
+        .expect("store lock")
+        .default_branch(repo)?
+        .unwrap_or_else(|| "main".to_string());
+    let snapshot = |store: &SharedStore| {
+        store
+            .lock()
+            .expect("store lock")
+            .load_snapshot(repo, since, until, fingerprint)
+    };
+    fetch_fork_pulls(
+        session,
+        store,
+        &plan,
+        &snapshot(store)?,
+        &default_branch,
+        &mut summary,
+    )?;
+    let needs = analysis::bisect::needs(&snapshot(store)?, signatures, config);
+    session.fetch_merge_files(store, repo, &needs.merge_files, &mut summary)?;
+    Ok(summary.requests())
+}
+
+/// Fork runs name no PR: when some run of the window is one whose PR the store cannot name,
+/// and the PR listing has not covered its time yet, list PRs (`fetch/pulls.rs`).
+fn fetch_fork_pulls(
+    session: &Session,
+    store: &SharedStore,
+    plan: &AncestryPlan<'_>,
+    snapshot: &Snapshot,
+    default_branch: &str,
+    summary: &mut AncestrySummary,
+) -> Result<(), FetchError> {
+    use analysis::prs::{ForkHeads, ForkMatch, needs_fork_mapping};
+    let forks = ForkHeads::new(&snapshot.pulls);
+    let mut needs = PullHeadNeeds::default();
+    for run in &snapshot.runs {
+        if !needs_fork_mapping(run, default_branch, &plan.config.pr_conventions)
+            || forks.find(run) != ForkMatch::NotListed
+            || session.pull_heads_covered(store, plan.repo, run.created_at)?
+        {
+            continue;
+        }
+        if let (Some(repo), Some(branch)) = (&run.head_repository, &run.head_branch) {
+            needs.add(repo, branch, run.created_at);
+        }
+    }
+    if needs.heads.is_empty() {
+        return Ok(());
+    }
+    session.fetch_pull_heads(store, plan.repo, &needs, summary)
+}
