@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 mod export;
 mod green;
+mod man;
 mod nightly;
 pub mod output;
 mod pipeline;
@@ -91,6 +92,8 @@ pub enum Command {
     Suggest(suggest::SuggestArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Print the manual page (or write one per command into a folder).
+    Man(man::ManArgs),
 }
 
 /// Parses the process arguments, runs the command, prints any error, returns the exit code:
@@ -123,6 +126,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Nightly(args) => nightly::run(&global, args),
         Command::Suggest(args) => suggest::run(&global, args),
         Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 

@@ -1,0 +1,94 @@
+//! The documentation the binary carries: `flakestat man` (one page on stdout, or a page per
+//! command into a folder) and `flakestat completions`, both generated from the clap definition,
+//! so every command and flag `--help` shows is in them.
+
+use std::process::{Command, Output, Stdio};
+
+fn flakestat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// The commands `flakestat --help` lists, read from the help itself.
+fn commands() -> Vec<String> {
+    let help = String::from_utf8(flakestat(&["--help"]).stdout).unwrap();
+    let listed: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(listed.len() >= 8, "{help}");
+    listed
+}
+
+#[test]
+fn the_man_page_names_every_command_and_each_command_has_a_page_with_its_flags() {
+    let out = flakestat(&["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH flakestat 1"),
+        "{page}"
+    );
+    for command in commands() {
+        assert!(page.contains(&command), "{command} missing from the page");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let into = dir.path().join("man1");
+    let out = flakestat(&["man", "--dir", into.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(into.join("flakestat.1")).unwrap(),
+        page
+    );
+    for command in commands() {
+        let sub = std::fs::read_to_string(into.join(format!("flakestat-{command}.1")))
+            .unwrap_or_else(|e| panic!("flakestat-{command}.1: {e}"));
+        assert!(sub.contains(&format!(".TH flakestat-{command} 1")), "{sub}");
+    }
+    // Flags as roff writes them (`\-\-repo`), where `--help` has them.
+    let survey = std::fs::read_to_string(into.join("flakestat-survey.1")).unwrap();
+    for flag in ["repo", "since", "until", "format", "store", "wait"] {
+        assert!(survey.contains(&format!("\\-\\-{flag}")), "--{flag}");
+    }
+}
+
+#[test]
+fn man_into_a_file_that_is_not_a_folder_says_which_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, "keep").unwrap();
+    let out = flakestat(&["man", "--dir", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(file.to_str().unwrap()), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+}
+
+#[test]
+fn completions_know_every_command() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = flakestat(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for command in commands() {
+            assert!(script.contains(&command), "{shell}: {command}");
+        }
+        assert!(script.contains("since"), "{shell}: a flag of survey");
+    }
+}
