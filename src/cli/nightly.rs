@@ -127,12 +127,8 @@ struct Settings {
 impl Settings {
     fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings, CliError> {
         let replay = Replay::load(args.source.replay.as_deref())?;
-        let now = resolve_now(args.now.as_deref(), replay.as_ref())?;
-        let repo = match (&args.repo, &replay) {
-            (Some(text), _) => settings::parse_repo(text)?,
-            (None, Some(ds)) => ds.repo(),
-            (None, None) => unreachable!("clap requires --repo without --replay"),
-        };
+        let now = settings::resolve_now(args.now.as_deref(), replay.as_ref())?;
+        let repo = settings::resolve_repo(args.repo.as_deref(), replay.as_ref())?;
         let (baseline_since, period_since) = resolve_period(args, now)?;
         let wait = settings::parse_wait(&args.wait)?;
         let target = args.post_comment.as_deref().map(parse_target).transpose()?;
@@ -152,21 +148,6 @@ impl Settings {
             config,
             output,
         })
-    }
-}
-
-/// `--now`, else the dataset's present with `--replay`, else the clock.
-fn resolve_now(given: Option<&str>, replay: Option<&Replay>) -> Result<Timestamp, CliError> {
-    match (given, replay) {
-        (Some(text), _) => Ok(chrono::DateTime::parse_from_rfc3339(text.trim())
-            .map_err(|_| {
-                CliError::Invalid(format!(
-                    "--now {text:?} is not an RFC 3339 datetime (2026-08-02T06:30:00Z)"
-                ))
-            })?
-            .to_utc()),
-        (None, Some(ds)) => Ok(ds.now()),
-        (None, None) => Ok(super::when::now_to_the_second()),
     }
 }
 

@@ -106,6 +106,37 @@ pub fn parse_repo(text: &str) -> Result<Repo, CliError> {
     })
 }
 
+/// The repository a command works on: `--repo`, else the replay's.
+pub fn resolve_repo(
+    flag: Option<&str>,
+    replay: Option<&super::source::Replay>,
+) -> Result<Repo, CliError> {
+    match (flag, replay) {
+        (Some(text), _) => parse_repo(text),
+        (None, Some(ds)) => Ok(ds.repo()),
+        (None, None) => unreachable!("clap requires --repo without --replay"),
+    }
+}
+
+/// What "now" is: `--now` (RFC 3339) where the command has it, else the replay's, else the
+/// clock to the second.
+pub fn resolve_now(
+    flag: Option<&str>,
+    replay: Option<&super::source::Replay>,
+) -> Result<crate::model::Timestamp, CliError> {
+    match (flag, replay) {
+        (Some(text), _) => Ok(chrono::DateTime::parse_from_rfc3339(text.trim())
+            .map_err(|_| {
+                CliError::Invalid(format!(
+                    "--now {text:?} is not an RFC 3339 datetime (2026-08-02T06:30:00Z)"
+                ))
+            })?
+            .to_utc()),
+        (None, Some(ds)) => Ok(ds.now()),
+        (None, None) => Ok(super::when::now_to_the_second()),
+    }
+}
+
 /// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`.
 pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
     wait_duration(text).ok_or_else(|| {

@@ -17,7 +17,7 @@ use super::progress::{
 };
 use super::settings;
 use super::source::{Replay, SourceArgs};
-use super::when::{now_to_the_second, parse_window};
+use super::when::parse_window;
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
 use crate::fetch::{AncestrySummary, FetchError, StatsSnapshot, SurveyPlan, SurveySummary};
@@ -89,14 +89,8 @@ impl Settings {
     fn resolve(global: &GlobalArgs, args: &SurveyArgs) -> Result<Settings, CliError> {
         // Replay: the dataset decides the repository and what "now" is.
         let replay = Replay::load(args.source.replay.as_deref())?;
-        let now = replay
-            .as_ref()
-            .map_or_else(now_to_the_second, |ds| ds.now());
-        let repo = match (&args.repo, &replay) {
-            (Some(text), _) => settings::parse_repo(text)?,
-            (None, Some(ds)) => ds.repo(),
-            (None, None) => unreachable!("clap requires --repo without --replay"),
-        };
+        let now = settings::resolve_now(None, replay.as_ref())?;
+        let repo = settings::resolve_repo(args.repo.as_deref(), replay.as_ref())?;
         let (since, until) = parse_window(&args.since, args.until.as_deref(), now)?;
         let signatures = Signatures::load(args.source.signatures.as_deref())?;
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
