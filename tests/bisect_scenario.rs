@@ -561,10 +561,6 @@ fn scenario() -> PathBuf {
 
 #[test]
 fn the_bundled_story_names_2371_four_and_a_half_hours_before_the_first_hit() {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return;
-    }
     let cache = tempfile::tempdir().unwrap();
     let signatures = Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures");
     let out = flakestat(&[

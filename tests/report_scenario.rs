@@ -56,10 +56,6 @@ fn figure(figures: &BTreeMap<String, String>, name: &str) -> u64 {
 
 #[test]
 fn the_story_as_the_scenario_tells_it() {
-    if !scenario().join("scenario.toml").is_file() {
-        eprintln!("skipped: no fixtures/cuda-python-flake");
-        return;
-    }
     let figures = readme_figures();
     let dir = scenario();
     let cache = tempfile::tempdir().unwrap();
