@@ -23,6 +23,7 @@ struct Pass {
     counts: BTreeMap<RouteKind, usize>,
     peak: String,
     cost_line: String,
+    timeline: String,
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -39,12 +40,75 @@ fn window(ds: &Dataset) -> (chrono::DateTime<chrono::Utc>, chrono::DateTime<chro
     (since, until)
 }
 
+/// Where the wall time went: before the first request, after the last answer, and within the
+/// requests' span the time lost to fewer than `concurrency` requests in flight (each request
+/// in flight for `latency` before its recorded answer), by the kinds in flight then ("none":
+/// no request at all, the client was working or waiting on itself).
+fn timeline(
+    requests: &[flakestat::fake::RecordedRequest],
+    start: Instant,
+    end: Instant,
+    latency: Duration,
+    concurrency: u64,
+) -> String {
+    let (Some(first), Some(last)) = (
+        requests.iter().map(|r| r.answered).min(),
+        requests.iter().map(|r| r.answered).max(),
+    ) else {
+        return String::new();
+    };
+    let first = first - latency;
+    let mut edges: Vec<Instant> = requests
+        .iter()
+        .flat_map(|r| [r.answered - latency, r.answered])
+        .collect();
+    edges.sort();
+    edges.dedup();
+    let mut lost: BTreeMap<String, f64> = BTreeMap::new();
+    for pair in edges.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        let in_flight: Vec<&flakestat::fake::RecordedRequest> = requests
+            .iter()
+            .filter(|r| r.answered - latency <= from && to <= r.answered)
+            .collect();
+        let free = concurrency.saturating_sub(in_flight.len() as u64);
+        if free == 0 {
+            continue;
+        }
+        let mut kinds: Vec<String> = in_flight.iter().map(|r| format!("{:?}", r.kind)).collect();
+        kinds.sort();
+        kinds.dedup();
+        let key = if kinds.is_empty() {
+            "none".to_string()
+        } else {
+            kinds.join("+")
+        };
+        *lost.entry(key).or_default() +=
+            (to - from).as_secs_f64() * free as f64 / concurrency as f64;
+    }
+    let mut lost: Vec<(String, f64)> = lost.into_iter().collect();
+    lost.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total: f64 = lost.iter().map(|(_, s)| s).sum();
+    let top: Vec<String> = lost
+        .iter()
+        .take(6)
+        .map(|(k, s)| format!("{k} {s:.2} s"))
+        .collect();
+    format!(
+        "timeline: {:.2} s before the first request, {:.2} s after the last answer; {total:.2} s of free request slots in between ({})",
+        (first - start).as_secs_f64(),
+        (end - last).as_secs_f64(),
+        top.join(", ")
+    )
+}
+
 fn survey(
     gh: &FakeGitHub,
     cache: &std::path::Path,
     ds: &Dataset,
     concurrency: u64,
     signatures: Option<&std::path::Path>,
+    latency: Duration,
 ) -> Pass {
     gh.clear_requests();
     let (since, until) = window(ds);
@@ -66,7 +130,9 @@ fn survey(
         .env_remove("GITHUB_TOKEN")
         .output()
         .expect("flakestat runs");
-    let wall = start.elapsed();
+    let end = Instant::now();
+    let wall = end - start;
+    let timeline = timeline(&gh.requests(), start, end, latency, concurrency);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "survey failed: {stderr}");
     let peak = stderr
@@ -86,6 +152,7 @@ fn survey(
         counts: gh.request_counts(),
         peak,
         cost_line,
+        timeline,
     }
 }
 
@@ -202,7 +269,14 @@ fn main() {
         // Log downloads cost two round trips (the API's 302, then the log host).
         let bound = Duration::from_millis((min.total() + min.logs) * latency / concurrency);
         for pass in ["cold", "warm"] {
-            let p = survey(&gh, cache.path(), &ds, concurrency, signatures);
+            let p = survey(
+                &gh,
+                cache.path(),
+                &ds,
+                concurrency,
+                signatures,
+                Duration::from_millis(latency),
+            );
             let made = api_requests(&p.counts);
             let get = |k| p.counts.get(&k).copied().unwrap_or(0) as u64;
             let known: u64 = COLUMNS.into_iter().map(get).sum();
@@ -257,6 +331,9 @@ fn main() {
             }
             if !p.cost_line.is_empty() {
                 eprintln!("  {scenario} {pass}: {}", p.cost_line.trim());
+            }
+            if !p.timeline.is_empty() {
+                eprintln!("  {scenario} {pass}: {}", p.timeline);
             }
         }
     }

@@ -111,6 +111,8 @@ pub struct RecordedRequest {
     /// The status answered; 0 when the connection was dropped without an answer.
     pub status: u16,
     pub kind: RouteKind,
+    /// When the answer was decided (after `Faults::latency`): the benchmark's timeline.
+    pub answered: std::time::Instant,
 }
 
 const DEFAULT_LIMIT: u32 = 5000;
@@ -576,6 +578,7 @@ async fn serve_api(
     let n = state.api_count;
     let record = |state: &mut State, status: u16| {
         state.requests.push(RecordedRequest {
+            answered: std::time::Instant::now(),
             listener: Listener::Api,
             host: shared.api_addr.to_string(),
             method: head.method.clone(),
@@ -963,6 +966,7 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         }
     };
     state.requests.push(RecordedRequest {
+        answered: std::time::Instant::now(),
         listener: Listener::LogHost,
         host: shared.log_addr.to_string(),
         method: req.method().as_str().to_string(),
@@ -1058,6 +1062,7 @@ fn serve_hop(
         .path_and_query()
         .map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string());
     state.requests.push(RecordedRequest {
+        answered: std::time::Instant::now(),
         listener: which,
         host: shared.addr(which).to_string(),
         method: req.method().as_str().to_string(),

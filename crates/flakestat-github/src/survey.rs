@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeDelta, Utc};
+use futures_util::{StreamExt, TryStreamExt, stream};
 use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
@@ -596,11 +597,15 @@ impl Survey {
         let scopes: Vec<Arc<Scope>> = self.scopes().await?.into_iter().map(Arc::new).collect();
         let mut tasks = self.cover_tasks(&scopes)?;
         tasks.extend(self.pending_log_tasks()?);
-        summary.runs_jobs_fetched = self.clone().perform_all(tasks).await?;
+        // The merged PRs need nothing from the runs: listed while the runs are, not after.
+        let (jobs_fetched, ()) = tokio::try_join!(
+            self.clone().perform_all(tasks),
+            self.fetch_merged_pulls(&default_branch)
+        )?;
+        summary.runs_jobs_fetched = jobs_fetched;
         self.count_listing(&scopes, &mut summary);
 
         self.progress.event(ProgressEvent::Phase("pull requests"));
-        self.fetch_merged_pulls(&default_branch).await?;
         summary.pulls_files_fetched = self
             .fetch_files_of_interest(prs_of_interest, &default_branch)
             .await?;
@@ -736,7 +741,7 @@ impl Survey {
                 .split_once("/actions/runs/")
                 .map(|(w, _)| w.to_string())
         });
-        let mut fetched = 0;
+        let mut wanted = Vec::new();
         for number in prs_of_interest(&hit_runs, default_branch) {
             let known = self.store().load_pull(&self.repo, number)?;
             if known.as_ref().is_some_and(|p| p.files.is_some()) {
@@ -760,11 +765,18 @@ impl Survey {
                     head: None,
                 }),
             };
-            if self.fetch_pull_files(number, stub).await? {
-                fetched += 1;
-            }
+            wanted.push((number, stub));
         }
-        Ok(fetched)
+        // As many PRs at once as requests may be in flight: one after the other, the files of
+        // a month's few dozen PRs with a hit were the survey's longest wait after the logs.
+        stream::iter(wanted)
+            .map(|(number, stub)| self.fetch_pull_files(number, stub))
+            .buffer_unordered(self.client.concurrency())
+            .try_fold(
+                0,
+                |fetched, found| async move { Ok(fetched + u64::from(found)) },
+            )
+            .await
     }
 
     async fn perform(self: Arc<Self>, task: Task) -> Result<Vec<Task>, FetchError> {
