@@ -406,3 +406,33 @@ fn a_redirect_that_stays_on_the_api_origin_keeps_the_token_until_it_leaves() {
         Some(&*format!("Bearer {TOKEN}"))
     );
 }
+
+#[test]
+fn every_request_on_every_origin_says_flakestat_and_its_version_once() {
+    // A chain through the third origin and back: the API, the log host and elsewhere all asked.
+    let (gh, _job, out) = survey_with_chain(
+        vec![
+            Hop::To(302, Listener::Elsewhere),
+            Hop::To(302, Listener::LogHost),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = gh.requests();
+    let expected = vec![format!("flakestat/{}", env!("CARGO_PKG_VERSION"))];
+    for listener in [Listener::Api, Listener::LogHost, Listener::Elsewhere] {
+        assert!(
+            requests.iter().any(|r| r.listener == listener),
+            "no request reached {listener:?}"
+        );
+    }
+    let wrong: Vec<_> = requests
+        .iter()
+        .filter(|r| r.user_agents != expected)
+        .map(|r| (r.listener, r.path.clone(), r.user_agents.clone()))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "User-Agent other than {expected:?}: {wrong:#?}"
+    );
+}

@@ -113,6 +113,8 @@ pub struct RecordedRequest {
     pub kind: RouteKind,
     /// When the answer was decided (after `Faults::latency`): the benchmark's timeline.
     pub answered: std::time::Instant,
+    /// Every `User-Agent` header that arrived, in order (GitHub wants exactly one).
+    pub user_agents: Vec<String>,
 }
 
 const DEFAULT_LIMIT: u32 = 5000;
@@ -562,6 +564,7 @@ async fn serve_api(
         tokio::time::sleep(latency).await;
     }
     let head = ApiRequest::read(&req);
+    let agents = user_agents(&req);
     let who = caller(&shared.lock().dataset, &req);
     let body = if head.method == "GET" {
         Bytes::new()
@@ -579,6 +582,7 @@ async fn serve_api(
     let record = |state: &mut State, status: u16| {
         state.requests.push(RecordedRequest {
             answered: std::time::Instant::now(),
+            user_agents: agents.clone(),
             listener: Listener::Api,
             host: shared.api_addr.to_string(),
             method: head.method.clone(),
@@ -916,6 +920,7 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
     let query = Query::parse(req.uri().query());
     let has_auth = req.headers().contains_key(hyper::header::AUTHORIZATION);
     let auth_value = authorization_value(&req);
+    let agents = user_agents(&req);
     let job = path
         .strip_prefix("/logs/")
         .and_then(|s| s.parse::<u64>().ok())
@@ -967,6 +972,7 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
     };
     state.requests.push(RecordedRequest {
         answered: std::time::Instant::now(),
+        user_agents: agents,
         listener: Listener::LogHost,
         host: shared.log_addr.to_string(),
         method: req.method().as_str().to_string(),
@@ -994,6 +1000,14 @@ fn azure_error(code: &str, message: &str) -> Vec<u8> {
         "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
     )
     .into_bytes()
+}
+
+fn user_agents(req: &Request<Incoming>) -> Vec<String> {
+    req.headers()
+        .get_all(hyper::header::USER_AGENT)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect()
 }
 
 fn authorization_value(req: &Request<Incoming>) -> Option<String> {
@@ -1063,6 +1077,7 @@ fn serve_hop(
         .map_or_else(|| req.uri().path().to_string(), |p| p.as_str().to_string());
     state.requests.push(RecordedRequest {
         answered: std::time::Instant::now(),
+        user_agents: user_agents(req),
         listener: which,
         host: shared.addr(which).to_string(),
         method: req.method().as_str().to_string(),

@@ -3,9 +3,9 @@
 //! budget, secondary limits with `retry-after`, retries with exponential backoff and jitter,
 //! conditional requests, capped response sizes, and redirects followed here, hop by hop.
 //!
-//! octocrab's own retry layer is off (`RetryConfig::None`): it retries 5xx immediately and ignores
-//! `retry-after`, which would fight the backoff here and spend budget. Its follow-redirect layer
-//! is not compiled in (Cargo.toml): it decided each hop against the previous one and re-sent the
+//! octocrab's own retry layer is not in the stack (`octocrab_client`): it retries 5xx immediately
+//! and ignores `retry-after`, which would fight the backoff here and spend budget. Its
+//! follow-redirect layer is not compiled in (Cargo.toml): it decided each hop against the previous one and re-sent the
 //! token when a foreign host redirected to itself (GITHUB.md, "Redirect chains").
 //!
 //! The token goes only to the API origin (scheme, host and port of the API root): on the first
@@ -24,7 +24,6 @@ use chrono::Utc;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use octocrab::Octocrab;
-use octocrab::service::middleware::retry::RetryConfig;
 use tokio::sync::Semaphore;
 
 use super::{FetchError, Progress, ProgressEvent};
@@ -382,6 +381,67 @@ impl From<octocrab::Error> for TryError {
     }
 }
 
+/// What every request says it is (GitHub asks for a `User-Agent` naming the application).
+pub const USER_AGENT: &str = concat!("flakestat/", env!("CARGO_PKG_VERSION"));
+
+/// An octocrab client on a stack built here: octocrab's builder always adds its own
+/// `User-Agent: octocrab`, and its extra headers are appended to that, not put in its place,
+/// so a request would carry two. The stack is the one the builder makes otherwise (rustls with
+/// the system's roots, http1, 15 s to connect, 60 s per read, no retry layer: retries are
+/// ours) with one `User-Agent`, the API root for relative URLs, and `token` as a bearer
+/// `Authorization` only on requests to the API root's authority. Must be called inside a
+/// tokio runtime.
+fn octocrab_client(api_url: &str, token: Option<&str>) -> Result<Octocrab, FetchError> {
+    use octocrab::service::middleware::{
+        auth_header::AuthHeaderLayer, base_uri::BaseUriLayer, extra_headers::ExtraHeadersLayer,
+    };
+    let base: http::Uri = api_url
+        .parse()
+        .map_err(|e| FetchError::ApiRoot(format!("the API root {api_url:?}: {e}")))?;
+    let cannot = |e: &dyn std::fmt::Display| {
+        FetchError::Config(format!("cannot build the HTTP client: {e}"))
+    };
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_native_roots(provider)
+        .map_err(|e| cannot(&e))?
+        .https_or_http()
+        .enable_http1()
+        .build();
+    let mut connector = hyper_timeout::TimeoutConnector::new(https);
+    connector.set_connect_timeout(Some(Duration::from_secs(15)));
+    connector.set_read_timeout(Some(Duration::from_secs(60)));
+    let transport: hyper_util::client::legacy::Client<_, octocrab::OctoBody> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(connector);
+    let authorization = match token {
+        Some(token) => {
+            let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                FetchError::Config(
+                    "the token holds characters an HTTP header cannot carry".to_string(),
+                )
+            })?;
+            value.set_sensitive(true);
+            Some(value)
+        }
+        None => None,
+    };
+    let agent = vec![(
+        http::header::USER_AGENT,
+        HeaderValue::from_static(USER_AGENT),
+    )];
+    octocrab::OctocrabBuilder::new_empty()
+        .with_service(transport)
+        .with_layer(&ExtraHeadersLayer::new(std::sync::Arc::new(agent)))
+        .with_layer(&BaseUriLayer::new(base.clone()))
+        .with_layer(&AuthHeaderLayer::new(authorization, base.clone(), base))
+        .with_auth(octocrab::AuthState::None)
+        .build()
+        .map_err(|e| cannot(&e))
+}
+
 impl GitHubClient {
     /// Builds the client; must be called inside a tokio runtime.
     pub fn new(
@@ -393,24 +453,8 @@ impl GitHubClient {
             config.token.is_some(),
             config.allow_insecure_http,
         )?;
-        let build = |token: Option<&String>| {
-            let mut builder = Octocrab::builder()
-                .base_uri(config.api_url.as_str())
-                .map_err(|e| {
-                    FetchError::ApiRoot(format!("the API root {:?}: {e}", config.api_url))
-                })?
-                .add_retry_config(RetryConfig::None)
-                .set_connect_timeout(Some(Duration::from_secs(15)))
-                .set_read_timeout(Some(Duration::from_secs(60)));
-            if let Some(token) = token {
-                builder = builder.personal_token(token.clone());
-            }
-            builder
-                .build()
-                .map_err(|e| FetchError::Config(format!("cannot build the HTTP client: {e}")))
-        };
-        let crab = build(config.token.as_ref())?;
-        let anonymous = build(None)?;
+        let crab = octocrab_client(&config.api_url, config.token.as_deref())?;
+        let anonymous = octocrab_client(&config.api_url, None)?;
         Ok(GitHubClient {
             crab,
             anonymous,
