@@ -733,19 +733,28 @@ impl GitHubClient {
         {
             headers.insert(http::header::IF_NONE_MATCH, value);
         }
+        self.under_permit(async {
+            let response = crab._get_with_headers(url, Some(headers)).await?;
+            let (parts, body) = response.into_parts();
+            let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
+            Ok((parts, body, spooled, truncated))
+        })
+        .await
+    }
+
+    /// One request (`exchange`: send it and read its answer) counted, under a concurrency
+    /// permit and the request timeout; `None` when no answer came within the timeout.
+    async fn under_permit<T>(
+        &self,
+        exchange: impl Future<Output = Result<T, TryError>>,
+    ) -> Option<Result<T, TryError>> {
         let permit = self
             .permits
             .acquire()
             .await
             .expect("semaphore never closed");
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
-        let sent = tokio::time::timeout(self.config.request_timeout, async {
-            let response = crab._get_with_headers(url, Some(headers)).await?;
-            let (parts, body) = response.into_parts();
-            let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
-            Ok::<_, TryError>((parts, body, spooled, truncated))
-        })
-        .await;
+        let sent = tokio::time::timeout(self.config.request_timeout, exchange).await;
         drop(permit);
         sent.ok()
     }
@@ -923,48 +932,42 @@ impl GitHubClient {
             )));
         }
         self.wait_for_budget().await?;
-        let permit = self
-            .permits
-            .acquire()
-            .await
-            .expect("semaphore never closed");
-        self.stats.requests.fetch_add(1, Ordering::Relaxed);
-        let sent = tokio::time::timeout(self.config.request_timeout, async {
-            let response = if method == http::Method::PATCH {
-                self.crab._patch(url, Some(body)).await?
-            } else {
-                self.crab._post(url, Some(body)).await?
-            };
-            let (parts, body) = response.into_parts();
-            let policy = BodyPolicy {
-                limit: self.config.max_response_size,
-                oversize: Oversize::Refuse,
-                spool: false,
-            };
-            let (body, _, _) = read_capped(&parts, body, policy).await?;
-            Ok::<_, TryError>((parts, body))
-        })
-        .await;
-        drop(permit);
+        let sent = self
+            .under_permit(async {
+                let response = if method == http::Method::PATCH {
+                    self.crab._patch(url, Some(body)).await?
+                } else {
+                    self.crab._post(url, Some(body)).await?
+                };
+                let (parts, body) = response.into_parts();
+                let policy = BodyPolicy {
+                    limit: self.config.max_response_size,
+                    oversize: Oversize::Refuse,
+                    spool: false,
+                };
+                let (body, _, _) = read_capped(&parts, body, policy).await?;
+                Ok((parts, body))
+            })
+            .await;
         let (parts, body) = match sent {
-            Err(_) => {
+            None => {
                 return Err(FetchError::Network(format!(
                     "no answer to {method} {url} within {:?}",
                     self.config.request_timeout
                 )));
             }
-            Ok(Err(TryError::Transport(e))) => {
+            Some(Err(TryError::Transport(e))) => {
                 return Err(FetchError::Network(transport_message(&e)));
             }
-            Ok(Err(TryError::TooLarge(size))) => {
+            Some(Err(TryError::TooLarge(size))) => {
                 return Err(FetchError::TooLarge {
                     url: url.to_string(),
                     size,
                     limit: self.config.max_response_size,
                 });
             }
-            Ok(Err(TryError::Spool(e))) => return Err(FetchError::Spool(e.to_string())),
-            Ok(Ok(answer)) => answer,
+            Some(Err(TryError::Spool(e))) => return Err(FetchError::Spool(e.to_string())),
+            Some(Ok(answer)) => answer,
         };
         self.note_budget(&parts.headers);
         let response = Response {
