@@ -252,7 +252,7 @@ fn main() {
                 ds.pulls.iter().filter(|p| p.head_repo.is_some()).count(),
                 ds.runs
                     .iter()
-                    .filter(|r| r.run.event.starts_with("pull_request")
+                    .filter(|r| r.run.event.as_str().starts_with("pull_request")
                         && r.run.pull_requests.is_empty())
                     .count(),
                 min.merged_pulls,

@@ -18,7 +18,7 @@ use flakestat::fake::{
     Dataset, FakeAttempt, FakeCommit, FakeFile, FakeGitHub, FakeLog, FakePull, FakeRun, Faults,
     RouteKind,
 };
-use flakestat::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+use flakestat::model::{Job, JobId, PrNumber, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 use flakestat::report::wire;
 
 const TEST_ID: &str = "tests/graph/test_lifetime.py::test_release";
@@ -255,7 +255,7 @@ impl Builder {
             updated_at: at + Duration::minutes(30),
             run_started_at: Some(at),
             html_url: format!("https://github.com/octo/flaky/actions/runs/{id}"),
-            pull_requests: prs,
+            pull_requests: prs.into_iter().map(PrNumber).collect(),
             head_repository: None,
         };
         let attempt = FakeAttempt {
@@ -390,10 +390,7 @@ fn first_hit(runs: &[(RunId, bool)]) -> RunId {
 }
 
 fn prs(s: &wire::Signature) -> Vec<u64> {
-    s.suspects
-        .iter()
-        .map(|x| x.pr.unwrap_or_default())
-        .collect()
+    s.suspects.iter().map(|x| x.pr.map_or(0, |p| p.0)).collect()
 }
 
 #[test]
@@ -420,7 +417,7 @@ fn the_culprit_is_named_though_an_unrelated_merge_lands_before_the_first_hit() {
     let (s, stderr) = survey(&gh, cache.path(), 48, 24 * 12);
 
     assert_eq!(s.bisection.as_ref().unwrap().verdict, "placed", "{s:#?}");
-    assert_eq!(s.suspects[0].pr, Some(11), "{:?}", prs(&s));
+    assert_eq!(s.suspects[0].pr, Some(PrNumber(11)), "{:?}", prs(&s));
     assert!(
         prs(&s).contains(&12),
         "the later merge is shown as a suspect too"
@@ -428,7 +425,11 @@ fn the_culprit_is_named_though_an_unrelated_merge_lands_before_the_first_hit() {
     assert!(!prs(&s).contains(&10), "#10 has ~80 clean runs after it");
     let top = &s.suspects[0];
     assert_eq!(top.touches_paths, Some(true));
-    let twelve = s.suspects.iter().find(|x| x.pr == Some(12)).unwrap();
+    let twelve = s
+        .suspects
+        .iter()
+        .find(|x| x.pr == Some(PrNumber(12)))
+        .unwrap();
     assert_eq!(twelve.touches_paths, Some(false));
     assert!(
         twelve.likelihood > top.likelihood,
@@ -436,7 +437,7 @@ fn the_culprit_is_named_though_an_unrelated_merge_lands_before_the_first_hit() {
     );
     let b = s.bisection.as_ref().unwrap();
     assert_eq!(b.first_hit_run_id, Some(first.0));
-    assert_eq!(b.pr, Some(11));
+    assert_eq!(b.pr, Some(PrNumber(11)));
     let w = s.impact_window.as_ref().unwrap();
     assert_eq!((w.starts_at.as_str(), w.start), ("merge", culprit_at));
     assert!(stderr.contains("bisection:"), "{stderr}");
@@ -469,7 +470,11 @@ fn a_merge_adding_the_failing_test_outranks_a_neutral_one() {
     assert_eq!(prs(&s)[0], 20, "{:#?}", s.suspects);
     assert_eq!(s.suspects[0].touches_tests, Some(true));
     assert_eq!(s.suspects[0].touches_paths, Some(false));
-    let other = s.suspects.iter().find(|x| x.pr == Some(21)).unwrap();
+    let other = s
+        .suspects
+        .iter()
+        .find(|x| x.pr == Some(PrNumber(21)))
+        .unwrap();
     assert_eq!(other.touches_tests, Some(false));
     assert!(s.tests.contains_key(TEST_ID));
 }
@@ -536,7 +541,7 @@ fn side_branch_runs_without_the_culprit_do_not_count_against_it() {
     let bisection = s.bisection.as_ref().unwrap();
     assert_eq!(bisection.first_hit_run_id, Some(first.0));
     let top = &s.suspects[0];
-    assert_eq!(top.pr, Some(50));
+    assert_eq!(top.pr, Some(PrNumber(50)));
     // Clean runs after #50 before the first hit: the PR runs alone (hours 101, 103).
     assert_eq!(top.clean_runs_after, 2, "{top:#?}");
     assert_eq!(top.unknown_runs_after, 0, "every fork point was fetched");
@@ -621,13 +626,18 @@ fn the_bundled_story_names_2371_four_and_a_half_hours_before_the_first_hit() {
     );
     let report: wire::Report = serde_json::from_slice(&out.stdout).unwrap();
     let s = &report.signatures[0];
-    assert_eq!(s.suspects[0].pr, Some(2371));
+    assert_eq!(s.suspects[0].pr, Some(PrNumber(2371)));
     assert_eq!(s.suspects[0].touches_paths, Some(true));
     assert_eq!(s.suspects[0].touches_tests, Some(true));
     // #2379, whose push run is the first hit, is a suspect too, ranked below.
-    assert!(s.suspects.iter().skip(1).any(|x| x.pr == Some(2379)));
+    assert!(
+        s.suspects
+            .iter()
+            .skip(1)
+            .any(|x| x.pr == Some(PrNumber(2379)))
+    );
     // #2362 (the decoy editing the test file) never merged: no suspect.
-    assert!(s.suspects.iter().all(|x| x.pr != Some(2362)));
+    assert!(s.suspects.iter().all(|x| x.pr != Some(PrNumber(2362))));
     let b = s.bisection.as_ref().unwrap();
     assert_eq!(b.minutes_after_merge, Some(4 * 60 + 26));
 }

@@ -337,7 +337,7 @@ fn counted_hits_per_signature_equal_the_reports_and_suspects_its_ranking() {
             .suspects
             .iter()
             .enumerate()
-            .map(|(i, x)| (i as i32 + 1, x.pr.map(|p| p as i64)))
+            .map(|(i, x)| (i as i32 + 1, x.pr.map(|p| p.0 as i64)))
             .collect();
         assert_eq!(mine, expected, "{}: suspects in the report's order", s.id);
     }

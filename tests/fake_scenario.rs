@@ -14,7 +14,7 @@ use flakestat::fake::scenario::cuda_python::{
     BETWEEN_PR, CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, FORK_PR, RELATED_PR, RENAME_TITLE,
 };
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
-use flakestat::model::{Job, Timestamp};
+use flakestat::model::{Conclusion, Job, Timestamp};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake")
@@ -68,7 +68,7 @@ fn facts(ds: &Dataset) -> BTreeMap<&'static str, String> {
     let first = hits.iter().map(|r| r.run.created_at).min().unwrap();
     let rerun_green = hits
         .iter()
-        .filter(|r| r.run.run_attempt > 1 && r.run.conclusion.as_deref() == Some("success"))
+        .filter(|r| r.run.run_attempt > 1 && r.run.conclusion == Some("success".into()))
         .count();
     let flaky_jobs: Vec<&Job> = runs
         .iter()
@@ -388,7 +388,7 @@ fn decoys_look_like_the_flake_but_are_not() {
     // A failed build skips its platform's tests, and the re-run repeats them.
     let skipped = ds
         .jobs()
-        .filter(|j| j.conclusion.as_deref() == Some("skipped"))
+        .filter(|j| j.conclusion == Some("skipped".into()))
         .count();
     assert!(skipped >= 6, "{skipped}");
 }
@@ -435,7 +435,7 @@ fn pull_requests_and_the_commit_graph_agree() {
         if hit && !is_related(run) {
             assert!(ds.ancestors(&run.run.head_sha).contains(&culprit_sha));
         }
-        if on_main(run) && run.run.event == "push" {
+        if on_main(run) && run.run.event == "push".into() {
             assert!(main_history.contains(&run.run.head_sha));
         }
     }
@@ -452,7 +452,7 @@ fn runs_and_jobs_look_like_cuda_python() {
             .any(|r| r.run.head_branch.as_deref() == Some("12.9.x"))
     );
     for run in &ds.runs {
-        if run.run.event == "push" && pr_of(run).is_some() {
+        if run.run.event == "push".into() && pr_of(run).is_some() {
             assert!(
                 run.run.pull_requests.is_empty(),
                 "mirror branches list no PRs"
@@ -651,7 +651,7 @@ async fn a_day_later_brings_new_runs_a_completion_and_a_rerun() {
     assert!(ds.runs.iter().all(|r| r.run.is_completed()));
 
     let completed = ds.run(change.completed).unwrap();
-    assert_eq!(completed.run.conclusion.as_deref(), Some("failure"));
+    assert_eq!(completed.run.conclusion, Some(Conclusion::Failure));
     let flaky: Vec<&Job> = completed
         .all_jobs()
         .into_iter()
@@ -667,7 +667,7 @@ async fn a_day_later_brings_new_runs_a_completion_and_a_rerun() {
     let rerun = ds.run(change.rerun).unwrap();
     let old = dataset().run(change.rerun).unwrap();
     assert_eq!(rerun.run.run_attempt, old.run.run_attempt + 1);
-    assert_eq!(rerun.run.conclusion.as_deref(), Some("success"));
+    assert_eq!(rerun.run.conclusion, Some(Conclusion::Success));
     assert!(rerun.run.created_at < before_now && rerun.run.updated_at > before_now);
 
     assert_eq!(change.new_runs.len(), 2);

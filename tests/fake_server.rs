@@ -428,7 +428,7 @@ async fn expired_and_missing_logs() {
     let ds = gh.dataset();
     let green = ds
         .jobs()
-        .find(|j| j.conclusion.as_deref() == Some("success") && !ds.logs.contains_key(&j.id))
+        .find(|j| j.conclusion == Some("success".into()) && !ds.logs.contains_key(&j.id))
         .expect("the synthetic dataset has a passing job")
         .id;
     let passing = get(&format!("{api}/repos/octo/demo/actions/jobs/{green}/logs")).await;

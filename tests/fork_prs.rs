@@ -19,7 +19,7 @@ use flakestat::fake::scenario::cuda_python::{
     CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, FORK_REPO, RELATED_PR, expected,
 };
 use flakestat::fake::{Dataset, FakeGitHub, FakeLog, Faults};
-use flakestat::model::Timestamp;
+use flakestat::model::{PrNumber, Timestamp};
 use flakestat::report::wire;
 
 const SINCE: &str = "2026-06-15T00:00:00Z";
@@ -96,7 +96,7 @@ fn clean_runs_before_the_merge(ds: &Dataset) -> u64 {
 /// What "Done when" asks, on one style's report.
 fn assert_the_story(s: &wire::Signature, ds: &Dataset, style: &str) {
     let top = s.suspects.first().expect("a suspect");
-    assert_eq!(top.pr, Some(CULPRIT_PR), "{style}");
+    assert_eq!(top.pr, Some(PrNumber(CULPRIT_PR)), "{style}");
     assert_eq!(top.touches_paths, Some(true), "{style}");
     let b = s.bisection.as_ref().unwrap();
     // The first hit came 4 h 26 min after #2371 merged (the README's account).
@@ -120,8 +120,11 @@ fn assert_the_story(s: &wire::Signature, ds: &Dataset, style: &str) {
     assert_eq!(first.run_created_at, t(expected::FIRST_HIT), "{style}");
     assert_eq!(first.origin, "default_branch", "{style}");
     // The fork PR's runs are excluded and listed, its two failing ones as hits.
-    let fork: Vec<&wire::ExcludedRun> =
-        s.excluded_runs.iter().filter(|r| r.pr == FORK_PR).collect();
+    let fork: Vec<&wire::ExcludedRun> = s
+        .excluded_runs
+        .iter()
+        .filter(|r| r.pr == PrNumber(FORK_PR))
+        .collect();
     let fork_runs = ds.runs.iter().filter(|r| is_fork_run(r)).count();
     assert_eq!(fork.len(), fork_runs, "{style}");
     assert_eq!(
@@ -130,7 +133,10 @@ fn assert_the_story(s: &wire::Signature, ds: &Dataset, style: &str) {
         "{style}"
     );
     assert!(s.unknown_runs.is_empty(), "{style}: {:?}", s.unknown_runs);
-    assert!(s.hits.iter().all(|h| h.pr != Some(FORK_PR)), "{style}");
+    assert!(
+        s.hits.iter().all(|h| h.pr != Some(PrNumber(FORK_PR))),
+        "{style}"
+    );
 }
 
 #[test]
@@ -140,7 +146,7 @@ fn both_pr_styles_name_2371_and_exclude_the_fork_pr() {
         let (story, _dir) = scenario(pr_style, merge_style);
         let ds = Dataset::load(&story).unwrap();
         // The style is what the runs say.
-        let events = |e: &str| ds.runs.iter().filter(|r| r.run.event == e).count();
+        let events = |e: &str| ds.runs.iter().filter(|r| r.run.event.as_str() == e).count();
         let mirrored = ds
             .runs
             .iter()
@@ -213,7 +219,7 @@ fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
             .all(|r| !fork_runs.contains(&r.run_id))
     );
     assert_eq!(s.runs_hit, expected::HIT_RUNS as u64);
-    assert_eq!(s.suspects[0].pr, Some(CULPRIT_PR));
+    assert_eq!(s.suspects[0].pr, Some(PrNumber(CULPRIT_PR)));
     // Listed once: the PR listing covered those runs' times, a repeat does not ask again.
     assert_eq!(fork_listings(&gh), 1);
     let (again, _) = survey(&source, cache.path());
@@ -268,7 +274,7 @@ fn a_merged_pr_branch_head_dated_before_the_culprit_still_includes_it() {
     let heads: Vec<flakestat::model::Sha> = ds
         .runs
         .iter()
-        .filter(|r| r.run.event == "push" && pr_of(r).is_some() && !is_fork_run(r))
+        .filter(|r| r.run.event == "push".into() && pr_of(r).is_some() && !is_fork_run(r))
         .filter(|r| r.run.head_branch.as_deref() != Some("main"))
         .filter(|r| {
             r.all_jobs().iter().any(|j| {
@@ -292,7 +298,7 @@ fn a_merged_pr_branch_head_dated_before_the_culprit_still_includes_it() {
     );
     let b = s.bisection.as_ref().unwrap();
     assert_eq!(b.verdict, "placed", "{b:?}");
-    assert_eq!(s.suspects[0].pr, Some(CULPRIT_PR));
+    assert_eq!(s.suspects[0].pr, Some(PrNumber(CULPRIT_PR)));
     let window = s.impact_window.as_ref().unwrap();
     assert_eq!(window.starts_at, "merge");
     assert_eq!(window.runs, expected::RUNS_AFTER_MERGE as u64);

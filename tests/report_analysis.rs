@@ -8,7 +8,7 @@ use flakestat::analysis::bisect::Verdict;
 use flakestat::analysis::{
     AnalysisConfig, FindingKind, HitOrigin, ImpactStart, LogGapReason, analyze,
 };
-use flakestat::model::{RunId, SignatureId};
+use flakestat::model::{PrNumber, RunId, SignatureId};
 use report_fixture::*;
 
 #[test]
@@ -68,7 +68,7 @@ fn related_pr_runs_are_excluded_and_listed_with_the_reason() {
     let got: Vec<(RunId, u64, bool)> = s
         .excluded_runs
         .iter()
-        .map(|r| (r.run_id, r.pr, r.hit))
+        .map(|r| (r.run_id, r.pr.0, r.hit))
         .collect();
     assert_eq!(got, story.excluded);
     for r in &s.excluded_runs {
@@ -95,12 +95,12 @@ fn pr_files_unknown_are_said_to_be_unknown() {
         .find(|r| r.head_branch.as_deref() == Some("pull-request/2381"))
         .map(|_| 2381)
         .unwrap();
-    snapshot.pulls.get_mut(&hit_pr).unwrap().files = None;
+    snapshot.pulls.get_mut(&PrNumber(hit_pr)).unwrap().files = None;
     let data = analyze(&snapshot, &sigs, &AnalysisConfig::default());
     let s = &data.signatures[0];
     assert_eq!(s.runs_hit_pr_unrelated + 1, s.runs_hit_pr);
     assert_eq!(s.pr_relevance_unknown.len(), 1);
-    assert_eq!(s.pr_relevance_unknown[0].pr, Some(hit_pr));
+    assert_eq!(s.pr_relevance_unknown[0].pr, Some(PrNumber(hit_pr)));
     assert!(s.pr_relevance_unknown[0].reason.contains("not fetched"));
 }
 
@@ -343,7 +343,7 @@ fn the_merge_that_introduced_it_is_named_with_its_evidence() {
     let s = &data.signatures[0];
     let b = s.bisection.as_ref().expect("a bisection");
     assert_eq!(b.first_hit, story.first_hit_run);
-    let prs: Vec<u64> = b.suspects.iter().map(|x| x.pr.unwrap()).collect();
+    let prs: Vec<u64> = b.suspects.iter().map(|x| x.pr.unwrap().0).collect();
     assert_eq!(
         prs,
         [2371, 2380],
@@ -359,7 +359,7 @@ fn the_merge_that_introduced_it_is_named_with_its_evidence() {
             clean_runs_before,
             probability,
         } => {
-            assert_eq!(pr, Some(2371));
+            assert_eq!(pr, Some(PrNumber(2371)));
             // Every clean run before the merge is evidence, the unknown one is not.
             assert_eq!(clean_runs_before, story.runs_before);
             let p = b.hit_rate().unwrap();

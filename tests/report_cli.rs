@@ -6,7 +6,7 @@ mod report_fixture;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use flakestat::model::{LogStatus, Snapshot};
+use flakestat::model::{LogStatus, PrNumber, Snapshot};
 use flakestat::report::wire;
 use flakestat::store::{LogEntry, Store, compress_log};
 use report_fixture::*;
@@ -88,7 +88,7 @@ fn fill_store(dir: &Path, snapshot: &Snapshot) {
 /// The story, with the related PR changing a file the shipped signature's paths cover.
 fn story_in_store(dir: &Path) -> Story {
     let (mut snapshot, _, story) = cuda_story();
-    snapshot.pulls.get_mut(&2371).unwrap().files =
+    snapshot.pulls.get_mut(&PrNumber(2371)).unwrap().files =
         Some(vec!["cuda_core/cuda/core/_graph/_graph_builder.pyx".into()]);
     fill_store(dir, &snapshot);
     story

@@ -4,6 +4,7 @@
 mod report_fixture;
 
 use flakestat::analysis::{AnalysisConfig, analyze};
+use flakestat::model::PrNumber;
 use flakestat::report::{Format, RenderOptions, SCHEMA_VERSION, render, wire};
 use report_fixture::*;
 
@@ -128,7 +129,7 @@ fn values_match_the_snapshot() {
     // Placed on #2371: the window starts at its merge; the suspects ranked best first.
     assert_eq!(w.starts_at, "merge");
     assert_eq!(Some(w.start), story.merged_at);
-    assert_eq!(s.suspects[0].pr, Some(2371));
+    assert_eq!(s.suspects[0].pr, Some(PrNumber(2371)));
     assert_eq!(s.suspects[0].merged_at, w.start);
     assert_eq!(s.suspects[0].touches_paths, Some(true));
     assert!(
@@ -138,14 +139,14 @@ fn values_match_the_snapshot() {
     );
     let b = s.bisection.as_ref().unwrap();
     assert_eq!(b.verdict, "placed");
-    assert_eq!(b.pr, Some(2371));
+    assert_eq!(b.pr, Some(PrNumber(2371)));
     assert_eq!(b.first_hit_run_id, Some(first.run_id));
     assert_eq!(
         b.minutes_after_merge,
         Some((first.run_created_at - w.start).num_minutes())
     );
     assert!(b.probability.unwrap() < 0.05);
-    let excluded: Vec<(u64, u64)> = s.excluded_runs.iter().map(|r| (r.run_id, r.pr)).collect();
+    let excluded: Vec<(u64, u64)> = s.excluded_runs.iter().map(|r| (r.run_id, r.pr.0)).collect();
     let want: Vec<(u64, u64)> = story.excluded.iter().map(|(r, pr, _)| (r.0, *pr)).collect();
     assert_eq!(excluded, want);
     assert_eq!(s.tests, story.tests);

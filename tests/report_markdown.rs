@@ -5,7 +5,7 @@
 mod report_fixture;
 
 use flakestat::analysis::{AnalysisConfig, ReportData, analyze};
-use flakestat::model::SignatureId;
+use flakestat::model::{PrNumber, SignatureId};
 use flakestat::report::{Format, RenderOptions, render};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use report_fixture::*;
@@ -439,7 +439,7 @@ fn random_hostile_names_and_lines_never_break_a_table() {
 #[test]
 fn the_suspects_table_links_each_pr_and_escapes_its_title() {
     let (mut snapshot, sigs, _) = cuda_story();
-    snapshot.pulls.get_mut(&2380).unwrap().title = HOSTILE.to_string();
+    snapshot.pulls.get_mut(&PrNumber(2380)).unwrap().title = HOSTILE.to_string();
     let data = analyze(&snapshot, &sigs, &focused(SIG));
     let md = markdown(&data);
     let p = parse(&md);

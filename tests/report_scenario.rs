@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FORK_PR, RELATED_PR};
+use flakestat::model::PrNumber;
 use flakestat::report::wire;
 
 fn scenario() -> std::path::PathBuf {
@@ -128,7 +129,7 @@ fn the_story_as_the_scenario_tells_it() {
     let excluded_hits = |pr: u64| {
         s.excluded_runs
             .iter()
-            .filter(|r| r.hit && r.pr == pr)
+            .filter(|r| r.hit && r.pr == PrNumber(pr))
             .count() as u64
     };
     assert_eq!(excluded_hits(RELATED_PR), related);
@@ -142,7 +143,7 @@ fn the_story_as_the_scenario_tells_it() {
     assert!(
         s.excluded_runs
             .iter()
-            .all(|r| [RELATED_PR, FORK_PR, CULPRIT_PR].contains(&r.pr))
+            .all(|r| [RELATED_PR, FORK_PR, CULPRIT_PR].contains(&r.pr.0))
     );
     // Only 3.14t, and among 3.14t jobs every platform, CUDA version and GPU.
     let py = &s.findings[0];

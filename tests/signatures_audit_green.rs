@@ -52,7 +52,7 @@ fn a_green_sample_names_a_too_broad_signature_spares_the_shipped_set_and_stays_w
         .runs
         .iter()
         .flat_map(|r| r.all_jobs())
-        .filter(|j| j.conclusion.as_deref() == Some("success"))
+        .filter(|j| j.conclusion == Some("success".into()))
         .map(|j| j.id)
         .collect();
     let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();

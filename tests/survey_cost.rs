@@ -13,7 +13,7 @@ use common::story_dir;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::fake::{BOT_WORKFLOW_ID, Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
-use flakestat::model::{Repo, RunId, Timestamp};
+use flakestat::model::{PrNumber, Repo, RunId, Timestamp};
 use flakestat::signatures::SignatureSet;
 use flakestat::signatures::load::load_bundled;
 use flakestat::store::Store;
@@ -475,7 +475,7 @@ fn fork_prs_cost_only_the_pull_pages_needed_and_every_figure_is_as_with_every_pr
         .filter(|p| {
             surveyed
                 .pulls
-                .get(&p.number)
+                .get(&PrNumber(p.number))
                 .is_some_and(|s| s.files.is_some())
         })
         .map(|p| p.number)

@@ -11,7 +11,8 @@ use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
 use flakestat::fake::{Dataset, FakeAttempt, FakeGitHub, FakeLog, Faults, Listener, RouteKind};
 use flakestat::fetch::{Classifier, ClientConfig, FetchError, Session, SurveyPlan};
 use flakestat::model::{
-    Classification, JobId, LogStatus, Repo, Run, SignatureId, SignatureMatch, Snapshot, Timestamp,
+    Classification, JobId, LogStatus, PrNumber, Repo, Run, SignatureId, SignatureMatch, Snapshot,
+    Timestamp,
 };
 use flakestat::store::Store;
 
@@ -534,7 +535,7 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
         interruptible: false,
     };
     // The caller's policy: PRs named by the branch of a run with a hit.
-    let wanted = |runs: &[Run], _default_branch: &str| -> BTreeSet<u64> {
+    let wanted = |runs: &[Run], _default_branch: &str| -> BTreeSet<PrNumber> {
         runs.iter()
             .filter_map(|r| {
                 r.head_branch
@@ -542,6 +543,7 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
                     .strip_prefix("pull-request/")?
                     .parse()
                     .ok()
+                    .map(PrNumber)
             })
             .collect()
     };
@@ -555,21 +557,30 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
         .load_snapshot(&spec.repo, since, until, "m1")
         .unwrap();
     assert_eq!(snap.default_branch, "main");
-    let merged = &snap.pulls[&5];
+    let merged = &snap.pulls[&PrNumber(5)];
     assert_eq!(merged.merged_at, Some(since + TimeDelta::hours(2)));
     assert!(merged.merge_commit_sha.is_some());
     assert_eq!(merged.files, None, "no hit, no files");
-    assert!(!snap.pulls.contains_key(&6), "older than the lookback");
-    assert_eq!(snap.pulls[&7].files, Some(vec!["cuda/core.py".to_string()]));
-    assert!(!snap.pulls.contains_key(&8), "no hit: not fetched");
+    assert!(
+        !snap.pulls.contains_key(&PrNumber(6)),
+        "older than the lookback"
+    );
+    assert_eq!(
+        snap.pulls[&PrNumber(7)].files,
+        Some(vec!["cuda/core.py".to_string()])
+    );
+    assert!(
+        !snap.pulls.contains_key(&PrNumber(8)),
+        "no hit: not fetched"
+    );
     assert_eq!(gh.request_count(RouteKind::PullFiles), 1);
     // PR data comes from listings: no `GET /pulls/{n}`, even for the open PR no listing
     // returned (stored with its number, link and files).
     assert_eq!(gh.request_count(RouteKind::Pull), 0);
     assert!(
-        snap.pulls[&7].html_url.ends_with("/pull/7"),
+        snap.pulls[&PrNumber(7)].html_url.ends_with("/pull/7"),
         "{:?}",
-        snap.pulls[&7]
+        snap.pulls[&PrNumber(7)]
     );
 
     // Files are cached: a repeat does not ask again.
@@ -611,7 +622,7 @@ fn workflow_and_event_filters_pick_their_runs() {
     };
     let pushes = run_with(vec!["ci.yml".into()], Some("push")).unwrap();
     assert_eq!(pushes.len(), 10);
-    assert!(pushes.iter().all(|r| r.event == "push"));
+    assert!(pushes.iter().all(|r| r.event == "push".into()));
     // A workflow's name is looked up (`/actions/workflows`), case-insensitively.
     assert_eq!(run_with(vec!["ci".into()], None).unwrap().len(), 20);
     let err = run_with(vec!["Nightly".into()], None).unwrap_err();

@@ -127,7 +127,7 @@ pub fn pr_of(run: &FakeRun) -> Option<u64> {
         return Some(FORK_PR);
     }
     if let Some(n) = run.run.pull_requests.first() {
-        return Some(*n);
+        return Some(n.0);
     }
     run.run
         .head_branch

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use chrono::{Duration, TimeZone, Utc};
 use flakestat::model::{
-    Classification, Job, JobId, LogLine, LogStatus, PullRequest, Repo, Run, RunId, Sha,
+    Classification, Job, JobId, LogLine, LogStatus, PrNumber, PullRequest, Repo, Run, RunId, Sha,
     SignatureId, SignatureInfo, SignatureMatch, Snapshot, Timestamp, WorkflowId,
 };
 
@@ -74,9 +74,9 @@ impl Builder {
 
     pub fn pull(&mut self, number: u64, files: Option<&[&str]>) {
         self.snapshot.pulls.insert(
-            number,
+            PrNumber(number),
             PullRequest {
-                number,
+                number: PrNumber(number),
                 title: format!("PR {number}"),
                 state: "open".into(),
                 base_ref: "main".into(),
@@ -125,7 +125,7 @@ impl Builder {
             updated_at: at,
             run_started_at: Some(at),
             html_url: url.clone(),
-            pull_requests: prs,
+            pull_requests: prs.into_iter().map(PrNumber).collect(),
             head_repository: None,
         });
         for (a, jobs) in attempts.iter().enumerate() {
@@ -270,7 +270,11 @@ pub struct Story {
 
 /// Marks a PR merged into main at `at`, with a merge commit of its own.
 pub fn merge(b: &mut Builder, number: u64, at: Timestamp) {
-    let pull = b.snapshot.pulls.get_mut(&number).expect("the PR exists");
+    let pull = b
+        .snapshot
+        .pulls
+        .get_mut(&PrNumber(number))
+        .expect("the PR exists");
     pull.state = "closed".into();
     pull.merged_at = Some(at);
     pull.merge_commit_sha = Some(Sha(format!("{:040x}", 0xfeed_0000 + number)));

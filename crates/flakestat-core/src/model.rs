@@ -8,6 +8,9 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+mod states;
+pub use states::{Conclusion, Event, Status};
+
 /// A point in time, always UTC.
 pub type Timestamp = DateTime<Utc>;
 
@@ -37,6 +40,14 @@ id_newtype!(
 id_newtype!(
     /// A workflow id.
     WorkflowId
+);
+id_newtype!(
+    /// A pull request's number in its repository (`#2371`). PRs and issues share one sequence.
+    PrNumber
+);
+id_newtype!(
+    /// An issue's (or pull request's) number: where a comment goes.
+    IssueNumber
 );
 
 /// A signature id: the stem of its TOML file.
@@ -100,20 +111,20 @@ pub struct Run {
     /// The workflow file, e.g. `.github/workflows/ci.yml` (`path` in the API).
     pub workflow_path: String,
     pub display_title: String,
-    pub event: String,
+    pub event: Event,
     pub head_branch: Option<String>,
     pub head_sha: Sha,
     pub run_number: u64,
     /// The latest attempt's number (1-based).
     pub run_attempt: u32,
-    pub status: String,
-    pub conclusion: Option<String>,
+    pub status: Status,
+    pub conclusion: Option<Conclusion>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub run_started_at: Option<Timestamp>,
     pub html_url: String,
     /// PR numbers from `pull_requests[]` (empty for forks and mirrored branches).
-    pub pull_requests: Vec<u64>,
+    pub pull_requests: Vec<PrNumber>,
     /// `head_repository.full_name`: another repository for a fork PR's runs; `None` when
     /// GitHub gave none (or the store predates the field).
     #[serde(default)]
@@ -123,7 +134,7 @@ pub struct Run {
 impl Run {
     /// A run whose latest attempt is completed cannot change any more, except by a new attempt.
     pub fn is_completed(&self) -> bool {
-        self.status == "completed"
+        self.status == Status::Completed
     }
 
     /// Whether this run, as listed, means its workflow's jobs are needed: it failed (anything
@@ -132,11 +143,7 @@ impl Run {
     /// runs needs them contributes a run count only: the survey lists no jobs for it.
     pub fn needs_workflow_jobs(&self) -> bool {
         self.run_attempt > 1
-            || (self.is_completed()
-                && !matches!(
-                    self.conclusion.as_deref(),
-                    Some("success" | "skipped" | "neutral")
-                ))
+            || (self.is_completed() && !self.conclusion.as_ref().is_some_and(Conclusion::is_green))
     }
 }
 
@@ -147,8 +154,8 @@ pub struct Job {
     pub run_id: RunId,
     pub run_attempt: u32,
     pub name: String,
-    pub status: String,
-    pub conclusion: Option<String>,
+    pub status: Status,
+    pub conclusion: Option<Conclusion>,
     pub created_at: Timestamp,
     pub started_at: Option<Timestamp>,
     pub completed_at: Option<Timestamp>,
@@ -163,7 +170,7 @@ pub struct Job {
 impl Job {
     /// `failure` and `timed_out` are failures; `cancelled` and `skipped` are not.
     pub fn is_failed(&self) -> bool {
-        matches!(self.conclusion.as_deref(), Some("failure" | "timed_out"))
+        self.conclusion.as_ref().is_some_and(Conclusion::is_failure)
     }
 }
 
@@ -190,7 +197,7 @@ pub enum LogStatus {
 /// A pull request, with the files it changed when they have been fetched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PullRequest {
-    pub number: u64,
+    pub number: PrNumber,
     pub title: String,
     pub state: String,
     pub base_ref: String,
@@ -277,7 +284,7 @@ pub struct Snapshot {
     /// For failed jobs whose log is stored.
     pub classifications: BTreeMap<JobId, Classification>,
     /// Pull requests the store knows, by number.
-    pub pulls: BTreeMap<u64, PullRequest>,
+    pub pulls: BTreeMap<PrNumber, PullRequest>,
     /// The default branch's history, oldest first (for placing runs relative to merges).
     pub mainline: Vec<MainlineCommit>,
     /// For runs on other branches: head sha → the default-branch commit it forked from (the merge

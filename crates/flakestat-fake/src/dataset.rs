@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use flakestat_core::model::{Job, JobId, PullRequest, Repo, Run, RunId, Sha, Timestamp};
+use flakestat_core::model::{
+    Conclusion, Job, JobId, PrNumber, PullRequest, Repo, Run, RunId, Sha, Status, Timestamp,
+};
 
 /// Everything the fake GitHub knows about one repository.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,7 +80,7 @@ pub struct FakeAttempt {
     /// When the attempt started (`run_started_at` of the attempt).
     pub created_at: Timestamp,
     /// `None` while the attempt is not completed.
-    pub conclusion: Option<String>,
+    pub conclusion: Option<Conclusion>,
     /// The jobs that executed in this attempt. A "re-run failed jobs" attempt lists only the
     /// jobs it re-ran; the jobs it did not re-run are carried over from earlier attempts when the
     /// attempt's jobs are listed, as GitHub does.
@@ -128,7 +130,7 @@ impl FakePull {
     /// The model's view of this pull request, files included.
     pub fn to_model(&self, repo: &Repo) -> PullRequest {
         PullRequest {
-            number: self.number,
+            number: PrNumber(self.number),
             title: self.title.clone(),
             state: self.state.clone(),
             base_ref: self.base_ref.clone(),
@@ -344,9 +346,9 @@ impl FakeRun {
         self.run.run_attempt = attempt.attempt;
         self.run.conclusion = attempt.conclusion.clone();
         self.run.status = if attempt.conclusion.is_some() {
-            "completed".to_string()
+            Status::Completed
         } else {
-            "in_progress".to_string()
+            Status::InProgress
         };
         self.run.run_started_at = Some(attempt.created_at);
         let last = attempt

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::dataset::{Dataset, FakeLog, FakePull, FakeRun};
-use flakestat_core::model::{Run, Timestamp, WorkflowId};
+use flakestat_core::model::{Conclusion, Run, Timestamp, WorkflowId};
 
 /// Items per page, as the client asks for them.
 const PER_PAGE: u64 = 100;
@@ -52,7 +52,7 @@ impl SurveyMinimum {
             .collect();
         let noisy: BTreeSet<WorkflowId> = runs
             .iter()
-            .filter(|r| r.run.run_attempt > 1 || r.run.conclusion.as_deref() != Some("success"))
+            .filter(|r| r.run.run_attempt > 1 || r.run.conclusion != Some(Conclusion::Success))
             .map(|r| r.run.workflow_id)
             .collect();
         let jobs = runs
@@ -107,7 +107,7 @@ impl SurveyMinimum {
                 })
             })
             .filter_map(|r| {
-                r.run.pull_requests.first().copied().or_else(|| {
+                r.run.pull_requests.first().map(|n| n.0).or_else(|| {
                     is_fork_run(ds, &r.run)
                         .then(|| fork_pull(ds, &r.run))
                         .flatten()
@@ -150,7 +150,7 @@ fn newest_updated_first<'a>(pulls: impl Iterator<Item = &'a FakePull>) -> Vec<&'
 
 /// A PR event's run from another repository that names no PR.
 fn is_fork_run(ds: &Dataset, run: &Run) -> bool {
-    run.event.starts_with("pull_request")
+    run.event.as_str().starts_with("pull_request")
         && run.pull_requests.is_empty()
         && run
             .head_repository

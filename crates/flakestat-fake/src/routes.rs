@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::created::parse_created;
 use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeCommit, FakeLog, FakePull, FakeRun};
-use flakestat_core::model::{Job, JobId, Run, RunId, Sha, Timestamp};
+use flakestat_core::model::{Conclusion, Job, JobId, Run, RunId, Sha, Status, Timestamp};
 
 /// What kind of request a path is; the unit of the request counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -597,7 +597,7 @@ pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
             let (Some(start), Some(end)) = (j.started_at, j.completed_at) else {
                 return None;
             };
-            if j.conclusion.as_deref() != Some("success") {
+            if j.conclusion != Some(Conclusion::Success) {
                 return None;
             }
             let stamp = |t: Timestamp| {
@@ -852,7 +852,7 @@ fn list_runs(ds: &Dataset, workflow: Option<&str>, ctx: &Ctx<'_>) -> Reply {
         .iter()
         .filter(|r| workflow.is_none_or(|w| workflow_matches(&r.run, w)))
         .filter(|r| created.is_none_or(|c| c.contains(r.run.created_at)))
-        .filter(|r| q.get("event").is_none_or(|e| r.run.event == e))
+        .filter(|r| q.get("event").is_none_or(|e| r.run.event.as_str() == e))
         .filter(|r| {
             q.get("branch")
                 .is_none_or(|b| r.run.head_branch.as_deref() == Some(b))
@@ -861,9 +861,9 @@ fn list_runs(ds: &Dataset, workflow: Option<&str>, ctx: &Ctx<'_>) -> Reply {
         .filter(|r| {
             q.get("status").is_none_or(|s| {
                 if CONCLUSIONS.contains(&s) && s != "completed" {
-                    r.run.conclusion.as_deref() == Some(s)
+                    r.run.conclusion.as_ref().map(Conclusion::as_str) == Some(s)
                 } else {
-                    r.run.status == s
+                    r.run.status.as_str() == s
                 }
             })
         })
@@ -1237,15 +1237,15 @@ fn attempt_state(r: &Run, attempt: Option<&FakeAttempt>) -> AttemptState {
             AttemptState {
                 run_attempt: a.attempt,
                 status: status.to_string(),
-                conclusion: a.conclusion.clone(),
+                conclusion: a.conclusion.as_ref().map(ToString::to_string),
                 started: Some(a.created_at),
                 updated: last,
             }
         }
         _ => AttemptState {
             run_attempt: r.run_attempt,
-            status: r.status.clone(),
-            conclusion: r.conclusion.clone(),
+            status: r.status.to_string(),
+            conclusion: r.conclusion.as_ref().map(ToString::to_string),
             started: r.run_started_at,
             updated: r.updated_at,
         },
@@ -1296,7 +1296,7 @@ fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &s
     let pulls: Vec<Value> = r
         .pull_requests
         .iter()
-        .map(|n| run_pull_json(ds, r, *n, api))
+        .map(|n| run_pull_json(ds, r, n.0, api))
         .collect();
     let (author, date, message) = commit_author(ds, &r.head_sha);
     let actor = user_json(&author, api);
@@ -1382,7 +1382,7 @@ pub(crate) fn job_labels(name: &str) -> Vec<String> {
 fn job_json(ds: &Dataset, run: &FakeRun, j: &Job, api: &str) -> Value {
     let repo = &ds.repo;
     let labels = job_labels(&j.name);
-    let done = j.status == "completed";
+    let done = j.status == Status::Completed;
     let runner = j.started_at.map(|_| {
         format!(
             "{}-{}",
@@ -1438,7 +1438,7 @@ fn job_steps(j: &Job) -> Vec<Value> {
         "Complete job",
     ];
     let span = (end - start).num_seconds().max(5);
-    let completed = j.status == "completed";
+    let completed = j.status == "completed".into();
     names
         .iter()
         .enumerate()
@@ -1449,7 +1449,7 @@ fn job_steps(j: &Job) -> Vec<Value> {
                 (false, 0 | 1) => ("completed", Some("success")),
                 (false, 2) => ("in_progress", None),
                 (false, _) => ("queued", None),
-                (true, 2) => ("completed", j.conclusion.as_deref()),
+                (true, 2) => ("completed", j.conclusion.as_ref().map(Conclusion::as_str)),
                 (true, _) => ("completed", Some("success")),
             };
             json!({

@@ -18,7 +18,7 @@ use super::FetchError;
 use super::pages::{End, Flow, Listing, Page};
 use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
 use super::wire::WireFile;
-use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
+use flakestat_core::model::{MainlineCommit, PrNumber, Repo, Sha, Timestamp};
 use flakestat_store::{ListedWindow, Store, mainline_scope};
 
 /// What fetching ancestry cost, in requests.
@@ -259,7 +259,7 @@ impl Session {
         &self,
         store: &Arc<Mutex<Store>>,
         repo: &Repo,
-        prs: &BTreeSet<u64>,
+        prs: &BTreeSet<PrNumber>,
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
         for &number in prs {

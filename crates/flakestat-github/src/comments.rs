@@ -13,20 +13,20 @@ use serde::Deserialize;
 use super::client::{ClientConfig, GitHubClient, Response};
 use super::pages::{Flow, Listing, ListingError};
 use super::{FetchError, Progress};
-use flakestat_core::model::Repo;
+use flakestat_core::model::{IssueNumber, Repo};
 
 /// `OWNER/REPO#N`: an issue (or pull request) to comment on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommentTarget {
     pub repo: Repo,
-    pub issue: u64,
+    pub issue: IssueNumber,
 }
 
 impl CommentTarget {
     /// Parses `OWNER/REPO#N`; `None` when it is not of that form.
     pub fn parse(text: &str) -> Option<CommentTarget> {
         let (repo, number) = text.trim().rsplit_once('#')?;
-        let issue: u64 = number.parse().ok().filter(|n| *n > 0)?;
+        let issue = IssueNumber(number.parse().ok().filter(|n| *n > 0)?);
         Some(CommentTarget {
             repo: Repo::parse(repo)?,
             issue,
@@ -306,7 +306,7 @@ mod tests {
     fn targets_parse_and_print() {
         let t = CommentTarget::parse("NVIDIA/cuda-python#2396").unwrap();
         assert_eq!(t.repo.to_string(), "NVIDIA/cuda-python");
-        assert_eq!(t.issue, 2396);
+        assert_eq!(t.issue, IssueNumber(2396));
         assert_eq!(t.to_string(), "NVIDIA/cuda-python#2396");
         for bad in [
             "NVIDIA/cuda-python",

@@ -25,7 +25,9 @@ use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::pages::{End, Flow, Listing};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use flakestat_core::model::{Job, JobId, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
+use flakestat_core::model::{
+    Job, JobId, PrNumber, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId,
+};
 use flakestat_core::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
 use flakestat_store::{
     HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
@@ -164,7 +166,7 @@ impl Session {
         store: Arc<Mutex<Store>>,
         classifier: Arc<dyn Classifier>,
         plan: &SurveyPlan,
-        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
+        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<PrNumber> + Sync),
     ) -> Result<SurveySummary, FetchError> {
         self.progress.event(ProgressEvent::Phase("repository"));
         let (repo, default_branch) =
@@ -577,7 +579,7 @@ impl Survey {
 
     async fn run(
         self: Arc<Self>,
-        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
+        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<PrNumber> + Sync),
     ) -> Result<SurveySummary, FetchError> {
         let mut summary = SurveySummary::default();
 
@@ -725,7 +727,7 @@ impl Survey {
     /// many PRs' files were fetched.
     async fn fetch_files_of_interest(
         &self,
-        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<u64> + Sync),
+        prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<PrNumber> + Sync),
         default_branch: &str,
     ) -> Result<u64, FetchError> {
         // Only the runs with a hit are read back, not the whole window.
@@ -1459,7 +1461,7 @@ impl Survey {
     /// returns the PR replaces it and keeps the files.
     async fn fetch_pull_files(
         &self,
-        number: u64,
+        number: PrNumber,
         stub: Option<PullRequest>,
     ) -> Result<bool, FetchError> {
         let pr_url = self

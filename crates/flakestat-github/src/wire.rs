@@ -6,7 +6,8 @@
 use serde::Deserialize;
 
 use flakestat_core::model::{
-    Job, JobId, PullHead, PullRequest, Run, RunId, Sha, Timestamp, WorkflowId,
+    Conclusion, Event, Job, JobId, PrNumber, PullHead, PullRequest, Run, RunId, Sha, Status,
+    Timestamp, WorkflowId,
 };
 
 #[derive(Debug, Deserialize)]
@@ -50,7 +51,7 @@ pub struct WireRepo {
 
 #[derive(Debug, Deserialize)]
 pub struct WirePrRef {
-    pub number: u64,
+    pub number: PrNumber,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,13 +102,13 @@ impl WireRun {
             workflow_name: self.name.unwrap_or_default(),
             workflow_path: self.path.unwrap_or_default(),
             display_title: self.display_title.unwrap_or_default(),
-            event: self.event,
+            event: Event::from(self.event),
             head_branch: self.head_branch,
             head_sha: Sha(self.head_sha),
             run_number: self.run_number,
             run_attempt: self.run_attempt.unwrap_or(1),
-            status: self.status.unwrap_or_default(),
-            conclusion: self.conclusion,
+            status: Status::from(self.status.unwrap_or_default()),
+            conclusion: self.conclusion.map(Conclusion::from),
             created_at: self.created_at,
             updated_at: self.updated_at,
             run_started_at: self.run_started_at,
@@ -153,8 +154,8 @@ impl WireJob {
             run_id: RunId(self.run_id),
             run_attempt: self.run_attempt.unwrap_or(1),
             name: self.name,
-            status: self.status.unwrap_or_default(),
-            conclusion: self.conclusion,
+            status: Status::from(self.status.unwrap_or_default()),
+            conclusion: self.conclusion.map(Conclusion::from),
             created_at: self.created_at,
             started_at: self.started_at,
             completed_at: self.completed_at,
@@ -178,7 +179,7 @@ pub struct WireBranchRef {
 
 #[derive(Debug, Deserialize)]
 pub struct WirePull {
-    pub number: u64,
+    pub number: PrNumber,
     pub title: String,
     pub state: String,
     pub base: WireBranchRef,
@@ -253,8 +254,8 @@ mod tests {
         let run = serde_json::from_str::<WireRun>(json).unwrap().into_model();
         assert_eq!(run.id, RunId(9_000_000_001));
         assert_eq!(run.run_attempt, 2);
-        assert_eq!(run.status, "requested");
-        assert_eq!(run.pull_requests, vec![12]);
+        assert_eq!(run.status, Status::Requested);
+        assert_eq!(run.pull_requests, vec![PrNumber(12)]);
         assert_eq!(run.head_branch, None);
     }
 }

@@ -14,8 +14,8 @@ use super::lock::{LockError, StoreLock};
 use super::postgres::{PgLock, PgStore, PostgresUrl};
 use super::{CachedResponse, ListedWindow, LogEntry, SqliteStore, StoreCounts, StoreError};
 use flakestat_core::model::{
-    Classification, Job, JobId, LogStatus, MainlineCommit, PullRequest, Repo, Run, RunId, Sha,
-    Snapshot, Timestamp,
+    Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
+    Sha, Snapshot, Timestamp,
 };
 
 /// Where a store is: a cache folder holding the SQLite store, or a PostgreSQL server.
@@ -165,9 +165,9 @@ dispatch! {
     fn runs_with_hits(&self, repo: &Repo, since: Timestamp, until: Timestamp, fingerprint: &str)
         -> Result<Vec<Run>, StoreError>;
     fn store_pulls(&mut self, repo: &Repo, pulls: &[PullRequest]) -> Result<(), StoreError>;
-    fn store_pull_files(&mut self, repo: &Repo, number: u64, files: &[String])
+    fn store_pull_files(&mut self, repo: &Repo, number: PrNumber, files: &[String])
         -> Result<(), StoreError>;
-    fn load_pull(&self, repo: &Repo, number: u64) -> Result<Option<PullRequest>, StoreError>;
+    fn load_pull(&self, repo: &Repo, number: PrNumber) -> Result<Option<PullRequest>, StoreError>;
     fn cached_response(&self, url: &str) -> Result<Option<CachedResponse>, StoreError>;
     fn store_response(&mut self, url: &str, etag: &str, body: &[u8], now: Timestamp)
         -> Result<(), StoreError>;

@@ -32,7 +32,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use flakestat_core::model::{
-    Classification, Job, JobId, LogStatus, PullRequest, Repo, Run, RunId, Snapshot, Timestamp,
+    Classification, Job, JobId, LogStatus, PrNumber, PullRequest, Repo, Run, RunId, Snapshot,
+    Timestamp,
 };
 
 pub use ancestry::mainline_scope;
@@ -515,7 +516,7 @@ impl SqliteStore {
                         repo_id,
                         secs(run.created_at),
                         run.run_attempt,
-                        run.status,
+                        run.status.as_str(),
                         to_json(run)
                     ],
                     |row| Ok((row.get(0)?, row.get(1)?)),
@@ -758,7 +759,7 @@ impl SqliteStore {
             for pull in pulls {
                 let mut bare = pull.clone();
                 let files = bare.files.take().map(|f| to_json(&f));
-                upsert.execute(params![repo_id, pull.number, to_json(&bare), files])?;
+                upsert.execute(params![repo_id, pull.number.0, to_json(&bare), files])?;
             }
         }
         tx.commit()?;
@@ -769,21 +770,25 @@ impl SqliteStore {
     pub fn store_pull_files(
         &mut self,
         repo: &Repo,
-        number: u64,
+        number: PrNumber,
         files: &[String],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
         tx.execute(
             "UPDATE pulls SET files = ?1 WHERE repo_id = ?2 AND number = ?3",
-            params![to_json(&files), repo_id, number],
+            params![to_json(&files), repo_id, number.0],
         )?;
         tx.commit()?;
         Ok(())
     }
 
     /// One stored pull request (with its files when fetched).
-    pub fn load_pull(&self, repo: &Repo, number: u64) -> Result<Option<PullRequest>, StoreError> {
+    pub fn load_pull(
+        &self,
+        repo: &Repo,
+        number: PrNumber,
+    ) -> Result<Option<PullRequest>, StoreError> {
         let Some(repo_id) = self.repo_id(repo)? else {
             return Ok(None);
         };
@@ -791,7 +796,7 @@ impl SqliteStore {
             .conn
             .query_row(
                 "SELECT json, files FROM pulls WHERE repo_id = ?1 AND number = ?2",
-                params![repo_id, number],
+                params![repo_id, number.0],
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()?;

@@ -1,5 +1,5 @@
 use super::*;
-use flakestat_core::model::{Sha, SignatureId, SignatureMatch, WorkflowId};
+use flakestat_core::model::{PrNumber, Sha, SignatureId, SignatureMatch, WorkflowId};
 
 fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -297,7 +297,7 @@ fn pulls_keep_their_files_when_updated_without_them() {
         eprintln!("engine: {engine}");
         let r = repo();
         let pr = PullRequest {
-            number: 2371,
+            number: PrNumber(2371),
             title: "Bump".into(),
             state: "closed".into(),
             base_ref: "main".into(),
@@ -310,10 +310,10 @@ fn pulls_keep_their_files_when_updated_without_them() {
         };
         store.store_pulls(&r, std::slice::from_ref(&pr)).unwrap();
         store
-            .store_pull_files(&r, 2371, &["cuda/core.py".to_string()])
+            .store_pull_files(&r, PrNumber(2371), &["cuda/core.py".to_string()])
             .unwrap();
         store.store_pulls(&r, &[pr]).unwrap();
-        let got = store.load_pull(&r, 2371).unwrap().unwrap();
+        let got = store.load_pull(&r, PrNumber(2371)).unwrap().unwrap();
         assert_eq!(got.files, Some(vec!["cuda/core.py".to_string()]));
     }
 }

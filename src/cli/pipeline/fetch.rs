@@ -12,7 +12,7 @@ use crate::cli::error::CliError;
 use crate::cli::progress::Bars;
 use crate::cli::source::{Replay, ReplayServer, SourceArgs};
 use crate::fetch::{AncestrySummary, FetchError, PullHeadNeeds, Session};
-use crate::model::{Repo, Run, SignatureInfo, Snapshot};
+use crate::model::{PrNumber, Repo, Run, SignatureInfo, Snapshot};
 use crate::store::HISTORY_DAYS;
 
 /// Where requests go, with what token; keeps the replay server (if any) serving while it lives.
@@ -74,7 +74,7 @@ pub fn prs_of_runs(
     hit_runs: &[Run],
     default_branch: &str,
     config: &AnalysisConfig,
-) -> BTreeSet<u64> {
+) -> BTreeSet<PrNumber> {
     hit_runs
         .iter()
         .filter_map(|r| analysis::prs::run_origin(r, default_branch, &config.pr_conventions).pr())
@@ -142,7 +142,7 @@ pub fn fetch_ancestry(
     for _ in 0..ANCESTRY_ROUNDS {
         let needs = analysis::bisect::needs(&snapshot(store)?, plan.signatures, plan.config);
         let heads: BTreeSet<_> = needs.heads.difference(&asked_heads).cloned().collect();
-        let files: BTreeSet<u64> = needs
+        let files: BTreeSet<PrNumber> = needs
             .merge_files
             .difference(&asked_files)
             .copied()

@@ -34,7 +34,7 @@ use globset::GlobSet;
 use serde::Serialize;
 
 use super::prs::{self, PrConventions, RelevanceUnknown, RunOrigin};
-use crate::model::{MainlineCommit, Run, RunId, Sha, SignatureInfo, Snapshot, Timestamp};
+use crate::model::{MainlineCommit, PrNumber, Run, RunId, Sha, SignatureInfo, Snapshot, Timestamp};
 
 /// A merge with likelihood below this is ruled out and not listed as a suspect.
 pub const RULED_OUT: f64 = 0.01;
@@ -70,7 +70,7 @@ pub struct BisectRun {
     pub placement: RunPlacement,
     /// The PR the run tests, if any: such a run includes that PR's own change whatever its
     /// fork point.
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     /// Some attempt of the run had a job matching the signature.
     pub hit: bool,
 }
@@ -80,10 +80,7 @@ pub struct BisectRun {
 /// the base as it was at creation; a run on the default branch tests its `head_sha`; anything
 /// else (mirror branches such as `pull-request/<N>`, release branches, tags) needs its fork point.
 pub fn placement(run: &Run, default_branch: &str, conventions: &PrConventions) -> RunPlacement {
-    if matches!(
-        run.event.as_str(),
-        "pull_request" | "pull_request_target" | "pull_request_review"
-    ) {
+    if run.event.is_pull_request() {
         return RunPlacement::ByCreationTime;
     }
     match prs::run_origin(run, default_branch, conventions) {
@@ -96,7 +93,7 @@ pub fn placement(run: &Run, default_branch: &str, conventions: &PrConventions) -
 #[derive(Debug, Clone, PartialEq)]
 pub struct Merge {
     /// `None` for a direct push.
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     pub title: String,
     pub merged_at: Timestamp,
     pub sha: Sha,
@@ -284,7 +281,7 @@ pub struct AncestryNeeds {
     /// signatures whose verdict depends on ancestry (placed, or no candidate).
     pub heads: BTreeSet<Sha>,
     /// Suspect merges whose changed files are unknown.
-    pub merge_files: BTreeSet<u64>,
+    pub merge_files: BTreeSet<PrNumber>,
     /// Suspect direct pushes whose changed files are unknown.
     pub commit_files: BTreeSet<Sha>,
 }
@@ -357,7 +354,7 @@ pub fn needs(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suspect {
     /// `None` for a direct push to the default branch.
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     pub title: String,
     /// The PR's page, or the commit's for a direct push.
     pub url: Option<String>,
@@ -423,7 +420,7 @@ pub enum Verdict {
     /// been there, seeing none would have had probability `probability`".
     Placed {
         /// `None` when the top suspect is a direct push.
-        pr: Option<u64>,
+        pr: Option<PrNumber>,
         clean_runs_before: u64,
         probability: f64,
     },
@@ -678,7 +675,7 @@ mod tests {
 
     fn merge(pr: u64, hours: i64, files: &[&str]) -> Merge {
         Merge {
-            pr: Some(pr),
+            pr: Some(PrNumber(pr)),
             title: format!("PR {pr}"),
             merged_at: t(hours),
             sha: sha(pr),
@@ -772,7 +769,7 @@ mod tests {
             &[],
         );
         assert_eq!(b.first_hit, Some(RunId(106)));
-        let prs: Vec<u64> = b.suspects.iter().map(|s| s.pr.unwrap()).collect();
+        let prs: Vec<u64> = b.suspects.iter().map(|s| s.pr.unwrap().0).collect();
         assert_eq!(
             prs,
             vec![10, 11],
@@ -780,7 +777,13 @@ mod tests {
         );
         assert_eq!(b.suspects[0].touches_paths, Some(true));
         assert_eq!(b.suspects[1].clean_runs_after, 1, "hour 104 only");
-        assert!(matches!(b.verdict, Verdict::Placed { pr: Some(10), .. }));
+        assert!(matches!(
+            b.verdict,
+            Verdict::Placed {
+                pr: Some(PrNumber(10)),
+                ..
+            }
+        ));
         if let Verdict::Placed {
             clean_runs_before,
             probability,
@@ -804,7 +807,7 @@ mod tests {
         ];
         let tests = vec!["tests/graph/test_graph_definition_lifetime.py::test_x".to_string()];
         let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &tests);
-        assert_eq!(b.suspects[0].pr, Some(20));
+        assert_eq!(b.suspects[0].pr, Some(PrNumber(20)));
         assert_eq!(b.suspects[0].touches_tests, Some(true));
         assert_eq!(b.suspects[1].touches_tests, Some(false));
         // Likelihood alone would prefer #21 (fewer clean runs after it); both are shown.
@@ -922,17 +925,20 @@ mod tests {
         let two = b
             .suspects
             .iter()
-            .find(|s| s.pr == Some(2))
+            .find(|s| s.pr == Some(PrNumber(2)))
             .expect("#2 is a suspect");
         // Clean runs after #2 before the first hit (hour 63): PR runs at 51..=61 odd = 6.
         assert_eq!(two.clean_runs_after, 6);
-        assert!(b.suspects.iter().all(|s| s.pr != Some(1)), "#1 ruled out");
+        assert!(
+            b.suspects.iter().all(|s| s.pr != Some(PrNumber(1))),
+            "#1 ruled out"
+        );
         // An unknown fork point is not counted either way.
         let b = bisect(&runs, &merges, &Ancestry::default(), &globs(&[]), &[]);
         let two = b
             .suspects
             .iter()
-            .find(|s| s.pr == Some(2))
+            .find(|s| s.pr == Some(PrNumber(2)))
             .expect("#2 is a suspect");
         assert_eq!(two.unknown_runs_after, 7);
     }
@@ -1013,7 +1019,7 @@ mod tests {
             created_at: t(55),
             head_sha: own_head,
             placement: RunPlacement::ForkPoint,
-            pr: Some(2),
+            pr: Some(PrNumber(2)),
             hit: false,
         });
         let b = bisect(&runs, &[merge(2, 60, &[])], &ancestry, &globs(&[]), &[]);
@@ -1037,7 +1043,13 @@ mod tests {
         );
         assert_eq!(b.first_hit, Some(RunId(56)));
         assert!(
-            matches!(b.verdict, Verdict::Placed { pr: Some(2), .. }),
+            matches!(
+                b.verdict,
+                Verdict::Placed {
+                    pr: Some(PrNumber(2)),
+                    ..
+                }
+            ),
             "{:?}",
             b.verdict
         );

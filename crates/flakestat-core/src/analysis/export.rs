@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::prs::{self, ForkHeads, PathMatcher};
 use super::{JobVerdict, ReportData, in_survey_window, verdict};
 use crate::model::{
-    Job, JobId, LogStatus, Run, RunId, Sha, SignatureInfo, SignatureMatch, Snapshot, Timestamp,
+    Job, JobId, LogStatus, PrNumber, Run, RunId, Sha, SignatureInfo, SignatureMatch, Snapshot,
+    Timestamp,
 };
 
 /// Everything `flakestat export` writes.
@@ -43,7 +44,7 @@ pub struct RunRow {
     pub head_repository: Option<String>,
     /// The run's PR: named by GitHub, by the branch conventions, or found through the fork's
     /// head; `None` when not a PR's or not known.
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     /// The latest attempt's conclusion.
@@ -127,7 +128,7 @@ pub struct HitRow {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PullRow {
-    pub number: u64,
+    pub number: PrNumber,
     pub title: String,
     pub state: String,
     pub head_repository: Option<String>,
@@ -151,7 +152,7 @@ pub struct SuspectRow {
     /// 1 = the most likely.
     pub rank: u32,
     /// `None` for a direct push.
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     pub title: String,
     pub url: Option<String>,
     pub merged_at: Timestamp,
@@ -342,8 +343,8 @@ impl Executions {
             run_id: job.run_id,
             attempt: job.run_attempt,
             name: job.name.clone(),
-            status: job.status.clone(),
-            conclusion: job.conclusion.clone(),
+            status: job.status.to_string(),
+            conclusion: job.conclusion.as_ref().map(ToString::to_string),
             created_at: job.created_at,
             started_at: job.started_at,
             completed_at: job.completed_at,
@@ -380,7 +381,7 @@ fn run_rows(
             id: run.id,
             attempts: run.run_attempt,
             workflow: run.workflow_name.clone(),
-            event: run.event.clone(),
+            event: run.event.to_string(),
             branch: run.head_branch.clone(),
             head_sha: run.head_sha.clone(),
             head_repository: run.head_repository.clone(),
@@ -393,7 +394,7 @@ fn run_rows(
             .pr(),
             created_at: run.created_at,
             updated_at: run.updated_at,
-            conclusion: run.conclusion.clone(),
+            conclusion: run.conclusion.as_ref().map(ToString::to_string),
             url: run.html_url.clone(),
             failed: executions.failed_runs.contains(&run.id),
             hit: executions.hit_runs.contains(&run.id),

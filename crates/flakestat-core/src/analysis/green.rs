@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::audit::{Finding, FindingKind, SignatureAudit};
 use super::in_survey_window;
-use crate::model::{Classification, Job, JobId, Snapshot};
+use crate::model::{Classification, Conclusion, Job, JobId, Snapshot};
 
 /// Per signature id, the names of the failed jobs of the window it matched.
 pub fn hit_names(snapshot: &Snapshot) -> BTreeMap<String, BTreeSet<String>> {
@@ -44,7 +44,7 @@ pub fn hit_names(snapshot: &Snapshot) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 fn is_green(job: &Job) -> bool {
-    job.conclusion.as_deref() == Some("success")
+    job.conclusion == Some(Conclusion::Success)
 }
 
 /// The successful jobs to sample, in the order they are taken (see the module docs), at most
@@ -308,7 +308,7 @@ mod tests {
         let newest_a = s
             .jobs
             .iter()
-            .filter(|j| j.name == "a" && j.conclusion.as_deref() == Some("success"))
+            .filter(|j| j.name == "a" && j.conclusion == Some(Conclusion::Success))
             .max_by_key(|j| j.created_at)
             .unwrap();
         assert_eq!(sample[1], newest_a.id);

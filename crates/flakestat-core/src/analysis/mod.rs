@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::matrix::MatrixParser;
 use crate::model::{
-    JobId, LogStatus, Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp,
+    Conclusion, JobId, LogStatus, Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp,
 };
 
 pub use signature::{
@@ -280,7 +280,7 @@ pub fn analyze(
     for run in &snapshot.runs {
         if window_runs.contains(&run.id)
             && !runs_with_jobs.contains(&run.id)
-            && matches!(run.conclusion.as_deref(), Some("failure" | "timed_out"))
+            && run.conclusion.as_ref().is_some_and(Conclusion::is_failure)
         {
             runs_failed.insert(run.id);
         }

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{AnalysisConfig, Hit, LogGap, ReportData, UnclassifiedGroup, analyze};
-use crate::model::{Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp};
+use crate::model::{PrNumber, Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp};
 
 /// A period hit count is "rising" when its probability under the baseline rate is below this.
 pub const RISING_P: f64 = 0.01;
@@ -191,7 +191,7 @@ pub struct JobLink {
     /// The job's page; the run's page when GitHub gave no job URL.
     pub url: String,
     pub branch: Option<String>,
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
 }
 
 impl JobLink {

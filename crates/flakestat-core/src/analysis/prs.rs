@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use chrono::TimeDelta;
 use regex::Regex;
 
-use crate::model::{PullRequest, Run};
+use crate::model::{PrNumber, PullRequest, Run};
 
 /// Branch-name conventions that name a PR: each regex has a named group `pr`.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ pub enum RunOrigin {
     /// The default branch: push, schedule, workflow_dispatch…
     DefaultBranch,
     /// A pull request (directly, or through a mirror or merge-queue branch).
-    PullRequest(u64),
+    PullRequest(PrNumber),
     /// A pull request whose number cannot be known (a fork PR with no number anywhere).
     UnknownPullRequest,
     /// Any other branch or tag.
@@ -55,7 +55,7 @@ pub enum RunOrigin {
 }
 
 impl RunOrigin {
-    pub fn pr(self) -> Option<u64> {
+    pub fn pr(self) -> Option<PrNumber> {
         match self {
             RunOrigin::PullRequest(n) => Some(n),
             _ => None,
@@ -72,7 +72,7 @@ pub struct ForkHeads<'a> {
 /// Why a fork run's PR is not known, or which it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ForkMatch {
-    Found(u64),
+    Found(PrNumber),
     /// GitHub named no head repository (a deleted fork) or no branch.
     NoHead,
     /// No listed PR has this head repository and branch (not listed yet, or deleted).
@@ -97,7 +97,7 @@ impl ForkMatch {
 const AFTER_CLOSE: TimeDelta = TimeDelta::hours(1);
 
 impl<'a> ForkHeads<'a> {
-    pub fn new(pulls: &'a BTreeMap<u64, PullRequest>) -> ForkHeads<'a> {
+    pub fn new(pulls: &'a BTreeMap<PrNumber, PullRequest>) -> ForkHeads<'a> {
         let mut by_head: BTreeMap<(String, &'a str), Vec<&'a PullRequest>> = BTreeMap::new();
         for pull in pulls.values() {
             let Some(repo) = pull.head.as_ref().and_then(|h| h.repo.as_deref()) else {
@@ -136,7 +136,7 @@ impl<'a> ForkHeads<'a> {
             [] => ForkMatch::NotListed,
             [one] => ForkMatch::Found(one.number),
             several => {
-                let same_sha: Vec<u64> = several
+                let same_sha: Vec<PrNumber> = several
                     .iter()
                     .filter(|p| p.head.as_ref().is_some_and(|h| h.sha == run.head_sha))
                     .map(|p| p.number)
@@ -177,10 +177,7 @@ pub fn run_origin(run: &Run, default_branch: &str, conventions: &PrConventions) 
     if let Some(n) = pr_from_branch(branch, conventions) {
         return RunOrigin::PullRequest(n);
     }
-    if matches!(
-        run.event.as_str(),
-        "pull_request" | "pull_request_target" | "pull_request_review"
-    ) {
+    if run.event.is_pull_request() {
         return match run.pull_requests.first() {
             Some(&n) => RunOrigin::PullRequest(n),
             None => RunOrigin::UnknownPullRequest,
@@ -193,11 +190,12 @@ pub fn run_origin(run: &Run, default_branch: &str, conventions: &PrConventions) 
     }
 }
 
-fn pr_from_branch(branch: &str, conventions: &PrConventions) -> Option<u64> {
+fn pr_from_branch(branch: &str, conventions: &PrConventions) -> Option<PrNumber> {
     conventions.branch_patterns.iter().find_map(|re| {
         re.captures(branch)?
             .name("pr")
             .and_then(|m| m.as_str().parse().ok())
+            .map(PrNumber)
     })
 }
 
@@ -294,7 +292,7 @@ impl PathMatcher {
 /// The relevance of a run's PR to a signature; `None` when the run is not a PR's.
 pub fn pr_relevance(
     origin: RunOrigin,
-    pulls: &std::collections::BTreeMap<u64, crate::model::PullRequest>,
+    pulls: &std::collections::BTreeMap<PrNumber, crate::model::PullRequest>,
     paths: &PathMatcher,
 ) -> Option<PrRelevance> {
     let number = match origin {
@@ -346,7 +344,7 @@ mod tests {
             updated_at: t,
             run_started_at: Some(t),
             html_url: String::new(),
-            pull_requests: prs.to_vec(),
+            pull_requests: prs.iter().copied().map(PrNumber).collect(),
             head_repository: None,
         }
     }
@@ -359,11 +357,11 @@ mod tests {
             (run("schedule", Some("main"), &[]), RunOrigin::DefaultBranch),
             (
                 run("push", Some("pull-request/2371"), &[]),
-                RunOrigin::PullRequest(2371),
+                RunOrigin::PullRequest(PrNumber(2371)),
             ),
             (
                 run("pull_request", Some("fix-x"), &[42]),
-                RunOrigin::PullRequest(42),
+                RunOrigin::PullRequest(PrNumber(42)),
             ),
             (
                 run("pull_request", Some("fork-branch"), &[]),
@@ -375,7 +373,7 @@ mod tests {
                     Some("gh-readonly-queue/main/pr-77-0123abcd"),
                     &[],
                 ),
-                RunOrigin::PullRequest(77),
+                RunOrigin::PullRequest(PrNumber(77)),
             ),
             (run("push", Some("release/1.0"), &[]), RunOrigin::Other),
             (run("push", None, &[]), RunOrigin::Other),
@@ -397,7 +395,7 @@ mod tests {
         let at = |s: &str| -> crate::model::Timestamp { s.parse().unwrap() };
         let pull =
             |n: u64, repo: &str, head: &str, sha: char, from: &str, to: Option<&str>| PullRequest {
-                number: n,
+                number: PrNumber(n),
                 title: String::new(),
                 state: "closed".into(),
                 base_ref: "main".into(),
@@ -413,7 +411,7 @@ mod tests {
                     closed_at: to.map(at),
                 }),
             };
-        let pulls: std::collections::BTreeMap<u64, PullRequest> = [
+        let pulls: std::collections::BTreeMap<PrNumber, PullRequest> = [
             pull(
                 1,
                 "Fork/cuda-python",
@@ -461,15 +459,15 @@ mod tests {
         };
         // The full name is matched whatever its case.
         let r = fork_run(Some("fork/CUDA-python"), "fix", 'e');
-        assert_eq!(forks.find(&r), ForkMatch::Found(1));
+        assert_eq!(forks.find(&r), ForkMatch::Found(PrNumber(1)));
         let c = PrConventions::default();
         assert_eq!(
             resolve_origin(&r, "main", &c, &forks),
-            RunOrigin::PullRequest(1)
+            RunOrigin::PullRequest(PrNumber(1))
         );
         assert_eq!(
             forks.find(&fork_run(Some("dev/cuda-python"), "wip", 'd')),
-            ForkMatch::Found(4)
+            ForkMatch::Found(PrNumber(4))
         );
         assert_eq!(
             forks.find(&fork_run(Some("dev/cuda-python"), "wip", 'e')),
@@ -492,7 +490,7 @@ mod tests {
     fn relevance_is_known_only_from_fetched_files() {
         use crate::model::PullRequest;
         let pull = |n: u64, files: Option<&[&str]>| PullRequest {
-            number: n,
+            number: PrNumber(n),
             title: String::new(),
             state: "open".into(),
             base_ref: "main".into(),
@@ -505,44 +503,48 @@ mod tests {
         };
         let pulls = [
             (
-                1,
+                PrNumber(1),
                 pull(1, Some(&["cuda_core/tests/helpers.py", "README.md"])),
             ),
-            (2, pull(2, Some(&["docs/index.rst"]))),
-            (3, pull(3, None)),
+            (PrNumber(2), pull(2, Some(&["docs/index.rst"]))),
+            (PrNumber(3), pull(3, None)),
         ]
         .into_iter()
         .collect();
         let paths = PathMatcher::new(&["cuda_core/tests/**".to_string(), "[".to_string()]);
         assert_eq!(paths.invalid, ["["]);
         assert_eq!(
-            pr_relevance(RunOrigin::PullRequest(1), &pulls, &paths),
+            pr_relevance(RunOrigin::PullRequest(PrNumber(1)), &pulls, &paths),
             Some(PrRelevance::Related {
                 file: "cuda_core/tests/helpers.py".into(),
                 glob: "cuda_core/tests/**".into()
             })
         );
         assert_eq!(
-            pr_relevance(RunOrigin::PullRequest(2), &pulls, &paths),
+            pr_relevance(RunOrigin::PullRequest(PrNumber(2)), &pulls, &paths),
             Some(PrRelevance::Unrelated)
         );
         assert_eq!(
-            pr_relevance(RunOrigin::PullRequest(3), &pulls, &paths),
+            pr_relevance(RunOrigin::PullRequest(PrNumber(3)), &pulls, &paths),
             Some(PrRelevance::Unknown(RelevanceUnknown::FilesNotFetched))
         );
         assert_eq!(
-            pr_relevance(RunOrigin::PullRequest(4), &pulls, &paths),
+            pr_relevance(RunOrigin::PullRequest(PrNumber(4)), &pulls, &paths),
             Some(PrRelevance::Unknown(RelevanceUnknown::PrNotStored))
         );
         assert_eq!(
-            pr_relevance(RunOrigin::PullRequest(2), &pulls, &PathMatcher::new(&[])),
+            pr_relevance(
+                RunOrigin::PullRequest(PrNumber(2)),
+                &pulls,
+                &PathMatcher::new(&[])
+            ),
             Some(PrRelevance::Unknown(RelevanceUnknown::NoPaths))
         );
         assert_eq!(pr_relevance(RunOrigin::DefaultBranch, &pulls, &paths), None);
         // `*` does not cross directories.
         let shallow = PathMatcher::new(&["cuda_core/*".to_string()]);
         assert_eq!(
-            pr_relevance(RunOrigin::PullRequest(1), &pulls, &shallow),
+            pr_relevance(RunOrigin::PullRequest(PrNumber(1)), &pulls, &shallow),
             Some(PrRelevance::Unrelated)
         );
     }

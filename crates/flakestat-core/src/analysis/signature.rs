@@ -13,8 +13,8 @@ use super::timeline::{Timeline, timeline};
 use super::{AnalysisConfig, JobVerdict, in_survey_window, verdict};
 use crate::matrix::{self, Dimensions};
 use crate::model::{
-    Job, JobId, Run, RunId, Sha, SignatureId, SignatureInfo, SignatureMatch, Snapshot, Timestamp,
-    WorkflowId,
+    Conclusion, Event, Job, JobId, PrNumber, Run, RunId, Sha, SignatureId, SignatureInfo,
+    SignatureMatch, Snapshot, Timestamp, WorkflowId,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,7 +113,7 @@ pub struct ImpactWindow {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RelevanceGap {
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     pub runs: u64,
     pub reason: String,
 }
@@ -138,17 +138,17 @@ pub struct Hit {
     pub created_at: Timestamp,
     pub run_created_at: Timestamp,
     pub workflow: String,
-    pub event: String,
+    pub event: Event,
     pub branch: Option<String>,
     pub origin: HitOrigin,
-    pub pr: Option<u64>,
+    pub pr: Option<PrNumber>,
     pub pr_url: Option<String>,
     /// The job's page, when GitHub gave one.
     pub html_url: Option<String>,
     pub run_url: String,
     /// The run's latest attempt and its conclusion.
     pub run_attempts: u32,
-    pub run_conclusion: Option<String>,
+    pub run_conclusion: Option<Conclusion>,
     /// The first matching line.
     pub line: String,
     pub tests: Vec<String>,
@@ -157,7 +157,7 @@ pub struct Hit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ExcludedRun {
     pub run_id: RunId,
-    pub pr: u64,
+    pub pr: PrNumber,
     pub pr_url: Option<String>,
     pub created_at: Timestamp,
     pub html_url: String,
@@ -242,10 +242,9 @@ const DIMENSION_ORDER: &[&str] = &[
 ];
 
 fn ran(job: &Job) -> bool {
-    matches!(
-        job.conclusion.as_deref(),
-        Some("success" | "failure" | "timed_out")
-    )
+    job.conclusion
+        .as_ref()
+        .is_some_and(|c| *c == Conclusion::Success || c.is_failure())
 }
 
 fn percent(n: u64, d: u64) -> Option<f64> {
@@ -469,14 +468,14 @@ fn left_out_runs(
     };
     let mut excluded = Vec::new();
     for run in of_workflows() {
-        let Some((file, glob)) = scene.related(run) else {
+        // A related run is a PR's: its number is known.
+        let (Some((file, glob)), Some(pr)) = (scene.related(run), scene.origin(run).pr()) else {
             continue;
         };
         let hit = raw_runs.contains(&run.id);
         if !hit && !scene.in_window(run) {
             continue;
         }
-        let pr = scene.origin(run).pr().unwrap_or_default();
         excluded.push(ExcludedRun {
             run_id: run.id,
             pr,
@@ -528,7 +527,7 @@ struct HitOrigins {
 
 fn hit_origins(scene: &Scene<'_>, matched: &MatchedJobs<'_>) -> HitOrigins {
     let mut origins = HitOrigins::default();
-    let mut unknown: BTreeMap<(Option<u64>, &'static str), u64> = BTreeMap::new();
+    let mut unknown: BTreeMap<(Option<PrNumber>, &'static str), u64> = BTreeMap::new();
     for run_id in &matched.hit_runs {
         let run = scene.runs[run_id];
         match scene.origin(run) {
@@ -549,10 +548,11 @@ fn hit_origins(scene: &Scene<'_>, matched: &MatchedJobs<'_>) -> HitOrigins {
             .counted
             .iter()
             .any(|(j, _, _)| j.run_id == *run_id && j.run_attempt < run.run_attempt);
-        if run.conclusion.as_deref() == Some("success") && hit_before_latest {
+        let green = run.conclusion == Some(Conclusion::Success);
+        if green && hit_before_latest {
             origins.rerun_to_green += 1;
             origins.max_attempts = origins.max_attempts.max(run.run_attempt);
-        } else if run.conclusion.as_deref() != Some("success") {
+        } else if !green {
             origins.still_failing += 1;
         }
     }
@@ -626,8 +626,8 @@ impl<'s, 'a> History<'s, 'a> {
             .any(|j| matches!(verdict(snapshot, j.id), JobVerdict::Gap(_)));
         let failed_without_jobs = jobs.is_empty()
             && !matches!(
-                run.conclusion.as_deref(),
-                Some("success" | "skipped" | "cancelled")
+                run.conclusion,
+                Some(Conclusion::Success | Conclusion::Skipped | Conclusion::Cancelled)
             );
         failed_unknown || failed_without_jobs
     }
@@ -1032,7 +1032,7 @@ fn merges(snapshot: &Snapshot) -> Vec<Merge> {
     merges
 }
 
-fn pr_url(snapshot: &Snapshot, pr: u64) -> Option<String> {
+fn pr_url(snapshot: &Snapshot, pr: PrNumber) -> Option<String> {
     snapshot
         .pulls
         .get(&pr)
@@ -1100,7 +1100,7 @@ mod tests {
             ],
             ..Snapshot::default()
         };
-        let pushes: Vec<Option<u64>> = merges(&snapshot).iter().map(|m| m.pr).collect();
+        let pushes: Vec<Option<PrNumber>> = merges(&snapshot).iter().map(|m| m.pr).collect();
         assert_eq!(
             pushes,
             vec![None, None, None],
@@ -1110,9 +1110,9 @@ mod tests {
         // With a merged PR, commits that are not a PR's merge commit may be PR-branch commits
         // (the listing is not first-parent): they are not taken for pushes.
         snapshot.pulls.insert(
-            7,
+            PrNumber(7),
             PullRequest {
-                number: 7,
+                number: PrNumber(7),
                 title: "Feature".into(),
                 state: "closed".into(),
                 base_ref: "main".into(),
@@ -1126,6 +1126,6 @@ mod tests {
         );
         let merges = merges(&snapshot);
         assert_eq!(merges.len(), 1);
-        assert_eq!(merges[0].pr, Some(7));
+        assert_eq!(merges[0].pr, Some(PrNumber(7)));
     }
 }

@@ -17,7 +17,7 @@ pub mod wire {
 
     use serde::{Deserialize, Serialize};
 
-    use crate::model::Timestamp;
+    use crate::model::{PrNumber, Timestamp};
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Report {
@@ -206,7 +206,7 @@ pub mod wire {
         pub first_hit_run_id: Option<u64>,
         pub first_hit_at: Option<Timestamp>,
         /// The top suspect's PR when placed (`null` when it is a direct push: see `suspects`).
-        pub pr: Option<u64>,
+        pub pr: Option<PrNumber>,
         /// Minutes from the top suspect's merge to the first hit.
         pub minutes_after_merge: Option<i64>,
         /// Hits and runs from the first hit on: the hit rate `p` the likelihoods use.
@@ -226,7 +226,7 @@ pub mod wire {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Suspect {
         /// `null` for a direct push to the default branch (no pull request): `sha` names it.
-        pub pr: Option<u64>,
+        pub pr: Option<PrNumber>,
         /// The PR's title, or the commit message's first line for a direct push.
         pub title: String,
         /// The PR's page, or the commit's for a direct push.
@@ -264,7 +264,7 @@ pub mod wire {
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct RelevanceGap {
-        pub pr: Option<u64>,
+        pub pr: Option<PrNumber>,
         pub runs: u64,
         pub reason: String,
     }
@@ -282,7 +282,7 @@ pub mod wire {
         pub branch: Option<String>,
         /// `default_branch`, `pull_request`, `unknown_pull_request` or `other`.
         pub origin: String,
-        pub pr: Option<u64>,
+        pub pr: Option<PrNumber>,
         pub html_url: Option<String>,
         pub run_url: String,
         pub run_attempts: u32,
@@ -294,7 +294,7 @@ pub mod wire {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ExcludedRun {
         pub run_id: u64,
-        pub pr: u64,
+        pub pr: PrNumber,
         pub reason: String,
         pub created_at: Timestamp,
         pub hit: bool,
@@ -385,14 +385,14 @@ fn hit(h: &analysis::Hit) -> wire::Hit {
         created_at: h.created_at,
         run_created_at: h.run_created_at,
         workflow: h.workflow.clone(),
-        event: h.event.clone(),
+        event: h.event.to_string(),
         branch: h.branch.clone(),
         origin: name_of(&h.origin),
         pr: h.pr,
         html_url: h.html_url.clone(),
         run_url: h.run_url.clone(),
         run_attempts: h.run_attempts,
-        run_conclusion: h.run_conclusion.clone(),
+        run_conclusion: h.run_conclusion.as_ref().map(ToString::to_string),
         line: h.line.clone(),
         tests: h.tests.clone(),
     }

@@ -11,7 +11,7 @@ use crate::analysis::{
     Completeness, DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart,
     ReportData, SignatureReport, UnclassifiedGroup,
 };
-use crate::model::{Repo, Timestamp};
+use crate::model::{PrNumber, Repo, Timestamp};
 
 /// Lists longer than this go in a collapsed `<details>` block in markdown.
 pub const COLLAPSE_ROWS: usize = 10;
@@ -738,7 +738,7 @@ fn left_out_phrases(s: &SignatureReport) -> Vec<String> {
     let mut parts = Vec::new();
     let excluded = s.excluded_runs.len();
     if excluded > 0 {
-        let mut prs: Vec<u64> = s.excluded_runs.iter().map(|r| r.pr).collect();
+        let mut prs: Vec<PrNumber> = s.excluded_runs.iter().map(|r| r.pr).collect();
         prs.sort_unstable();
         prs.dedup();
         let prs: Vec<String> = prs.iter().map(|p| format!("#{p}")).collect();
@@ -815,14 +815,17 @@ fn origin_cell(h: &Hit) -> Line {
     match h.origin {
         HitOrigin::DefaultBranch => vec![text(h.branch.clone().unwrap_or_default())],
         HitOrigin::PullRequest => {
-            let n = h.pr.unwrap_or_default();
+            // A PR's hit names its PR.
+            let n = h.pr.map_or_else(String::new, |n| n.to_string());
             vec![Span::Link {
                 text: format!("PR #{n}"),
                 url: h.pr_url.clone(),
             }]
         }
         HitOrigin::UnknownPullRequest => vec![text("PR (number unknown)")],
-        HitOrigin::Other => vec![text(h.branch.clone().unwrap_or_else(|| h.event.clone()))],
+        HitOrigin::Other => vec![text(
+            h.branch.clone().unwrap_or_else(|| h.event.to_string()),
+        )],
     }
 }
 

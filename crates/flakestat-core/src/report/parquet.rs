@@ -181,7 +181,7 @@ fn runs(data: &ExportData) -> Result<RecordBatch, ParquetError> {
             text_opt(r.iter().map(|x| x.head_repository.as_deref())),
             true,
         ),
-        ("pr", int_opt(r.iter().map(|x| x.pr)), true),
+        ("pr", int_opt(r.iter().map(|x| x.pr.map(|p| p.0))), true),
         ("created_at", time(r.iter().map(|x| x.created_at)), false),
         ("updated_at", time(r.iter().map(|x| x.updated_at)), false),
         (
@@ -288,7 +288,7 @@ fn hits(data: &ExportData) -> Result<RecordBatch, ParquetError> {
 fn pulls(data: &ExportData) -> Result<RecordBatch, ParquetError> {
     let p = &data.pulls;
     batch(named(vec![
-        ("number", int(p.iter().map(|x| x.number)), false),
+        ("number", int(p.iter().map(|x| x.number.0)), false),
         ("title", text(p.iter().map(|x| x.title.as_str())), false),
         ("state", text(p.iter().map(|x| x.state.as_str())), false),
         (
@@ -336,7 +336,7 @@ fn suspects(data: &ExportData) -> Result<RecordBatch, ParquetError> {
             false,
         ),
         ("rank", small(s.iter().map(|x| x.rank)), false),
-        ("pr", int_opt(s.iter().map(|x| x.pr)), true),
+        ("pr", int_opt(s.iter().map(|x| x.pr.map(|p| p.0))), true),
         ("title", text(s.iter().map(|x| x.title.as_str())), false),
         ("url", text_opt(s.iter().map(|x| x.url.as_deref())), true),
         ("merged_at", time(s.iter().map(|x| x.merged_at)), false),

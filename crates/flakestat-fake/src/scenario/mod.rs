@@ -9,7 +9,7 @@ pub mod synthetic_prs;
 use chrono::{TimeDelta, TimeZone, Utc};
 
 use super::dataset::{Dataset, DatasetError, FakeAttempt, FakeCommit, FakeLog, FakeRun};
-use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+use flakestat_core::model::{Job, JobId, PrNumber, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 /// The shape of a [`synthetic`] dataset.
 #[derive(Debug, Clone)]
@@ -120,7 +120,7 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
                 run.head_branch = Some(pr.head_ref);
                 // A fork's runs carry no PR, as on GitHub; the head repository is the fork.
                 if pr.fork.is_none() {
-                    run.pull_requests = vec![pr.number];
+                    run.pull_requests = vec![PrNumber(pr.number)];
                 }
                 run.head_repository = pr.fork;
                 pr.sha

@@ -240,7 +240,7 @@ impl Dataset {
         let mut bases: Vec<Run> = self
             .runs
             .iter()
-            .filter(|r| r.run.event == "pull_request")
+            .filter(|r| r.run.event == "pull_request".into())
             .map(|r| r.run.clone())
             .collect();
         if bases.is_empty() {
@@ -283,13 +283,13 @@ mod tests {
         assert_eq!(forks.len(), 10);
         for fake in &ds.runs {
             let run = &fake.run;
-            if !run.event.starts_with("pull_request") {
+            if !run.event.as_str().starts_with("pull_request") {
                 assert!(run.pull_requests.is_empty() && run.head_repository.is_none());
                 continue;
             }
             // Every PR run (the labeler's too) is its PR's: named, or by the fork's head.
             let pull = match run.pull_requests.as_slice() {
-                [n] => ds.pull(*n).expect("a listed PR"),
+                [n] => ds.pull(n.0).expect("a listed PR"),
                 [] => ds
                     .pulls
                     .iter()

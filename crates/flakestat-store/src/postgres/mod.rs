@@ -34,8 +34,8 @@ use super::{
     from_secs, gaps, log_row, log_status, pull_from_row, secs, to_json,
 };
 use flakestat_core::model::{
-    Classification, Job, JobId, LogStatus, MainlineCommit, PullRequest, Repo, Run, RunId, Sha,
-    Snapshot, Timestamp,
+    Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
+    Sha, Snapshot, Timestamp,
 };
 
 pub use lock::PgLock;
@@ -462,7 +462,7 @@ impl PgStore {
                         &repo_id,
                         &secs(run.created_at),
                         &(run.run_attempt as i32),
-                        &run.status,
+                        &run.status.as_str(),
                         &to_json(run),
                     ],
                 )?;
@@ -735,7 +735,7 @@ impl PgStore {
             .map(|pull| {
                 let mut bare = pull.clone();
                 let files = bare.files.take().map(|f| to_json(&f));
-                (id(pull.number), to_json(&bare), files)
+                (id(pull.number.0), to_json(&bare), files)
             })
             .collect();
         self.conn.call(move |c| {
@@ -757,7 +757,7 @@ impl PgStore {
     pub fn store_pull_files(
         &self,
         repo: &Repo,
-        number: u64,
+        number: PrNumber,
         files: &[String],
     ) -> Result<(), StoreError> {
         let (repo, files) = (repo.clone(), to_json(&files));
@@ -766,14 +766,18 @@ impl PgStore {
             let repo_id = ensure_repo(&mut tx, &repo)?;
             tx.execute(
                 "UPDATE pulls SET files = $1 WHERE repo_id = $2 AND number = $3",
-                &[&files, &repo_id, &id(number)],
+                &[&files, &repo_id, &id(number.0)],
             )?;
             tx.commit()?;
             Ok(())
         })
     }
 
-    pub fn load_pull(&self, repo: &Repo, number: u64) -> Result<Option<PullRequest>, StoreError> {
+    pub fn load_pull(
+        &self,
+        repo: &Repo,
+        number: PrNumber,
+    ) -> Result<Option<PullRequest>, StoreError> {
         let repo = repo.clone();
         self.conn.call(move |c| {
             let Some(repo_id) = repo_id(c, &repo)? else {
@@ -781,7 +785,7 @@ impl PgStore {
             };
             c.query_opt(
                 "SELECT json, files FROM pulls WHERE repo_id = $1 AND number = $2",
-                &[&repo_id, &id(number)],
+                &[&repo_id, &id(number.0)],
             )?
             .map(|row| pull_from_row(row.get(0), row.get(1)))
             .transpose()

@@ -16,7 +16,7 @@ pub const KIND: &str = "nightly";
 pub mod wire {
     use serde::{Deserialize, Serialize};
 
-    use crate::model::Timestamp;
+    use crate::model::{PrNumber, Timestamp};
     pub use crate::report::wire::{LogGap, UnclassifiedGroup};
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,7 +105,7 @@ pub mod wire {
         pub created_at: Timestamp,
         pub url: String,
         pub branch: Option<String>,
-        pub pr: Option<u64>,
+        pub pr: Option<PrNumber>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -67,7 +67,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
         let attempt = fake.attempts.last_mut().expect("an attempt");
         let mut hit = false;
         for job in attempt.jobs.iter_mut() {
-            if job.status == "completed" {
+            if job.status == "completed".into() {
                 continue;
             }
             let started = job
@@ -107,7 +107,7 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
         .runs
         .iter()
         .enumerate()
-        .filter(|(_, r)| is_pr(r) && r.run.conclusion.as_deref() == Some("failure"))
+        .filter(|(_, r)| is_pr(r) && r.run.conclusion == Some("failure".into()))
         .filter(|(_, r)| {
             r.jobs_at(r.run.run_attempt).iter().any(|j| {
                 matches!(ds.logs.get(&j.id), Some(FakeLog::Text(t)) if t.contains(FLAKE_MESSAGE))
@@ -152,8 +152,8 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
     let template = ds
         .runs
         .iter()
-        .filter(|r| r.run.event == "push" && r.run.head_branch.as_deref() == Some("main"))
-        .filter(|r| r.run.conclusion.as_deref() == Some("success"))
+        .filter(|r| r.run.event == "push".into() && r.run.head_branch.as_deref() == Some("main"))
+        .filter(|r| r.run.conclusion == Some("success".into()))
         .max_by_key(|r| r.run.created_at)
         .expect("a green merge run")
         .clone();

@@ -15,7 +15,7 @@ use crate::dataset::{
 };
 use crate::routes::{fake_sha, job_labels};
 use crate::scenario::{MergeStyle, PrStyle};
-use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+use flakestat_core::model::{Job, JobId, PrNumber, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 mod catalog;
 mod day_later;
@@ -1154,7 +1154,7 @@ fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -
         };
         let pull_requests = match plan.pr {
             // A fork's runs carry no PR, as on GitHub.
-            Some(n) if as_event && !fork => vec![n],
+            Some(n) if as_event && !fork => vec![PrNumber(n)],
             _ => Vec::new(),
         };
         let run = Run {
@@ -1301,13 +1301,13 @@ fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -
             }
             let failed = attempt_jobs
                 .iter()
-                .any(|j| j.conclusion.as_deref() == Some("failure"));
+                .any(|j| j.conclusion == Some("failure".into()));
             let conclusion = if plan.in_progress {
                 None
             } else if failed {
-                Some("failure".to_string())
+                Some("failure".into())
             } else {
-                Some("success".to_string())
+                Some("success".into())
             };
             let attempt = FakeAttempt {
                 attempt: number,
