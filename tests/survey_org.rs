@@ -430,3 +430,148 @@ fn an_org_survey_into_postgres_reports_byte_identical_to_sqlite() {
     };
     assert_eq!(offline(&postgres), offline(&sqlite));
 }
+
+#[test]
+fn an_org_nightly_compares_each_repository_with_its_own_baseline() {
+    // June 1 to 8: every active repository has runs in the baseline and in the period.
+    let gh = FakeGitHub::start_many_blocking(three_repos(), Faults::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let api = gh.api_url();
+    let nightly = |target: &[&str], cache: &Path, format: &str| {
+        let mut args = vec![
+            "nightly",
+            "--now",
+            "2026-06-08T00:00:00Z",
+            "--since",
+            "3d",
+            "--baseline",
+            "4d",
+        ];
+        args.extend_from_slice(target);
+        args.extend_from_slice(&["--api-url", &api, "--format", format, "--max-retries", "1"]);
+        flakestat(&args, cache)
+    };
+    let org_cache = dir.path().join("org");
+    let doc = json(&nightly(&["--org", "octo-org"], &org_cache, "json"));
+    assert_eq!(doc["kind"], "nightly");
+    assert_eq!(doc["owner"], "octo-org");
+    let repos = doc["repos"].as_array().unwrap();
+    let names: Vec<&str> = repos.iter().map(|r| r["repo"].as_str().unwrap()).collect();
+    assert_eq!(names, ["octo-org/alpha", "octo-org/beta", "octo-org/gamma"]);
+    for part in repos {
+        assert!(part["period"]["runs_total"].as_u64() > Some(0), "{part}");
+        assert!(part["baseline"]["runs_total"].as_u64() > Some(0), "{part}");
+    }
+    // Each repository's part is its own nightly report, byte for byte.
+    let single = dir.path().join("single");
+    for (part, name) in repos.iter().zip(&names) {
+        let alone = json(&nightly(&["--repo", name], &single, "json"));
+        assert_eq!(part, &alone, "{name}");
+    }
+    for kind in ["new", "rising", "fading", "new_unclassified"] {
+        let sum: u64 = repos
+            .iter()
+            .map(|r| r["counts"][kind].as_u64().unwrap())
+            .sum();
+        assert_eq!(doc["counts"][kind].as_u64(), Some(sum), "{kind}");
+    }
+    // The text formats: one heading over all, each repository's report a level down.
+    let md = ok(&nightly(&["--org", "octo-org"], &org_cache, "markdown"));
+    assert!(
+        md.starts_with("# Nightly CI report for 3 repositories of octo-org"),
+        "{md}"
+    );
+    for name in &names {
+        assert!(
+            md.contains(&format!("## Nightly CI report for {name}")),
+            "{md}"
+        );
+    }
+    // --fail-on alerts when any repository's report holds the change.
+    let alerting = repos.iter().any(|r| {
+        r["counts"]["new"].as_u64() > Some(0) || r["counts"]["new_unclassified"].as_u64() > Some(0)
+    });
+    let out = flakestat(
+        &[
+            "nightly",
+            "--now",
+            "2026-06-08T00:00:00Z",
+            "--since",
+            "3d",
+            "--baseline",
+            "4d",
+            "--org",
+            "octo-org",
+            "--offline",
+            "--fail-on",
+            "new",
+            "--format",
+            "json",
+        ],
+        &org_cache,
+    );
+    assert_eq!(out.status.code(), Some(if alerting { 10 } else { 0 }));
+}
+
+#[test]
+fn an_org_nightly_keeps_one_comment_for_all_its_repositories() {
+    let gh = FakeGitHub::start_many_blocking(three_repos(), Faults::default()).unwrap();
+    let alpha = flakestat::model::Repo::parse("octo-org/alpha").unwrap();
+    gh.mutate_repo(&alpha, |ds| {
+        ds.issues.push(flakestat::fake::FakeIssue {
+            number: 7,
+            title: "CI health".into(),
+            state: "open".into(),
+            locked: false,
+        })
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let api = gh.api_url();
+    let args = [
+        "nightly",
+        "--now",
+        "2026-06-08T00:00:00Z",
+        "--since",
+        "3d",
+        "--baseline",
+        "4d",
+        "--org",
+        "octo-org",
+        "--post-comment",
+        "octo-org/alpha#7",
+        "--api-url",
+        &api,
+        "--max-retries",
+        "1",
+        "--output",
+        "/dev/null",
+    ];
+    let post = || {
+        let out = common::flakestat()
+            .args(args)
+            .arg("--cache-dir")
+            .arg(dir.path())
+            .arg("--signatures")
+            .arg(common::signatures())
+            .env("GITHUB_TOKEN", "org-nightly")
+            .output()
+            .unwrap();
+        ok(&out);
+        let ds = gh.datasets().into_iter().find(|d| d.repo == alpha).unwrap();
+        ds.comments
+            .iter()
+            .filter(|c| c.issue_number == 7)
+            .map(|c| c.body.clone())
+            .collect::<Vec<String>>()
+    };
+    let first = post();
+    assert_eq!(first.len(), 1);
+    assert!(
+        first[0].starts_with("<!-- flakestat:nightly org octo-org -->\n# Nightly CI report for 3 repositories of octo-org"),
+        "{}",
+        first[0]
+    );
+    // The next night finds it by its marker: still one comment.
+    assert_eq!(post(), first);
+}

@@ -11,7 +11,7 @@ use super::GlobalArgs;
 use super::error::CliError;
 use super::output::ReportOutput;
 use super::pipeline::fetch::{AncestryPlan, Connection, connect, fetch_ancestry, prs_of_runs};
-use super::pipeline::many::{self, ManySurvey};
+use super::pipeline::many::{self, ManySurvey, connect_many};
 use super::pipeline::{self, SharedStore, Signatures};
 use super::progress::{
     Bars, ancestry_line, archive_note, closing_line, cost_line, human_bytes, peak_memory,
@@ -22,7 +22,9 @@ use super::source::{Replay, SourceArgs};
 use super::when::parse_window;
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch::{AncestrySummary, FetchError, StatsSnapshot, SurveyPlan, SurveySummary};
+use crate::fetch::{
+    AncestrySummary, FetchError, Session, StatsSnapshot, SurveyPlan, SurveySummary,
+};
 use crate::model::{Repo, Run, Timestamp};
 use crate::report;
 use crate::store::StoreLocation;
@@ -159,7 +161,20 @@ fn run_many(
     args: &SurveyArgs,
     settings: Settings<Many>,
 ) -> Result<u8, CliError> {
+    let connection = connect_many(global, &args.source, None)?;
     let resolved = args.source.store_location()?;
+    let fingerprint = settings.signatures.fingerprint();
+    let ancestry = |session: &Session, store: &SharedStore, repo: &Repo| {
+        let plan = AncestryPlan {
+            repo,
+            since: settings.since,
+            until: settings.until,
+            fingerprint: &fingerprint,
+            signatures: &settings.signatures.infos,
+            config: &settings.config,
+        };
+        fetch_ancestry(session, store, &plan).map(|_| ())
+    };
     let plan = |repo: &Repo| SurveyPlan {
         repo: repo.clone(),
         since: settings.since,
@@ -170,6 +185,7 @@ fn run_many(
         interruptible: true,
     };
     let survey = ManySurvey {
+        holder: "flakestat survey",
         many: &settings.repo,
         since: settings.since,
         until: settings.until,
@@ -177,8 +193,16 @@ fn run_many(
         config: &settings.config,
         wait: settings.wait,
         plan: &plan,
+        then: &ancestry,
     };
-    let org = many::survey(global, &args.source, &resolved.location, &survey)?;
+    let surveyed = many::survey(
+        global,
+        &args.source,
+        &connection,
+        &resolved.location,
+        &survey,
+    )?;
+    let org = many::combine_reports(&surveyed, &survey)?;
     settings
         .output
         .write(|out, format, options| report::render_org(&org, format, options, out))?;

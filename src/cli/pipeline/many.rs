@@ -4,11 +4,12 @@
 //! first); then each repository analysed on its own and the reports combined
 //! (`analysis::org`). A survey stopped anywhere resumes across all of them: each repository's
 //! store state resumes, and the owner's listing is kept with its ETags (a repeat costs nothing
-//! while it has not changed).
+//! while it has not changed). `survey` and `nightly` share the fetch ([`survey`]: each command
+//! says what follows each repository's survey); `report` reads the store alone ([`report`]).
 
 use std::time::Duration;
 
-use super::fetch::{AncestryPlan, connect, fetch_ancestry, prs_of_runs};
+use super::fetch::{Connection, connect, prs_of_runs};
 use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
 use crate::analysis::org::OrgReport;
 use crate::analysis::{self, AnalysisConfig, ReportData};
@@ -22,10 +23,14 @@ use crate::model::{Repo, Run, Timestamp};
 use crate::store::lock::{LockError, StoreLock};
 use crate::store::{StoreGuard, StoreLocation};
 
-const SURVEY: &str = "flakestat survey";
+/// What follows one repository's survey (the bisection's fetch for `survey`, the fork runs'
+/// PRs for `nightly`), given the repository in GitHub's spelling.
+pub type AfterSurvey<'a> = &'a dyn Fn(&Session, &SharedStore, &Repo) -> Result<(), FetchError>;
 
 /// What a survey over several repositories was asked to do, resolved by the command.
 pub struct ManySurvey<'a> {
+    /// Named in the lock (`flakestat survey`, `flakestat nightly`).
+    pub holder: &'static str,
     pub many: &'a Many,
     pub since: Timestamp,
     pub until: Timestamp,
@@ -35,6 +40,34 @@ pub struct ManySurvey<'a> {
     pub wait: Duration,
     /// The survey's plan for one repository (the command's filters).
     pub plan: &'a dyn Fn(&Repo) -> SurveyPlan,
+    pub then: AfterSurvey<'a>,
+}
+
+/// What a survey over several repositories leaves: the store, the repositories surveyed (in
+/// GitHub's spelling, in survey order) and the store's locks, held while this lives.
+pub struct Surveyed {
+    pub store: SharedStore,
+    pub repos: Vec<Repo>,
+    _locks: Vec<StoreGuard>,
+}
+
+/// The connection for several repositories: none with `--offline`; `--replay` serves one
+/// repository only, so it is refused. `replay_token` as for [`connect`].
+pub fn connect_many(
+    global: &GlobalArgs,
+    source: &SourceArgs,
+    replay_token: Option<&str>,
+) -> Result<Connection, CliError> {
+    if source.replay.is_some() {
+        return Err(CliError::Invalid(
+            "--replay serves the one repository its dataset records: leave out --org and extra --repo"
+                .into(),
+        ));
+    }
+    if source.offline {
+        return Ok(Connection::offline());
+    }
+    connect(source, None, global, replay_token)
 }
 
 /// The locks for writing every one of `repos`: the SQLite store's one lock, or each
@@ -75,40 +108,49 @@ fn try_lock_repos(
     }
 }
 
-/// `survey` over several repositories: each surveyed (with `--offline`, what the store holds
-/// for them re-classified), then their reports combined.
+/// Several repositories surveyed (with `--offline`, what the store holds for them
+/// re-classified), under the store's locks, which the result keeps.
 pub fn survey(
     global: &GlobalArgs,
     source: &SourceArgs,
+    connection: &Connection,
     location: &StoreLocation,
     survey: &ManySurvey<'_>,
-) -> Result<OrgReport, CliError> {
-    if source.replay.is_some() {
-        return Err(CliError::Invalid(
-            "--replay serves the one repository its dataset records: leave out --org and extra --repo"
-                .into(),
-        ));
-    }
+) -> Result<Surveyed, CliError> {
     let store = open_store(location)?;
-    let repos = if source.offline {
+    if source.offline {
         let repos = stored_repos(&store, survey.many)?;
-        let _locks = lock_repos(location, &repos, survey.wait, SURVEY)?;
+        let locks = lock_repos(location, &repos, survey.wait, survey.holder)?;
         for repo in &repos {
             reclassify(&store, repo, survey.signatures)?;
         }
-        repos
-    } else {
-        let connection = connect(source, None, global, None)?;
-        let bars = Bars::for_command(global);
-        let session = connection.session(source, &bars)?;
-        let fetched = fetch_all(&session, &store, location, survey, &bars);
-        bars.finish();
-        say_closing_lines(global, &session, survey.many, &fetched);
-        fetched?.repos
-    };
+        return Ok(Surveyed {
+            store,
+            repos,
+            _locks: locks,
+        });
+    }
+    let bars = Bars::for_command(global);
+    let session = connection.session(source, &bars)?;
+    let fetched = fetch_all(&session, &store, location, survey, &bars);
+    bars.finish();
+    say_closing_lines(global, &session, survey.many, &fetched);
+    let fetched = fetched?;
+    Ok(Surveyed {
+        store,
+        repos: fetched.repos,
+        _locks: fetched.locks,
+    })
+}
+
+/// Each surveyed repository's report over `[since, until)`, combined.
+pub fn combine_reports(
+    surveyed: &Surveyed,
+    survey: &ManySurvey<'_>,
+) -> Result<OrgReport, CliError> {
     let reports = analyze_all(
-        &store,
-        &repos,
+        &surveyed.store,
+        &surveyed.repos,
         (survey.since, survey.until),
         survey.signatures,
         survey.config,
@@ -124,10 +166,11 @@ struct Fetched {
     listing: Option<OwnerListing>,
     /// The repositories' survey costs added up (for `-v`).
     summary: SurveySummary,
+    locks: Vec<StoreGuard>,
 }
 
-/// Lists the owner's repositories (if `--org`), chooses, locks them, and surveys each with
-/// what its bisection needs, one after the other.
+/// Lists the owner's repositories (if `--org`), chooses, locks them, and surveys each (then
+/// what the command fetches after a survey), one after the other.
 fn fetch_all(
     session: &Session,
     store: &SharedStore,
@@ -146,12 +189,13 @@ fn fetch_all(
     let listed = listing.as_ref().map_or(&[][..], |l| l.repos.as_slice());
     let (chosen, skipped) = many.choose(listed, survey.since);
     // The listing only kept its pages (ETags): the survey's writes start here.
-    let _locks = lock_repos(location, &chosen, survey.wait, SURVEY)?;
+    let locks = lock_repos(location, &chosen, survey.wait, survey.holder)?;
     let mut done = Fetched {
         repos: Vec::new(),
         skipped,
         listing,
         summary: SurveySummary::default(),
+        locks,
     };
     for (i, asked) in chosen.iter().enumerate() {
         bars.start_repo(asked, i + 1, chosen.len());
@@ -162,16 +206,7 @@ fn fetch_all(
         let repo = summary.repo.clone().unwrap_or_else(|| asked.clone());
         done.summary.cost.add(&summary.cost);
         done.summary.runs_jobs_skipped += summary.runs_jobs_skipped;
-        let fingerprint = survey.signatures.fingerprint();
-        let ancestry = AncestryPlan {
-            repo: &repo,
-            since: survey.since,
-            until: survey.until,
-            fingerprint: &fingerprint,
-            signatures: &survey.signatures.infos,
-            config: survey.config,
-        };
-        fetch_ancestry(session, store, &ancestry)?;
+        (survey.then)(session, store, &repo)?;
         done.repos.push(repo);
     }
     Ok(done)

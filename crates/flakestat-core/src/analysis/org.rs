@@ -431,7 +431,9 @@ fn merge_unclassified<'a>(
     merged
 }
 
-fn merge_completeness<'a>(parts: impl Iterator<Item = &'a Completeness>) -> Completeness {
+pub(crate) fn merge_completeness<'a>(
+    parts: impl Iterator<Item = &'a Completeness>,
+) -> Completeness {
     let mut total = Completeness::default();
     for c in parts {
         total.runs_listed += c.runs_listed;
