@@ -28,9 +28,10 @@
 //! Several repositories can share one server ([`FakeGitHub::start_many`]: one budget, one fault
 //! counter), with their owners' listings (`/orgs/{org}/repos`, `/users/{user}/repos`).
 //!
-//! Simplifications, where GitHub's behaviour does not matter to flakestat: job steps and runner labels are derived from the job's name and conclusion; the
-//! secondary limit is only injected, never triggered by concurrency; comments get timestamps from
-//! the dataset's `now`, not the clock.
+//! Simplifications, where GitHub's behaviour does not matter to flakestat: job steps and runner
+//! labels are derived from the job's name and conclusion; the secondary limit is only injected,
+//! never triggered by concurrency; comments get timestamps from the dataset's `now`, not the
+//! clock.
 
 mod created;
 mod dataset;
