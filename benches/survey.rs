@@ -7,8 +7,12 @@
 //! (a busy repository's month: N runs in 30 days, 30 % of a CI matrix with failures and re-runs,
 //! half of them on PRs, a fifth of the PRs from forks whose runs name no PR; 70 % of a PR
 //! labeler, all green; surveyed with `benches/survey-signatures`, whose signature the failing
-//! runs hit, so the relevance of their PRs is read). Default: `busy:1400 500 2000`. Env
-//! `LATENCY_MS` (50), `CONCURRENCY` (4).
+//! runs hit, so the relevance of their PRs is read) or `org:N` (`survey --org` over N
+//! repositories of one organisation behind one fake server, `fake::scenario::org::many_repos`:
+//! 120 runs each, two in three with failures, surveyed with the bundled signatures; the minimum
+//! is the sum of each repository's plus the owner listing's pages). Default: `busy:1400 500
+//! 2000`. Env `LATENCY_MS` (50), `CONCURRENCY` (4). Peak memory is `/usr/bin/time -f %M` when
+//! it is there, else the survey's own `-v` figure.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -110,11 +114,46 @@ fn survey(
     signatures: Option<&std::path::Path>,
     latency: Duration,
 ) -> Pass {
+    survey_target(
+        gh,
+        cache,
+        &["--repo", "octo/demo"],
+        window(ds),
+        concurrency,
+        signatures,
+        latency,
+    )
+}
+
+/// `/usr/bin/time -f %M` (peak resident set, KiB) around the binary when it is installed.
+fn time_binary() -> Option<&'static str> {
+    std::path::Path::new("/usr/bin/time")
+        .is_file()
+        .then_some("/usr/bin/time")
+}
+
+fn survey_target(
+    gh: &FakeGitHub,
+    cache: &std::path::Path,
+    target: &[&str],
+    (since, until): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
+    concurrency: u64,
+    signatures: Option<&std::path::Path>,
+    latency: Duration,
+) -> Pass {
     gh.clear_requests();
-    let (since, until) = window(ds);
     let start = Instant::now();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flakestat"));
-    command.args(["survey", "-v", "--repo", "octo/demo", "--format", "json"]);
+    let mut command = match time_binary() {
+        Some(time) => {
+            let mut c = Command::new(time);
+            c.args(["-f", "peak-rss-kib %M", env!("CARGO_BIN_EXE_flakestat")]);
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_flakestat")),
+    };
+    command
+        .args(["survey", "-v", "--format", "json"])
+        .args(target);
     if let Some(dir) = signatures {
         command.arg("--signatures").arg(dir);
     }
@@ -135,12 +174,19 @@ fn survey(
     let timeline = timeline(&gh.requests(), start, end, latency, concurrency);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "survey failed: {stderr}");
-    let peak = stderr
-        .split("peak memory ")
-        .nth(1)
-        .and_then(|s| s.lines().next())
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| "n/a".into());
+    let rss = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-rss-kib "))
+        .and_then(|k| k.trim().parse::<f64>().ok())
+        .map(|kib| format!("{:.1} MiB", kib / 1024.0));
+    let peak = rss.unwrap_or_else(|| {
+        stderr
+            .split("peak memory ")
+            .nth(1)
+            .and_then(|s| s.lines().next())
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| "n/a".into())
+    });
     let cost_line = stderr
         .lines()
         .filter(|l| l.contains("requests against the minimum") || l.contains("bisection:"))
@@ -218,7 +264,7 @@ fn ratio(made: u64, min: u64) -> String {
 fn main() {
     let mut scenarios: Vec<String> = std::env::args()
         .skip(1)
-        .filter(|a| a.starts_with("busy:") || a.parse::<usize>().is_ok())
+        .filter(|a| a.starts_with("busy:") || a.starts_with("org:") || a.parse::<usize>().is_ok())
         .collect();
     if scenarios.is_empty() {
         scenarios = vec!["busy:1400".into(), "500".into(), "2000".into()];
@@ -234,8 +280,15 @@ fn main() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/survey-signatures");
     let marker = regex::Regex::new(r"FLAKE-MARKER run \d+ attempt \d+").unwrap();
     for scenario in scenarios {
+        if let Some(n) = scenario.strip_prefix("org:") {
+            match n.parse::<usize>() {
+                Ok(n) if n > 0 => org(n, latency, concurrency),
+                _ => eprintln!("unknown scenario {scenario:?}: org:N with N ≥ 1"),
+            }
+            continue;
+        }
         let Some(ds) = dataset(&scenario) else {
-            eprintln!("unknown scenario {scenario:?}: N or busy:N");
+            eprintln!("unknown scenario {scenario:?}: N, busy:N or org:N");
             continue;
         };
         let runs = ds.runs.len();
@@ -339,5 +392,92 @@ fn main() {
     }
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average at the end: {}", load.trim());
+    }
+}
+
+/// `org:N`: `survey --org octo-org` over N repositories behind one fake server, cold then warm,
+/// with the bundled signatures. The minimum is each repository's (as for one repository) plus
+/// the pages of the owner's listing; the wall-time bound is that minimum (log requests twice) ×
+/// latency ÷ concurrency.
+fn org(n: usize, latency: u64, concurrency: u64) {
+    use flakestat::fake::scenario::org::{ORG, many_repos};
+    use flakestat::signatures::{SignatureSet, resolve_dir};
+    let datasets = many_repos(n);
+    let runs: usize = datasets.iter().map(|d| d.runs.len()).sum();
+    let signatures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures");
+    let set = SignatureSet::compile(resolve_dir(Some(&signatures)).load().unwrap()).unwrap();
+    let hit = |log: &str| !set.classify(log.as_bytes()).matches.is_empty();
+    let times = || {
+        datasets
+            .iter()
+            .flat_map(|d| d.runs.iter().map(|r| r.run.created_at))
+    };
+    let since = times().min().unwrap();
+    let until = times().max().unwrap() + TimeDelta::minutes(1);
+    let mins: Vec<SurveyMinimum> = datasets
+        .iter()
+        .map(|d| SurveyMinimum::of(d, since, until, &hit))
+        .collect();
+    let sum = |f: &dyn Fn(&SurveyMinimum) -> u64| mins.iter().map(f).sum::<u64>();
+    let listing = (n as u64).div_ceil(100);
+    let min_total = sum(&SurveyMinimum::total) + listing;
+    let faults = Faults {
+        latency: Duration::from_millis(latency),
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start_many_blocking(datasets, faults).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let bound = Duration::from_millis((min_total + sum(&|m| m.logs)) * latency / concurrency);
+    let scenario = format!("org:{n}");
+    for pass in ["cold", "warm"] {
+        let target = ["--org", ORG];
+        let p = survey_target(
+            &gh,
+            cache.path(),
+            &target,
+            (since, until),
+            concurrency,
+            Some(&signatures),
+            Duration::from_millis(latency),
+        );
+        let made = api_requests(&p.counts);
+        let get = |k| p.counts.get(&k).copied().unwrap_or(0) as u64;
+        let known: u64 = COLUMNS.into_iter().map(get).sum::<u64>() + get(RouteKind::OwnerRepos);
+        let not_modified = gh.requests().iter().filter(|r| r.status == 304).count();
+        let cold = pass == "cold";
+        let of = |made: u64, min: u64| {
+            if cold {
+                ratio(made, min)
+            } else {
+                made.to_string()
+            }
+        };
+        let cold_only = |text: String| if cold { text } else { "—".to_string() };
+        println!(
+            "| {scenario} | {runs} | {pass} | {made} | {} | {} | {} | {} | {} | {} | {} | {} | {not_modified} | {:.1} s | {} | {} | {} |",
+            cold_only(min_total.to_string()),
+            cold_only(format!("{:.4}", made as f64 / min_total as f64)),
+            of(get(RouteKind::ListRuns), sum(&|m| m.list)),
+            of(get(RouteKind::ListJobs), sum(&|m| m.jobs)),
+            of(get(RouteKind::JobLog), sum(&|m| m.logs)),
+            of(get(RouteKind::ListPulls), sum(&SurveyMinimum::pulls)),
+            of(get(RouteKind::PullFiles), sum(&|m| m.files)),
+            made - known,
+            p.wall.as_secs_f64(),
+            cold_only(format!("{:.1} s", bound.as_secs_f64())),
+            cold_only(format!("{:.2}", p.wall.as_secs_f64() / bound.as_secs_f64())),
+            p.peak,
+        );
+        eprintln!(
+            "  {scenario} {pass}: owner listing {} requests, repository {}",
+            get(RouteKind::OwnerRepos),
+            get(RouteKind::Repo)
+        );
+        if !p.cost_line.is_empty() {
+            eprintln!("  {scenario} {pass}: {}", p.cost_line.trim());
+        }
+        if !p.timeline.is_empty() {
+            eprintln!("  {scenario} {pass}: {}", p.timeline);
+        }
     }
 }

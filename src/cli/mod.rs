@@ -15,6 +15,7 @@ pub mod output;
 mod pipeline;
 mod progress;
 mod report;
+mod repos;
 pub mod settings;
 mod signatures;
 mod source;

@@ -3,28 +3,35 @@
 //! re-listed with ETags, so runs that completed or were re-run since the last night are seen),
 //! compares the period with the baseline (`analysis::nightly`), writes the report, keeps one
 //! comment up to date (`fetch::comments`), and exits `ALERT` when `--fail-on` says so. The steps
-//! are the shared pipeline's; this file orders them.
+//! are the shared pipeline's; this file orders them. Over several repositories (`--org`,
+//! `--repo` repeated) each is surveyed and compared with its own baseline, and one report (and
+//! one comment) holds them all.
 
 use std::time::Duration;
 
-use clap::Args;
+use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::{ReportOutput, write_output};
 use super::pipeline::fetch::{Connection, connect, map_fork_runs, prs_of_runs};
+use super::pipeline::many::{self, ManySurvey, connect_many};
 use super::pipeline::{self, SharedStore, Signatures};
 use super::progress::{Bars, archive_note, closing_line};
+use super::repos::{Many, RepoArgs, Target};
 use super::settings;
 use super::source::{Replay, SourceArgs};
 use super::when::{Bound, parse_when};
 use crate::analysis::AnalysisConfig;
-use crate::analysis::nightly::{AlertOn, NightlyData, nightly};
+use crate::analysis::nightly::{AlertOn, NightlyData, NightlyMany, nightly};
 use crate::exit;
 use crate::fetch::comments::{CommentTarget, Commenter, Posted};
-use crate::fetch::{ClientConfig, SurveyPlan};
+use crate::fetch::{ClientConfig, Session, SurveyPlan};
 use crate::model::{Repo, Run, Timestamp};
-use crate::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment};
+use crate::report::nightly::{
+    MAX_COMMENT_BYTES, marker, marker_many, render, render_comment, render_many,
+    render_many_comment,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -37,6 +44,8 @@ Examples:
       --post-comment NVIDIA/cuda-python#2396 --dry-run
   flakestat nightly --replay fixtures/cuda-python-flake \\
       --now 2026-07-17T00:00:00Z
+  flakestat nightly --org NVIDIA --repo-pattern 'cuda-*' \\
+      --post-comment NVIDIA/ci-health#7 --fail-on new
 
 The period is [--since, --now); the baseline is the span before it (--baseline 14d: the 14 days
 before --since; a date or datetime is its start). A signature is new when the period hits it and
@@ -52,10 +61,11 @@ cannot be opened; 9 the store does not hold the whole range yet (report written,
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
+#[command(group = ArgGroup::new("target").args(["repos", "org", "replay"]).required(true).multiple(true))]
 pub struct NightlyArgs {
-    /// The repository, OWNER/NAME (with --replay: the dataset's by default).
-    #[arg(long, value_name = "OWNER/NAME", required_unless_present = "replay")]
-    pub repo: Option<String>,
+    /// The repositories (with --replay: the dataset's by default).
+    #[command(flatten)]
+    pub target: RepoArgs,
     /// Start of the period (24h, 7d, a date or an RFC 3339 datetime); it ends at --now.
     #[arg(long, value_name = "WHEN", default_value = "24h")]
     pub since: String,
@@ -110,11 +120,12 @@ impl From<FailOnArg> for AlertOn {
 /// The token the replay server is given to comment with (the fake accepts any).
 const REPLAY_TOKEN: &str = "flakestat-replay";
 
-/// Everything `nightly` decided before doing any work.
-struct Settings {
+/// Everything `nightly` decided before doing any work; `repo` is the one repository, or which
+/// several (`Target`, then `Many`).
+struct Settings<R = Repo> {
     replay: Option<Replay>,
     now: Timestamp,
-    repo: Repo,
+    repo: R,
     period_since: Timestamp,
     baseline_since: Timestamp,
     wait: Duration,
@@ -124,11 +135,14 @@ struct Settings {
     output: ReportOutput,
 }
 
-impl Settings {
-    fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings, CliError> {
+impl Settings<Target> {
+    fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings<Target>, CliError> {
         let replay = Replay::load(args.source.replay.as_deref())?;
         let now = settings::resolve_now(args.now.as_deref(), replay.as_ref())?;
-        let repo = settings::resolve_repo(args.repo.as_deref(), replay.as_ref())?;
+        let repo = match args.target.target()? {
+            Some(target) => target,
+            None => Target::One(settings::resolve_repo(None, replay.as_ref())?),
+        };
         let (baseline_since, period_since) = resolve_period(args, now)?;
         let wait = settings::parse_wait(&args.wait)?;
         let target = args.post_comment.as_deref().map(parse_target).transpose()?;
@@ -148,6 +162,24 @@ impl Settings {
             config,
             output,
         })
+    }
+}
+
+impl<T> Settings<T> {
+    /// The same settings for `repo`.
+    fn with_repo<R>(self, repo: R) -> Settings<R> {
+        Settings {
+            replay: self.replay,
+            now: self.now,
+            repo,
+            period_since: self.period_since,
+            baseline_since: self.baseline_since,
+            wait: self.wait,
+            target: self.target,
+            signatures: self.signatures,
+            config: self.config,
+            output: self.output,
+        }
     }
 }
 
@@ -182,7 +214,135 @@ fn parse_target(text: &str) -> Result<CommentTarget, CliError> {
 }
 
 pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
-    let mut settings = Settings::resolve(global, &args)?;
+    let settings = Settings::resolve(global, &args)?;
+    match settings.repo.clone() {
+        Target::One(repo) => run_one(global, &args, settings.with_repo(repo)),
+        Target::Many(many) => run_many(global, &args, settings.with_repo(many)),
+    }
+}
+
+/// `--post-comment` needs a token unless `--dry-run`.
+fn check_token(args: &NightlyArgs, posting: bool, connection: &Connection) -> Result<(), CliError> {
+    if posting && !args.dry_run && connection.token.is_none() {
+        return Err(CliError::NoToken(
+            "--post-comment needs a token that may write issues: set GITHUB_TOKEN or GH_TOKEN (or use --dry-run)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Several repositories: each surveyed over the whole range and compared with its own
+/// baseline, then one report and one comment (`marker_many`) over them all.
+fn run_many(
+    global: &GlobalArgs,
+    args: &NightlyArgs,
+    settings: Settings<Many>,
+) -> Result<u8, CliError> {
+    let connection = connect_many(global, &args.source, Some(REPLAY_TOKEN))?;
+    check_token(args, settings.target.is_some(), &connection)?;
+    let data =
+        survey_and_compare_many(global, args, &connection, &settings).map_err(|e| match e {
+            CliError::Fetch { .. } if settings.target.is_some() => CliError::NotPosted(Box::new(e)),
+            e => e,
+        })?;
+    if !(args.dry_run && args.source.output.is_none()) {
+        settings
+            .output
+            .write(|out, format, options| render_many(&data, format, options, out))?;
+    }
+    let completeness = data.completeness();
+    let incomplete = pipeline::incomplete_exit(global, &completeness, args.allow_incomplete);
+    if incomplete != exit::SUCCESS {
+        if settings.target.is_some() && !global.quiet {
+            eprintln!("flakestat: nothing was posted: the report would be incomplete");
+        }
+        return Ok(incomplete);
+    }
+    if let Some(target) = &settings.target {
+        let marker = marker_many(&data);
+        let body = render_many_comment(&data, &marker, MAX_COMMENT_BYTES);
+        post(global, args, target, (&marker, &body), &connection)?;
+    }
+    Ok(alert_exit(global, args.fail_on, |on| data.alerts(on)))
+}
+
+/// Under the stores' locks: every repository surveyed over the whole range (then its fork runs'
+/// PRs), each compared with its baseline.
+fn survey_and_compare_many(
+    global: &GlobalArgs,
+    args: &NightlyArgs,
+    connection: &Connection,
+    settings: &Settings<Many>,
+) -> Result<NightlyMany, CliError> {
+    let resolved = args.source.store_location()?;
+    let fingerprint = settings.signatures.fingerprint();
+    let forks = |session: &Session, store: &SharedStore, repo: &Repo| {
+        map_fork_runs(
+            session,
+            store,
+            repo,
+            settings.baseline_since,
+            settings.now,
+            &fingerprint,
+            &settings.signatures.infos,
+            &settings.config,
+        )
+        .map(|_| ())
+    };
+    let plan = |repo: &Repo| SurveyPlan {
+        repo: repo.clone(),
+        since: settings.baseline_since,
+        until: settings.now,
+        workflows: Vec::new(),
+        branch: None,
+        event: None,
+        interruptible: true,
+    };
+    let survey = ManySurvey {
+        holder: "flakestat nightly",
+        many: &settings.repo,
+        since: settings.baseline_since,
+        until: settings.now,
+        signatures: &settings.signatures,
+        config: &settings.config,
+        wait: settings.wait,
+        plan: &plan,
+        then: &forks,
+    };
+    let surveyed = many::survey(
+        global,
+        &args.source,
+        connection,
+        &resolved.location,
+        &survey,
+    )?;
+    let mut compared = Vec::new();
+    for repo in &surveyed.repos {
+        let snapshot = pipeline::load_snapshot(
+            &surveyed.store,
+            repo,
+            settings.baseline_since,
+            settings.now,
+            &settings.signatures,
+        )?;
+        compared.push(nightly(
+            &snapshot,
+            &settings.signatures.infos,
+            &settings.config,
+            settings.baseline_since,
+            settings.period_since,
+            settings.now,
+        ));
+    }
+    Ok(NightlyMany::new(compared, settings.repo.org.clone()))
+}
+
+/// One repository.
+fn run_one(
+    global: &GlobalArgs,
+    args: &NightlyArgs,
+    mut settings: Settings,
+) -> Result<u8, CliError> {
     // The API and the token, resolved once; posting uses the same.
     let connection = if args.source.offline {
         Connection::offline()
@@ -194,12 +354,8 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
             Some(REPLAY_TOKEN),
         )?
     };
-    if settings.target.is_some() && !args.dry_run && connection.token.is_none() {
-        return Err(CliError::NoToken(
-            "--post-comment needs a token that may write issues: set GITHUB_TOKEN or GH_TOKEN (or use --dry-run)".into(),
-        ));
-    }
-    let data = survey_and_compare(global, &args, &connection, &settings)?;
+    check_token(args, settings.target.is_some(), &connection)?;
+    let data = survey_and_compare(global, args, &connection, &settings)?;
 
     // The report first: a posting failure still leaves it written.
     if !(args.dry_run && args.source.output.is_none()) {
@@ -215,9 +371,11 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
         return Ok(incomplete);
     }
     if let Some(target) = &settings.target {
-        post(global, &args, target, &settings.repo, &data, &connection)?;
+        let marker = marker(&settings.repo);
+        let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
+        post(global, args, target, (&marker, &body), &connection)?;
     }
-    Ok(alert_exit(global, args.fail_on, &data))
+    Ok(alert_exit(global, args.fail_on, |on| data.alerts(on)))
 }
 
 /// Under the store's lock: the survey of the whole range (or, offline, a re-classification),
@@ -320,12 +478,16 @@ fn fetch(
     }
 }
 
-/// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds.
-fn alert_exit(global: &GlobalArgs, fail_on: Option<FailOnArg>, data: &NightlyData) -> u8 {
+/// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds (`alerts`).
+fn alert_exit(
+    global: &GlobalArgs,
+    fail_on: Option<FailOnArg>,
+    alerts: impl Fn(AlertOn) -> bool,
+) -> u8 {
     let Some(on) = fail_on else {
         return exit::SUCCESS;
     };
-    if !data.alerts(on.into()) {
+    if !alerts(on.into()) {
         return exit::SUCCESS;
     }
     if !global.quiet {
@@ -342,25 +504,23 @@ fn alert_exit(global: &GlobalArgs, fail_on: Option<FailOnArg>, data: &NightlyDat
     exit::ALERT
 }
 
-/// Creates or updates the marked comment, or (`--dry-run`) says what it would do.
+/// Creates or updates the comment `marker` finds with `body`, or (`--dry-run`) says what it
+/// would do.
 fn post(
     global: &GlobalArgs,
     args: &NightlyArgs,
     target: &CommentTarget,
-    repo: &Repo,
-    data: &NightlyData,
+    (marker, body): (&str, &str),
     connection: &Connection,
 ) -> Result<(), CliError> {
-    let marker = marker(repo);
-    let body = render_comment(data, &marker, MAX_COMMENT_BYTES);
     let mut config = ClientConfig::new(connection.api_url.as_str(), connection.token.clone());
     config.max_retries = args.source.max_retries;
     config.allow_insecure_http = args.source.allow_insecure_http;
     let commenter = Commenter::new(config).map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
     if args.dry_run {
-        return dry_run(&commenter, target, &marker, &body);
+        return dry_run(&commenter, target, marker, body);
     }
-    let posted = commenter.upsert(target, &marker, &body)?;
+    let posted = commenter.upsert(target, marker, body)?;
     if !global.quiet {
         let line = match posted {
             Posted::Created { id, html_url } => format!(

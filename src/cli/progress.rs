@@ -4,12 +4,15 @@
 //! requests). Hidden with `-q`; plain lines instead of bars when stderr is not a terminal.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::fetch::{AncestrySummary, Progress, ProgressEvent, StatsSnapshot, SurveySummary};
+use crate::fetch::{
+    AncestrySummary, OwnerListing, Progress, ProgressEvent, StatsSnapshot, SurveySummary,
+};
+use crate::model::Repo;
 
 /// `-v`: the bisection's requests by kind.
 pub(super) fn ancestry_line(a: &AncestrySummary) -> String {
@@ -49,6 +52,28 @@ pub(super) fn cost_line(summary: &SurveySummary) -> String {
             "; jobs of {} runs not needed (their workflow had nothing failed or re-run)",
             summary.runs_jobs_skipped
         ));
+    }
+    line
+}
+
+/// A survey over an owner's repositories: what the listing found and cost, and how many were
+/// surveyed and skipped.
+pub(super) fn listing_line(
+    owner: &str,
+    listing: &OwnerListing,
+    surveyed: usize,
+    skipped: usize,
+) -> String {
+    let listed = match listing.repos.len() {
+        1 => "1 repository".to_string(),
+        n => format!("{n} repositories"),
+    };
+    let mut line = format!(
+        "{owner}: {listed} listed ({} requests, {} not modified), {surveyed} surveyed",
+        listing.requests, listing.not_modified
+    );
+    if skipped > 0 {
+        line.push_str(&format!(", {skipped} skipped"));
     }
     line
 }
@@ -119,6 +144,8 @@ pub(super) struct Bars {
     runs: ProgressBar,
     jobs: ProgressBar,
     logs: ProgressBar,
+    /// The repository being surveyed, when a survey covers several (`pipeline::many`).
+    repo: Mutex<Option<String>>,
 }
 
 impl Bars {
@@ -164,11 +191,30 @@ impl Bars {
             runs,
             jobs,
             logs,
+            repo: Mutex::new(None),
+        }
+    }
+
+    /// A survey over several repositories moves on to `repo` (`i` of `n`): said above the bars
+    /// (or with -v), and phases name it from here on.
+    pub(super) fn start_repo(&self, repo: &Repo, i: usize, n: usize) {
+        *self.repo.lock().expect("bars lock") = Some(repo.to_string());
+        self.runs.set_message(format!("({repo}, {i} of {n})"));
+        if self.visible || self.verbose >= 1 {
+            self.say(format!("flakestat: surveying {repo} ({i} of {n})"));
+        }
+    }
+
+    /// A phase's label, with the repository when several are surveyed.
+    fn phase(&self, phase: &str) -> String {
+        match self.repo.lock().expect("bars lock").as_deref() {
+            Some(repo) => format!("{repo}: {phase}"),
+            None => phase.to_string(),
         }
     }
 
     /// A line above the bars, or on plain stderr when they are hidden.
-    fn say(&self, line: String) {
+    pub(super) fn say(&self, line: String) {
         // Notes quote names, URLs and answers from outside.
         let line = crate::report::sanitize::terminal(&line);
         if self.visible {
@@ -208,6 +254,7 @@ impl Progress for Bars {
                 }
             }
             ProgressEvent::Phase(phase) => {
+                let phase = self.phase(phase);
                 self.runs.set_message(format!("({phase})"));
                 if !self.visible && self.verbose >= 1 {
                     self.say(format!("flakestat: {phase}"));

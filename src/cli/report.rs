@@ -4,13 +4,14 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::{FormatArg, ReportOutput};
-use super::pipeline::{self, load_from_store};
-use super::source::WindowArgs;
+use super::pipeline::{self, load_repo_from_store};
+use super::repos::{Many, RepoArgs, Target};
+use super::source::StoredArgs;
 use crate::analysis;
 use crate::report;
 
@@ -21,6 +22,9 @@ Examples:
       --signature wait-until-timeout --format markdown > issue.md
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
       --until 2026-06-30 --format json --output june.json
+  flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
+  flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
+      --since 30d --format html --output flakes.html
 
 Reads only the store that `flakestat survey` filled (--cache-dir, else FLAKESTAT_CACHE_DIR, else
 the platform cache folder). Job names are read into matrix dimensions with the built-in
@@ -28,9 +32,13 @@ vocabularies, or with the [matrix] pattern of flakestat.toml (current folder, or
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
+#[command(group = ArgGroup::new("target").args(["repos", "org"]).required(true).multiple(true))]
 pub struct ReportArgs {
+    /// The repositories: one --repo, several, or --org OWNER (what the store holds for it).
     #[command(flatten)]
-    pub window: WindowArgs,
+    pub target: RepoArgs,
+    #[command(flatten)]
+    pub stored: StoredArgs,
     /// Report this signature alone, ready to paste into an issue.
     #[arg(long, value_name = "ID")]
     pub signature: Option<String>,
@@ -47,7 +55,17 @@ pub struct ReportArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
-    let loaded = load_from_store(&args.window, args.signature.as_deref(), "flakestat report")?;
+    let repo = match args.target.target()? {
+        Some(Target::One(repo)) => repo,
+        Some(Target::Many(many)) => return run_many(global, &args, &many),
+        None => unreachable!("clap requires --repo or --org"),
+    };
+    let loaded = load_repo_from_store(
+        &repo,
+        &args.stored,
+        args.signature.as_deref(),
+        "flakestat report",
+    )?;
     if loaded.classified > 0 && global.verbose > 0 {
         eprintln!(
             "flakestat: classified {} stored logs with the current signatures",
@@ -60,6 +78,23 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,
+        args.allow_incomplete,
+    ))
+}
+
+/// Several repositories: each one's report from the store, combined.
+fn run_many(global: &GlobalArgs, args: &ReportArgs, many: &Many) -> Result<u8, CliError> {
+    let org = pipeline::many::report(
+        many,
+        &args.stored,
+        args.signature.as_deref(),
+        "flakestat report",
+    )?;
+    ReportOutput::resolve(args.format, args.output.clone(), global.color)
+        .write(|out, format, options| report::render_org(&org, format, options, out))?;
+    Ok(pipeline::incomplete_exit(
+        global,
+        &org.combined.completeness,
         args.allow_incomplete,
     ))
 }

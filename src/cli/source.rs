@@ -2,7 +2,8 @@
 //! `survey` and `nightly` share: where the data comes from (GitHub, a replay, or the store
 //! alone), where the store lives, and where the report goes, resolved by the helpers below so
 //! both commands decide the same way. [`WindowArgs`]: what the commands that read only the store
-//! (`report`, `export`, `suggest`, `signatures audit`) share, read by `pipeline::load_from_store`.
+//! (`report`, `export`, `suggest`, `signatures audit`) share, read by `pipeline::load_from_store`
+//! ([`StoredArgs`] without the repository, for `report` over several).
 
 use std::path::PathBuf;
 
@@ -22,6 +23,14 @@ pub struct WindowArgs {
     /// The repository, OWNER/NAME.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: String,
+    #[command(flatten)]
+    pub stored: StoredArgs,
+}
+
+/// The window, the store and the settings a store-reading command reads: [`WindowArgs`] without
+/// the repository, for `report`, which takes several (`repos::RepoArgs`).
+#[derive(Debug, Args)]
+pub struct StoredArgs {
     /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
     #[arg(long, value_name = "WHEN")]
     pub since: String,

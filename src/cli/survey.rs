@@ -5,22 +5,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::ReportOutput;
 use super::pipeline::fetch::{AncestryPlan, Connection, connect, fetch_ancestry, prs_of_runs};
+use super::pipeline::many::{self, ManySurvey, connect_many};
 use super::pipeline::{self, SharedStore, Signatures};
 use super::progress::{
     Bars, ancestry_line, archive_note, closing_line, cost_line, human_bytes, peak_memory,
 };
+use super::repos::{Many, RepoArgs, Target};
 use super::settings;
 use super::source::{Replay, SourceArgs};
 use super::when::parse_window;
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
-use crate::fetch::{AncestrySummary, FetchError, StatsSnapshot, SurveyPlan, SurveySummary};
+use crate::fetch::{
+    AncestrySummary, FetchError, Session, StatsSnapshot, SurveyPlan, SurveySummary,
+};
 use crate::model::{Repo, Run, Timestamp};
 use crate::report;
 use crate::store::StoreLocation;
@@ -35,6 +39,9 @@ Examples:
   flakestat survey --repo NVIDIA/cuda-python --since 30d --offline \\
       --signatures ./signatures
   flakestat survey --replay fixtures/cuda-python-flake --since 2026-06-15
+  flakestat survey --org NVIDIA --repo-pattern 'cuda-*' --since 30d
+  flakestat survey --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
+      --since 30d
 
 WHEN is a date (2026-06-15, UTC), an RFC 3339 datetime (2026-06-15T08:00:00Z) or a span back
 from now (30m, 24h, 7d, 2w). --since is inclusive; a date given to --until means through the end
@@ -47,10 +54,11 @@ asks GitHub for what can have changed.";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
+#[command(group = ArgGroup::new("target").args(["repos", "org", "replay"]).required(true).multiple(true))]
 pub struct SurveyArgs {
-    /// The repository, OWNER/NAME (with --replay: the dataset's by default).
-    #[arg(long, value_name = "OWNER/NAME", required_unless_present = "replay")]
-    pub repo: Option<String>,
+    /// The repositories (with --replay: the dataset's by default).
+    #[command(flatten)]
+    pub target: RepoArgs,
     /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
     #[arg(long, value_name = "WHEN")]
     pub since: String,
@@ -73,10 +81,11 @@ pub struct SurveyArgs {
     pub source: SourceArgs,
 }
 
-/// Everything `survey` decided before doing any work.
-struct Settings {
+/// Everything `survey` decided before doing any work; `repo` is the one repository surveyed,
+/// or which several (`Target`, then `Many`).
+struct Settings<R = Repo> {
     replay: Option<Replay>,
-    repo: Repo,
+    repo: R,
     since: Timestamp,
     until: Timestamp,
     signatures: Signatures,
@@ -85,12 +94,15 @@ struct Settings {
     output: ReportOutput,
 }
 
-impl Settings {
-    fn resolve(global: &GlobalArgs, args: &SurveyArgs) -> Result<Settings, CliError> {
+impl Settings<Target> {
+    fn resolve(global: &GlobalArgs, args: &SurveyArgs) -> Result<Settings<Target>, CliError> {
         // Replay: the dataset decides the repository and what "now" is.
         let replay = Replay::load(args.source.replay.as_deref())?;
         let now = settings::resolve_now(None, replay.as_ref())?;
-        let repo = settings::resolve_repo(args.repo.as_deref(), replay.as_ref())?;
+        let repo = match args.target.target()? {
+            Some(target) => target,
+            None => Target::One(settings::resolve_repo(None, replay.as_ref())?),
+        };
         let (since, until) = parse_window(&args.since, args.until.as_deref(), now)?;
         let signatures = Signatures::load(args.source.signatures.as_deref())?;
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
@@ -119,8 +131,86 @@ struct Fetched {
     failure: Option<FetchError>,
 }
 
+impl<T> Settings<T> {
+    /// The same settings for `repo`.
+    fn with_repo<R>(self, repo: R) -> Settings<R> {
+        Settings {
+            replay: self.replay,
+            repo,
+            since: self.since,
+            until: self.until,
+            signatures: self.signatures,
+            config: self.config,
+            wait: self.wait,
+            output: self.output,
+        }
+    }
+}
+
 pub fn run(global: &GlobalArgs, args: SurveyArgs) -> Result<u8, CliError> {
-    let mut settings = Settings::resolve(global, &args)?;
+    let settings = Settings::resolve(global, &args)?;
+    match settings.repo.clone() {
+        Target::One(repo) => run_one(global, &args, settings.with_repo(repo)),
+        Target::Many(many) => run_many(global, &args, settings.with_repo(many)),
+    }
+}
+
+/// Several repositories: surveyed one after the other into one store, reported together.
+fn run_many(
+    global: &GlobalArgs,
+    args: &SurveyArgs,
+    settings: Settings<Many>,
+) -> Result<u8, CliError> {
+    let connection = connect_many(global, &args.source, None)?;
+    let resolved = args.source.store_location()?;
+    let fingerprint = settings.signatures.fingerprint();
+    let ancestry = |session: &Session, store: &SharedStore, repo: &Repo| {
+        let plan = AncestryPlan {
+            repo,
+            since: settings.since,
+            until: settings.until,
+            fingerprint: &fingerprint,
+            signatures: &settings.signatures.infos,
+            config: &settings.config,
+        };
+        fetch_ancestry(session, store, &plan).map(|_| ())
+    };
+    let plan = |repo: &Repo| SurveyPlan {
+        repo: repo.clone(),
+        since: settings.since,
+        until: settings.until,
+        workflows: args.workflows.clone(),
+        branch: args.branch.clone(),
+        event: args.event.clone(),
+        interruptible: true,
+    };
+    let survey = ManySurvey {
+        holder: "flakestat survey",
+        many: &settings.repo,
+        since: settings.since,
+        until: settings.until,
+        signatures: &settings.signatures,
+        config: &settings.config,
+        wait: settings.wait,
+        plan: &plan,
+        then: &ancestry,
+    };
+    let surveyed = many::survey(
+        global,
+        &args.source,
+        &connection,
+        &resolved.location,
+        &survey,
+    )?;
+    let org = many::combine_reports(&surveyed, &survey)?;
+    settings
+        .output
+        .write(|out, format, options| report::render_org(&org, format, options, out))?;
+    Ok(exit::SUCCESS)
+}
+
+/// One repository: the survey, its bisection's fetch, its report.
+fn run_one(global: &GlobalArgs, args: &SurveyArgs, mut settings: Settings) -> Result<u8, CliError> {
     let resolved = args.source.store_location()?;
     let location = &resolved.location;
     // One writer per store: a nightly or another survey on it makes this one stop, clearly.
@@ -133,7 +223,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> Result<u8, CliError> {
         Fetched::default()
     } else {
         let connection = connect(&args.source, settings.replay.take(), global, None)?;
-        fetch(&args, &connection, &bars, &store, &mut settings)?
+        fetch(args, &connection, &bars, &store, &mut settings)?
     };
     bars.finish();
     say_closing_lines(global, &fetched);

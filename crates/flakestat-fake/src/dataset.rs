@@ -19,6 +19,17 @@ pub struct Dataset {
     /// A private repository answers 404 to anonymous requests and to tokens without access.
     #[serde(default)]
     pub private: bool,
+    /// How the owner's repository listing (`/orgs/{org}/repos`, `/users/{user}/repos`) shows
+    /// it: archived, disabled, a fork, and its last push (`None`: its newest run's time, else
+    /// `now`).
+    #[serde(default)]
+    pub archived: bool,
+    #[serde(default)]
+    pub disabled: bool,
+    #[serde(default)]
+    pub fork: bool,
+    #[serde(default)]
+    pub pushed_at: Option<Timestamp>,
     /// The dataset's "present": used for timestamps the server invents (new comments).
     pub now: Timestamp,
     #[serde(default)]
@@ -220,6 +231,10 @@ impl Dataset {
             repo,
             default_branch: "main".to_string(),
             private: false,
+            archived: false,
+            disabled: false,
+            fork: false,
+            pushed_at: None,
             now,
             auth: Auth::default(),
             runs: Vec::new(),
@@ -257,6 +272,17 @@ impl Dataset {
     pub fn save_json(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string(self).map_err(std::io::Error::other)?;
         std::fs::write(dir.join("dataset.json"), text)
+    }
+
+    /// The last push, as the repository listing shows it.
+    pub fn last_push(&self) -> Timestamp {
+        self.pushed_at.unwrap_or_else(|| {
+            self.runs
+                .iter()
+                .map(|r| r.run.created_at)
+                .max()
+                .unwrap_or(self.now)
+        })
     }
 
     pub fn run(&self, id: RunId) -> Option<&FakeRun> {

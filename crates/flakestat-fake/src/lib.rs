@@ -25,14 +25,18 @@
 //! product's own code paths except `--replay`, which starts this server
 //! ([`FakeGitHub::start_blocking`] when the caller has no runtime).
 //!
-//! Simplifications, where GitHub's behaviour does not matter to flakestat: one repository per
-//! server; job steps and runner labels are derived from the job's name and conclusion; the
-//! secondary limit is only injected, never triggered by concurrency; comments get timestamps from
-//! the dataset's `now`, not the clock.
+//! Several repositories can share one server ([`FakeGitHub::start_many`]: one budget, one fault
+//! counter), with their owners' listings (`/orgs/{org}/repos`, `/users/{user}/repos`).
+//!
+//! Simplifications, where GitHub's behaviour does not matter to flakestat: job steps and runner
+//! labels are derived from the job's name and conclusion; the secondary limit is only injected,
+//! never triggered by concurrency; comments get timestamps from the dataset's `now`, not the
+//! clock.
 
 mod created;
 mod dataset;
 pub mod minimum;
+mod owners;
 mod routes;
 pub mod scenario;
 mod server;

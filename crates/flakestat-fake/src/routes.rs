@@ -41,6 +41,8 @@ pub enum RouteKind {
     ListComments,
     CreateComment,
     UpdateComment,
+    /// `GET /orgs/{org}/repos` or `GET /users/{username}/repos`: an owner's repositories.
+    OwnerRepos,
     Unknown,
 }
 
@@ -787,6 +789,11 @@ fn page_window(
     (start..end, link)
 }
 
+/// A paginated bare array with no cap: `per_page`, `page` and the `Link` header.
+pub(crate) fn paginated(items: Vec<Value>, ctx: &Ctx<'_>) -> Reply {
+    paginated_array(items, ctx, usize::MAX)
+}
+
 /// A paginated endpoint whose body is a bare array.
 fn paginated_array(items: Vec<Value>, ctx: &Ctx<'_>, cap: usize) -> Reply {
     let (range, link) = page_window(items.len(), cap, ctx);
@@ -1140,7 +1147,7 @@ fn repo_id(ds: &Dataset) -> u64 {
         + 100_000_000
 }
 
-fn repo_min_json(ds: &Dataset, api: &str) -> Value {
+pub(crate) fn repo_min_json(ds: &Dataset, api: &str) -> Value {
     let full = ds.repo.to_string();
     json!({
         "id": repo_id(ds),

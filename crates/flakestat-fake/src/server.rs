@@ -4,7 +4,7 @@
 //! job's log (`set_log_redirects`), and a record of every request with the `Authorization` header
 //! it carried.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeLog, FakeRun};
+use super::owners::{self, OwnerRoute};
 use super::routes::{self, Ctx, Query, Reply, Route, RouteKind};
 use flakestat_core::model::{JobId, RunId};
 
@@ -136,7 +137,11 @@ impl Budget {
 }
 
 struct State {
-    dataset: Dataset,
+    /// One per repository served; the first is the one `dataset()` and `mutate` name, and its
+    /// `auth` decides for the whole server.
+    datasets: Vec<Dataset>,
+    /// Owners that are users, not organisations: `/orgs/{owner}/repos` answers them 404.
+    users: BTreeSet<String>,
     faults: Faults,
     requests: Vec<RecordedRequest>,
     api_count: u64,
@@ -227,6 +232,20 @@ impl std::fmt::Debug for FakeGitHub {
 impl FakeGitHub {
     /// Binds two ephemeral ports on 127.0.0.1 and serves `dataset` on the current tokio runtime.
     pub async fn start(dataset: Dataset, faults: Faults) -> std::io::Result<FakeGitHub> {
+        FakeGitHub::start_many(vec![dataset], faults).await
+    }
+
+    /// Serves several repositories behind one server (one rate-limit budget, one fault
+    /// counter), with their owners' repository listings (`/orgs/{org}/repos`,
+    /// `/users/{user}/repos`). Job and run ids must not repeat across the datasets. The first
+    /// dataset is the one [`FakeGitHub::dataset`] and [`FakeGitHub::mutate`] name; its `auth`
+    /// applies to every request.
+    pub async fn start_many(datasets: Vec<Dataset>, faults: Faults) -> std::io::Result<FakeGitHub> {
+        if datasets.is_empty() {
+            return Err(std::io::Error::other(
+                "the fake GitHub needs at least one dataset",
+            ));
+        }
         let api = TcpListener::bind("127.0.0.1:0").await?;
         let logs = TcpListener::bind("127.0.0.1:0").await?;
         let elsewhere = TcpListener::bind("127.0.0.1:0").await?;
@@ -239,7 +258,8 @@ impl FakeGitHub {
             ^ u64::from(api_addr.port());
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                dataset,
+                datasets,
+                users: BTreeSet::new(),
                 faults,
                 requests: Vec::new(),
                 api_count: 0,
@@ -268,6 +288,14 @@ impl FakeGitHub {
     /// Starts the server on a runtime of its own, in a background thread: for blocking callers
     /// (`survey --replay`, synchronous tests).
     pub fn start_blocking(dataset: Dataset, faults: Faults) -> std::io::Result<FakeGitHub> {
+        FakeGitHub::start_many_blocking(vec![dataset], faults)
+    }
+
+    /// [`FakeGitHub::start_many`] on a runtime of its own, in a background thread.
+    pub fn start_many_blocking(
+        datasets: Vec<Dataset>,
+        faults: Faults,
+    ) -> std::io::Result<FakeGitHub> {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -284,7 +312,7 @@ impl FakeGitHub {
                     }
                 };
                 runtime.block_on(async move {
-                    match FakeGitHub::start(dataset, faults).await {
+                    match FakeGitHub::start_many(datasets, faults).await {
                         Ok(server) => {
                             let _ = ready_tx.send(Ok(server.shared.clone()));
                             let _ = stop_rx.await;
@@ -370,12 +398,37 @@ impl FakeGitHub {
 
     /// A copy of the dataset as it is now (comments posted included).
     pub fn dataset(&self) -> Dataset {
-        self.shared.lock().dataset.clone()
+        self.shared.lock().datasets[0].clone()
+    }
+
+    /// Every dataset served, in the order given.
+    pub fn datasets(&self) -> Vec<Dataset> {
+        self.shared.lock().datasets.clone()
+    }
+
+    /// Marks these owners as users rather than organisations: `/orgs/{owner}/repos` answers
+    /// 404 for them, as GitHub does, and `/users/{owner}/repos` lists their repositories.
+    pub fn set_users(&self, logins: &[&str]) {
+        self.shared.lock().users = logins.iter().map(|l| l.to_ascii_lowercase()).collect();
+    }
+
+    /// Changes the dataset of one repository in place; `None` when none is served.
+    pub fn mutate_repo<R>(
+        &self,
+        repo: &flakestat_core::model::Repo,
+        f: impl FnOnce(&mut Dataset) -> R,
+    ) -> Option<R> {
+        let mut state = self.shared.lock();
+        let ds = state
+            .datasets
+            .iter_mut()
+            .find(|d| d.repo.to_string().eq_ignore_ascii_case(&repo.to_string()))?;
+        Some(f(ds))
     }
 
     /// Changes the dataset in place: the way to simulate "a day later".
     pub fn mutate<R>(&self, f: impl FnOnce(&mut Dataset) -> R) -> R {
-        f(&mut self.shared.lock().dataset)
+        f(&mut self.shared.lock().datasets[0])
     }
 
     /// Adds a run (a new run appearing since the last survey).
@@ -397,9 +450,7 @@ impl FakeGitHub {
 
     /// The comments of an issue or pull request, oldest first.
     pub fn comments(&self, issue: u64) -> Vec<FakeComment> {
-        self.shared
-            .lock()
-            .dataset
+        self.shared.lock().datasets[0]
             .comments
             .iter()
             .filter(|c| c.issue_number == issue)
@@ -516,6 +567,8 @@ struct ApiRequest {
     has_auth: bool,
     auth_value: Option<String>,
     parsed: Option<(String, String, Route)>,
+    /// `/orgs/{org}/repos` or `/users/{user}/repos`.
+    owner_route: Option<OwnerRoute>,
     kind: RouteKind,
 }
 
@@ -536,9 +589,11 @@ impl ApiRequest {
         let api_path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
         let rate_limit_route = method == "GET" && api_path == "/rate_limit";
         let parsed = routes::parse_route(&method, &api_path);
+        let owner_route = owners::parse_owner_route(&method, &api_path);
         let kind = match &parsed {
             Some(p) => p.2.kind(),
             None if rate_limit_route => RouteKind::RateLimit,
+            None if owner_route.is_some() => RouteKind::OwnerRepos,
             None => RouteKind::Unknown,
         };
         ApiRequest {
@@ -547,6 +602,7 @@ impl ApiRequest {
             has_auth: req.headers().contains_key(hyper::header::AUTHORIZATION),
             auth_value: authorization_value(req),
             parsed,
+            owner_route,
             kind,
             method,
             path,
@@ -565,7 +621,7 @@ async fn serve_api(
     }
     let head = ApiRequest::read(&req);
     let agents = user_agents(&req);
-    let who = caller(&shared.lock().dataset, &req);
+    let who = caller(&shared.lock().datasets[0], &req);
     let body = if head.method == "GET" {
         Bytes::new()
     } else {
@@ -615,7 +671,8 @@ async fn serve_api(
         Some(reply) => reply,
         None => {
             let State {
-                dataset,
+                datasets,
+                users,
                 token_budget,
                 anonymous_budget,
                 ..
@@ -627,11 +684,11 @@ async fn serve_api(
             };
             answer_api(
                 &shared,
-                dataset,
+                (datasets, users),
                 budget,
                 limit,
                 &who,
-                head.parsed.clone(),
+                (head.parsed.clone(), head.owner_route.clone()),
                 &head.query,
                 &head.path,
                 &body,
@@ -734,11 +791,11 @@ fn rate_headers(limit: u32, budget: &Budget) -> [(&'static str, String); 5] {
 #[allow(clippy::too_many_arguments)]
 fn answer_api(
     shared: &Shared,
-    ds: &mut Dataset,
+    (datasets, users): (&mut [Dataset], &BTreeSet<String>),
     budget: &mut Budget,
     limit: u32,
     who: &Caller,
-    parsed: Option<(String, String, Route)>,
+    (parsed, owner_route): (Option<(String, String, Route)>, Option<OwnerRoute>),
     query: &Query,
     path: &str,
     body: &[u8],
@@ -747,9 +804,33 @@ fn answer_api(
     limit_status: u16,
     stale_attempt_logs: bool,
 ) -> Reply {
-    let (route, access) = match admit(ds, budget, limit, who, parsed, path, limit_status) {
+    let requested = Requested {
+        parsed,
+        owner_route,
+        path,
+    };
+    let (target, access) = match admit(datasets, budget, limit, who, requested, limit_status) {
         Ok(admitted) => admitted,
         Err(refused) => return refused,
+    };
+    let (ds, route) = match target {
+        Admitted::Repo(index, route) => (&mut datasets[index], route),
+        Admitted::Owner(owner_route) => {
+            let api = shared.api_url();
+            let listing = owners::OwnerListing {
+                users,
+                api: &api,
+                path,
+                query,
+            };
+            let mut reply = owners::list_owner_repos(datasets, &owner_route, access, &listing);
+            if reply.status == 200 && tag(&mut reply, if_none_match) {
+                // A 304 does not count against the rate limit.
+                return reply;
+            }
+            budget.used += 1;
+            return reply;
+        }
     };
     let log_url = |job: JobId| {
         let expires = epoch_now() + log_ttl;
@@ -788,22 +869,42 @@ fn answer_api(
     reply
 }
 
+/// What a request asks for, as `ApiRequest::read` parsed it.
+struct Requested<'a> {
+    parsed: Option<(String, String, Route)>,
+    owner_route: Option<OwnerRoute>,
+    path: &'a str,
+}
+
+/// What an admitted request is answered from.
+enum Admitted {
+    /// A route of the repository served by `datasets[index]`.
+    Repo(usize, Route),
+    /// An owner's repository listing.
+    Owner(OwnerRoute),
+}
+
 /// The checks before a route is answered, in GitHub's order: credentials, the free
-/// `/rate_limit`, the budget, the repository and its visibility, write access. Returns the
-/// route and whether the caller has access, or the refusal (counted when GitHub counts it).
+/// `/rate_limit`, the budget, the repository and its visibility, write access. Returns what to
+/// answer from and whether the caller has access, or the refusal (counted when GitHub counts
+/// it). The first dataset's `auth` decides for the whole server.
 fn admit(
-    ds: &Dataset,
+    datasets: &[Dataset],
     budget: &mut Budget,
     limit: u32,
     who: &Caller,
-    parsed: Option<(String, String, Route)>,
-    path: &str,
+    requested: Requested<'_>,
     limit_status: u16,
-) -> Result<(Route, bool), Reply> {
+) -> Result<(Admitted, bool), Reply> {
+    let Requested {
+        parsed,
+        owner_route,
+        path,
+    } = requested;
     if matches!(who, Caller::BadToken) {
         return Err(Reply::error(401, "Bad credentials", ""));
     }
-    if ds.auth.require_token && matches!(who, Caller::Anonymous) {
+    if datasets[0].auth.require_token && matches!(who, Caller::Anonymous) {
         return Err(Reply::error(401, "Requires authentication", ""));
     }
     if parsed.is_none() && path.trim_start_matches("/api/v3") == "/rate_limit" {
@@ -832,24 +933,28 @@ fn admit(
             "/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
         ));
     }
-    let Some((owner, name, route)) = parsed else {
-        budget.used += 1;
-        return Err(Reply::not_found());
-    };
-    let same_repo =
-        owner.eq_ignore_ascii_case(&ds.repo.owner) && name.eq_ignore_ascii_case(&ds.repo.name);
     let access = match who {
         Caller::Token { access } => *access,
         _ => false,
     };
-    if !same_repo || (ds.private && !access) {
+    if let Some(owner_route) = owner_route {
+        return Ok((Admitted::Owner(owner_route), access));
+    }
+    let Some((owner, name, route)) = parsed else {
+        budget.used += 1;
+        return Err(Reply::not_found());
+    };
+    let index = datasets.iter().position(|d| {
+        owner.eq_ignore_ascii_case(&d.repo.owner) && name.eq_ignore_ascii_case(&d.repo.name)
+    });
+    let Some(index) = index.filter(|&i| !datasets[i].private || access) else {
         budget.used += 1;
         return Err(Reply::error(
             404,
             "Not Found",
             "/repos/repos#get-a-repository",
         ));
-    }
+    };
     if route.is_write() {
         if matches!(who, Caller::Anonymous) {
             return Err(Reply::error(401, "Requires authentication", ""));
@@ -863,7 +968,7 @@ fn admit(
             ));
         }
     }
-    Ok((route, access))
+    Ok((Admitted::Repo(index, route), access))
 }
 
 /// Gives a 200 its weak ETag; answers 304 instead (and returns true) when `if_none_match`
@@ -952,7 +1057,8 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
             ),
         )
     } else if let Some((run, n)) = archive {
-        match routes::attempt_archive(&state.dataset, run, n) {
+        let served = state.datasets.iter().find(|d| d.run(run).is_some());
+        match served.map_or(Err(404), |d| routes::attempt_archive(d, run, n)) {
             Ok(zip) => (200, "application/zip", zip),
             Err(_) => (
                 404,
@@ -961,7 +1067,13 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
             ),
         }
     } else {
-        match job.and_then(|j| routes::job_log_text(&state.dataset, j)) {
+        let text = job.and_then(|j| {
+            state
+                .datasets
+                .iter()
+                .find_map(|d| routes::job_log_text(d, j))
+        });
+        match text {
             Some(text) => (200, "text/plain; charset=utf-8", text.into_bytes()),
             None => (
                 404,
@@ -1066,7 +1178,7 @@ fn serve_hop(
             Vec::new(),
         ),
         Some((_, _, Some(Hop::Location(status, to)))) => (*status, Some(to.clone()), Vec::new()),
-        Some((job, _, None)) => match state.dataset.logs.get(&job) {
+        Some((job, _, None)) => match state.datasets.iter().find_map(|d| d.logs.get(&job)) {
             Some(FakeLog::Text(text)) => (200, None, text.clone().into_bytes()),
             _ => (404, None, b"no log".to_vec()),
         },

@@ -11,6 +11,7 @@ mod ancestry;
 mod client;
 pub mod comments;
 mod green;
+mod owners;
 mod pages;
 mod pulls;
 mod survey;
@@ -22,6 +23,7 @@ pub use client::{
     GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
 pub use green::GreenFetch;
+pub use owners::{OwnerListing, OwnerRepo};
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 

@@ -9,16 +9,24 @@
 //! page (store it, look for something, stop early). The walk counts the requests it made
 //! ([`Walked::pages`]) so each caller books them where its cost is kept.
 //!
-//! No listing walked here is conditional (each is read once per survey and its answer stored
-//! as data, not as a cached body), so every GET goes without an ETag. The run listing is not a
-//! `Link` walk: it reads its pages by number, concurrently, from `total_count`, with ETags
+//! Most listings walked here are read once per survey and their answer stored as data, not as
+//! a cached body, so their GETs go without an ETag. A listing read again and again while it
+//! rarely changes (an owner's repositories, `owners.rs`) walks conditionally
+//! ([`Listing::conditional`]): each page is kept in the store with its ETag and the `next` link
+//! it came with (a 304 carries no body to read, and GitHub does not promise it a `Link`), so an
+//! unchanged page costs no budget and the walk goes on from what was kept. The run listing is
+//! not a `Link` walk: it reads its pages by number, concurrently, from `total_count`, with ETags
 //! (`survey.rs`, `list_window`).
 
+use std::sync::Mutex;
+
+use chrono::Utc;
 use http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::FetchError;
 use super::client::{GitHubClient, Response};
+use flakestat_store::Store;
 
 /// A page of a listing as GitHub sends it, and the items it carries.
 pub(crate) trait Page: DeserializeOwned {
@@ -67,11 +75,20 @@ pub(crate) enum End {
     Absent,
 }
 
-/// What a walk did: the requests it made and how it ended.
+/// What a walk did: the requests it made (of those, answered 304 from the kept page) and how
+/// it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Walked {
     pub pages: u64,
+    pub not_modified: u64,
     pub end: End,
+}
+
+/// A page a conditional walk kept: its ETag, its body and the `next` link it came with.
+struct KeptPage {
+    etag: String,
+    body: Vec<u8>,
+    next: Option<String>,
 }
 
 /// One listing to walk, from its first page's URL.
@@ -79,6 +96,8 @@ pub(crate) struct Listing<'a> {
     client: &'a GitHubClient,
     first: String,
     absent: &'a [StatusCode],
+    /// Where a conditional walk keeps its pages.
+    kept: Option<&'a Mutex<Store>>,
 }
 
 impl<'a> Listing<'a> {
@@ -87,6 +106,16 @@ impl<'a> Listing<'a> {
             client,
             first,
             absent: &[],
+            kept: None,
+        }
+    }
+
+    /// Asks for each page with the ETag of its copy in `store`, and keeps each page read there:
+    /// a 304 reads the kept copy (and its `next` link) instead.
+    pub(crate) fn conditional(self, store: &'a Mutex<Store>) -> Listing<'a> {
+        Listing {
+            kept: Some(store),
+            ..self
         }
     }
 
@@ -106,30 +135,92 @@ impl<'a> Listing<'a> {
         refused: impl Fn(&str, &Response) -> E,
         mut each: impl FnMut(Vec<P::Item>) -> Result<Flow, E>,
     ) -> Result<Walked, E> {
-        let mut url = Some(self.first);
-        let mut pages = 0u64;
+        let mut url = Some(self.first.clone());
+        let (mut pages, mut not_modified) = (0u64, 0u64);
         while let Some(page_url) = url.take() {
-            let response = self.client.get(&page_url, None).await?;
+            let kept = self.kept_page(&page_url)?;
+            let etag = kept.as_ref().map(|k| k.etag.as_str());
+            let response = self.client.get(&page_url, etag).await?;
             pages += 1;
             if self.absent.contains(&response.status) {
                 return Ok(Walked {
                     pages,
+                    not_modified,
                     end: End::Absent,
                 });
             }
-            if response.status != StatusCode::OK {
-                return Err(refused(&page_url, &response));
-            }
-            let page: P = serde_json::from_slice(&response.body)
+            let (body, next) = match (response.status, kept) {
+                (StatusCode::OK, _) => {
+                    self.keep_page(&page_url, &response)?;
+                    let next = response.next_link();
+                    (response.body, next)
+                }
+                (StatusCode::NOT_MODIFIED, Some(KeptPage { body, next, .. })) => {
+                    not_modified += 1;
+                    if let Some(store) = self.kept {
+                        let mut store = store.lock().expect("store lock");
+                        store
+                            .touch_response(&page_url, Utc::now())
+                            .map_err(FetchError::from)?;
+                    }
+                    (body, next)
+                }
+                _ => return Err(refused(&page_url, &response)),
+            };
+            let page: P = serde_json::from_slice(&body)
                 .map_err(|e| E::unparsable(&page_url, e.to_string()))?;
             if each(page.into_items())? == Flow::More {
-                url = response.next_link();
+                url = next;
             }
         }
         Ok(Walked {
             pages,
+            not_modified,
             end: End::Listed,
         })
+    }
+
+    /// A conditional walk's copy of the page at `url`.
+    fn kept_page<E: ListingError>(&self, url: &str) -> Result<Option<KeptPage>, E> {
+        let Some(store) = self.kept else {
+            return Ok(None);
+        };
+        let cached = store
+            .lock()
+            .expect("store lock")
+            .cached_response(url)
+            .map_err(FetchError::from)?;
+        let Some(cached) = cached else {
+            return Ok(None);
+        };
+        // Kept as the `next` link, a newline, then the page (see `keep_page`).
+        let Some(split) = cached.body.iter().position(|&b| b == b'\n') else {
+            return Ok(None);
+        };
+        let next = String::from_utf8_lossy(&cached.body[..split]).into_owned();
+        let body = cached.body[split + 1..].to_vec();
+        Ok(Some(KeptPage {
+            etag: cached.etag,
+            body,
+            next: Some(next).filter(|n| !n.is_empty()),
+        }))
+    }
+
+    /// A conditional walk keeps a page read with an ETag, after its `next` link (URLs hold no
+    /// newline).
+    fn keep_page<E: ListingError>(&self, url: &str, response: &Response) -> Result<(), E> {
+        let (Some(store), Some(etag)) = (self.kept, response.etag()) else {
+            return Ok(());
+        };
+        let mut kept = response.next_link().unwrap_or_default().into_bytes();
+        kept.push(b'\n');
+        kept.extend_from_slice(&response.body);
+        store
+            .lock()
+            .expect("store lock")
+            .store_response(url, etag, &kept, Utc::now())
+            .map_err(FetchError::from)?;
+        Ok(())
     }
 }
 
@@ -191,6 +282,36 @@ mod tests {
         assert_eq!(walked.end, End::Listed);
         assert_eq!(walked.pages, JOBS.div_ceil(100) as u64);
         assert_eq!(fake.request_count(RouteKind::ListJobs) as u64, walked.pages);
+    }
+
+    #[test]
+    fn a_conditional_walk_reads_unchanged_pages_from_the_store_for_no_budget() {
+        let (fake, runtime, client, url) = setup();
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Mutex::new(flakestat_store::Store::open(dir.path()).unwrap());
+        let walk = |url: String| {
+            let mut ids = Vec::new();
+            let walked = runtime
+                .block_on(
+                    Listing::new(&client, url)
+                        .conditional(&store)
+                        .walk::<JobList, FetchError>(crate::survey::unexpected, |page| {
+                            ids.extend(page.into_iter().map(|j| j.id));
+                            Ok(Flow::More)
+                        }),
+                )
+                .unwrap();
+            (ids, walked)
+        };
+        let (first, walked) = walk(url.clone());
+        assert_eq!((first.len(), walked.not_modified), (JOBS, 0));
+        // Again: every page 304 (no Link header to follow), the same items from the store.
+        let (again, walked) = walk(url);
+        assert_eq!(again, first);
+        let pages = JOBS.div_ceil(100) as u64;
+        assert_eq!((walked.pages, walked.not_modified), (pages, pages));
+        let statuses: Vec<u16> = fake.requests().iter().map(|r| r.status).collect();
+        assert_eq!(statuses[statuses.len() - pages as usize..], [304, 304, 304]);
     }
 
     #[test]

@@ -116,6 +116,21 @@ impl SurveyCost {
         self.kinds().iter().map(|(_, k)| k.minimum).sum()
     }
 
+    /// Adds another survey's requests, kind by kind (a survey over several repositories).
+    pub fn add(&mut self, other: &SurveyCost) {
+        for (total, one) in [
+            (&mut self.repo, other.repo),
+            (&mut self.runs, other.runs),
+            (&mut self.jobs, other.jobs),
+            (&mut self.logs, other.logs),
+            (&mut self.pulls, other.pulls),
+            (&mut self.files, other.files),
+        ] {
+            total.made += one.made;
+            total.minimum += one.minimum;
+        }
+    }
+
     /// Each kind with its name, in the order the closing line prints them.
     pub fn kinds(&self) -> [(&'static str, KindCost); 6] {
         [

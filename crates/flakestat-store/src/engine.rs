@@ -147,6 +147,7 @@ dispatch! {
         -> Result<(), StoreError>;
     fn stored_repo(&self, repo: &Repo) -> Result<Option<Repo>, StoreError>;
     fn default_branch(&self, repo: &Repo) -> Result<Option<String>, StoreError>;
+    fn repos_of_owner(&self, owner: &str) -> Result<Vec<Repo>, StoreError>;
     fn store_runs(&mut self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError>;
     fn store_jobs(&mut self, run: RunId, run_attempt: u32, completed: bool, jobs: &[Job])
         -> Result<(), StoreError>;

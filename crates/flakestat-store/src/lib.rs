@@ -19,6 +19,7 @@ mod ancestry;
 mod engine;
 mod green;
 pub mod lock;
+mod owners;
 pub mod postgres;
 mod reclassify;
 mod schema;

@@ -4,6 +4,7 @@
 //! resolves its settings, then calls these in order; no command imports another.
 
 pub mod fetch;
+pub mod many;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use std::time::Duration;
 use super::GlobalArgs;
 use super::error::{CliError, SIGNATURES_FLAG_HINT};
 use super::settings;
-use super::source::WindowArgs;
+use super::source::{StoredArgs, WindowArgs};
 use super::when::{now_to_the_second, parse_window};
 use crate::analysis::{AnalysisConfig, Completeness};
 use crate::exit;
@@ -141,13 +142,25 @@ pub fn load_from_store(
     holder: &str,
 ) -> Result<FromStore, CliError> {
     let repo = settings::parse_repo(&window.repo)?;
-    let (since, until) = parse_window(&window.since, window.until.as_deref(), now_to_the_second())?;
-    let mut config = settings::analysis_config(window.config.as_deref(), None)?;
-    let signatures = Signatures::load(window.signatures.as_deref())?;
-    config.focus = focus
-        .map(|id| known_signature(id, &signatures))
-        .transpose()?;
-    let location = settings::resolve_store(window.store.as_deref(), window.cache_dir.as_deref())?;
+    load_repo_from_store(&repo, &window.stored, focus, holder)
+}
+
+/// [`load_from_store`] for a repository already parsed (`report` takes several).
+pub fn load_repo_from_store(
+    repo: &Repo,
+    window: &StoredArgs,
+    focus: Option<&str>,
+    holder: &str,
+) -> Result<FromStore, CliError> {
+    let repo = repo.clone();
+    let stored = StoredWindow::resolve(window, focus)?;
+    let StoredWindow {
+        since,
+        until,
+        config,
+        signatures,
+        location,
+    } = stored;
     let store = open_store(&location)?;
     check_stored(&store, &repo, &location, &window.since)?;
     let classified = match try_lock_store(&location, &repo, holder)? {
@@ -162,6 +175,37 @@ pub fn load_from_store(
         config,
         classified,
     })
+}
+
+/// What [`StoredArgs`] resolve to: the window, the analysis settings (with `focus`, one known
+/// signature), the signatures and where the store is.
+pub struct StoredWindow {
+    pub since: Timestamp,
+    pub until: Timestamp,
+    pub config: AnalysisConfig,
+    pub signatures: Signatures,
+    pub location: StoreLocation,
+}
+
+impl StoredWindow {
+    pub fn resolve(stored: &StoredArgs, focus: Option<&str>) -> Result<StoredWindow, CliError> {
+        let (since, until) =
+            parse_window(&stored.since, stored.until.as_deref(), now_to_the_second())?;
+        let mut config = settings::analysis_config(stored.config.as_deref(), None)?;
+        let signatures = Signatures::load(stored.signatures.as_deref())?;
+        config.focus = focus
+            .map(|id| known_signature(id, &signatures))
+            .transpose()?;
+        let location =
+            settings::resolve_store(stored.store.as_deref(), stored.cache_dir.as_deref())?;
+        Ok(StoredWindow {
+            since,
+            until,
+            config,
+            signatures,
+            location,
+        })
+    }
 }
 
 /// A repository never surveyed into this store is an error that says which survey to run

@@ -285,6 +285,34 @@ impl NightlyData {
     }
 }
 
+/// Several repositories' nightly comparisons (`nightly --org`, `--repo` repeated): each
+/// repository compared with its own baseline, as if alone (a flake's rate in one repository says
+/// nothing of another's), side by side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NightlyMany {
+    /// The owner named with `--org`, when one was.
+    pub owner: Option<String>,
+    /// One per repository surveyed, by name.
+    pub repos: Vec<NightlyData>,
+}
+
+impl NightlyMany {
+    pub fn new(mut repos: Vec<NightlyData>, owner: Option<String>) -> NightlyMany {
+        repos.sort_by_key(|r| r.repo.as_ref().map(|r| r.to_string().to_ascii_lowercase()));
+        NightlyMany { owner, repos }
+    }
+
+    /// Whether any repository holds a change of the kind asked about.
+    pub fn alerts(&self, on: AlertOn) -> bool {
+        self.repos.iter().any(|r| r.alerts(on))
+    }
+
+    /// What the store does not hold yet, over every repository.
+    pub fn completeness(&self) -> super::Completeness {
+        super::org::merge_completeness(self.repos.iter().map(|r| &r.completeness))
+    }
+}
+
 /// Compares the period `[period_since, until)` with the baseline `[baseline_since, period_since)`
 /// from one snapshot holding both (`Store::load_snapshot(repo, baseline_since, until, …)`).
 pub fn nightly(

@@ -47,6 +47,34 @@ pub mod wire {
         /// Runner time of the window's failed jobs and of every later attempt of its runs.
         #[serde(default)]
         pub cost: Cost,
+        /// Over several repositories (`--org`, several `--repo`): the owner named with `--org`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub owner: Option<String>,
+        /// Over several repositories: each repository's own report (`repo` is then `null` here
+        /// and every figure above is the sum over these).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub repos: Vec<Report>,
+        /// Over several repositories: those asked for with no run in the window, left out.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub repos_without_runs: Vec<String>,
+    }
+
+    /// A signature's hits in one repository (a report over several repositories).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct SignatureRepo {
+        /// `OWNER/NAME`.
+        pub repo: String,
+        pub runs_hit: u64,
+        pub jobs_hit: u64,
+        /// Runs of its impact window in that repository.
+        pub runs: u64,
+        pub percent: Option<f64>,
+        /// Runs of the survey window in that repository.
+        pub runs_total: u64,
+        pub runs_rerun_to_green: u64,
+        pub first_hit_at: Option<Timestamp>,
+        /// Dimension → value → jobs hit and jobs run there, in that repository.
+        pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
     }
 
     /// Runner time, in minutes (two decimals).
@@ -195,6 +223,9 @@ pub mod wire {
         pub timeline: Option<Timeline>,
         #[serde(default)]
         pub heatmaps: Vec<HeatMap>,
+        /// Over several repositories: the repositories it hits, most runs hit first.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub repos: Vec<SignatureRepo>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -526,6 +557,7 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         cost: cost(&s.cost),
         timeline: s.timeline.as_ref().map(timeline),
         heatmaps: s.heatmaps.iter().map(heatmap).collect(),
+        repos: Vec::new(),
     }
 }
 
@@ -728,7 +760,50 @@ pub fn to_wire(data: &ReportData) -> wire::Report {
             })
             .collect(),
         cost: cost(&data.cost),
+        owner: None,
+        repos: Vec::new(),
+        repos_without_runs: Vec::new(),
     }
+}
+
+/// The document over several repositories: the combined figures in the single-repository
+/// shape, with `owner`, `repos` and per signature `repos` added (schema 1).
+pub fn org_to_wire(org: &analysis::org::OrgReport) -> wire::Report {
+    let mut doc = to_wire(&org.combined);
+    doc.owner = org.owner.clone();
+    doc.repos = org.repos.iter().map(to_wire).collect();
+    doc.repos_without_runs = org.without_runs.iter().map(|r| r.to_string()).collect();
+    for (sig, across) in doc.signatures.iter_mut().zip(&org.signatures) {
+        sig.repos = across
+            .repos
+            .iter()
+            .map(|h| {
+                let dims = org
+                    .repos
+                    .iter()
+                    .find(|r| r.repo.as_ref() == Some(&h.repo))
+                    .and_then(|r| r.signatures.iter().find(|s| s.id == across.id))
+                    .map(|s| dimensions(&s.dimensions))
+                    .unwrap_or_default();
+                wire::SignatureRepo {
+                    repo: h.repo.to_string(),
+                    runs_hit: h.runs_hit,
+                    jobs_hit: h.jobs_hit,
+                    runs: h.runs,
+                    percent: h.percent,
+                    runs_total: h.runs_total,
+                    runs_rerun_to_green: h.runs_rerun_to_green,
+                    first_hit_at: h.first_hit,
+                    dimensions: dims,
+                }
+            })
+            .collect();
+    }
+    doc
+}
+
+pub fn render_org(org: &analysis::org::OrgReport, out: &mut dyn Write) -> io::Result<()> {
+    crate::report::sanitize::write_json(out, &org_to_wire(org))
 }
 
 pub fn render(data: &ReportData, out: &mut dyn Write) -> io::Result<()> {

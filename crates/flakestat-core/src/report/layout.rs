@@ -13,6 +13,9 @@ use crate::analysis::{
 };
 use crate::model::{PrNumber, Repo, Timestamp};
 
+#[path = "org_layout.rs"]
+pub mod org;
+
 /// Lists longer than this go in a collapsed `<details>` block in markdown.
 pub const COLLAPSE_ROWS: usize = 10;
 /// Log text is cut to this many characters in a cell.

@@ -22,7 +22,7 @@ use std::io::{self, Write};
 use crate::analysis::ReportData;
 
 pub use json::wire;
-pub use json::{SCHEMA_VERSION, to_wire};
+pub use json::{SCHEMA_VERSION, org_to_wire, to_wire};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -55,6 +55,31 @@ pub fn render(
         Format::Markdown => markdown::render(&layout::document(data), out),
         Format::Table => table::render(&layout::document(data), options, out),
         Format::Html => html::render(&html_title(data), &layout::document(data), out),
+    }
+}
+
+/// Renders a report over several repositories (`analysis::org::combine`) in `format`.
+pub fn render_org(
+    org: &crate::analysis::org::OrgReport,
+    format: Format,
+    options: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Json => json::render_org(org, out),
+        Format::Markdown => markdown::render(&layout::org::document(org), out),
+        Format::Table => table::render(&layout::org::document(org), options, out),
+        Format::Html => {
+            let what = match &org.owner {
+                Some(owner) => format!("{} repositories of {owner}", org.repos.len()),
+                None => format!("{} repositories", org.repos.len()),
+            };
+            let title = match &org.combined.focus {
+                Some(id) => format!("{id} in {what} (flakestat)"),
+                None => format!("CI failures in {what} (flakestat)"),
+            };
+            html::render(&title, &layout::org::document(org), out)
+        }
     }
 }
 

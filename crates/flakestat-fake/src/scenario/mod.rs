@@ -4,6 +4,7 @@
 use std::path::Path;
 
 pub mod cuda_python;
+pub mod org;
 pub mod synthetic_prs;
 
 use chrono::{TimeDelta, TimeZone, Utc};

@@ -440,6 +440,24 @@ impl PgStore {
         })
     }
 
+    pub fn repos_of_owner(&self, owner: &str) -> Result<Vec<Repo>, StoreError> {
+        let owner = owner.to_string();
+        let repos = self.conn.call(move |c| {
+            Ok(c.query(
+                "SELECT owner, name FROM repos
+                 WHERE lower(owner) = lower($1) AND strpos(name, '#') = 0",
+                &[&owner],
+            )?
+            .iter()
+            .map(|row| Repo {
+                owner: row.get(0),
+                name: row.get(1),
+            })
+            .collect::<Vec<_>>())
+        })?;
+        Ok(crate::owners::sorted(repos))
+    }
+
     pub fn store_runs(&self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError> {
         let (repo, runs) = (repo.clone(), runs.to_vec());
         self.conn.call(move |c| {

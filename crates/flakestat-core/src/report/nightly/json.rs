@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use crate::analysis::nightly::{
-    ChangeKind, Count, JobLink, MIN_EXPECTED_FADING, MIN_RISING_HITS, NightlyData, RISING_P,
-    WindowSummary,
+    ChangeKind, Count, JobLink, MIN_EXPECTED_FADING, MIN_RISING_HITS, NightlyData, NightlyMany,
+    RISING_P, WindowSummary,
 };
 use crate::report::SCHEMA_VERSION;
 
@@ -41,6 +41,19 @@ pub mod wire {
         pub seen: Vec<Seen>,
         /// Unclassified failure groups of the period unknown to the baseline.
         pub new_unclassified: Vec<UnclassifiedGroup>,
+    }
+
+    /// Over several repositories (`nightly --org`, `--repo` repeated): the counts added up, and
+    /// each repository's own document, exactly as `nightly --repo` gives it.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct NightlyMany {
+        pub schema: u32,
+        /// Always `nightly`.
+        pub kind: String,
+        /// The owner named with `--org`.
+        pub owner: Option<String>,
+        pub counts: Counts,
+        pub repos: Vec<Nightly>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -246,6 +259,27 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
             })
             .collect(),
     }
+}
+
+pub fn to_wire_many(many: &NightlyMany) -> wire::NightlyMany {
+    let repos: Vec<wire::Nightly> = many.repos.iter().map(to_wire).collect();
+    let sum = |f: fn(&wire::Counts) -> u64| repos.iter().map(|r| f(&r.counts)).sum();
+    wire::NightlyMany {
+        schema: SCHEMA_VERSION,
+        kind: KIND.to_string(),
+        owner: many.owner.clone(),
+        counts: wire::Counts {
+            new: sum(|c| c.new),
+            rising: sum(|c| c.rising),
+            fading: sum(|c| c.fading),
+            new_unclassified: sum(|c| c.new_unclassified),
+        },
+        repos,
+    }
+}
+
+pub fn render_many(many: &NightlyMany, out: &mut dyn Write) -> io::Result<()> {
+    crate::report::sanitize::write_json(out, &to_wire_many(many))
 }
 
 pub fn render(data: &NightlyData, out: &mut dyn Write) -> io::Result<()> {

@@ -5,7 +5,7 @@
 use crate::analysis::UnclassifiedGroup;
 use crate::analysis::nightly::{
     ChangeKind, Count, JobLink, MAX_JOBS_PER_ITEM, MIN_EXPECTED_FADING, MIN_RISING_HITS,
-    NightlyData, RISING_P, SignatureChange, WindowSummary,
+    NightlyData, NightlyMany, RISING_P, SignatureChange, WindowSummary,
 };
 use crate::report::layout::{
     Block, Line, Span, Table, date, error_lines_cell, incomplete_line, job_names_cell,
@@ -120,6 +120,55 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     unclassified_section(&mut blocks, data, limit);
     seen_section(&mut blocks, data, limit);
     blocks.extend(gaps_paragraph(data));
+    blocks
+}
+
+/// Several repositories: what changed where, then each repository's own report one heading
+/// level down (`limit` applies to each).
+pub fn document_many(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
+    let n = many.repos.len() as u64;
+    let what = match &many.owner {
+        Some(owner) => format!("{} of {owner}", plural(n, "repository", "repositories")),
+        None => plural(n, "repository", "repositories"),
+    };
+    let mut blocks = vec![Block::Heading(
+        1,
+        vec![text(format!("Nightly CI report for {what}"))],
+    )];
+    let count = |n: usize| vec![text(n.to_string())];
+    let rows = many
+        .repos
+        .iter()
+        .map(|d| {
+            let repo = d.repo.as_ref().map_or_else(String::new, |r| r.to_string());
+            vec![
+                vec![text(repo)],
+                count(d.count(ChangeKind::New)),
+                count(d.count(ChangeKind::Rising)),
+                count(d.count(ChangeKind::Fading)),
+                count(d.new_unclassified.len()),
+                vec![text(d.period.runs_total.to_string())],
+            ]
+        })
+        .collect();
+    blocks.push(Block::Table(Table {
+        headers: vec![
+            "Repository",
+            "New",
+            "Rising",
+            "Fading",
+            "New unclassified",
+            "Period runs",
+        ],
+        numeric: vec![false, true, true, true, true, true],
+        rows,
+    }));
+    for data in &many.repos {
+        blocks.extend(document(data, limit).into_iter().map(|block| match block {
+            Block::Heading(level, line) => Block::Heading(level + 1, line),
+            other => other,
+        }));
+    }
     blocks
 }
 

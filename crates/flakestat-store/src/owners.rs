@@ -1,0 +1,77 @@
+//! The repositories the store holds for an owner, for `report --org` and `survey --org
+//! --offline` (no network): those a survey recorded under that owner, compared without case as
+//! GitHub does. A row renamed away (`name#id`, see `store_repo_identity`) is no repository any
+//! `--repo` can name: left out.
+//!
+//! Both engines return them in the same order, sorted here rather than by SQL (collations
+//! differ between SQLite and a PostgreSQL server): by name without ASCII case, then as spelled.
+//! The PostgreSQL query is `PgStore::repos_of_owner`.
+
+use rusqlite::params;
+
+use super::{SqliteStore, StoreError};
+use flakestat_core::model::Repo;
+
+/// The order every engine lists an owner's repositories in.
+pub(crate) fn sorted(mut repos: Vec<Repo>) -> Vec<Repo> {
+    repos.sort_by(|a, b| {
+        (a.name.to_ascii_lowercase(), &a.name).cmp(&(b.name.to_ascii_lowercase(), &b.name))
+    });
+    repos
+}
+
+impl SqliteStore {
+    /// The repositories stored under `owner` (in any case), by name.
+    pub fn repos_of_owner(&self, owner: &str) -> Result<Vec<Repo>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT owner, name FROM repos WHERE owner = ?1 COLLATE NOCASE
+             AND instr(name, '#') = 0",
+        )?;
+        let rows = stmt.query_map(params![owner], |row| {
+            Ok(Repo {
+                owner: row.get(0)?,
+                name: row.get(1)?,
+            })
+        })?;
+        Ok(sorted(rows.collect::<Result<Vec<_>, _>>()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owners_repositories_are_found_in_any_spelling_and_renamed_rows_are_left_out() {
+        for (engine, _dir, mut store) in crate::tests::engines() {
+            eprintln!("engine: {engine}");
+            let repo = |o: &str, n: &str| Repo {
+                owner: o.into(),
+                name: n.into(),
+            };
+            store.store_repo(&repo("Octo-Org", "beta"), "main").unwrap();
+            store
+                .store_repo(&repo("octo-org", "Alpha"), "main")
+                .unwrap();
+            store.store_repo(&repo("other", "x"), "main").unwrap();
+            store
+                .store_repo_identity(&repo("octo-org", "gone"), 7, "main")
+                .unwrap();
+            // Another repository takes the name: the old row becomes `gone#7`.
+            store
+                .store_repo_identity(&repo("octo-org", "gone"), 8, "main")
+                .unwrap();
+            let names: Vec<String> = store
+                .repos_of_owner("OCTO-ORG")
+                .unwrap()
+                .iter()
+                .map(|r| r.to_string())
+                .collect();
+            assert_eq!(
+                names,
+                ["octo-org/Alpha", "Octo-Org/beta", "octo-org/gone"],
+                "{engine}"
+            );
+        }
+    }
+}
