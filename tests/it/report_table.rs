@@ -1,12 +1,10 @@
 //! The terminal table: log text reaches the terminal without escape sequences or control
 //! characters; colour only when asked for.
 
-mod report_fixture;
-
+use crate::report_fixture::*;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::model::SignatureId;
 use flakestat::report::{Format, RenderOptions, render};
-use report_fixture::*;
 
 fn table(config: &AnalysisConfig, options: &RenderOptions) -> String {
     let (snapshot, sigs, _) = cuda_story();

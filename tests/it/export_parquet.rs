@@ -4,18 +4,16 @@
 //! execution, and each signature's hits as the report's JSON counts them. Bad `--output`s get one
 //! message, their exit code, and leave nothing half-written.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+use crate::common::{self, STORY_WINDOW, ok, surveyed_story};
 use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
-use common::{STORY_WINDOW, ok, surveyed_story};
 use flakestat::fake::scenario::cuda_python::{
     BETWEEN_PR, CULPRIT_PR, FORK_PR, FORK_REPO, RELATED_PR,
 };

@@ -7,12 +7,11 @@
 //! The server comes from `FLAKESTAT_TEST_POSTGRES` (`.ci/postgres.sh start` sets it); each test
 //! works in fresh schemas of its own. Without it each test says it skipped.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use crate::common;
 use flakestat::model::Repo;
 use flakestat::store::PostgresUrl;
 use flakestat::store::postgres::{PgLock, fresh_schema_url};

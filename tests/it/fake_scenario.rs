@@ -2,14 +2,12 @@
 //! counted here from the generated `Dataset` (by reading logs, not the generator's plan) and
 //! compared with the README's table.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use crate::common::pr_of;
 use chrono::{DateTime, TimeDelta, Utc};
-use common::pr_of;
 use flakestat::fake::scenario::cuda_python::{
     BETWEEN_PR, CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, FORK_PR, RELATED_PR, RENAME_TITLE,
 };
@@ -229,7 +227,7 @@ fn readme_figures_match_the_generated_data() {
         .collect();
     assert_eq!(
         stated, computed,
-        "regenerate the README table with `cargo test --test fake_scenario print_facts -- --nocapture`"
+        "regenerate the README table with `cargo test --test it fake_scenario::print_facts -- --nocapture`"
     );
 }
 

@@ -4,12 +4,11 @@
 //! raises no green alarm, at most N green logs are asked for (and none again on a repeat), and
 //! without a sample the share is unknown, never zero.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Output;
 
+use crate::common;
 use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::model::JobId;
 

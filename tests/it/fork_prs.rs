@@ -8,13 +8,11 @@
 //! The expected figures are counted here from the dataset (which runs are whose is known from
 //! the construction), not taken from the analysis.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::common::{self, fork_listings, is_fork_run, pr_of, signatures, story_dir};
 use chrono::{DateTime, Utc};
-use common::{fork_listings, is_fork_run, pr_of, signatures, story_dir};
 use flakestat::fake::scenario::cuda_python::{
     CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, FORK_REPO, RELATED_PR, expected,
 };

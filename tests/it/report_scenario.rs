@@ -1,6 +1,6 @@
 //! The bundled cuda-python-flake scenario end to end: `flakestat survey --replay` fills a store,
 //! `flakestat report --signature` reads it, and the figures agree with the ones the scenario's
-//! README states (which `tests/fake_scenario.rs` keeps in sync with the generated data).
+//! README states (which `tests/it/fake_scenario.rs` keeps in sync with the generated data).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -4,12 +4,11 @@
 //! signature, `--fail-on`, the store's lock, refusals of the comment (locked issue, no
 //! permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use crate::common;
 use flakestat::fake::scenario::cuda_python::a_day_later;
 use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::report::nightly::wire::Nightly;

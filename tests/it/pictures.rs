@@ -5,15 +5,13 @@
 //! table, the terminal report fits its width, and the HTML page renders in headless Chromium
 //! with no console error (skipped with a message when Chromium is not installed).
 
-mod common;
-mod report_fixture;
-
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{STORY_WINDOW, pr_of, story_dir, surveyed_story};
+use crate::common::{self, STORY_WINDOW, pr_of, story_dir, surveyed_story};
+use crate::report_fixture;
 use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, RELATED_PR};
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
 use flakestat::model::{Job, RunId, Timestamp};

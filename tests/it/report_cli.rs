@@ -1,15 +1,13 @@
 //! `flakestat report` as a user runs it: the real binary over a store filled through the store's
 //! own API with the story's runs and jobs, real raw logs classified by the shipped signatures.
 
-mod report_fixture;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use crate::report_fixture::*;
 use flakestat::model::{LogStatus, Snapshot};
 use flakestat::report::wire;
 use flakestat::store::{LogEntry, Store, compress_log};
-use report_fixture::*;
 
 const REPO: &str = "NVIDIA/cuda-python";
 /// `--until` as a date means through the end of that day: the story's `until`.

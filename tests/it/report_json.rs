@@ -1,11 +1,9 @@
 //! The JSON report is a contract: deserialized (never compared as a string) and checked field by
 //! field against the snapshot it was made from.
 
-mod report_fixture;
-
+use crate::report_fixture::*;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::report::{Format, RenderOptions, SCHEMA_VERSION, render, wire};
-use report_fixture::*;
 
 fn json(data: &flakestat::analysis::ReportData) -> Vec<u8> {
     let mut out = Vec::new();

@@ -1,15 +1,13 @@
 //! The analysis over built snapshots: every figure of the story, re-runs to green, related-PR
 //! exclusion, unknown PR files, clean runs before, the matrix, unclassified groups.
 
-mod report_fixture;
-
+use crate::report_fixture::*;
 use chrono::Duration;
 use flakestat::analysis::bisect::Verdict;
 use flakestat::analysis::{
     AnalysisConfig, FindingKind, HitOrigin, ImpactStart, LogGapReason, analyze,
 };
 use flakestat::model::{RunId, SignatureId};
-use report_fixture::*;
 
 #[test]
 fn the_story_figures_come_out_of_the_snapshot() {

@@ -2,14 +2,12 @@
 //! to what a report says shows up as a diff in review. `FLAKESTAT_BLESS=1 cargo test --test
 //! report_golden` rewrites them.
 
-mod report_fixture;
-
 use std::path::PathBuf;
 
+use crate::report_fixture::*;
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::model::SignatureId;
 use flakestat::report::{Format, RenderOptions, render};
-use report_fixture::*;
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

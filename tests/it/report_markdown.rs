@@ -2,13 +2,11 @@
 //! the rows and columns it should, links go where they should, and hostile log text stays inside
 //! its cell and produces no HTML.
 
-mod report_fixture;
-
+use crate::report_fixture::*;
 use flakestat::analysis::{AnalysisConfig, ReportData, analyze};
 use flakestat::model::SignatureId;
 use flakestat::report::{Format, RenderOptions, render};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-use report_fixture::*;
 
 /// A parsed table: header cells and body rows, each cell's text (text and code concatenated).
 #[derive(Debug)]

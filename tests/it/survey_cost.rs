@@ -2,14 +2,12 @@
 //! bundled story with a PR labeler making 70 % of the runs (all green) gives the same report,
 //! lists the same jobs, and a store that also holds the labeler's jobs analyzes the same.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::{Arc, Mutex};
 
-use common::story_dir;
+use crate::common::{self, story_dir};
 use flakestat::analysis::{AnalysisConfig, analyze};
 use flakestat::fake::{BOT_WORKFLOW_ID, Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
