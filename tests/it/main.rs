@@ -1,6 +1,8 @@
 //! The integration tests, one binary: each module is one topic (the real binary against the fake
 //! GitHub on 127.0.0.1, the analysis over built snapshots, the fake itself, the stores …);
-//! `common` holds what the story's tests share, `report_fixture` the story built as a snapshot.
+//! `common` holds what the story's tests share, `report_fixture` the story built as a snapshot,
+//! `snapshot_output` and `snapshot_errors` the insta snapshots (in `snapshots/`) of every output
+//! format and every user-facing error.
 //! One binary links the library once, where one per file linked it thirty-five times.
 //!
 //! Run one module with `cargo test --test it MODULE::` (for example `cargo test --test it
@@ -35,6 +37,8 @@ mod security_net;
 mod signatures_audit;
 mod signatures_audit_green;
 mod signatures_cli;
+mod snapshot_errors;
+mod snapshot_output;
 mod store_postgres;
 mod suggest_story;
 mod survey_cli;

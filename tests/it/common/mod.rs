@@ -78,7 +78,8 @@ pub fn story_with(dir: &Path, extra: &str) -> PathBuf {
     copy
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the folder `from` to `to`, sub-folders too.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -143,4 +144,66 @@ pub fn fork_listings(gh: &FakeGitHub) -> usize {
         .iter()
         .filter(|r| r.path.contains("/pulls?") && r.path.contains("state=all"))
         .count()
+}
+
+/// A command and what it did, as the snapshots hold it: the command line, the exit code, stdout
+/// and stderr (as uv's and ruff's CLI snapshots do).
+pub fn transcript(args: &[&str], out: &Output) -> String {
+    format!(
+        "$ flakestat {}\nexit code: {}\n----- stdout -----\n{}\n----- stderr -----\n{}",
+        args.join(" "),
+        out.status.code().map_or_else(
+            || "none (killed by a signal)".to_string(),
+            |c| c.to_string()
+        ),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// The binary as the snapshots run it: [`flakestat`] in the repository's root (so fixtures are
+/// named relatively, as a user in a clone types them), tables 100 columns wide whatever the
+/// terminal, no colour, and no `gh` login to fall back on (a token only where a test gives one).
+pub fn snapshot_flakestat(args: &[&str]) -> Command {
+    let mut cmd = flakestat();
+    cmd.args(args)
+        .current_dir(root())
+        .env("COLUMNS", "100")
+        .env("NO_COLOR", "1")
+        .env("GH_CONFIG_DIR", root().join("target/no-gh-config"))
+        .env_remove("GH_ENTERPRISE_TOKEN")
+        .env_remove("GITHUB_ENTERPRISE_TOKEN");
+    cmd
+}
+
+/// insta's settings for the snapshots of the real binary: snapshots in `tests/it/snapshots/`
+/// without the source's expression in their header, and filters that mask what differs from
+/// one run or machine to the next: each of `temps` (a temporary folder, longest first) becomes
+/// its label, the repository's root `[ROOT]`, flakestat's version `[VERSION]`. Callers add
+/// filters for what only their output has (a wall-clock time, a port).
+pub fn snapshot_settings(temps: &[(&Path, &str)]) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(root().join("tests/it/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let mut temps: Vec<(String, &str)> = temps
+        .iter()
+        .map(|(path, label)| (path.display().to_string(), *label))
+        .collect();
+    // A temporary folder may be reached through a symlink (macOS's /var → /private/var).
+    for (path, label) in temps.clone() {
+        if let Ok(real) = std::fs::canonicalize(&path) {
+            temps.push((real.display().to_string(), label));
+        }
+    }
+    temps.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
+    for (path, label) in temps {
+        settings.add_filter(&regex::escape(&path), label);
+    }
+    settings.add_filter(&regex::escape(&root().display().to_string()), "[ROOT]");
+    settings.add_filter(
+        &format!(r"\b{}\b", regex::escape(env!("CARGO_PKG_VERSION"))),
+        "[VERSION]",
+    );
+    settings
 }
