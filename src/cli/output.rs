@@ -136,6 +136,7 @@ pub fn write_output(
                 _ => PathBuf::from("."),
             };
             let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| {
+                let e = without_temp_path(&e);
                 CliError::file(
                     format!(
                         "cannot write {}: {e}; check the folder exists and is writable",
@@ -166,6 +167,19 @@ pub fn write_output(
             Ok(())
         }
     }
+}
+
+/// `err` without what tempfile appends to it (` at path "DIR/.tmpXXXXXX"`: a random name the
+/// user never asked for, which made the message differ run to run): the OS's error alone.
+fn without_temp_path(err: &io::Error) -> io::Error {
+    if let Some(code) = err.raw_os_error() {
+        return io::Error::from_raw_os_error(code);
+    }
+    let text = err.to_string();
+    let reason = text
+        .rfind(" at path \"")
+        .map_or(text.as_str(), |at| &text[..at]);
+    io::Error::new(err.kind(), reason.to_string())
 }
 
 /// Links followed before giving up (the kernel's own limit for a path is 40).

@@ -518,7 +518,7 @@ mod tests {
             let mut out = Vec::new();
             write_block(&Block::Table(table.clone()), &options, &mut out).unwrap();
             let text = String::from_utf8(out).unwrap();
-            // The table fits its width whatever it holds (tests/pictures.rs holds the report
+            // The table fits its width whatever it holds (tests/it/pictures.rs holds the report
             // to it on a terminal).
             assert!(
                 widest_line(&text) <= usize::from(width),

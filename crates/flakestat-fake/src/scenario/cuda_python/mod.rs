@@ -3,7 +3,7 @@
 //! `AssertionError: condition not satisfied within 5.0s`, among background noise. Everything is
 //! derived from the seed by a small deterministic generator (no clock, no OS randomness), and
 //! the logs are rendered from templates cut from a real-format job log (`logs/`, `tails/`).
-//! `fixtures/cuda-python-flake/README.md` tells the story; `tests/fake_scenario.rs` checks it.
+//! `fixtures/cuda-python-flake/README.md` tells the story; `tests/it/fake_scenario.rs` checks it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -49,7 +49,7 @@ pub const WORKFLOW_PATH: &str = ".github/workflows/ci.yml";
 pub const RENAME_TITLE: &str = "CI: spell out Python, CUDA and GPU in test job names";
 
 /// The figures the bundled folder (`fixtures/cuda-python-flake`, seed 11) produces, for other
-/// tests to assert against. `tests/fake_scenario.rs` counts each one from the data (reading
+/// tests to assert against. `tests/it/fake_scenario.rs` counts each one from the data (reading
 /// logs, not the generator's plan) and fails when one is stale. "Hit": a failed job whose log
 /// holds [`FLAKE_MESSAGE`]; [`RELATED_PR`]'s runs are excluded unless said otherwise.
 pub mod expected {

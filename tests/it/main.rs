@@ -1,0 +1,51 @@
+//! The integration tests, one binary: each module is one topic (the real binary against the fake
+//! GitHub on 127.0.0.1, the analysis over built snapshots, the fake itself, the stores …);
+//! `common` holds what the story's tests share, `report_fixture` the story built as a snapshot,
+//! `snapshot_output` and `snapshot_errors` the insta snapshots (in `snapshots/`) of every output
+//! format and every user-facing error.
+//! One binary links the library once, where one per file linked it thirty-five times.
+//!
+//! Run one module with `cargo test --test it MODULE::` (for example `cargo test --test it
+//! trust_store::`).
+
+mod common;
+mod report_fixture;
+
+mod attempt_logs;
+mod bisect_scenario;
+mod classify_cli;
+mod classify_fixtures;
+mod classify_pytorch;
+mod classify_real;
+mod cli_docs;
+mod export_parquet;
+mod fake_octocrab;
+mod fake_scenario;
+mod fake_server;
+mod fork_prs;
+mod nightly;
+mod nightly_report;
+mod pictures;
+mod report_analysis;
+mod report_cli;
+mod report_golden;
+mod report_json;
+mod report_markdown;
+mod report_scenario;
+mod report_table;
+mod security_net;
+mod signatures_audit;
+mod signatures_audit_green;
+mod signatures_cli;
+mod snapshot_errors;
+mod snapshot_output;
+mod store_postgres;
+mod suggest_story;
+mod survey_cli;
+mod survey_cost;
+mod survey_fetch;
+mod survey_org;
+mod trust_incomplete;
+mod trust_input;
+mod trust_mentions;
+mod trust_store;

@@ -1,0 +1,575 @@
+//! `flakestat nightly` as cron runs it: the real binary against the fake GitHub on 127.0.0.1
+//! serving the bundled cuda-python scenario (`--api-url`, or `--replay`). Two nights in a row
+//! (the second fetches only what changed and edits the one comment), a new and a rising
+//! signature, `--fail-on`, the store's lock, refusals of the comment (locked issue, no
+//! permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::common;
+use flakestat::fake::scenario::cuda_python::a_day_later;
+use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
+use flakestat::report::nightly::wire::Nightly;
+use flakestat::store::lock::StoreLock;
+
+const TOKEN: &str = "nightly-token";
+const REPO: &str = "NVIDIA/cuda-python";
+/// The scenario's open "Nightly CI flake report" issue.
+const ISSUE: u64 = 2396;
+/// The scenario's locked issue.
+const LOCKED_ISSUE: u64 = 2289;
+const MARKER: &str = "<!-- flakestat:nightly NVIDIA/cuda-python -->";
+
+fn scenario() -> Dataset {
+    Dataset::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake"))
+        .expect("the bundled scenario loads")
+}
+
+fn flakestat(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    cmd.args(args)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("GH_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("FLAKESTAT_CACHE_DIR")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn nightly_json(out: &Output) -> Nightly {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is the nightly JSON ({e}); stderr: {}", stderr(out)))
+}
+
+/// `nightly` against `gh` with the store in `cache`, "now" at `now`, plus `extra`.
+fn nightly_args(gh: &FakeGitHub, cache: &Path, now: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "nightly",
+        "--repo",
+        REPO,
+        "--api-url",
+        &gh.api_url(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--now",
+        now,
+        "--max-retries",
+        "1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn nightly(gh: &FakeGitHub, cache: &Path, now: &str, extra: &[&str]) -> Output {
+    let args = nightly_args(gh, cache, now, extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&mut flakestat(&args))
+}
+
+fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[test]
+fn the_second_night_fetches_only_what_changed_and_edits_the_one_comment() {
+    let ds = scenario();
+    let first_now = rfc3339(ds.now);
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let target = format!("{REPO}#{ISSUE}");
+
+    let out = nightly(
+        &gh,
+        cache.path(),
+        &first_now,
+        &["--post-comment", &target, "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = nightly_json(&out);
+    assert_eq!((first.schema, first.kind.as_str()), (1, "nightly"));
+    let comments = gh.comments(ISSUE);
+    assert_eq!(comments.len(), 1);
+    assert!(comments[0].body.starts_with(MARKER), "{}", comments[0].body);
+    let first_body = comments[0].body.clone();
+    let first_jobs = gh.request_count(RouteKind::ListJobs);
+    // The figures docs/nightly.md quotes (`-- --nocapture` shows them).
+    eprintln!("night 1: {:?}", gh.request_counts());
+    assert!(
+        first_jobs > 50,
+        "the first night fetches every run's jobs: {first_jobs}"
+    );
+
+    // A day later: a run completed (hit), an old run re-run to green, two new runs (one hit).
+    gh.clear_requests();
+    let change = gh.mutate(a_day_later);
+    let second_now = rfc3339(gh.dataset().now);
+    let out = nightly(
+        &gh,
+        cache.path(),
+        &second_now,
+        &["--post-comment", &target, "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = nightly_json(&out);
+    eprintln!("night 2: {:?}", gh.request_counts());
+    eprintln!("night 2 closing line: {}", stderr(&out).trim());
+
+    // Only the runs that changed have their jobs fetched again, only the new failures' logs.
+    let jobs: Vec<String> = gh
+        .requests()
+        .iter()
+        .filter(|r| r.kind == RouteKind::ListJobs)
+        .map(|r| r.path.clone())
+        .collect();
+    let mut changed: Vec<String> = change
+        .new_runs
+        .iter()
+        .chain([&change.completed, &change.rerun])
+        .map(|id| id.to_string())
+        .collect();
+    changed.sort();
+    let mut fetched: Vec<String> = jobs
+        .iter()
+        .map(|p| {
+            p.split("/runs/")
+                .nth(1)
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    fetched.sort();
+    fetched.dedup();
+    assert_eq!(fetched, changed, "jobs requests: {jobs:?}");
+    assert_eq!(
+        gh.request_count(RouteKind::JobLog),
+        2,
+        "the completed run's hit and the new run's hit"
+    );
+    assert_eq!(gh.request_count(RouteKind::CreateComment), 0);
+    assert_eq!(gh.request_count(RouteKind::UpdateComment), 1);
+
+    // The period is the new day: its two runs, one hit by the flake.
+    assert_eq!(second.period.runs_total, 2);
+    let flake = second
+        .seen
+        .iter()
+        .find(|s| s.id == "wait-until-timeout")
+        .expect("the flake is seen in the period");
+    assert_eq!((flake.period.hits, flake.period.runs), (1, 2));
+
+    let comments = gh.comments(ISSUE);
+    assert_eq!(comments.len(), 1, "updated in place, never duplicated");
+    assert!(comments[0].body.starts_with(MARKER));
+    assert_ne!(comments[0].body, first_body);
+    assert!(comments[0].updated_at > comments[0].created_at);
+    let new_run = change.new_hits[0].to_string();
+    assert!(
+        comments[0]
+            .body
+            .contains(&format!("/actions/runs/{new_run}/job/")),
+        "the comment links the new hit's job:\n{}",
+        comments[0].body
+    );
+}
+
+#[test]
+fn a_new_signature_is_reported_with_its_jobs_and_fail_on_new_alerts() {
+    let replay = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake");
+    let replay = replay.to_str().unwrap();
+    // Half a day after the first hit of the flake (2026-07-15 21:18): never seen in the 14 days
+    // before.
+    let base = [
+        "nightly",
+        "--replay",
+        replay,
+        "--now",
+        "2026-07-16T12:00:00Z",
+        "--format",
+        "json",
+        "-q",
+    ];
+    let out = run(flakestat(&base).args(["--fail-on", "new"]));
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+    let report = nightly_json(&out);
+    assert_eq!(report.counts.new, 1);
+    let change = &report.changes[0];
+    assert_eq!(
+        (change.id.as_str(), change.kind.as_str()),
+        ("wait-until-timeout", "new")
+    );
+    assert_eq!(change.baseline.hits, 0);
+    assert!(change.baseline.runs > 50, "{:?}", change.baseline);
+    assert_eq!(change.period.hits, 1);
+    // Every hit job is linked (the hit run was re-run, and hit again).
+    assert_eq!(change.jobs.len() as u64, change.jobs_total);
+    let runs: std::collections::BTreeSet<u64> = change.jobs.iter().map(|j| j.run_id).collect();
+    assert_eq!(runs.len(), 1);
+    assert!(
+        change.jobs.iter().all(|j| j.url.contains("/job/")),
+        "{:?}",
+        change.jobs
+    );
+
+    // Nothing rising that day: --fail-on rising does not alert, and exits 0.
+    let out = run(flakestat(&base).args(["--fail-on", "rising"]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // --fail-on any does.
+    let out = run(flakestat(&base).args(["--fail-on", "any"]));
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+}
+
+#[test]
+fn a_rising_signature_says_its_counts_and_chance() {
+    let replay = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake");
+    // Two days after the first hit: 2 of 7 runs against 1 of 84 in the 14 days before.
+    let out = run(&mut flakestat(&[
+        "nightly",
+        "--replay",
+        replay.to_str().unwrap(),
+        "--now",
+        "2026-07-19T00:00:00Z",
+        "--since",
+        "2d",
+        "--format",
+        "json",
+        "--fail-on",
+        "rising",
+        "-q",
+    ]));
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+    let report = nightly_json(&out);
+    let rising: Vec<_> = report
+        .changes
+        .iter()
+        .filter(|c| c.kind == "rising")
+        .collect();
+    assert_eq!(rising.len(), 1, "{:?}", report.changes);
+    let r = rising[0];
+    assert_eq!(r.id, "wait-until-timeout");
+    assert_eq!((r.period.hits, r.period.runs), (2, 7));
+    assert_eq!((r.baseline.hits, r.baseline.runs), (1, 84));
+    assert!(r.probability < report.rules.rising_p, "{}", r.probability);
+    let runs: std::collections::BTreeSet<u64> = r.jobs.iter().map(|j| j.run_id).collect();
+    assert_eq!(runs.len(), 2, "{:?}", r.jobs);
+
+    // The markdown says the same, with the rule.
+    let out = run(&mut flakestat(&[
+        "nightly",
+        "--replay",
+        replay.to_str().unwrap(),
+        "--now",
+        "2026-07-19T00:00:00Z",
+        "--since",
+        "2d",
+        "--format",
+        "markdown",
+        "-q",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## Rising signatures"), "{md}");
+    assert!(
+        md.contains("2 of 7 runs (29%)") && md.contains("1 of 84 runs (1%)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_second_process_is_refused_while_the_first_holds_the_store() {
+    let cache = tempfile::tempdir().unwrap();
+    let held = StoreLock::acquire(cache.path(), Duration::ZERO, "the test's first run").unwrap();
+    let lock_path = held.path().display().to_string();
+    let cache_dir = cache.path().to_str().unwrap();
+
+    for args in [
+        vec![
+            "nightly",
+            "--repo",
+            REPO,
+            "--offline",
+            "--cache-dir",
+            cache_dir,
+            "--wait",
+            "1s",
+        ],
+        vec![
+            "survey",
+            "--repo",
+            REPO,
+            "--since",
+            "7d",
+            "--offline",
+            "--cache-dir",
+            cache_dir,
+        ],
+    ] {
+        let out = run(&mut flakestat(&args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(8), "{args:?}: {err}");
+        assert!(err.contains(&lock_path), "{err}");
+        assert!(err.contains("the test's first run"), "{err}");
+        assert!(err.contains("--wait"), "{err}");
+    }
+
+    drop(held);
+    let out = run(&mut flakestat(&[
+        "nightly",
+        "--repo",
+        REPO,
+        "--offline",
+        "--cache-dir",
+        cache_dir,
+        "--format",
+        "json",
+        "--now",
+        "2026-08-01T00:00:00Z",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(nightly_json(&out).period.runs_total, 0);
+}
+
+/// Runs `nightly --post-comment target` against the scenario; returns the output and the fake.
+fn post_to(target: &str, token: &str, faults: Faults, extra: &[&str]) -> (Output, FakeGitHub) {
+    let mut ds = scenario();
+    ds.auth.tokens = vec![TOKEN.into()];
+    ds.auth.tokens_without_access = vec!["read-only".into()];
+    let now = rfc3339(ds.now);
+    let gh = FakeGitHub::start_blocking(ds, faults).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let mut all = vec!["--post-comment", target, "--format", "json"];
+    all.extend(extra);
+    let args = nightly_args(&gh, cache.path(), &now, &all);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(flakestat(&args).env("GITHUB_TOKEN", token));
+    (out, gh)
+}
+
+fn writes(gh: &FakeGitHub) -> usize {
+    gh.request_count(RouteKind::CreateComment) + gh.request_count(RouteKind::UpdateComment)
+}
+
+#[test]
+fn a_locked_issue_is_refused_clearly_and_nothing_is_posted() {
+    let (out, gh) = post_to(
+        &format!("{REPO}#{LOCKED_ISSUE}"),
+        TOKEN,
+        Faults::default(),
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("is locked") && err.contains("nothing was posted"),
+        "{err}"
+    );
+    assert!(gh.comments(LOCKED_ISSUE).is_empty());
+    // The report was still written before the refusal.
+    assert_eq!(nightly_json(&out).kind, "nightly");
+}
+
+#[test]
+fn a_token_without_write_access_is_refused_clearly() {
+    let (out, gh) = post_to(
+        &format!("{REPO}#{ISSUE}"),
+        "read-only",
+        Faults::default(),
+        &[],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("issues: write") && err.contains("nothing was posted"),
+        "{err}"
+    );
+    assert!(gh.comments(ISSUE).is_empty());
+}
+
+#[test]
+fn an_unknown_issue_is_not_found() {
+    let (out, gh) = post_to(&format!("{REPO}#99999"), TOKEN, Faults::default(), &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(err.contains("#99999"), "{err}");
+    assert_eq!(writes(&gh), 0);
+}
+
+#[test]
+fn a_spent_rate_limit_posts_nothing_and_says_so() {
+    let faults = Faults {
+        rate_limit: Some(40),
+        ..Faults::default()
+    };
+    let (out, gh) = post_to(
+        &format!("{REPO}#{ISSUE}"),
+        TOKEN,
+        faults,
+        &["--fail-on", "any"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains("rate limit") && err.contains("nothing was posted"),
+        "{err}"
+    );
+    assert_eq!(writes(&gh), 0);
+    assert_eq!(gh.request_count(RouteKind::ListComments), 0);
+    assert!(gh.comments(ISSUE).is_empty());
+    assert!(out.stdout.is_empty(), "no report from a partial survey");
+}
+
+#[test]
+fn a_dry_run_says_where_and_what_without_posting() {
+    let (out, gh) = post_to(
+        &format!("{REPO}#{ISSUE}"),
+        TOKEN,
+        Faults::default(),
+        &["--dry-run"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!("would create a comment on {REPO}#{ISSUE}")),
+        "{err}"
+    );
+    let body = String::from_utf8(out.stdout).unwrap();
+    assert!(body.starts_with(MARKER), "{body}");
+    assert!(
+        body.contains("# Nightly CI report for NVIDIA/cuda-python"),
+        "{body}"
+    );
+    assert_eq!(writes(&gh), 0);
+    assert!(gh.comments(ISSUE).is_empty());
+}
+
+#[test]
+fn malformed_flags_are_invalid_input_and_name_the_flag() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--since", "yesterday"], "--since"),
+        (&["--baseline", "fortnight"], "--baseline"),
+        (&["--since", "2d", "--baseline", "2026-08-01"], "--baseline"),
+        (&["--now", "tomorrow"], "--now"),
+        (&["--wait", "5 minutes"], "--wait"),
+        (&["--post-comment", "NVIDIA/cuda-python"], "--post-comment"),
+    ];
+    for (extra, flag) in cases {
+        let mut args = vec!["nightly", "--repo", REPO, "--cache-dir", cache_dir];
+        if !extra.contains(&"--now") {
+            args.extend(["--now", "2026-07-31T00:00:00Z"]);
+        }
+        args.extend(extra);
+        let out = run(&mut flakestat(&args));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {err}");
+        assert!(err.contains(flag), "{extra:?}: {err}");
+    }
+    // Usage errors are clap's: --dry-run alone, --post-comment with --offline.
+    for extra in [
+        &["--dry-run"][..],
+        &["--offline", "--post-comment", "o/r#1"],
+    ] {
+        let mut args = vec!["nightly", "--repo", REPO, "--cache-dir", cache_dir];
+        args.extend(extra);
+        let out = run(&mut flakestat(&args));
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+    }
+}
+
+/// The command line of `examples/flakestat-nightly.yml`'s report step, with the workflow's
+/// expressions filled in.
+fn workflow_command_line() -> Vec<String> {
+    let yml = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/flakestat-nightly.yml"),
+    )
+    .unwrap();
+    let start = yml
+        .find("flakestat nightly \\")
+        .expect("the workflow runs flakestat nightly");
+    let mut words = Vec::new();
+    for line in yml[start..].lines() {
+        let continued = line.trim_end().ends_with('\\');
+        let line = line
+            .trim()
+            .trim_end_matches('\\')
+            .replace("${{ github.repository }}", REPO)
+            .replace("${FLAKESTAT_ISSUE}", &ISSUE.to_string());
+        words.extend(
+            line.split_whitespace()
+                .map(|w| w.trim_matches('"').to_string()),
+        );
+        if !continued {
+            break;
+        }
+    }
+    assert_eq!(words[..2], ["flakestat", "nightly"]);
+    words.drain(..1);
+    words
+}
+
+#[test]
+fn the_example_workflow_s_command_line_runs() {
+    let args = workflow_command_line();
+    for flag in ["--repo", "--post-comment", "--fail-on", "--output"] {
+        assert!(args.iter().any(|a| a == flag), "{flag} in {args:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let replay = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cuda-python-flake");
+    let out = run(
+        flakestat(&args.iter().map(String::as_str).collect::<Vec<_>>())
+            .current_dir(dir.path())
+            .args([
+                "--replay",
+                replay.to_str().unwrap(),
+                "--now",
+                "2026-07-16T12:00:00Z",
+            ]),
+    );
+    // --fail-on new: the flake is new that day, so the step would fail after posting.
+    assert_eq!(out.status.code(), Some(10), "{args:?}: {}", stderr(&out));
+    let report = std::fs::read_to_string(dir.path().join("nightly.md")).unwrap();
+    assert!(report.contains("## New signatures"), "{report}");
+    assert!(stderr(&out).contains("created comment"), "{}", stderr(&out));
+}
+
+/// Fork PR runs name no PR (`pull_requests: []`): nightly maps them through the PR listing as
+/// the survey does (issue #9), once; a repeat finds the mapping in the store and asks nothing.
+#[test]
+fn nightly_maps_fork_pr_runs_through_the_pr_listing_once() {
+    let ds = scenario();
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    // The fork PR #2370's runs are on 2026-07-13/14: inside a 14-day baseline ending 07-20.
+    let extra = ["--since", "24h", "--baseline", "14d", "--format", "json"];
+    let out = nightly(&gh, cache.path(), "2026-07-20T06:30:00Z", &extra);
+    assert!(
+        matches!(out.status.code(), Some(0 | 10)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(common::fork_listings(&gh), 1, "{:?}", gh.request_counts());
+    let out = nightly(&gh, cache.path(), "2026-07-20T06:30:00Z", &extra);
+    assert!(
+        matches!(out.status.code(), Some(0 | 10)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(common::fork_listings(&gh), 1, "a repeat lists no PRs again");
+}
