@@ -443,6 +443,12 @@ fn overview_signatures(data: &ReportData) -> Vec<Block> {
 
 /// The failed jobs no signature explains: grouped by their error lines, and those unread.
 fn overview_unclassified(data: &ReportData) -> Vec<Block> {
+    unclassified_failures(data, "grouped by their error lines")
+}
+
+/// The "Unclassified failures" section of an overview: `grouped` says how the unclassified
+/// groups were formed (one repository's error lines, or several repositories').
+pub(super) fn unclassified_failures(data: &ReportData, grouped: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     blocks.push(Block::Heading(2, vec![text("Unclassified failures")]));
     if data.jobs_unclassified == 0 {
@@ -452,7 +458,7 @@ fn overview_unclassified(data: &ReportData) -> Vec<Block> {
     } else {
         if !data.unclassified.is_empty() {
             blocks.push(Block::Paragraph(vec![text(format!(
-                "{} whose log matched no signature, grouped by their error lines \
+                "{} whose log matched no signature, {grouped} \
                  (numbers, hex and paths masked):",
                 plural(
                     data.unclassified.iter().map(|g| g.jobs).sum(),

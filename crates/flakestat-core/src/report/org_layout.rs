@@ -6,7 +6,7 @@
 
 use super::{
     Block, Line, Span, Table, code, collapse, cost_sentence, date, incomplete_line, percent,
-    plural, signature_document, summary, text, unclassified_table,
+    plural, signature_document, summary, text, unclassified_failures,
 };
 use crate::analysis::org::{OrgReport, SignatureAcross};
 use crate::analysis::{ReportData, SignatureReport};
@@ -201,47 +201,7 @@ fn summaries(org: &OrgReport, hit: &[(&SignatureReport, &SignatureAcross)]) -> V
 
 /// Failed jobs no signature explains, grouped across repositories, and unreadable logs.
 fn unclassified_section(c: &ReportData) -> Vec<Block> {
-    let mut blocks = vec![Block::Heading(2, vec![text("Unclassified failures")])];
-    if c.jobs_unclassified == 0 {
-        blocks.push(Block::Paragraph(vec![text(
-            "Every failed job matched a signature.",
-        )]));
-    } else {
-        if !c.unclassified.is_empty() {
-            blocks.push(Block::Paragraph(vec![text(format!(
-                "{} whose log matched no signature, grouped by their error lines across \
-                 repositories (numbers, hex and paths masked):",
-                plural(
-                    c.unclassified.iter().map(|g| g.jobs).sum(),
-                    "failed job",
-                    "failed jobs"
-                )
-            ))]));
-            blocks.push(collapse(
-                "Unclassified groups",
-                c.unclassified.len(),
-                Block::Table(unclassified_table(&c.unclassified)),
-            ));
-        }
-        if !c.logs_unknown.is_empty() {
-            blocks.push(Block::Paragraph(vec![text(
-                "Failed jobs whose log could not be read (unknown, not counted as any signature):",
-            )]));
-            blocks.push(Block::Bullets(
-                c.logs_unknown
-                    .iter()
-                    .map(|g| {
-                        vec![text(format!(
-                            "{}: {}",
-                            plural(g.jobs, "job", "jobs"),
-                            g.reason.describe()
-                        ))]
-                    })
-                    .collect(),
-            ));
-        }
-    }
-    blocks
+    unclassified_failures(c, "grouped by their error lines across repositories")
 }
 
 fn repositories_table(org: &OrgReport) -> Table {
