@@ -421,24 +421,26 @@ fn overview_signatures(data: &ReportData) -> Vec<Block> {
                 .collect(),
         ));
     }
-    let quiet: Vec<String> = data
-        .signatures
-        .iter()
-        .filter(|s| s.runs_hit == 0)
-        .map(|s| s.id.0.clone())
-        .collect();
-    if !quiet.is_empty() {
-        let mut line = vec![text(format!("No hits for {}: ", quiet.len()))];
-        for (i, id) in quiet.into_iter().enumerate() {
-            if i > 0 {
-                line.push(text(", "));
-            }
-            line.push(code(id));
-        }
-        blocks.push(Block::Paragraph(line));
-    }
+    blocks.extend(no_hits(&data.signatures));
 
     blocks
+}
+
+/// "No hits for N: a, b": the signatures that hit nothing, as one paragraph (none when every
+/// signature hit).
+pub(super) fn no_hits(signatures: &[SignatureReport]) -> Option<Block> {
+    let quiet: Vec<&SignatureReport> = signatures.iter().filter(|s| s.runs_hit == 0).collect();
+    if quiet.is_empty() {
+        return None;
+    }
+    let mut line = vec![text(format!("No hits for {}: ", quiet.len()))];
+    for (i, s) in quiet.into_iter().enumerate() {
+        if i > 0 {
+            line.push(text(", "));
+        }
+        line.push(code(s.id.0.clone()));
+    }
+    Some(Block::Paragraph(line))
 }
 
 /// The failed jobs no signature explains: grouped by their error lines, and those unread.

@@ -5,8 +5,8 @@
 //! repository's own account. A child of `layout` for its wording helpers; nothing computed here.
 
 use super::{
-    Block, Line, Span, Table, code, collapse, cost_sentence, date, incomplete_line, percent,
-    plural, signature_document, summary, text, unclassified_failures,
+    Block, Line, Span, Table, code, collapse, cost_sentence, date, incomplete_line, no_hits,
+    percent, plural, signature_document, summary, text, unclassified_failures,
 };
 use crate::analysis::org::{OrgReport, SignatureAcross};
 use crate::analysis::{ReportData, SignatureReport};
@@ -162,22 +162,7 @@ fn signatures_section(org: &OrgReport) -> Vec<Block> {
             blocks.extend(compared);
         }
     }
-    let quiet: Vec<String> = c
-        .signatures
-        .iter()
-        .filter(|s| s.runs_hit == 0)
-        .map(|s| s.id.0.clone())
-        .collect();
-    if !quiet.is_empty() {
-        let mut line = vec![text(format!("No hits for {}: ", quiet.len()))];
-        for (i, id) in quiet.into_iter().enumerate() {
-            if i > 0 {
-                line.push(text(", "));
-            }
-            line.push(code(id));
-        }
-        blocks.push(Block::Paragraph(line));
-    }
+    blocks.extend(no_hits(&c.signatures));
     blocks
 }
 
