@@ -92,9 +92,7 @@ impl Session {
                 let entry = match (body, entry) {
                     (Some(body), _) => {
                         let store = store.clone();
-                        tokio::task::spawn_blocking(move || settle(&store, job, body))
-                            .await
-                            .expect("compression does not panic")?
+                        super::blocking(move || settle(&store, job, body)).await?
                     }
                     (None, entry) => entry.unwrap_or(LogEntry::Missing),
                 };

@@ -125,3 +125,22 @@ pub trait Progress: Send + Sync {
 impl Progress for () {
     fn event(&self, _event: ProgressEvent) {}
 }
+
+/// Runs blocking work (classification, compression, reading an archive) off the async threads.
+/// A survey stopped by Ctrl-C shuts its runtime down, which cancels such work before it starts:
+/// that is the interruption, not a failure (`FetchError::Interrupted`, exit 130). A panic in
+/// the work is re-raised as it was.
+pub(crate) async fn blocking<T, E>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, FetchError>
+where
+    T: Send + 'static,
+    E: Send + 'static,
+    FetchError: From<E>,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done.map_err(FetchError::from),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(FetchError::Interrupted),
+    }
+}

@@ -604,11 +604,10 @@ impl Survey {
 
         // Signatures changed since the logs were stored: re-classify them, no download.
         let this = self.clone();
-        summary.logs_reclassified = tokio::task::spawn_blocking(move || {
+        summary.logs_reclassified = super::blocking(move || {
             super::reclassify_stored(&this.store, &this.repo, this.classifier.as_ref())
         })
-        .await
-        .expect("classification does not panic")?;
+        .await?;
 
         self.progress.event(ProgressEvent::Phase("runs"));
         let scopes: Vec<Arc<Scope>> = self.scopes().await?.into_iter().map(Arc::new).collect();
@@ -1193,7 +1192,7 @@ impl Survey {
         let classifier = self.classifier.clone();
         let fingerprint = self.fingerprint.clone();
         let bytes = log.as_ref().map_or(0, LogBody::len);
-        tokio::task::spawn_blocking(move || {
+        super::blocking(move || {
             let (classification, compressed) = match (log, entry) {
                 (Some(LogBody::Memory(log)), _) => (classifier.classify(&log), compress_log(&log)),
                 (Some(LogBody::Spooled(mut file, _)), _) => {
@@ -1227,8 +1226,7 @@ impl Survey {
                 )
                 .map_err(FetchError::from)
         })
-        .await
-        .expect("classification does not panic")?;
+        .await?;
         if bytes > 0 {
             self.client.note_log(bytes);
         }
@@ -1381,11 +1379,8 @@ impl Survey {
             (models, run_jobs)
         };
         let max_entry = self.client.max_log_size();
-        let (entries, matched) = tokio::task::spawn_blocking(move || {
-            read_archive(body, &models, &run_jobs, max_entry, url)
-        })
-        .await
-        .expect("archive reading does not panic")?;
+        let (entries, matched) =
+            super::blocking(move || read_archive(body, &models, &run_jobs, max_entry, url)).await?;
         let mut entries: Vec<Option<LogBody>> = entries.into_iter().map(|(_, b)| Some(b)).collect();
         let mut retry = Vec::new();
         for job in jobs {
