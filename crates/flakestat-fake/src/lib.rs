@@ -40,6 +40,7 @@ mod owners;
 mod routes;
 pub mod scenario;
 mod server;
+mod stamp;
 
 pub use created::{CreatedRange, parse_created};
 pub use dataset::{

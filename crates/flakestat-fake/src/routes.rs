@@ -602,14 +602,7 @@ pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
             if j.conclusion != Some(Conclusion::Success) {
                 return None;
             }
-            let stamp = |t: Timestamp| {
-                use chrono::Timelike as _;
-                format!(
-                    "{}.{:07}Z",
-                    t.format("%Y-%m-%dT%H:%M:%S"),
-                    t.nanosecond() / 100
-                )
-            };
+            let stamp = crate::stamp::log_line;
             if let Some(template) = &ds.passing_log {
                 return Some(respace_log(template, start, end, &j.name));
             }
@@ -628,7 +621,6 @@ pub(crate) fn job_log_text(ds: &Dataset, job: JobId) -> Option<String> {
 /// first line is at `start` and its last at `end` (lines without one are kept as they are), and
 /// `{{JOB_NAME}}` replaced by `name`.
 fn respace_log(template: &str, start: Timestamp, end: Timestamp, name: &str) -> String {
-    use chrono::Timelike as _;
     let body = template.trim_start_matches('\u{feff}');
     let stamp_of = |line: &str| -> Option<Timestamp> {
         chrono::DateTime::parse_from_rfc3339(line.get(..28)?)
@@ -648,11 +640,7 @@ fn respace_log(template: &str, start: Timestamp, end: Timestamp, name: &str) -> 
             Some(t) => {
                 let offset = (t - first).num_microseconds().unwrap_or(0) as f64 / span * room;
                 let when = start + chrono::TimeDelta::microseconds(offset as i64);
-                out.push_str(&format!(
-                    "{}.{:07}Z",
-                    when.format("%Y-%m-%dT%H:%M:%S"),
-                    when.nanosecond() / 100
-                ));
+                out.push_str(&crate::stamp::log_line(when));
                 out.push_str(&line[28..]);
             }
             None => out.push_str(line),
@@ -1208,7 +1196,7 @@ fn repo_full_json(ds: &Dataset, api: &str) -> Value {
 }
 
 pub(crate) fn ts(t: Timestamp) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    crate::stamp::api(t)
 }
 
 fn commit_author(ds: &Dataset, sha: &Sha) -> (String, Timestamp, String) {

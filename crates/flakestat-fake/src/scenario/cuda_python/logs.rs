@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use chrono::{DateTime, TimeDelta, Timelike, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use super::*;
 
@@ -454,11 +454,7 @@ fn render_lines(
             Some(offset) if !line.text.is_empty() || line.offset.is_some() => {
                 let when = start + offset + jitter;
                 last = when;
-                let stamp = format!(
-                    "{}.{:07}Z",
-                    when.format("%Y-%m-%dT%H:%M:%S"),
-                    when.nanosecond() / 100
-                );
+                let stamp = crate::stamp::log_line(when);
                 text.push_str(&stamp);
                 text.push(' ');
                 text.push_str(&body);
@@ -486,11 +482,7 @@ pub(super) fn restamp_log(text: &str, start: Timestamp, from_name: &str, to_name
         match stamp(line) {
             Some(t) => {
                 let when = t + delta;
-                out.push_str(&format!(
-                    "{}.{:07}Z",
-                    when.format("%Y-%m-%dT%H:%M:%S"),
-                    when.nanosecond() / 100
-                ));
+                out.push_str(&crate::stamp::log_line(when));
                 let rest = &line[28..];
                 if rest.starts_with(" Complete job name: ") {
                     out.push_str(&rest.replace(from_name, to_name));
