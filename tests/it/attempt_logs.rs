@@ -8,7 +8,7 @@
 //! - `nvidia/CUDA-python` is `NVIDIA/cuda-python`: the same store, the same report, GitHub's name.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
 use flakestat::fake::{Dataset, FakeGitHub, FakeLog, Faults, RouteKind};
@@ -16,13 +16,9 @@ use flakestat::model::JobId;
 use serde_json::Value;
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("GH_TOKEN", "tok")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use chrono::{Duration, TimeZone, Utc};
 use flakestat::fake::{
@@ -338,13 +338,9 @@ no_match = ["E       AssertionError: assert 1 == 2"]
 }
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("GH_TOKEN", "tok")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

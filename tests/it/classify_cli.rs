@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ fn log(name: &str) -> PathBuf {
 /// used unless `--signatures` says otherwise).
 fn flakestat(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let cwd = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    let mut cmd = crate::common::flakestat();
     cmd.args(args)
         .current_dir(cwd.path())
         .env("NO_COLOR", "1")
@@ -305,7 +305,7 @@ fn a_signatures_folder_in_the_current_directory_is_used_by_default() {
         "title = 'Local'\npattern = 'Post job cleanup'\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    let out = crate::common::flakestat()
         .args(["classify", "--format", "json"])
         .arg(log("step-timeout.log"))
         .current_dir(cwd.path())

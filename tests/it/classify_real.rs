@@ -5,7 +5,6 @@
 //! line; files whose licence forbids a copy are read from `../shared/logs/real/` when present.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -37,7 +36,7 @@ fn the_human_line_is_among_the_first_five_error_lines() {
             .map(|l| l.trim().parse().unwrap())
             .collect();
         let cwd = tempfile::tempdir().unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+        let out = crate::common::flakestat()
             .args(["classify", "--format", "json"])
             .arg(&path)
             .current_dir(cwd.path())
@@ -79,7 +78,7 @@ fn the_human_line_is_among_the_first_five_error_lines() {
 fn gh_log_format_gives_one_result_per_job() {
     let path = find("ImL1s__kotlin-crypto-pure__ci_log.cd09272.ghlog.txt").unwrap();
     let cwd = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    let out = crate::common::flakestat()
         .args(["classify", "--format", "json"])
         .arg(&path)
         .current_dir(cwd.path())
@@ -115,7 +114,7 @@ fn classify_bytes(bytes: &[u8]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("saved.log");
     std::fs::write(&path, bytes).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    let out = crate::common::flakestat()
         .args(["classify", "--format", "json"])
         .arg(&path)
         .current_dir(dir.path())

@@ -2,13 +2,12 @@
 //! command into a folder) and `flakestat completions`, both generated from the clap definition,
 //! so every command and flag `--help` shows is in them.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

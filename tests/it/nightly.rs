@@ -28,12 +28,9 @@ fn scenario() -> Dataset {
 }
 
 fn flakestat(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
+    let mut cmd = crate::common::flakestat();
     cmd.args(args)
         .env("GITHUB_TOKEN", TOKEN)
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null());
     cmd

@@ -2,7 +2,7 @@
 //! own API with the story's runs and jobs, real raw logs classified by the shipped signatures.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::report_fixture::*;
 use flakestat::model::{LogStatus, PrNumber, Snapshot};
@@ -15,16 +15,14 @@ const SINCE: &str = "2026-07-01";
 const UNTIL: &str = "2026-07-21";
 
 fn flakestat(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
         .arg("--cache-dir")
         .arg(dir)
         .arg("--signatures")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures"))
         .current_dir(dir)
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

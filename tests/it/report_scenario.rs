@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use flakestat::fake::scenario::cuda_python::{CULPRIT_PR, FORK_PR, RELATED_PR};
 use flakestat::model::PrNumber;
@@ -15,16 +15,12 @@ fn scenario() -> std::path::PathBuf {
 }
 
 fn flakestat(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
         .arg("--cache-dir")
         .arg(cache)
         .arg("--signatures")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures"))
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

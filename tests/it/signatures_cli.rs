@@ -2,11 +2,11 @@
 //! real binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn flakestat(args: &[&str]) -> Output {
     let cwd = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
         .current_dir(cwd.path())
         .output()

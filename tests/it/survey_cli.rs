@@ -14,13 +14,8 @@ const SINCE: &str = "2026-06-01";
 const UNTIL: &str = "2026-06-03";
 
 fn flakestat(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
-    cmd.args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .stdin(Stdio::null());
+    let mut cmd = crate::common::flakestat();
+    cmd.args(args).stdin(Stdio::null());
     cmd
 }
 

@@ -5,7 +5,7 @@
 //! real binary against the fake GitHub on 127.0.0.1.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use flakestat::fake::scenario::{SyntheticSpec, synthetic};
 use flakestat::fake::{Dataset, FakeGitHub, Faults};
@@ -15,16 +15,12 @@ const SINCE: &str = "2026-06-01";
 const UNTIL: &str = "2026-06-03";
 
 fn flakestat(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
         .arg("--cache-dir")
         .arg(cache)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("GH_TOKEN", "tok")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

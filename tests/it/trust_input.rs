@@ -4,17 +4,15 @@
 //! names, log lines and error messages never reach the terminal. The real binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
 fn flakestat(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
         .current_dir(dir)
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }
@@ -96,7 +94,7 @@ fn compressed_and_random_files_are_binary_not_logs_and_stay_in_the_json() {
     assert!(!err.contains("unclassified"), "{err}");
 
     // The same file as stdin.
-    let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    let out = crate::common::flakestat()
         .args(["classify", "-"])
         .stdin(std::fs::File::open(&files[1]).unwrap())
         .output()

@@ -6,7 +6,7 @@
 //! GFM parser and every text node is checked the way GitHub finds mentions.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use flakestat::fake::{Dataset, FakeLog};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
@@ -17,14 +17,9 @@ const MENTIONS: &str = "@alice (@bob) @org/team-x,@carol [@dave] *@erin*";
 const ADDRESS: &str = "ops@example.com";
 
 fn flakestat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flakestat"))
+    crate::common::flakestat()
         .args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("GITHUB_API_URL")
-        .env_remove("FLAKESTAT_CACHE_DIR")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
 }

@@ -11,13 +11,8 @@ use std::process::{Command, Output, Stdio};
 use flakestat::fake::scenario::{SyntheticSpec, synthetic};
 
 fn command(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
-    cmd.args(args)
-        .env_remove("GITHUB_TOKEN")
-        .env_remove("GH_TOKEN")
-        .env_remove("FLAKESTAT_CACHE_DIR")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
+    let mut cmd = crate::common::flakestat();
+    cmd.args(args).env("NO_COLOR", "1").stdin(Stdio::null());
     cmd
 }
 

@@ -207,3 +207,43 @@ pub fn snapshot_settings(temps: &[(&Path, &str)]) -> insta::Settings {
     );
     settings
 }
+
+/// The variables [`flakestat`] keeps from the binary: a token, an API root, a cache folder or a
+/// store of the machine running the tests would send a test to a real GitHub or another store.
+const NOT_INHERITED: [&str; 5] = [
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_API_URL",
+    "FLAKESTAT_CACHE_DIR",
+    "FLAKESTAT_STORE",
+];
+
+#[test]
+fn the_binary_inherits_no_token_api_root_cache_or_store() {
+    let cmd = flakestat();
+    let removed: Vec<&std::ffi::OsStr> = cmd
+        .get_envs()
+        .filter(|(_, value)| value.is_none())
+        .map(|(key, _)| key)
+        .collect();
+    for var in NOT_INHERITED {
+        assert!(removed.contains(&var.as_ref()), "{var} is inherited");
+    }
+}
+
+#[test]
+fn every_test_module_starts_the_binary_through_common() {
+    let dir = root().join("tests/it");
+    let direct = ["Command::new(env!(\"CARGO_BIN_EXE_", "flakestat\"))"].concat();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                !text.contains(&direct),
+                "{} starts the binary itself instead of through common::flakestat()",
+                path.display()
+            );
+        }
+    }
+}
