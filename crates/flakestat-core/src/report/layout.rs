@@ -371,30 +371,36 @@ fn window(data: &ReportData) -> String {
     }
 }
 
-fn overview(data: &ReportData) -> Vec<Block> {
-    let mut blocks = vec![Block::Heading(
-        1,
-        vec![text(format!("CI failures in {}", repo_name(data)))],
-    )];
-    blocks.push(Block::Paragraph(vec![text(format!(
-        "{} {}: {} failed, {} re-run; {} of the failed runs fully explained by signatures. \
-         {}: {} matched a signature, {} unclassified.",
-        plural(data.runs_total, "run", "runs"),
-        window(data),
-        data.runs_failed,
-        data.runs_rerun,
-        data.runs_failed_classified,
-        plural(data.jobs_failed, "failed job", "failed jobs"),
-        data.jobs_classified,
-        data.jobs_unclassified,
-    ))]));
+/// An overview's title ("CI failures in {scope}"), the window's run and job figures (`among`:
+/// "in 3 repositories", for a report over several) and what the failures cost.
+fn headline(scope: &str, data: &ReportData, among: Option<&str>) -> Vec<Block> {
+    let among = among.map_or_else(String::new, |a| format!(" in {a}"));
+    let mut blocks = vec![
+        Block::Heading(1, vec![text(format!("CI failures in {scope}"))]),
+        Block::Paragraph(vec![text(format!(
+            "{} {}{among}: {} failed, {} re-run; {} of the failed runs fully explained by \
+             signatures. {}: {} matched a signature, {} unclassified.",
+            plural(data.runs_total, "run", "runs"),
+            window(data),
+            data.runs_failed,
+            data.runs_rerun,
+            data.runs_failed_classified,
+            plural(data.jobs_failed, "failed job", "failed jobs"),
+            data.jobs_classified,
+            data.jobs_unclassified,
+        ))]),
+    ];
     if data.jobs_failed > 0 {
         blocks.push(Block::Paragraph(vec![text(format!(
             "Failed jobs and re-runs in the window cost {}.",
             cost_sentence(&data.cost)
         ))]));
     }
+    blocks
+}
 
+fn overview(data: &ReportData) -> Vec<Block> {
+    let mut blocks = headline(&repo_name(data), data, None);
     blocks.extend(overview_signatures(data));
     blocks.extend(overview_unclassified(data));
     blocks

@@ -5,8 +5,8 @@
 //! repository's own account. A child of `layout` for its wording helpers; nothing computed here.
 
 use super::{
-    Block, Line, Span, Table, code, collapse, cost_sentence, date, incomplete_line, no_hits,
-    percent, plural, signature_document, summary, text, unclassified_failures,
+    Block, Line, Span, Table, code, collapse, date, headline, incomplete_line, no_hits, percent,
+    plural, signature_document, summary, text, unclassified_failures, window,
 };
 use crate::analysis::org::{OrgReport, SignatureAcross};
 use crate::analysis::{ReportData, SignatureReport};
@@ -51,15 +51,6 @@ fn names(org: &OrgReport) -> String {
     names.join(", ")
 }
 
-fn window(data: &ReportData) -> String {
-    match (data.since, data.until) {
-        (Some(s), Some(u)) => format!("from {} to {}", date(s), date(u)),
-        (Some(s), None) => format!("since {}", date(s)),
-        (None, Some(u)) => format!("until {}", date(u)),
-        (None, None) => "over every stored run".to_string(),
-    }
-}
-
 fn repo_of(data: &ReportData) -> String {
     data.repo
         .as_ref()
@@ -81,30 +72,8 @@ fn overview(org: &OrgReport) -> Vec<Block> {
 
 /// The title, the window's figures, the cost, and the repositories left out.
 fn overview_head(org: &OrgReport) -> Vec<Block> {
-    let c = &org.combined;
-    let mut blocks = vec![Block::Heading(
-        1,
-        vec![text(format!("CI failures in {}", scope(org)))],
-    )];
-    blocks.push(Block::Paragraph(vec![text(format!(
-        "{} {} in {}: {} failed, {} re-run; {} of the failed runs fully explained by signatures. \
-         {}: {} matched a signature, {} unclassified.",
-        plural(c.runs_total, "run", "runs"),
-        window(c),
-        plural(org.repos.len() as u64, "repository", "repositories"),
-        c.runs_failed,
-        c.runs_rerun,
-        c.runs_failed_classified,
-        plural(c.jobs_failed, "failed job", "failed jobs"),
-        c.jobs_classified,
-        c.jobs_unclassified,
-    ))]));
-    if c.jobs_failed > 0 {
-        blocks.push(Block::Paragraph(vec![text(format!(
-            "Failed jobs and re-runs in the window cost {}.",
-            cost_sentence(&c.cost)
-        ))]));
-    }
+    let repos = plural(org.repos.len() as u64, "repository", "repositories");
+    let mut blocks = headline(&scope(org), &org.combined, Some(&repos));
     if !org.without_runs.is_empty() {
         let mut line = vec![text(format!(
             "No run in the window, left out ({}): ",
