@@ -22,8 +22,8 @@ use super::repos::{Many, RepoArgs, Target};
 use super::settings;
 use super::source::{Replay, SourceArgs};
 use super::when::{Bound, parse_when};
-use crate::analysis::AnalysisConfig;
 use crate::analysis::nightly::{AlertOn, NightlyData, NightlyMany, nightly};
+use crate::analysis::{AnalysisConfig, Completeness};
 use crate::exit;
 use crate::fetch::comments::{CommentTarget, Commenter, Posted};
 use crate::fetch::{ClientConfig, Session, SurveyPlan};
@@ -250,20 +250,18 @@ fn run_many(
             .output
             .write(|out, format, options| render_many(&data, format, options, out))?;
     }
-    let completeness = data.completeness();
-    let incomplete = pipeline::incomplete_exit(global, &completeness, args.allow_incomplete);
-    if incomplete != exit::SUCCESS {
-        if settings.target.is_some() && !global.quiet {
-            eprintln!("flakestat: nothing was posted: the report would be incomplete");
-        }
-        return Ok(incomplete);
-    }
-    if let Some(target) = &settings.target {
-        let marker = marker_many(&data);
-        let body = render_many_comment(&data, &marker, MAX_COMMENT_BYTES);
-        post(global, args, target, (&marker, &body), &connection)?;
-    }
-    Ok(alert_exit(global, args.fail_on, |on| data.alerts(on)))
+    post_and_exit(
+        global,
+        args,
+        (settings.target.as_ref(), &data.completeness()),
+        &connection,
+        || {
+            let marker = marker_many(&data);
+            let body = render_many_comment(&data, &marker, MAX_COMMENT_BYTES);
+            (marker, body)
+        },
+        |on| data.alerts(on),
+    )
 }
 
 /// Under the stores' locks: every repository surveyed over the whole range (then its fork runs'
@@ -363,19 +361,43 @@ fn run_one(
             .output
             .write(|out, format, options| render(&data, format, options, out))?;
     }
-    let incomplete = pipeline::incomplete_exit(global, &data.completeness, args.allow_incomplete);
+    post_and_exit(
+        global,
+        args,
+        (settings.target.as_ref(), &data.completeness),
+        &connection,
+        || {
+            let marker = marker(&settings.repo);
+            let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
+            (marker, body)
+        },
+        |on| data.alerts(on),
+    )
+}
+
+/// How a night ends, for one repository or several: an incomplete report posts nothing and
+/// exits 4 (unless allowed); else the comment (`comment`: its marker and body) is posted where
+/// asked, and the exit is what `--fail-on` says of the alerts.
+fn post_and_exit(
+    global: &GlobalArgs,
+    args: &NightlyArgs,
+    (target, completeness): (Option<&CommentTarget>, &Completeness),
+    connection: &Connection,
+    comment: impl FnOnce() -> (String, String),
+    alerts: impl Fn(AlertOn) -> bool,
+) -> Result<u8, CliError> {
+    let incomplete = pipeline::incomplete_exit(global, completeness, args.allow_incomplete);
     if incomplete != exit::SUCCESS {
-        if settings.target.is_some() && !global.quiet {
+        if target.is_some() && !global.quiet {
             eprintln!("flakestat: nothing was posted: the report would be incomplete");
         }
         return Ok(incomplete);
     }
-    if let Some(target) = &settings.target {
-        let marker = marker(&settings.repo);
-        let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
-        post(global, args, target, (&marker, &body), &connection)?;
+    if let Some(target) = target {
+        let (marker, body) = comment();
+        post(global, args, target, (&marker, &body), connection)?;
     }
-    Ok(alert_exit(global, args.fail_on, |on| data.alerts(on)))
+    Ok(alert_exit(global, args.fail_on, alerts))
 }
 
 /// Under the store's lock: the survey of the whole range (or, offline, a re-classification),
