@@ -172,20 +172,7 @@ pub fn synthetic(spec: &SyntheticSpec) -> Dataset {
             if failing {
                 ds.logs.insert(
                     jobs[0].id,
-                    // Stamped within the job's execution, as GitHub's runner writes it.
-                    FakeLog::Text({
-                        let at = |secs: i64| {
-                            (started + TimeDelta::seconds(secs))
-                                .format("%Y-%m-%dT%H:%M:%S.0000000Z")
-                                .to_string()
-                        };
-                        format!(
-                            "\u{feff}{} ##[group]Run tests\n{} FLAKE-MARKER run {id} attempt {a}\n{} ##[error]Process completed with exit code 1.\n",
-                            at(10),
-                            at(11),
-                            at(12)
-                        )
-                    }),
+                    failed_job_log(started, &format!("FLAKE-MARKER run {id} attempt {a}")),
                 );
             }
             FakeAttempt {
@@ -290,4 +277,16 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
             message: format!("unknown generator `{other}` (known: cuda-python-flake)"),
         }),
     }
+}
+
+/// A failed job's short log: three lines stamped 10, 11 and 12 s into the job (`started`), as
+/// GitHub's runner writes them, the middle one `line`.
+pub(crate) fn failed_job_log(started: Timestamp, line: &str) -> FakeLog {
+    let at = |secs: i64| crate::stamp::log_line(started + TimeDelta::seconds(secs));
+    FakeLog::Text(format!(
+        "\u{feff}{} ##[group]Run tests\n{} {line}\n{} ##[error]Process completed with exit code 1.\n",
+        at(10),
+        at(11),
+        at(12)
+    ))
 }

@@ -6,7 +6,7 @@
 
 use chrono::{TimeDelta, TimeZone, Utc};
 
-use super::super::dataset::{Dataset, FakeAttempt, FakeCommit, FakeLog, FakeRun};
+use super::super::dataset::{Dataset, FakeAttempt, FakeCommit, FakeRun};
 use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 /// The line both flaky repositories of [`three_repos`] fail with (bundled `disk-full`).
@@ -130,20 +130,8 @@ pub fn repo(spec: &RepoSpec) -> Dataset {
                 })
                 .collect();
             if let Some((_, k, line)) = failing {
-                let at = |secs: i64| {
-                    (started + TimeDelta::seconds(secs))
-                        .format("%Y-%m-%dT%H:%M:%S.0000000Z")
-                        .to_string()
-                };
-                ds.logs.insert(
-                    jobs[*k].id,
-                    FakeLog::Text(format!(
-                        "\u{feff}{} ##[group]Run tests\n{} {line}\n{} ##[error]Process completed with exit code 1.\n",
-                        at(10),
-                        at(11),
-                        at(12)
-                    )),
-                );
+                ds.logs
+                    .insert(jobs[*k].id, super::failed_job_log(started, line));
             }
             FakeAttempt {
                 attempt: a,
