@@ -5,7 +5,7 @@
 //! permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use crate::common;
@@ -31,8 +31,7 @@ fn flakestat(args: &[&str]) -> Command {
     let mut cmd = crate::common::flakestat();
     cmd.args(args)
         .env("GITHUB_TOKEN", TOKEN)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
+        .env("NO_COLOR", "1");
     cmd
 }
 

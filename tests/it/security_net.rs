@@ -5,7 +5,7 @@
 //! `--api-url` and a spent rate limit say so clearly.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use flakestat::fake::scenario::{SyntheticSpec, synthetic};
 use flakestat::fake::{Dataset, FakeGitHub, FakeLog, Faults, Hop, Listener, RecordedRequest};
@@ -18,7 +18,7 @@ const TOKEN: &str = "tok-sekrit";
 
 fn flakestat(args: &[&str]) -> Command {
     let mut cmd = crate::common::flakestat();
-    cmd.args(args).stdin(Stdio::null());
+    cmd.args(args);
     cmd
 }
 

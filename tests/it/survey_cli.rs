@@ -15,7 +15,7 @@ const UNTIL: &str = "2026-06-03";
 
 fn flakestat(args: &[&str]) -> Command {
     let mut cmd = crate::common::flakestat();
-    cmd.args(args).stdin(Stdio::null());
+    cmd.args(args);
     cmd
 }
 

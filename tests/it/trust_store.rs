@@ -12,7 +12,7 @@ use flakestat::fake::scenario::{SyntheticSpec, synthetic};
 
 fn command(args: &[&str]) -> Command {
     let mut cmd = crate::common::flakestat();
-    cmd.args(args).env("NO_COLOR", "1").stdin(Stdio::null());
+    cmd.args(args).env("NO_COLOR", "1");
     cmd
 }
 
