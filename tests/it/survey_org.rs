@@ -574,3 +574,38 @@ fn an_org_nightly_keeps_one_comment_for_all_its_repositories() {
     // The next night finds it by its marker: still one comment.
     assert_eq!(post(), first);
 }
+
+/// The report over the organisation as people read it, in every format: an insta snapshot
+/// each (cache folder masked), like one repository's in `snapshot_output`.
+#[test]
+fn snapshot_org_report_in_every_format() {
+    let gh = FakeGitHub::start_many_blocking(three_repos(), Faults::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    ok(&survey(&gh, &["--org", "octo-org"], dir.path(), "json"));
+    let cache = dir.path().to_str().unwrap();
+    common::snapshot_settings(&[(dir.path(), "[CACHE]")]).bind(|| {
+        for format in ["table", "markdown", "json", "html"] {
+            let args = [
+                "report",
+                "--org",
+                "octo-org",
+                "--since",
+                SINCE,
+                "--until",
+                UNTIL,
+                "--format",
+                format,
+                "--cache-dir",
+                cache,
+                "--signatures",
+                "signatures",
+            ];
+            let out = common::snapshot_flakestat(&args).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{format}");
+            insta::assert_snapshot!(
+                format!("org_report_{format}"),
+                common::transcript(&args, &out)
+            );
+        }
+    });
+}
