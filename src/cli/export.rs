@@ -21,7 +21,7 @@ Examples:
   flakestat export --repo NVIDIA/cuda-python --since 2026-06-15 \\
       --format parquet --output warehouse/
   flakestat export --repo NVIDIA/cuda-python --since 30d \\
-      --output /data/flakestat/cuda-python
+      -o /data/flakestat/cuda-python
   duckdb -c \"SELECT signature, count(*) FROM 'warehouse/hits.parquet' \\
       WHERE counted GROUP BY 1\"
 
@@ -45,7 +45,7 @@ pub struct ExportArgs {
     #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
     pub format: ExportFormat,
     /// The folder to write the files into (created if missing).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
     /// Exit 0 even when the store does not hold the whole window yet (otherwise 9, after
     /// writing the files).

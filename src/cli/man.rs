@@ -1,4 +1,4 @@
-//! `flakestat man [--dir DIR]`: the manual pages, generated from the same clap definition as
+//! `flakestat man [-o DIR]`: the manual pages, generated from the same clap definition as
 //! `--help` (clap_mangen), so they can never disagree with the flags the binary takes.
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use crate::exit;
 const EXAMPLES: &str = "\
 Examples:
   flakestat man | man -l -
-  flakestat man --dir ~/.local/share/man/man1
+  flakestat man -o ~/.local/share/man/man1
   flakestat man > /usr/local/share/man/man1/flakestat.1";
 
 #[derive(Debug, Args)]
@@ -19,14 +19,15 @@ Examples:
 pub struct ManArgs {
     /// Write flakestat.1 and a page per command (flakestat-survey.1, …) into DIR, made if
     /// missing, instead of the main page on stdout.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    // `--dir` was its name before every command wrote with `-o/--output`: kept, hidden.
+    #[arg(short, long, value_name = "DIR", alias = "dir")]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(args: ManArgs) -> Result<u8, CliError> {
     // As `generate_to` makes it: `help` is no command with a page of its own.
     let command = super::Cli::command().disable_help_subcommand(true);
-    match args.dir {
+    match args.output {
         None => clap_mangen::Man::new(command).render(&mut std::io::stdout().lock())?,
         Some(dir) => {
             let named = |e| CliError::file(format!("man pages into {}", dir.display()), e);

@@ -32,13 +32,13 @@ const EXAMPLES: &str = "\
 Examples:
   flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15
   flakestat survey --repo NVIDIA/cuda-python --since 30d \\
-      --format markdown --output flakes.md
+      -o flakes.md
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-15 \\
       --signature wait-until-timeout
   flakestat export --repo NVIDIA/cuda-python --since 30d \\
-      --format parquet --output warehouse/
+      --format parquet -o warehouse/
   flakestat classify job.log run-logs.zip
-  flakestat signatures check signatures/
+  flakestat signatures check --signatures signatures/
   flakestat completions bash > /etc/bash_completion.d/flakestat";
 
 /// Which of our red CI runs are flakes, how often does each one hit, where in the job matrix,
@@ -52,17 +52,21 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The heading of the flags every command takes, apart from each command's own in `--help`.
+const GLOBAL: &str = "Global options";
+
 /// Flags every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Print nothing on stderr but errors; no progress bars.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: bool,
     /// Say more on stderr (-v: each phase; -vv: each request).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
     /// Colour in terminal output. `NO_COLOR` set to anything turns `auto` off.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN",
+          help_heading = GLOBAL)]
     pub color: ColorChoice,
 }
 
@@ -77,8 +81,8 @@ pub enum ColorChoice {
 pub enum Command {
     /// Classify local job logs (files, `-` for stdin, or a run's logs `.zip`) against signatures.
     Classify(classify::ClassifyArgs),
-    /// Check or import signature files.
-    #[command(subcommand)]
+    /// Check, audit or import signature files.
+    #[command(subcommand, after_help = signatures::SIGNATURES_EXAMPLES)]
     Signatures(signatures::SignaturesCommand),
     /// Fetch every run, attempt, job and failed-job log of a window into the store, classify them
     /// and report.
@@ -185,9 +189,6 @@ mod tests {
     #[test]
     fn every_command_has_examples_that_fit_an_80_column_terminal() {
         for (path, cmd) in all_commands() {
-            if cmd.has_subcommands() && !path.is_empty() {
-                continue; // `signatures` alone: its subcommands carry the examples
-            }
             let examples = cmd
                 .get_after_help()
                 .map(|h| h.to_string())
@@ -203,6 +204,116 @@ mod tests {
                     line.chars().count() <= 80,
                     "`flakestat {path} --help`: {line:?} is over 80 columns"
                 );
+            }
+        }
+    }
+
+    /// The commands that write a report or files, and read signatures.
+    const WRITERS: &[&str] = &[
+        "classify",
+        "survey",
+        "report",
+        "export",
+        "nightly",
+        "suggest",
+        "signatures import",
+        "man",
+    ];
+    const SIGNATURE_READERS: &[&str] = &[
+        "classify",
+        "survey",
+        "report",
+        "export",
+        "nightly",
+        "suggest",
+        "signatures check",
+        "signatures audit",
+    ];
+
+    fn command(path: &str) -> clap::Command {
+        all_commands()
+            .into_iter()
+            .find(|(p, _)| p == path)
+            .unwrap_or_else(|| panic!("no command `{path}`"))
+            .1
+    }
+
+    #[test]
+    fn every_command_speaks_the_same_flags() {
+        for path in WRITERS {
+            let cmd = command(path);
+            let output = cmd
+                .get_arguments()
+                .find(|a| a.get_id() == "output")
+                .unwrap_or_else(|| panic!("`flakestat {path}` writes without --output"));
+            assert_eq!(output.get_long(), Some("output"), "{path}");
+            assert_eq!(output.get_short(), Some('o'), "`flakestat {path}`: -o");
+        }
+        for path in SIGNATURE_READERS {
+            let cmd = command(path);
+            assert!(
+                cmd.get_arguments()
+                    .any(|a| a.get_long() == Some("signatures") && !a.is_hide_set()),
+                "`flakestat {path}` names its signatures folder without --signatures"
+            );
+        }
+        // No command shows another spelling of a flag another command has: the old ones are
+        // hidden aliases only.
+        for (path, cmd) in all_commands() {
+            for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+                let long = arg.get_long().unwrap_or_default();
+                assert!(
+                    !["out", "write", "dir", "now", "signature-dir"].contains(&long),
+                    "`flakestat {path}` shows --{long}"
+                );
+                assert!(
+                    arg.get_visible_aliases().unwrap_or_default().is_empty(),
+                    "`flakestat {path} --{long}`: a visible alias is a second spelling"
+                );
+            }
+        }
+        let nightly = command("nightly");
+        assert!(
+            nightly
+                .get_arguments()
+                .any(|a| a.get_long() == Some("until"))
+        );
+    }
+
+    #[test]
+    fn the_old_spellings_still_parse() {
+        for line in [
+            "flakestat man --dir pages",
+            "flakestat suggest --repo o/r --since 7d --write drafts",
+            "flakestat signatures import --format pytorch --out sigs rules.toml",
+            "flakestat signatures check sigs",
+            "flakestat nightly --repo o/r --now 2026-07-17T00:00:00Z",
+        ] {
+            Cli::try_parse_from(line.split(' ')).unwrap_or_else(|e| panic!("{line}: {e}"));
+        }
+        // The folder twice, in the old spelling and the new, is one too many.
+        assert!(
+            Cli::try_parse_from("flakestat signatures check sigs --signatures other".split(' '))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn global_flags_have_a_heading_of_their_own() {
+        // Global flags reach the subcommands when the whole command is built.
+        let mut root = Cli::command();
+        root.build();
+        let mut todo = vec![(String::new(), root)];
+        while let Some((path, cmd)) = todo.pop() {
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                todo.push((format!("{path} {}", sub.get_name()), sub.clone()));
+            }
+            for id in ["quiet", "verbose", "color"] {
+                let arg = cmd
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .unwrap_or_else(|| panic!("`flakestat{path}` lacks --{id}"));
+                assert_eq!(arg.get_help_heading(), Some(GLOBAL), "{path} --{id}");
             }
         }
     }

@@ -43,11 +43,11 @@ Examples:
   flakestat nightly --repo NVIDIA/cuda-python \\
       --post-comment NVIDIA/cuda-python#2396 --dry-run
   flakestat nightly --replay fixtures/cuda-python-flake \\
-      --now 2026-07-17T00:00:00Z
+      --until 2026-07-17T00:00:00Z
   flakestat nightly --org NVIDIA --repo-pattern 'cuda-*' \\
       --post-comment NVIDIA/ci-health#7 --fail-on new
 
-The period is [--since, --now); the baseline is the span before it (--baseline 14d: the 14 days
+The period is [--since, --until); the baseline is the span before it (--baseline 14d: the 14 days
 before --since; a date or datetime is its start). A signature is new when the period hits it and
 the baseline never did; rising when its period hits are improbable at the baseline's rate
 (binomial tail below 0.01, at least 2 runs hit); fading when the period has no hit although the
@@ -66,17 +66,18 @@ pub struct NightlyArgs {
     /// The repositories (with --replay: the dataset's by default).
     #[command(flatten)]
     pub target: RepoArgs,
-    /// Start of the period (24h, 7d, a date or an RFC 3339 datetime); it ends at --now.
+    /// Start of the period (24h, 7d, a date or an RFC 3339 datetime); it ends at --until.
     #[arg(long, value_name = "WHEN", default_value = "24h")]
     pub since: String,
     /// The baseline before the period: a span back from --since (14d, 2w), or its start as a
     /// date or datetime.
     #[arg(long, value_name = "SPAN", default_value = "14d")]
     pub baseline: String,
-    /// What "now" is, RFC 3339 (reproducible replays and tests). Default: the clock (with
-    /// --replay: the dataset's present).
-    #[arg(long, value_name = "RFC3339")]
-    pub now: Option<String>,
+    /// End of the period, as "now" (a date means through the end of that day; reproducible
+    /// replays and tests). Default: the clock (with --replay: the dataset's present).
+    // `--now` was its name before `--until` was spelled the same in every command: kept, hidden.
+    #[arg(long, value_name = "WHEN", alias = "now")]
+    pub until: Option<String>,
     /// Keep one comment on this issue up to date (found by a hidden marker; created the first
     /// time, edited afterwards). Needs a token that may write issues.
     #[arg(long, value_name = "OWNER/REPO#N", conflicts_with = "offline")]
@@ -138,7 +139,7 @@ struct Settings<R = Repo> {
 impl Settings<Target> {
     fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings<Target>, CliError> {
         let replay = Replay::load(args.source.replay.as_deref())?;
-        let now = settings::resolve_now(args.now.as_deref(), replay.as_ref())?;
+        let now = settings::resolve_now(args.until.as_deref(), replay.as_ref())?;
         let repo = match args.target.target()? {
             Some(target) => target,
             None => Target::One(settings::resolve_repo(None, replay.as_ref())?),
@@ -149,7 +150,7 @@ impl Settings<Target> {
         let signatures = Signatures::load(args.source.signatures.as_deref())?;
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
         let output =
-            ReportOutput::resolve(args.source.format, args.source.output.clone(), global.color);
+            ReportOutput::resolve(args.source.format, args.source.output.clone(), global.color)?;
         Ok(Settings {
             replay,
             now,
@@ -188,7 +189,7 @@ fn resolve_period(args: &NightlyArgs, now: Timestamp) -> Result<(Timestamp, Time
     let period_since = parse_when(&args.since, Bound::Since, now)?;
     if period_since >= now {
         return Err(CliError::Invalid(format!(
-            "--since {:?} is not before --now ({now}): the period would be empty",
+            "--since {:?} is not before --until ({now}): the period would be empty",
             args.since
         )));
     }

@@ -37,13 +37,55 @@ impl From<FormatArg> for Format {
     }
 }
 
-/// `--format` given, or table on a terminal and markdown otherwise (so `> report.md` pastes).
-pub fn resolve_format(given: Option<FormatArg>, output: Option<&Path>) -> FormatArg {
-    given.unwrap_or(if output.is_none() && io::stdout().is_terminal() {
-        FormatArg::Table
-    } else {
-        FormatArg::Markdown
+/// The formats a file name's extension stands for: the one it picks when `--format` is not
+/// given, and every one it accepts (`.txt` is plain text: a table, or markdown). `None` for an
+/// extension that says nothing about the format (or none at all).
+pub fn extension_formats(path: &Path) -> Option<(FormatArg, &'static [FormatArg])> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "md" | "markdown" => (FormatArg::Markdown, &[FormatArg::Markdown]),
+        "json" => (FormatArg::Json, &[FormatArg::Json]),
+        "html" | "htm" => (FormatArg::Html, &[FormatArg::Html]),
+        "txt" | "text" => (FormatArg::Table, &[FormatArg::Table, FormatArg::Markdown]),
+        _ => return None,
     })
+}
+
+/// The `--format` name of `format`, for messages.
+fn format_name(format: FormatArg) -> String {
+    use clap::ValueEnum;
+    format
+        .to_possible_value()
+        .map_or_else(|| format!("{format:?}"), |v| v.get_name().to_string())
+}
+
+/// `--format` given, else what `--output`'s extension names, else table on a terminal and
+/// markdown otherwise (so `> report.md` pastes). A `--format` the extension contradicts
+/// (`--format json --output report.html`) is refused (exit 3) rather than leaving a file whose
+/// name lies about what it holds.
+pub fn resolve_format(
+    given: Option<FormatArg>,
+    output: Option<&Path>,
+) -> Result<FormatArg, CliError> {
+    let named = output.and_then(|p| extension_formats(p).map(|f| (p, f)));
+    match (given, named) {
+        (Some(format), Some((path, (picked, accepted)))) if !accepted.contains(&format) => {
+            Err(CliError::Invalid(format!(
+                "--format {} does not match --output {}, a name for {}: drop --format, or name \
+                 the file for what it holds",
+                format_name(format),
+                path.display(),
+                format_name(picked)
+            )))
+        }
+        (Some(format), _) => Ok(format),
+        (None, Some((_, (picked, _)))) => Ok(picked),
+        (None, None) => Ok(if output.is_none() && io::stdout().is_terminal() {
+            FormatArg::Table
+        } else {
+            FormatArg::Markdown
+        }),
+    }
 }
 
 /// Where a report goes and how it looks, decided once from `--format`, `--output`, `--color`,
@@ -57,8 +99,12 @@ pub struct ReportOutput {
 }
 
 impl ReportOutput {
-    pub fn resolve(format: Option<FormatArg>, path: Option<PathBuf>, color: ColorChoice) -> Self {
-        let format = Format::from(resolve_format(format, path.as_deref()));
+    pub fn resolve(
+        format: Option<FormatArg>,
+        path: Option<PathBuf>,
+        color: ColorChoice,
+    ) -> Result<Self, CliError> {
+        let format = Format::from(resolve_format(format, path.as_deref())?);
         let to_stdout = path.is_none();
         let options = RenderOptions {
             // Colour is for a table on stdout only (a file keeps no escape sequences).
@@ -69,11 +115,11 @@ impl ReportOutput {
                 None
             },
         };
-        ReportOutput {
+        Ok(ReportOutput {
             path,
             format,
             options,
-        }
+        })
     }
 
     /// Writes `render`'s output where it goes.

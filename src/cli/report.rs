@@ -21,10 +21,10 @@ Examples:
   flakestat report --repo NVIDIA/cuda-python --since 30d \\
       --signature wait-until-timeout --format markdown > issue.md
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
-      --until 2026-06-30 --format json --output june.json
+      --until 2026-06-30 -o june.json
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
-      --since 30d --format html --output flakes.html
+      --since 30d -o flakes.html
 
 Reads only the store that `flakestat survey` filled (--cache-dir, else FLAKESTAT_CACHE_DIR, else
 the platform cache folder). Job names are read into matrix dimensions with the built-in
@@ -42,11 +42,13 @@ pub struct ReportArgs {
     /// Report this signature alone, ready to paste into an issue.
     #[arg(long, value_name = "ID")]
     pub signature: Option<String>,
-    /// Report format. Default: table on a terminal, markdown otherwise.
+    /// Report format. Default: what --output's extension names, else table on a terminal and
+    /// markdown otherwise.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Write the report to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
+    /// Write the report to FILE (atomically) instead of stdout; its extension (.md, .json,
+    /// .html, .txt) picks the format when --format is not given.
+    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Exit 0 even when the store does not hold the whole window yet (otherwise 9). The report
     /// says so in its first line either way.
@@ -55,9 +57,11 @@ pub struct ReportArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
+    // Before the store is read: a --format the --output name contradicts fails at once.
+    let output = ReportOutput::resolve(args.format, args.output.clone(), global.color)?;
     let repo = match args.target.target()? {
         Some(Target::One(repo)) => repo,
-        Some(Target::Many(many)) => return run_many(global, &args, &many),
+        Some(Target::Many(many)) => return run_many(global, &args, &many, &output),
         None => unreachable!("clap requires --repo or --org"),
     };
     let loaded = load_repo_from_store(
@@ -73,8 +77,7 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
         );
     }
     let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
-    ReportOutput::resolve(args.format, args.output.clone(), global.color)
-        .write(|out, format, options| report::render(&data, format, options, out))?;
+    output.write(|out, format, options| report::render(&data, format, options, out))?;
     Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,
@@ -83,15 +86,19 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
 }
 
 /// Several repositories: each one's report from the store, combined.
-fn run_many(global: &GlobalArgs, args: &ReportArgs, many: &Many) -> Result<u8, CliError> {
+fn run_many(
+    global: &GlobalArgs,
+    args: &ReportArgs,
+    many: &Many,
+    output: &ReportOutput,
+) -> Result<u8, CliError> {
     let org = pipeline::many::report(
         many,
         &args.stored,
         args.signature.as_deref(),
         "flakestat report",
     )?;
-    ReportOutput::resolve(args.format, args.output.clone(), global.color)
-        .write(|out, format, options| report::render_org(&org, format, options, out))?;
+    output.write(|out, format, options| report::render_org(&org, format, options, out))?;
     Ok(pipeline::incomplete_exit(
         global,
         &org.combined.completeness,

@@ -118,22 +118,23 @@ pub fn resolve_repo(
     }
 }
 
-/// What "now" is: `--now` (RFC 3339) where the command has it, else the replay's, else the
-/// clock to the second.
+/// What "now" is: `--until` (a `WHEN`, measured from the clock or the replay's present) where
+/// the command has it, else the replay's present, else the clock.
 pub fn resolve_now(
-    flag: Option<&str>,
+    until: Option<&str>,
     replay: Option<&super::source::Replay>,
 ) -> Result<crate::model::Timestamp, CliError> {
-    match (flag, replay) {
-        (Some(text), _) => Ok(chrono::DateTime::parse_from_rfc3339(text.trim())
-            .map_err(|_| {
-                CliError::Invalid(format!(
-                    "--now {text:?} is not an RFC 3339 datetime (2026-08-02T06:30:00Z)"
-                ))
-            })?
-            .to_utc()),
-        (None, Some(ds)) => Ok(ds.now()),
-        (None, None) => Ok(super::when::now_to_the_second()),
+    let clock = match replay {
+        Some(ds) => ds.now(),
+        None => super::when::now_to_the_second(),
+    };
+    match until {
+        Some(text) => Ok(super::when::parse_when(
+            text,
+            super::when::Bound::Until,
+            clock,
+        )?),
+        None => Ok(clock),
     }
 }
 

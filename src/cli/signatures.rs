@@ -16,10 +16,16 @@ use crate::signatures::check::check;
 use crate::signatures::import::import_pytorch;
 use crate::signatures::resolve_dir;
 
+pub(super) const SIGNATURES_EXAMPLES: &str = "\
+Examples:
+  flakestat signatures check --signatures signatures/
+  flakestat signatures audit --repo NVIDIA/cuda-python --since 30d
+  flakestat signatures import --format pytorch -o signatures/ ruleset.toml";
+
 const CHECK_EXAMPLES: &str = "\
 Examples:
   flakestat signatures check
-  flakestat signatures check signatures/ --allow-overlaps";
+  flakestat signatures check --signatures signatures/ --allow-overlaps";
 
 const AUDIT_EXAMPLES: &str = "\
 Examples:
@@ -29,8 +35,8 @@ Examples:
 
 const IMPORT_EXAMPLES: &str = "\
 Examples:
-  flakestat signatures import --format pytorch --out signatures/ ruleset.toml
-  flakestat signatures import --format pytorch --out signatures/ --force \\
+  flakestat signatures import --format pytorch -o signatures/ ruleset.toml
+  flakestat signatures import --format pytorch -o signatures/ --force \\
       ruleset.toml";
 
 #[derive(Debug, Subcommand)]
@@ -40,7 +46,11 @@ pub enum SignaturesCommand {
     #[command(after_help = CHECK_EXAMPLES)]
     Check {
         /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
-        #[arg(value_name = "DIR")]
+        #[arg(long, value_name = "DIR")]
+        signatures: Option<PathBuf>,
+        /// The folder as an argument, as before `--signatures` was spelled the same in every
+        /// command: kept, hidden, so scripts keep working.
+        #[arg(value_name = "DIR", hide = true, conflicts_with = "signatures")]
         dir: Option<PathBuf>,
         /// Report overlapping signatures without failing.
         #[arg(long)]
@@ -57,8 +67,9 @@ pub enum SignaturesCommand {
         #[arg(long, value_enum)]
         format: ImportFormat,
         /// Folder to write the signature files into (created if missing).
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        // `--out` was its name before every command wrote with `-o/--output`: kept, hidden.
+        #[arg(short, long, value_name = "DIR", alias = "out")]
+        output: PathBuf,
         /// Overwrite signature files that already exist.
         #[arg(long)]
         force: bool,
@@ -92,28 +103,29 @@ pub enum ImportFormat {
 pub fn run(global: &GlobalArgs, cmd: SignaturesCommand) -> Result<u8, CliError> {
     match cmd {
         SignaturesCommand::Check {
+            signatures,
             dir,
             allow_overlaps,
-        } => run_check(global, dir, allow_overlaps),
+        } => run_check(global, signatures.or(dir), allow_overlaps),
         SignaturesCommand::Audit(args) => run_audit(global, *args),
         SignaturesCommand::Import {
             format: ImportFormat::Pytorch,
-            out,
+            output,
             force,
             file,
-        } => run_import(global, file, out, force),
+        } => run_import(global, file, output, force),
     }
 }
-
-/// `signatures check DIR` names its folder as an argument, not with `--signatures`.
-const CHECK_DIR_HINT: &str = ", or name the right folder";
 
 fn run_check(
     global: &GlobalArgs,
     dir: Option<PathBuf>,
     allow_overlaps: bool,
 ) -> Result<u8, CliError> {
-    let signatures = Signatures::load_from(resolve_dir(dir.as_deref()), CHECK_DIR_HINT)?;
+    let signatures = Signatures::load_from(
+        resolve_dir(dir.as_deref()),
+        super::error::SIGNATURES_FLAG_HINT,
+    )?;
     let source = &signatures.source;
     let report = check(&signatures.set);
     let stdout = std::io::stdout();
@@ -288,7 +300,7 @@ fn run_import(
             .collect();
         if !existing.is_empty() {
             return Err(CliError::Invalid(format!(
-                "{} signature files already exist (first: {}); pass --force to overwrite them, or choose another --out",
+                "{} signature files already exist (first: {}); pass --force to overwrite them, or choose another --output",
                 existing.len(),
                 existing[0]
             )));
@@ -301,7 +313,7 @@ fn run_import(
     }
     if !global.quiet {
         eprintln!(
-            "imported {} signatures into {}; check them with `flakestat signatures check {}`",
+            "imported {} signatures into {}; check them with `flakestat signatures check --signatures {}`",
             imported.len(),
             out.display(),
             out.display()

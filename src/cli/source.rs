@@ -84,11 +84,13 @@ pub struct SourceArgs {
     /// Signature files. Default: ./signatures if present, else the bundled set.
     #[arg(long, value_name = "DIR")]
     pub signatures: Option<PathBuf>,
-    /// Report format. Default: table on a terminal, markdown otherwise.
+    /// Report format. Default: what --output's extension names, else table on a terminal and
+    /// markdown otherwise.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Write the report to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
+    /// Write the report to FILE (atomically) instead of stdout; its extension (.md, .json,
+    /// .html, .txt) picks the format when --format is not given.
+    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
     #[arg(long, value_name = "N", default_value_t = 5, hide = true)]

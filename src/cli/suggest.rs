@@ -22,7 +22,7 @@ const EXAMPLES: &str = "\
 Examples:
   flakestat suggest --repo NVIDIA/cuda-python --since 30d
   flakestat suggest --repo NVIDIA/cuda-python --since 2026-06-15 \\
-      --write drafts/ --min-jobs 3
+      -o drafts/ --min-jobs 3
 
 Reads only the store that `flakestat survey` filled. Each draft claims one group of unclassified
 jobs (see the report's unclassified groups); review it, rename it, add `paths` and `issue`, and
@@ -34,8 +34,9 @@ pub struct SuggestArgs {
     #[command(flatten)]
     pub window: WindowArgs,
     /// Write each draft to DIR/<id>.toml (created if missing) instead of printing them.
-    #[arg(long, value_name = "DIR")]
-    pub write: Option<PathBuf>,
+    // `--write` was its name before every command wrote with `-o/--output`: kept, hidden.
+    #[arg(short, long, value_name = "DIR", alias = "write")]
+    pub output: Option<PathBuf>,
     /// Only groups of at least N jobs get a draft.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_jobs: u64,
@@ -48,7 +49,7 @@ pub fn run(global: &GlobalArgs, args: SuggestArgs) -> Result<u8, CliError> {
     let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);
     // Keep only drafts that pass `signatures check` with the signatures in use.
     let (passed, rejected) = checked(drafts, &loaded.signatures.specs);
-    write_drafts(args.write.as_deref(), &passed)?;
+    write_drafts(args.output.as_deref(), &passed)?;
     if !global.quiet {
         say_summary(&args, &data, &passed, &skipped, &rejected);
     }
@@ -86,7 +87,7 @@ fn claimed_lines(snapshot: &Snapshot) -> Vec<ClaimedLine> {
     claimed
 }
 
-/// Each draft to `DIR/<id>.toml` with `--write DIR`, else all of them on stdout.
+/// Each draft to `DIR/<id>.toml` with `--output DIR`, else all of them on stdout.
 fn write_drafts(dir: Option<&Path>, passed: &[(Draft, String)]) -> Result<(), CliError> {
     let Some(dir) = dir else {
         let mut out = String::new();
@@ -122,7 +123,7 @@ fn say_summary(
         "flakestat: {} draft signature(s) for {jobs} of {} unclassified job(s){}",
         passed.len(),
         data.jobs_unclassified,
-        args.write
+        args.output
             .as_ref()
             .map(|d| format!(", written to {}", d.display()))
             .unwrap_or_default()

@@ -108,7 +108,7 @@ impl Settings<Target> {
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
         let wait = settings::parse_wait(&args.wait)?;
         let output =
-            ReportOutput::resolve(args.source.format, args.source.output.clone(), global.color);
+            ReportOutput::resolve(args.source.format, args.source.output.clone(), global.color)?;
         Ok(Settings {
             replay,
             repo,

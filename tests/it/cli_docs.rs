@@ -45,7 +45,7 @@ fn the_man_page_names_every_command_and_each_command_has_a_page_with_its_flags()
 
     let dir = tempfile::tempdir().unwrap();
     let into = dir.path().join("man1");
-    let out = flakestat(&["man", "--dir", into.to_str().unwrap()]);
+    let out = flakestat(&["man", "-o", into.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -91,4 +91,78 @@ fn completions_know_every_command() {
         }
         assert!(script.contains("since"), "{shell}: a flag of survey");
     }
+}
+
+/// Every command and subcommand, as `flakestat --help` and `flakestat signatures --help` list them.
+fn every_command() -> Vec<Vec<String>> {
+    let mut all: Vec<Vec<String>> = commands().into_iter().map(|c| vec![c]).collect();
+    let help = String::from_utf8(flakestat(&["signatures", "--help"]).stdout).unwrap();
+    for sub in help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+    {
+        all.push(vec!["signatures".into(), sub.into()]);
+    }
+    assert!(all.len() >= 11, "{all:?}");
+    all
+}
+
+#[test]
+fn every_help_has_examples_global_options_apart_and_one_spelling_of_each_flag() {
+    let writers = [
+        "classify",
+        "survey",
+        "report",
+        "export",
+        "nightly",
+        "suggest",
+        "signatures import",
+        "man",
+    ];
+    let readers = [
+        "classify",
+        "survey",
+        "report",
+        "export",
+        "nightly",
+        "suggest",
+        "signatures check",
+        "signatures audit",
+    ];
+    for command in every_command() {
+        let name = command.join(" ");
+        let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+        args.push("--help");
+        let out = flakestat(&args);
+        assert!(out.status.success(), "{name}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            help.contains("\nExamples:\n  flakestat "),
+            "{name}:\n{help}"
+        );
+        let global = help
+            .split("\nGlobal options:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name}: no Global options heading:\n{help}"));
+        assert!(
+            global.contains("--quiet") && global.contains("--color"),
+            "{name}"
+        );
+        if writers.contains(&name.as_str()) {
+            assert!(help.contains("  -o, --output <"), "{name}:\n{help}");
+        }
+        if readers.contains(&name.as_str()) {
+            assert!(help.contains("      --signatures <DIR>"), "{name}:\n{help}");
+        }
+        for old in ["--out ", "--write ", "--dir ", "--now "] {
+            assert!(!help.contains(old), "{name} shows {old}:\n{help}");
+        }
+    }
+    let nightly = String::from_utf8(flakestat(&["nightly", "--help"]).stdout).unwrap();
+    assert!(nightly.contains("      --until <WHEN>"), "{nightly}");
 }

@@ -462,14 +462,14 @@ fn malformed_flags_are_invalid_input_and_name_the_flag() {
         (&["--since", "yesterday"], "--since"),
         (&["--baseline", "fortnight"], "--baseline"),
         (&["--since", "2d", "--baseline", "2026-08-01"], "--baseline"),
-        (&["--now", "tomorrow"], "--now"),
+        (&["--until", "tomorrow"], "--until"),
         (&["--wait", "5 minutes"], "--wait"),
         (&["--post-comment", "NVIDIA/cuda-python"], "--post-comment"),
     ];
     for (extra, flag) in cases {
         let mut args = vec!["nightly", "--repo", REPO, "--cache-dir", cache_dir];
-        if !extra.contains(&"--now") {
-            args.extend(["--now", "2026-07-31T00:00:00Z"]);
+        if !extra.contains(&"--until") {
+            args.extend(["--until", "2026-07-31T00:00:00Z"]);
         }
         args.extend(extra);
         let out = run(&mut flakestat(&args));

@@ -258,3 +258,55 @@ fn a_configured_pattern_names_the_dimensions() {
     assert_eq!(interpreters, PYTHONS.iter().collect::<Vec<_>>());
     assert!(dims["os"].contains_key("win-64"));
 }
+
+#[test]
+fn the_output_name_picks_the_format_or_a_mismatch_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    story_in_store(dir.path());
+    let window = ["--repo", REPO, "--since", SINCE, "--until", UNTIL];
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report"];
+        args.extend(window);
+        args.extend(extra);
+        flakestat(dir.path(), &args)
+    };
+    for (name, starts) in [
+        ("flakes.json", "{"),
+        ("flakes.html", "<!DOCTYPE html>"),
+        ("flakes.md", "# CI failures"),
+        ("flakes.txt", "CI failures"),
+    ] {
+        let file = dir.path().join(name);
+        let out = report(&["-o", file.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {out:?}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with(starts), "{name}: {}", &text[..80]);
+    }
+    // --format wins where the name says nothing, or agrees.
+    let file = dir.path().join("flakes.report");
+    assert!(
+        report(&["--format", "json", "-o", file.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with('{'));
+    let file = dir.path().join("notes.txt");
+    assert!(
+        report(&["--format", "markdown", "-o", file.to_str().unwrap()])
+            .status
+            .success()
+    );
+    // A name that contradicts --format: exit 3, one line naming both, no file.
+    let file = dir.path().join("flakes.html");
+    std::fs::remove_file(&file).unwrap();
+    let out = report(&["--format", "json", "--output", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--format json does not match --output")
+            && err.contains("flakes.html, a name for html"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!file.exists());
+}

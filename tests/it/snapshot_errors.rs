@@ -225,14 +225,14 @@ fn malformed_times_and_names_exit_3() {
         t,
     );
     check(
-        "nightly_bad_now",
+        "nightly_bad_until",
         3,
         &[
             "nightly",
             "--repo",
             REPO,
             "--offline",
-            "--now",
+            "--until",
             "tomorrow",
             "--cache-dir",
             cache,
@@ -248,7 +248,7 @@ fn malformed_times_and_names_exit_3() {
             "--repo",
             REPO,
             "--offline",
-            "--now",
+            "--until",
             "2026-06-02T00:00:00Z",
             "--since",
             "2026-06-03",
@@ -322,7 +322,7 @@ fn broken_signatures_and_config_exit_3() {
     check(
         "signatures_check_broken",
         3,
-        &["signatures", "check", broken_s],
+        &["signatures", "check", "--signatures", broken_s],
         None,
         t,
     );
@@ -349,7 +349,12 @@ fn broken_signatures_and_config_exit_3() {
     check(
         "signatures_check_failing_examples",
         3,
-        &["signatures", "check", failing.to_str().unwrap()],
+        &[
+            "signatures",
+            "check",
+            "--signatures",
+            failing.to_str().unwrap(),
+        ],
         None,
         t,
     );
@@ -419,7 +424,7 @@ fn broken_signatures_and_config_exit_3() {
             "import",
             "--format",
             "pytorch",
-            "--out",
+            "--output",
             into.to_str().unwrap(),
             not_rules.to_str().unwrap(),
         ],
@@ -898,7 +903,7 @@ fn import_onto_existing_files() {
         "import",
         "--format",
         "pytorch",
-        "--out",
+        "--output",
         into.to_str().unwrap(),
         "fixtures/pytorch/ruleset.toml",
     ];

@@ -211,7 +211,7 @@ fn nightly_in_every_format() {
                 "nightly",
                 "--replay",
                 "fixtures/cuda-python-flake",
-                "--now",
+                "--until",
                 "2026-07-17T00:00:00Z",
                 "--signatures",
                 "signatures",
@@ -237,7 +237,7 @@ fn nightly_with_a_rising_signature() {
                 "nightly",
                 "--replay",
                 "fixtures/cuda-python-flake",
-                "--now",
+                "--until",
                 "2026-07-19T00:00:00Z",
                 "--since",
                 "2d",
@@ -265,7 +265,7 @@ fn nightly_comment_dry_run() {
         "nightly",
         "--replay",
         "fixtures/cuda-python-flake",
-        "--now",
+        "--until",
         "2026-07-19T00:00:00Z",
         "--since",
         "2d",
@@ -320,7 +320,7 @@ fn signatures_check_of_the_shipped_set() {
     snapshot_settings(&[]).bind(|| {
         insta::assert_snapshot!(
             "signatures_check_shipped",
-            expect(0, &["signatures", "check", "signatures"])
+            expect(0, &["signatures", "check", "--signatures", "signatures"])
         );
     });
 }
@@ -335,7 +335,7 @@ fn signatures_import_of_the_pytorch_ruleset() {
         "import",
         "--format",
         "pytorch",
-        "--out",
+        "--output",
         into.to_str().unwrap(),
         "fixtures/pytorch/ruleset.toml",
     ];
@@ -376,7 +376,7 @@ fn man_pages() {
     let dir = out.path().join("man");
     snapshot_settings(&[(out.path(), "[OUT]")]).bind(|| {
         insta::assert_snapshot!("man", expect(0, &["man"]));
-        let text = expect(0, &["man", "--dir", dir.to_str().unwrap()]);
+        let text = expect(0, &["man", "--output", dir.to_str().unwrap()]);
         let mut files: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -127,7 +127,7 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
         bundled.to_str().unwrap(),
         "--min-jobs",
         "1",
-        "--write",
+        "--output",
         drafts.to_str().unwrap(),
     ]);
     ok(&out);
