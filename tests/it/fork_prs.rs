@@ -301,3 +301,161 @@ fn a_merged_pr_branch_head_dated_before_the_culprit_still_includes_it() {
     assert_eq!(window.starts_at, "merge");
     assert_eq!(window.runs, expected::RUNS_AFTER_MERGE as u64);
 }
+
+/// Issue #23, item 1: long-lived PR branches (`stale_branches = true`) forked from `main` a
+/// week before #2371 keep their hit runs after it. In mirror style those runs test the branch
+/// as pushed, without #2371: no merge is in every hit run. The report keeps the suspects,
+/// ranked as when one fits, with the hit runs that contain and lack each; names #2371 as the
+/// best fit, not blamed; says which hit runs lack it and what they test; and counts the impact
+/// from the first hit. In GitHub's style the same runs test the PR merged into `main`, #2371
+/// is placed, and the related PRs' runs (#2371's own among them) are left out the same way in
+/// both: the clean runs before the first hit are equal.
+#[test]
+fn long_lived_branches_lacking_the_culprit_keep_the_suspects_and_blame_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let story = |style: &str| {
+        let d = dir.path().join(style);
+        std::fs::create_dir_all(&d).unwrap();
+        common::story_with(
+            &d,
+            &format!("pr_style = \"{style}\"\nstale_branches = true\n"),
+        )
+    };
+    let (mirror, github) = (story("mirror"), story("github"));
+    let ds = Dataset::load(&mirror).unwrap();
+    let culprit = ds
+        .pulls
+        .iter()
+        .find(|p| p.number == CULPRIT_PR)
+        .and_then(|p| p.merge_commit_sha.clone())
+        .unwrap();
+    // From the construction: the flake's hit runs whose commit lacks #2371's merge.
+    let flaky = |r: &flakestat::fake::FakeRun| {
+        r.all_jobs().iter().any(|j| {
+            j.is_failed()
+                && matches!(ds.logs.get(&j.id), Some(FakeLog::Text(l)) if l.contains(FLAKE_MESSAGE))
+        })
+    };
+    let mut lacking: Vec<u64> = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at > t(expected::CULPRIT_MERGED_AT) && flaky(r))
+        .filter(|r| !ds.ancestors(&r.run.head_sha).contains(&culprit))
+        .map(|r| r.run.id.0)
+        .collect();
+    lacking.sort_unstable();
+    assert!(!lacking.is_empty(), "the story has hit runs lacking #2371");
+
+    let cache = tempfile::tempdir().unwrap();
+    let (s, _) = survey(&["--replay", mirror.to_str().unwrap()], cache.path());
+    let b = s.bisection.as_ref().unwrap();
+    assert_eq!(b.verdict, "no_merge_in_every_hit_run", "{b:?}");
+    assert_eq!(b.reason, "no merge is in every hit run");
+    assert_eq!(b.pr, None, "no merge is blamed");
+    assert_eq!(b.first_hit_at, Some(t(expected::FIRST_HIT)));
+    let window = s.impact_window.as_ref().unwrap();
+    assert_eq!(
+        (window.starts_at.as_str(), window.start),
+        ("first_hit", t(expected::FIRST_HIT))
+    );
+    let top = &s.suspects[0];
+    assert_eq!(top.pr, Some(PrNumber(CULPRIT_PR)), "the best fit is kept");
+    assert_eq!(top.touches_paths, Some(true));
+    for x in &s.suspects {
+        let mut lacked = x.hit_runs_lacking.clone();
+        lacked.sort_unstable();
+        assert_eq!(lacked, lacking, "{:?}", x.pr);
+        assert_eq!(
+            (x.hit_runs_containing.len() + x.hit_runs_lacking.len()) as u64,
+            b.hits_after,
+            "{:?}",
+            x.pr
+        );
+    }
+    // What the runs lacking it test: their branch's merge base with main, from before #2371.
+    let named: Vec<u64> = b.lacking_top_suspect.iter().map(|r| r.run_id).collect();
+    assert_eq!(named, top.hit_runs_lacking);
+    for r in &b.lacking_top_suspect {
+        let base = r.merge_base.as_ref().expect("fork point fetched");
+        let base_at = r.merge_base_at.expect("dated");
+        assert!(base_at < t(expected::CULPRIT_MERGED_AT), "{r:?}");
+        let run = ds.runs.iter().find(|x| x.run.id.0 == r.run_id).unwrap();
+        assert!(
+            ds.ancestors(&run.run.head_sha)
+                .contains(&flakestat::model::Sha(base.clone()))
+        );
+        assert_eq!(r.branch, run.run.head_branch);
+        assert!(r.pr.is_some());
+    }
+    // #2371's own runs are related: left out, as in GitHub's style.
+    assert!(
+        s.excluded_runs.iter().any(|r| r.pr == PrNumber(CULPRIT_PR)),
+        "{:?}",
+        s.excluded_runs
+    );
+
+    let gh_cache = tempfile::tempdir().unwrap();
+    let (g, _) = survey(&["--replay", github.to_str().unwrap()], gh_cache.path());
+    let gb = g.bisection.as_ref().unwrap();
+    assert_eq!(gb.verdict, "placed", "{gb:?}");
+    assert_eq!(g.suspects[0].pr, Some(PrNumber(CULPRIT_PR)));
+    assert!(g.suspects.iter().all(|x| x.hit_runs_lacking.is_empty()));
+    assert_eq!(
+        gb.clean_runs_before_first_hit,
+        b.clean_runs_before_first_hit
+    );
+    assert_eq!(g.excluded_runs.len(), s.excluded_runs.len());
+    assert_eq!(g.clean_runs_before, clean_runs_before_the_merge(&ds));
+
+    // The prose: the best fit, the runs lacking it with their PR, branch and merge base, what
+    // that suggests, and that nothing is blamed.
+    let sigs = signatures();
+    let out = flakestat(&[
+        "report",
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        SINCE,
+        "--until",
+        "2026-08-02",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+        "--signatures",
+        sigs.to_str().unwrap(),
+        "--signature",
+        "wait-until-timeout",
+        "--format",
+        "markdown",
+    ]);
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    let first = &b.lacking_top_suspect[0];
+    let pr = first.pr.unwrap();
+    let base = first.merge_base.as_deref().unwrap();
+    assert!(
+        md.contains(&format!(
+            "No merge is in every hit run: #{CULPRIT_PR} fits best (merged 2026-07-15 16:52 UTC) \
+             but {} of {} ",
+            lacking.len(),
+            b.hits_after
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "#{pr} on pull-request/{pr} (merge base {} of ",
+            &base[..7]
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("a trigger outside the code (a runner image, a dependency released that day)"),
+        "{md}"
+    );
+    assert!(md.contains(&format!("#{CULPRIT_PR} is not blamed")), "{md}");
+    assert!(
+        md.contains("| Hit runs with it | Hit runs lacking it |"),
+        "{md}"
+    );
+    assert!(!md.contains("no merge fits the hits"), "{md}");
+}

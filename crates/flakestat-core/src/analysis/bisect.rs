@@ -8,7 +8,11 @@
 //!   With the hit rate `p` observed from the first hit on, seeing `k` clean runs that included M has
 //!   probability `(1 − p)^k` (each run a Bernoulli trial). A merge with many clean runs after it is
 //!   unlikely to be the culprit; one merged just before the first hit is likely.
-//! - **Contradiction.** A hit run that did not include M rules M out.
+//! - **Contradiction.** A hit run that did not include M rules M out, as long as some merge is
+//!   in every hit run. When none is (hit runs on long-lived branches forked before the merges
+//!   that fit), the merges are kept and ranked the same way, each with the hit runs that contain
+//!   and lack it, and none is blamed: the verdict says so, and which hit runs lack the best fit
+//!   and what they test (their merge base with the default branch).
 //! - **Relevance.** A merge that changed files matching the signature's `paths`, or the failing
 //!   tests themselves, is a priori more likely: its weight is multiplied by [`PATHS_WEIGHT`] and
 //!   [`TESTS_WEIGHT`]. Both kinds of evidence are reported, not only the ranking.
@@ -26,7 +30,8 @@
 //!
 //! Honest when there is no changepoint: too few hits to estimate a rate, or too few clean runs
 //! before the first hit to rule out that the flake predates the data, give a verdict that says so
-//! and pin nothing on a merge.
+//! and pin nothing on a merge. So does each way of finding no merge: none known, none before the
+//! first hit, every one with too many clean runs after it, none in every hit run.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,6 +76,8 @@ pub struct BisectRun {
     /// The PR the run tests, if any: such a run includes that PR's own change whatever its
     /// fork point.
     pub pr: Option<PrNumber>,
+    /// The run's branch, for saying which hit runs lack a merge.
+    pub branch: Option<String>,
     /// Some attempt of the run had a job matching the signature.
     pub hit: bool,
 }
@@ -117,6 +124,8 @@ pub struct Ancestry {
     /// Sha → (place on the first-parent chain, committed_at). Places are ordered like the
     /// chain: a merge at place `p` is contained by every commit placed at `p` or later.
     index: BTreeMap<Sha, (usize, Timestamp)>,
+    /// The commit at each even place (`chain[p]` at place `2p`).
+    chain: Vec<Sha>,
     fork_points: BTreeMap<Sha, Sha>,
 }
 
@@ -142,6 +151,7 @@ impl Ancestry {
                     .enumerate()
                     .map(|(i, c)| (c.sha.clone(), (i * 2, c.committed_at)))
                     .collect(),
+                chain: mainline.iter().map(|c| c.sha.clone()).collect(),
                 fork_points: fork_points.clone(),
             };
         }
@@ -162,8 +172,24 @@ impl Ancestry {
         }
         Ancestry {
             index,
+            chain: chain.into_iter().cloned().collect(),
             fork_points: fork_points.clone(),
         }
+    }
+
+    /// What a run on `head` tests of the default branch: the fork point (`compare`'s merge
+    /// base), or for a head the default branch's graph holds, the newest first-parent commit
+    /// it contains (itself when on the chain); with that commit's date when it is listed.
+    pub fn merge_base(&self, head: &Sha) -> Option<(Sha, Option<Timestamp>)> {
+        let base = match self.fork_points.get(head) {
+            Some(fork) => fork.clone(),
+            None => {
+                let &(place, _) = self.index.get(head)?;
+                self.chain.get(place / 2)?.clone()
+            }
+        };
+        let at = self.index.get(&base).map(|&(_, at)| at);
+        Some((base, at))
     }
 
     /// Whether the fork point of a run with this head sha is known, or the head itself is
@@ -278,9 +304,9 @@ pub const LOOKBACK_DAYS: i64 = 14;
 pub struct AncestryNeeds {
     /// Head shas of runs placed by their fork point that matter: runs of a signature's
     /// workflows from `LOOKBACK_DAYS` before its first hit up to it, and its hit runs, for the
-    /// signatures whose verdict depends on ancestry (placed, or no candidate).
+    /// signatures whose verdict depends on ancestry (placed, or no merge fits).
     pub heads: BTreeSet<Sha>,
-    /// Suspect merges whose changed files are unknown.
+    /// PRs whose changed files are unknown: suspects, merges a hit run lacks, hit runs' PRs.
     pub merge_files: BTreeSet<PrNumber>,
     /// Suspect direct pushes whose changed files are unknown.
     pub commit_files: BTreeSet<Sha>,
@@ -308,7 +334,15 @@ pub fn needs(
         let Some(b) = &report.bisection else {
             continue;
         };
-        for s in b.suspects.iter().filter(|s| s.touches_paths.is_none()) {
+        // A merge a hit run lacks is weighed too: whether it is related decides whether its
+        // PR's own runs count, in mirror style (where a `pull-request/<N>` run tests the PR's
+        // head as pushed) as in GitHub's, where the same merge is a suspect.
+        for s in b
+            .suspects
+            .iter()
+            .chain(&b.ruled_out_by_hit_runs)
+            .filter(|s| s.touches_paths.is_none())
+        {
             match s.pr {
                 Some(pr) => {
                     needs.merge_files.insert(pr);
@@ -318,15 +352,15 @@ pub fn needs(
                 }
             }
         }
-        // Verdicts reached before ancestry is consulted (too few hits, too little before the
-        // first hit) would not change with fork points: none are asked for them.
-        if !matches!(b.verdict, Verdict::Placed { .. } | Verdict::NoCandidate) {
-            continue;
-        }
         let Some(first_at) = b.first_hit_at else {
             continue;
         };
         let from = first_at - chrono::TimeDelta::days(LOOKBACK_DAYS);
+        // Verdicts reached before ancestry is consulted (too few hits, too little before the
+        // first hit) would not change with fork points: none are asked for them.
+        if !b.verdict.depends_on_ancestry() {
+            continue;
+        }
         let excluded: BTreeSet<RunId> = report.excluded_runs.iter().map(|r| r.run_id).collect();
         let hits: BTreeSet<RunId> = report.hits.iter().map(|h| h.run_id).collect();
         needs.heads.extend(
@@ -374,6 +408,13 @@ pub struct Suspect {
     pub posterior: f64,
     /// Clean runs before the first hit that did not include this merge.
     pub clean_runs_before: u64,
+    /// Hit runs (the first hit and every one after it, oldest first) that included it.
+    pub hit_runs_containing: Vec<RunId>,
+    /// Hit runs that did not include it: when some merge is in every hit run, a merge with any
+    /// is ruled out; when none is, the merges are listed with these.
+    pub hit_runs_lacking: Vec<RunId>,
+    /// Hit runs whose inclusion of it is unknown (fork point not known).
+    pub hit_runs_unknown: Vec<RunId>,
 }
 
 impl Suspect {
@@ -414,8 +455,17 @@ pub enum Verdict {
         clean_runs_before: u64,
         probability: f64,
     },
-    /// No merge is consistent with the hits (merge data missing or the flake is not from a merge).
-    NoCandidate,
+    /// No merge is known at all: no merged PR, no default-branch history.
+    NoMergedPrsKnown,
+    /// Merges are known, but none landed before the first hit.
+    NoMergeBeforeFirstHit,
+    /// Every merge before the first hit had too many clean runs after it to have brought the
+    /// flake (likelihood below [`RULED_OUT`]).
+    EveryMergeRuledOut,
+    /// Merges fit the clean runs, but none is in every hit run: the suspects are listed with
+    /// the hit runs that lack each, the best fit is not blamed (a trigger outside the code, or
+    /// a second cause on the branches that lack it), and the impact counts from the first hit.
+    NoMergeInEveryHitRun,
     /// Placed: the top suspect, "zero hits in `clean_runs_before` runs before it; had the flake
     /// been there, seeing none would have had probability `probability`".
     Placed {
@@ -424,6 +474,68 @@ pub enum Verdict {
         clean_runs_before: u64,
         probability: f64,
     },
+}
+
+impl Verdict {
+    /// Its name in JSON (`placed`, `no_merge_in_every_hit_run` …).
+    pub fn name(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// The reason, in words.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Verdict::NoHits => "the signature never hit",
+            Verdict::NotEnoughHits { .. } => "too few hits from the first hit on for a hit rate",
+            Verdict::PresentBeforeWindow { .. } => {
+                "too few clean runs before the first hit to say the flake was absent then, and \
+                 the first hit came as early as the hit rate predicts"
+            }
+            Verdict::TooRareToPlace { .. } => {
+                "too few clean runs before the first hit to say the flake was absent then"
+            }
+            Verdict::NoMergedPrsKnown => {
+                "no merged PR and no default-branch history are known to place it on"
+            }
+            Verdict::NoMergeBeforeFirstHit => "no known merge landed before the first hit",
+            Verdict::EveryMergeRuledOut => {
+                "every merge before the first hit had too many clean runs after it"
+            }
+            Verdict::NoMergeInEveryHitRun => "no merge is in every hit run",
+            Verdict::Placed { .. } => {
+                "the top suspect is in every hit run, and the clean runs before it make an \
+                 earlier start unlikely"
+            }
+        }
+    }
+
+    /// Whether fork points can change it: not when it was reached before merges are weighed.
+    pub fn depends_on_ancestry(&self) -> bool {
+        !matches!(
+            self,
+            Verdict::NoHits
+                | Verdict::NotEnoughHits { .. }
+                | Verdict::PresentBeforeWindow { .. }
+                | Verdict::TooRareToPlace { .. }
+        )
+    }
+}
+
+/// A hit run that lacks the best-fitting merge, and what it tests.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LackingRun {
+    pub run_id: RunId,
+    pub created_at: Timestamp,
+    pub pr: Option<PrNumber>,
+    pub branch: Option<String>,
+    pub head_sha: Sha,
+    /// Its merge base with the default branch, and that commit's date when listed; `None`
+    /// when unknown.
+    pub merge_base: Option<Sha>,
+    pub merge_base_at: Option<Timestamp>,
 }
 
 /// The whole result for one signature.
@@ -441,6 +553,12 @@ pub struct Bisection {
     pub verdict: Verdict,
     /// Minutes from the top suspect's merge to the first hit's run, when placed.
     pub minutes_after_top_suspect: Option<i64>,
+    /// When no merge is in every hit run: the hit runs that lack the top suspect (the best
+    /// fit, not blamed), oldest first.
+    pub lacking_top_suspect: Vec<LackingRun>,
+    /// When placed: the merges the clean runs leave in the running but a hit run lacks, ruled
+    /// out (not listed as suspects; their files are asked for all the same).
+    pub ruled_out_by_hit_runs: Vec<Suspect>,
 }
 
 impl Bisection {
@@ -471,6 +589,8 @@ pub fn bisect(
             suspects: Vec::new(),
             verdict: Verdict::NoHits,
             minutes_after_top_suspect: None,
+            lacking_top_suspect: Vec::new(),
+            ruled_out_by_hit_runs: Vec::new(),
         };
     };
     let (before, after): (Vec<&BisectRun>, Vec<&BisectRun>) = runs
@@ -490,12 +610,13 @@ pub fn bisect(
         suspects: Vec::new(),
         verdict: Verdict::NoHits,
         minutes_after_top_suspect: None,
+        lacking_top_suspect: Vec::new(),
+        ruled_out_by_hit_runs: Vec::new(),
     };
     if let Some(verdict) = unplaceable(hits_after, clean_before, p) {
         return Bisection { verdict, ..base };
     }
     let evidence = Evidence {
-        first,
         hits: &hits,
         before: &before,
         p,
@@ -504,30 +625,74 @@ pub fn bisect(
         failing_tests,
     };
     // Merges before the first hit, and the first hit's own PR when it hit before merging.
-    let weighed: Vec<(f64, Suspect)> = merges
+    let candidates: Vec<&Merge> = merges
         .iter()
         .filter(|m| m.merged_at < first.created_at || (m.pr.is_some() && first.pr == m.pr))
+        .collect();
+    if merges.is_empty() || candidates.is_empty() {
+        let verdict = if merges.is_empty() {
+            Verdict::NoMergedPrsKnown
+        } else {
+            Verdict::NoMergeBeforeFirstHit
+        };
+        return Bisection { verdict, ..base };
+    }
+    let weighed: Vec<(f64, Suspect)> = candidates
+        .into_iter()
         .filter_map(|merge| evidence.weigh(merge))
         .collect();
-    let suspects = rank(weighed);
-    let verdict = match suspects.first() {
-        None => Verdict::NoCandidate,
-        Some(top) => Verdict::Placed {
-            pr: top.pr,
-            clean_runs_before: top.clean_runs_before,
-            probability: (1.0 - p).powi(top.clean_runs_before as i32),
-        },
-    };
-    let minutes_after_top_suspect = match verdict {
-        Verdict::Placed { .. } => suspects
+    if weighed.is_empty() {
+        return Bisection {
+            verdict: Verdict::EveryMergeRuledOut,
+            ..base
+        };
+    }
+    // A hit run that lacks a merge rules it out, as long as some merge is in every hit run.
+    let (fitting, lacked): (Vec<_>, Vec<_>) = weighed
+        .into_iter()
+        .partition(|(_, s)| s.hit_runs_lacking.is_empty());
+    if fitting.is_empty() {
+        let suspects = rank(lacked);
+        let lacking_top_suspect = suspects
             .first()
-            .map(|top| (first.created_at - top.merged_at).num_minutes()),
-        _ => None,
+            .map(|top| {
+                hits.iter()
+                    .filter(|h| top.hit_runs_lacking.contains(&h.id))
+                    .map(|h| {
+                        let base = ancestry.merge_base(&h.head_sha);
+                        LackingRun {
+                            run_id: h.id,
+                            created_at: h.created_at,
+                            pr: h.pr,
+                            branch: h.branch.clone(),
+                            head_sha: h.head_sha.clone(),
+                            merge_base: base.as_ref().map(|(sha, _)| sha.clone()),
+                            merge_base_at: base.and_then(|(_, at)| at),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Bisection {
+            suspects,
+            verdict: Verdict::NoMergeInEveryHitRun,
+            lacking_top_suspect,
+            ..base
+        };
+    }
+    let suspects = rank(fitting);
+    let top = &suspects[0];
+    let verdict = Verdict::Placed {
+        pr: top.pr,
+        clean_runs_before: top.clean_runs_before,
+        probability: (1.0 - p).powi(top.clean_runs_before as i32),
     };
+    let minutes_after_top_suspect = Some((first.created_at - top.merged_at).num_minutes());
     Bisection {
         suspects,
         verdict,
         minutes_after_top_suspect,
+        ruled_out_by_hit_runs: rank(lacked),
         ..base
     }
 }
@@ -555,10 +720,9 @@ fn unplaceable(hits_after: u64, clean_before: u64, p: f64) -> Option<Verdict> {
     })
 }
 
-/// What a merge is weighed against: the first hit, the later hits, the clean runs before the
+/// What a merge is weighed against: the hits (the first one included), the clean runs before the
 /// first hit, the hit rate `p`, and what the merge's files are compared with.
 struct Evidence<'a> {
-    first: &'a BisectRun,
     hits: &'a [&'a BisectRun],
     before: &'a [&'a BisectRun],
     p: f64,
@@ -568,17 +732,18 @@ struct Evidence<'a> {
 }
 
 impl Evidence<'_> {
-    /// The merge as a suspect with its unnormalized weight, or `None` when a hit run lacks it
-    /// or too many clean runs had it.
+    /// The merge as a suspect with its unnormalized weight and the hit runs that contain and
+    /// lack it, or `None` when too many clean runs had it.
     fn weigh(&self, merge: &Merge) -> Option<(f64, Suspect)> {
         let ancestry = self.ancestry;
-        if ancestry.includes(self.first, merge) == Some(false)
-            || self
-                .hits
-                .iter()
-                .any(|h| ancestry.includes(h, merge) == Some(false))
-        {
-            return None;
+        let (mut containing, mut lacking, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
+        // `hits` holds the first hit, oldest first.
+        for h in self.hits {
+            match ancestry.includes(h, merge) {
+                Some(true) => containing.push(h.id),
+                Some(false) => lacking.push(h.id),
+                None => unknown.push(h.id),
+            }
         }
         let (mut after_k, mut unknown_k, mut before_k) = (0u64, 0u64, 0u64);
         for run in self.before {
@@ -626,6 +791,9 @@ impl Evidence<'_> {
                 likelihood,
                 posterior: 0.0,
                 clean_runs_before: before_k,
+                hit_runs_containing: containing,
+                hit_runs_lacking: lacking,
+                hit_runs_unknown: unknown,
             },
         ))
     }
@@ -691,6 +859,7 @@ mod tests {
             head_sha: sha(1_000_000 + id),
             placement: RunPlacement::ByCreationTime,
             pr: None,
+            branch: None,
             hit,
         }
     }
@@ -914,6 +1083,7 @@ mod tests {
                     head_sha: side_head.clone(),
                     placement: RunPlacement::ForkPoint,
                     pr: None,
+                    branch: None,
                     hit: false,
                 });
             } else {
@@ -943,37 +1113,128 @@ mod tests {
         assert_eq!(two.unknown_runs_after, 7);
     }
 
-    #[test]
-    fn a_hit_run_without_the_merge_rules_it_out() {
-        let mainline = vec![
-            MainlineCommit {
-                sha: sha(1),
-                committed_at: t(0),
-                title: String::new(),
-                files: None,
-            },
-            MainlineCommit {
-                sha: sha(2),
-                committed_at: t(10),
-                title: String::new(),
-                files: None,
-            },
-        ];
+    /// Main: c1 (hour 0) → #38 (hour 38) → #39 (hour 39); PR runs every hour, every fifth hits
+    /// from hour 40 on; one more hit at hour 45 on a branch forked from `fork`.
+    fn one_old_branch_hit(fork: Sha) -> (Vec<BisectRun>, Vec<Merge>, Ancestry) {
+        let commit = |n: u64, h: i64| MainlineCommit {
+            sha: sha(n),
+            committed_at: t(h),
+            title: String::new(),
+            files: None,
+        };
+        let mainline = vec![commit(1, 0), commit(38, 38), commit(39, 39)];
         let old = sha(500);
-        let ancestry = Ancestry::new(&mainline, &BTreeMap::from([(old.clone(), sha(1))]));
+        let ancestry = Ancestry::new(&mainline, &BTreeMap::from([(old.clone(), fork)]));
         let mut runs = hourly(0, 100, 40);
         runs.push(BisectRun {
             id: RunId(5000),
             created_at: t(45),
             head_sha: old,
             placement: RunPlacement::ForkPoint,
-            pr: None,
+            pr: Some(PrNumber(77)),
+            branch: Some("pull-request/77".into()),
             hit: true,
         });
-        let merges = vec![merge(2, 10, &[])];
-        let b = bisect(&runs, &merges, &ancestry, &globs(&[]), &[]);
-        assert!(b.suspects.is_empty());
-        assert_eq!(b.verdict, Verdict::NoCandidate);
+        let merges = vec![merge(38, 38, &["src/graph/a.py"]), merge(39, 39, &[])];
+        (runs, merges, ancestry)
+    }
+
+    #[test]
+    fn a_hit_run_without_the_merge_rules_it_out_when_another_is_in_every_hit_run() {
+        // The old branch holds #38, not #39: #39 is ruled out, #38 placed.
+        let (runs, merges, ancestry) = one_old_branch_hit(sha(38));
+        let b = bisect(&runs, &merges, &ancestry, &globs(&["src/graph/**"]), &[]);
+        let prs: Vec<Option<PrNumber>> = b.suspects.iter().map(|s| s.pr).collect();
+        assert_eq!(prs, [Some(PrNumber(38))]);
+        assert!(
+            matches!(b.verdict, Verdict::Placed { .. }),
+            "{:?}",
+            b.verdict
+        );
+        assert!(b.suspects[0].hit_runs_lacking.is_empty());
+        assert_eq!(b.suspects[0].hit_runs_containing.len() as u64, b.hits_after);
+        assert!(b.lacking_top_suspect.is_empty());
+        // Kept apart, so that its files are asked for like a suspect's.
+        let out: Vec<Option<PrNumber>> = b.ruled_out_by_hit_runs.iter().map(|s| s.pr).collect();
+        assert_eq!(out, [Some(PrNumber(39))]);
+        assert_eq!(b.ruled_out_by_hit_runs[0].hit_runs_lacking, [RunId(5000)]);
+    }
+
+    #[test]
+    fn when_no_merge_is_in_every_hit_run_the_merges_are_kept_with_the_runs_lacking_them() {
+        // The old branch forks from c1: it lacks both merges. Both are kept, ranked as when
+        // one fits (#38 touches the paths), and none is blamed.
+        let (runs, merges, ancestry) = one_old_branch_hit(sha(1));
+        let b = bisect(&runs, &merges, &ancestry, &globs(&["src/graph/**"]), &[]);
+        assert_eq!(b.verdict, Verdict::NoMergeInEveryHitRun);
+        assert_eq!(b.verdict.name(), "no_merge_in_every_hit_run");
+        let prs: Vec<Option<PrNumber>> = b.suspects.iter().map(|s| s.pr).collect();
+        assert_eq!(prs, [Some(PrNumber(38)), Some(PrNumber(39))]);
+        for s in &b.suspects {
+            assert_eq!(s.hit_runs_lacking, [RunId(5000)]);
+            assert_eq!(s.hit_runs_containing.len() as u64, b.hits_after - 1);
+            assert!(!s.hit_runs_containing.contains(&RunId(5000)));
+            assert!(s.hit_runs_unknown.is_empty());
+        }
+        assert_eq!(
+            b.first_hit,
+            Some(RunId(41)),
+            "the window keeps the first hit"
+        );
+        assert_eq!(b.minutes_after_top_suspect, None);
+        let lacking = &b.lacking_top_suspect;
+        assert_eq!(lacking.len(), 1);
+        assert_eq!(
+            (
+                lacking[0].run_id,
+                lacking[0].pr,
+                lacking[0].branch.as_deref(),
+                lacking[0].merge_base.clone(),
+                lacking[0].merge_base_at
+            ),
+            (
+                RunId(5000),
+                Some(PrNumber(77)),
+                Some("pull-request/77"),
+                Some(sha(1)),
+                Some(t(0))
+            )
+        );
+    }
+
+    #[test]
+    fn each_way_of_finding_no_merge_has_its_own_verdict() {
+        let runs = hourly(0, 200, 100);
+        let none = bisect(&runs, &[], &Ancestry::default(), &globs(&[]), &[]);
+        assert_eq!(none.verdict, Verdict::NoMergedPrsKnown);
+        let later = [merge(5, 150, &[])];
+        let b = bisect(&runs, &later, &Ancestry::default(), &globs(&[]), &[]);
+        assert_eq!(b.verdict, Verdict::NoMergeBeforeFirstHit);
+        let old = [merge(5, 10, &[])];
+        let b = bisect(&runs, &old, &Ancestry::default(), &globs(&[]), &[]);
+        assert_eq!(b.verdict, Verdict::EveryMergeRuledOut);
+        for b in [&none, &b] {
+            assert!(b.suspects.is_empty());
+            assert!(b.verdict.depends_on_ancestry());
+        }
+        let names: BTreeSet<String> = [
+            Verdict::NoMergedPrsKnown,
+            Verdict::NoMergeBeforeFirstHit,
+            Verdict::EveryMergeRuledOut,
+            Verdict::NoMergeInEveryHitRun,
+        ]
+        .iter()
+        .map(|v| v.name())
+        .collect();
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            [
+                "every_merge_ruled_out",
+                "no_merge_before_first_hit",
+                "no_merge_in_every_hit_run",
+                "no_merged_prs_known"
+            ]
+        );
     }
 
     #[test]
@@ -985,6 +1246,7 @@ mod tests {
             head_sha: sha(9_000 + hours as u64),
             placement: RunPlacement::ForkPoint,
             pr: None,
+            branch: None,
             hit: false,
         };
         let ancestry = Ancestry::default();
@@ -1020,6 +1282,7 @@ mod tests {
             head_sha: own_head,
             placement: RunPlacement::ForkPoint,
             pr: Some(PrNumber(2)),
+            branch: None,
             hit: false,
         });
         let b = bisect(&runs, &[merge(2, 60, &[])], &ancestry, &globs(&[]), &[]);
@@ -1087,6 +1350,7 @@ mod tests {
             head_sha: head,
             placement: RunPlacement::ForkPoint,
             pr: None,
+            branch: None,
             hit: true,
         };
         assert_eq!(graph.includes(&run(sha(31)), &culprit), Some(true));

@@ -709,6 +709,7 @@ fn first_occurrence(
                     &scene.config.pr_conventions,
                 ),
                 pr: scene.origin(run).pr(),
+                branch: run.head_branch.clone(),
                 hit,
             })
         })

@@ -200,7 +200,7 @@ pub mod wire {
         #[serde(default)]
         pub bisection: Option<Bisection>,
         /// Merges that may have introduced it, best first (empty unless `bisection.verdict` is
-        /// `placed`).
+        /// `placed`, or `no_merge_in_every_hit_run`, where none is blamed).
         #[serde(default)]
         pub suspects: Vec<Suspect>,
         pub excluded_runs: Vec<ExcludedRun>,
@@ -231,8 +231,12 @@ pub mod wire {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Bisection {
         /// `placed`, `present_before_window`, `too_rare_to_place`, `not_enough_hits`,
-        /// `no_candidate` or `no_hits`.
+        /// `no_merged_prs_known`, `no_merge_before_first_hit`, `every_merge_ruled_out`,
+        /// `no_merge_in_every_hit_run` or `no_hits`.
         pub verdict: String,
+        /// The verdict's reason, in words.
+        #[serde(default)]
+        pub reason: String,
         /// The first hit's run (before the survey window too) and when it was created.
         pub first_hit_run_id: Option<u64>,
         pub first_hit_at: Option<Timestamp>,
@@ -252,6 +256,23 @@ pub mod wire {
         /// Had the flake been there, the probability of seeing no hit in `clean_runs_before`
         /// runs: `(1 − p)^clean_runs_before`.
         pub probability: Option<f64>,
+        /// With `no_merge_in_every_hit_run`: the hit runs that lack the best-fitting merge
+        /// (`suspects[0]`, not blamed), oldest first, and what each tests.
+        #[serde(default)]
+        pub lacking_top_suspect: Vec<LackingRun>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct LackingRun {
+        pub run_id: u64,
+        pub created_at: Timestamp,
+        pub pr: Option<PrNumber>,
+        pub branch: Option<String>,
+        pub head_sha: String,
+        /// The run's merge base with the default branch; `null` when unknown.
+        pub merge_base: Option<String>,
+        /// That commit's date; `null` when unknown.
+        pub merge_base_at: Option<Timestamp>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -278,6 +299,16 @@ pub mod wire {
         pub likelihood: f64,
         /// Its share of the evidence (likelihood × prior weight of touching paths or tests).
         pub posterior: f64,
+        /// Hit runs (the first hit and each after it, oldest first) that included it.
+        #[serde(default)]
+        pub hit_runs_containing: Vec<u64>,
+        /// Hit runs that did not include it (empty when placed: a merge some hit run lacks is
+        /// ruled out as long as another is in every hit run).
+        #[serde(default)]
+        pub hit_runs_lacking: Vec<u64>,
+        /// Hit runs whose inclusion of it is unknown (fork point not known).
+        #[serde(default)]
+        pub hit_runs_unknown: Vec<u64>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -469,16 +500,16 @@ fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
             clean_runs_before,
             probability,
         } => (None, Some(*clean_runs_before), Some(*probability)),
-        Verdict::NoHits | Verdict::NotEnoughHits { .. } | Verdict::NoCandidate => {
-            (None, None, None)
-        }
+        Verdict::NoHits
+        | Verdict::NotEnoughHits { .. }
+        | Verdict::NoMergedPrsKnown
+        | Verdict::NoMergeBeforeFirstHit
+        | Verdict::EveryMergeRuledOut
+        | Verdict::NoMergeInEveryHitRun => (None, None, None),
     };
-    let verdict = serde_json::to_value(&b.verdict)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
-        .unwrap_or_default();
     wire::Bisection {
-        verdict,
+        verdict: b.verdict.name(),
+        reason: b.verdict.reason().to_string(),
         first_hit_run_id: b.first_hit.map(|r| r.0),
         first_hit_at: b.first_hit_at,
         pr,
@@ -489,6 +520,19 @@ fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
         clean_runs_before_first_hit: b.clean_runs_before_first_hit,
         clean_runs_before,
         probability,
+        lacking_top_suspect: b
+            .lacking_top_suspect
+            .iter()
+            .map(|r| wire::LackingRun {
+                run_id: r.run_id.0,
+                created_at: r.created_at,
+                pr: r.pr,
+                branch: r.branch.clone(),
+                head_sha: r.head_sha.0.clone(),
+                merge_base: r.merge_base.as_ref().map(|s| s.0.clone()),
+                merge_base_at: r.merge_base_at,
+            })
+            .collect(),
     }
 }
 
@@ -585,6 +629,9 @@ fn suspect(x: &analysis::bisect::Suspect) -> wire::Suspect {
         unknown_runs_after: x.unknown_runs_after,
         likelihood: x.likelihood,
         posterior: x.posterior,
+        hit_runs_containing: x.hit_runs_containing.iter().map(|r| r.0).collect(),
+        hit_runs_lacking: x.hit_runs_lacking.iter().map(|r| r.0).collect(),
+        hit_runs_unknown: x.hit_runs_unknown.iter().map(|r| r.0).collect(),
     }
 }
 

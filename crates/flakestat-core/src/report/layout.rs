@@ -11,7 +11,7 @@ use crate::analysis::{
     Completeness, DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart,
     ReportData, SignatureReport, UnclassifiedGroup,
 };
-use crate::model::{PrNumber, Repo, Timestamp};
+use crate::model::{PrNumber, Repo, RunId, Sha, Timestamp};
 
 #[path = "org_layout.rs"]
 pub mod org;
@@ -260,12 +260,85 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
             plural(*hits, "hit", "hits"),
             bisect::MIN_HITS
         ),
-        Verdict::NoCandidate => format!(
-            "no merge fits the hits (merged PRs unknown, or a hit run lacks every candidate)\
-             {run}; no merge named"
-        ),
+        Verdict::NoMergedPrsKnown
+        | Verdict::NoMergeBeforeFirstHit
+        | Verdict::EveryMergeRuledOut => {
+            format!("no merge named: {}{run}", b.verdict.reason())
+        }
+        Verdict::NoMergeInEveryHitRun => match b.suspects.first() {
+            Some(top) => no_merge_in_every_hit_run(b, top, &run),
+            None => format!("no merge named: {}{run}", b.verdict.reason()),
+        },
         Verdict::NoHits => return None,
     })
+}
+
+/// How many hit runs lacking a merge are named in prose; the rest are counted.
+const LACKING_NAMED: usize = 3;
+
+/// "#2375 on pull-request/2375", or "run N on BRANCH" for a run of no PR.
+fn run_named(pr: Option<PrNumber>, run: RunId, branch: Option<&str>) -> String {
+    let who = match pr {
+        Some(n) => format!("#{n}"),
+        None => format!("run {run}"),
+    };
+    match branch {
+        Some(b) => format!("{who} on {b}"),
+        None => who,
+    }
+}
+
+/// "no merge is in every hit run: #2371 fits best … but 3 of 16 hit runs lack it: …; #2371 is
+/// not blamed": the best fit, the hit runs that lack it and what they test, and what that
+/// suggests.
+fn no_merge_in_every_hit_run(b: &Bisection, top: &Suspect, run: &str) -> String {
+    let label = top.label();
+    let lacking = &b.lacking_top_suspect;
+    let mut named: Vec<String> = lacking
+        .iter()
+        .take(LACKING_NAMED)
+        .map(|r| {
+            let base = match (&r.merge_base, r.merge_base_at) {
+                (Some(sha), Some(at)) => format!("merge base {} of {}", short_sha(sha), date(at)),
+                (Some(sha), None) => format!("merge base {}", short_sha(sha)),
+                (None, _) => "merge base unknown".to_string(),
+            };
+            format!(
+                "{} ({base})",
+                run_named(r.pr, r.run_id, r.branch.as_deref())
+            )
+        })
+        .collect();
+    if lacking.len() > LACKING_NAMED {
+        named.push(format!("{} more", lacking.len() - LACKING_NAMED));
+    }
+    let unknown = match top.hit_runs_unknown.len() {
+        0 => String::new(),
+        n => format!(" ({n} more cannot be told)"),
+    };
+    let one = top.hit_runs_lacking.len() == 1;
+    format!(
+        "no merge is in every hit run: {label} fits best ({} {}) but {} of {} {} it{unknown}: \
+         {}; {} code from before {label}, which suggests a trigger outside the code (a runner \
+         image, a dependency released that day) or a second cause on {}; {label} is not \
+         blamed, and the impact counts from the first hit{run}",
+        top.verb(),
+        date(top.merged_at),
+        top.hit_runs_lacking.len(),
+        plural(b.hits_after, "hit run", "hit runs"),
+        if one { "lacks" } else { "lack" },
+        named.join(", "),
+        if one {
+            "that run tests"
+        } else {
+            "those runs test"
+        },
+        if one { "that branch" } else { "those branches" },
+    )
+}
+
+fn short_sha(sha: &Sha) -> String {
+    sha.0.chars().take(7).collect()
 }
 
 fn share(hit: u64, total: u64) -> String {
@@ -1302,12 +1375,20 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
     if b.suspects.is_empty() {
         return blocks;
     }
+    // No merge in every hit run: none is ruled out for a hit run lacking it, and each row
+    // says which hit runs do.
+    let no_fit = b.verdict == Verdict::NoMergeInEveryHitRun;
+    let lacked = if no_fit {
+        "No merge is in every hit run, so none is ruled out for a hit run lacking it: each is \
+         listed with the hit runs that lack it, and none is blamed"
+    } else {
+        "A hit run that lacked a merge rules it out"
+    };
     blocks.push(Block::Paragraph(vec![text(format!(
         "Hit rate from the first hit on: {} of {} runs ({}). For each merge before the first \
          hit, its likelihood is the chance of the clean runs that included it, (1 − p)^k; a \
          merge that changed files matching the paths weighs {}×, one that changed a failing \
-         test's file {}×. A hit run that lacked a merge rules it out; merges with likelihood \
-         below {} are not listed.",
+         test's file {}×. {lacked}; merges with likelihood below {} are not listed.",
         b.hits_after,
         b.runs_after,
         percent(b.hit_rate().map(|p| (p * 1000.0).round() / 10.0)),
@@ -1315,6 +1396,17 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
         bisect::TESTS_WEIGHT,
         bisect::RULED_OUT
     ))]));
+    // The PR and branch of each hit run, for naming those that lack a merge.
+    let hit_runs: std::collections::BTreeMap<RunId, (Option<PrNumber>, Option<&str>)> = s
+        .hits
+        .iter()
+        .map(|h| (h.run_id, (h.pr, h.branch.as_deref())))
+        .chain(
+            b.lacking_top_suspect
+                .iter()
+                .map(|r| (r.run_id, (r.pr, r.branch.as_deref()))),
+        )
+        .collect();
     let rows: Vec<Vec<Line>> = b
         .suspects
         .iter()
@@ -1323,7 +1415,32 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
             if x.unknown_runs_after > 0 {
                 after.push_str(&format!(" (+{} unknown)", x.unknown_runs_after));
             }
-            vec![
+            let mut hit_cells = Vec::new();
+            if no_fit {
+                hit_cells.push(vec![text(format!(
+                    "{} of {}",
+                    x.hit_runs_containing.len(),
+                    b.hits_after
+                ))]);
+                let mut named: Vec<String> = x
+                    .hit_runs_lacking
+                    .iter()
+                    .take(LACKING_NAMED)
+                    .map(|r| {
+                        let (pr, branch) = hit_runs.get(r).copied().unwrap_or((None, None));
+                        run_named(pr, *r, branch)
+                    })
+                    .collect();
+                if x.hit_runs_lacking.len() > LACKING_NAMED {
+                    named.push(format!("{} more", x.hit_runs_lacking.len() - LACKING_NAMED));
+                }
+                hit_cells.push(vec![text(if named.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("{}: {}", x.hit_runs_lacking.len(), named.join(", "))
+                })]);
+            }
+            let mut row = vec![
                 vec![Span::Link {
                     text: x.label(),
                     url: x.url.clone(),
@@ -1335,30 +1452,38 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
                 vec![text(after)],
                 vec![text(probability(x.likelihood))],
                 vec![text(format!("{:.0}%", x.posterior * 100.0))],
-            ]
+            ];
+            row.extend(hit_cells);
+            row
         })
         .collect();
     let n = rows.len();
+    let mut headers = vec![
+        // Direct pushes are listed by their commit.
+        if b.suspects.iter().all(|x| x.pr.is_some()) {
+            "PR"
+        } else {
+            "PR or commit"
+        },
+        "Title",
+        "Merged",
+        "Touches paths",
+        "Touches tests",
+        "Clean runs after",
+        "Likelihood",
+        "Share",
+    ];
+    let mut numeric = vec![false, false, false, false, false, true, true, true];
+    if no_fit {
+        headers.extend(["Hit runs with it", "Hit runs lacking it"]);
+        numeric.extend([false, false]);
+    }
     blocks.push(collapse(
         "Suspect merges",
         n,
         Block::Table(Table {
-            headers: vec![
-                // Direct pushes are listed by their commit.
-                if b.suspects.iter().all(|x| x.pr.is_some()) {
-                    "PR"
-                } else {
-                    "PR or commit"
-                },
-                "Title",
-                "Merged",
-                "Touches paths",
-                "Touches tests",
-                "Clean runs after",
-                "Likelihood",
-                "Share",
-            ],
-            numeric: vec![false, false, false, false, false, true, true, true],
+            headers,
+            numeric,
             rows,
         }),
     ));

@@ -221,6 +221,11 @@ pub struct ScenarioSpec {
     /// How PRs land on the default branch: `squash` (default) or `merge-commit`.
     #[serde(default)]
     pub merge_style: MergeStyle,
+    /// Long-lived PR branches (default off): the PRs opened before the culprit merged that have
+    /// a hit run after it keep pushing onto their old base instead of taking `main` in, so in
+    /// mirror style those hit runs test code that lacks the culprit. Which runs hit is unchanged.
+    #[serde(default)]
+    pub stale_branches: bool,
     /// Adds a PR labeler making 70 % of the runs, all green, one job each (default off):
     /// a busy repository's shape, with every figure of the report unchanged.
     #[serde(default)]
@@ -264,14 +269,21 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
         message: e.to_string(),
     })?;
     match spec.generator.as_str() {
-        "cuda-python-flake" => {
-            cuda_python::generate(dir, spec.seed, spec.pr_style, spec.merge_style).map(|mut ds| {
-                if spec.bot_workflow {
-                    ds.add_bot_workflow(BOT_PERCENT);
-                }
-                ds
-            })
-        }
+        "cuda-python-flake" => cuda_python::generate(
+            dir,
+            spec.seed,
+            cuda_python::Shape {
+                pr_style: spec.pr_style,
+                merge_style: spec.merge_style,
+                stale_branches: spec.stale_branches,
+            },
+        )
+        .map(|mut ds| {
+            if spec.bot_workflow {
+                ds.add_bot_workflow(BOT_PERCENT);
+            }
+            ds
+        }),
         other => Err(DatasetError::Invalid {
             path,
             message: format!("unknown generator `{other}` (known: cuda-python-flake)"),

@@ -695,15 +695,22 @@ const NOISE: &[NoiseSpec] = &[
 
 // ---- the generator ----
 
+/// The shape of a bundled story: how PR runs are triggered, how PRs land, and whether some PR
+/// branches stay on an old base (`scenario.toml`'s `pr_style`, `merge_style`, `stale_branches`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub pr_style: PrStyle,
+    pub merge_style: MergeStyle,
+    /// The PRs opened before [`CULPRIT_PR`] merged that have a hit run after it are long-lived
+    /// branches forked from `main` as it stood at [`STALE_BASE`], a week before, and never take
+    /// `main` in: in mirror style their hit runs lack the culprit and every merge near it.
+    pub stale_branches: bool,
+}
+
 /// Builds the scenario from the templates in `dir` (`logs/`, `tails/`) and `seed`.
-pub fn generate(
-    dir: &Path,
-    seed: u64,
-    pr_style: PrStyle,
-    merge_style: MergeStyle,
-) -> Result<Dataset, DatasetError> {
+pub fn generate(dir: &Path, seed: u64, shape: Shape) -> Result<Dataset, DatasetError> {
     let templates = load_templates(dir)?;
-    Ok(build(&templates, seed, pr_style, merge_style))
+    Ok(build(&templates, seed, shape))
 }
 
 struct Graph {
@@ -1106,7 +1113,63 @@ fn plan_fork(
 
 const FORK_TITLE: &str = "Graph teardown: drop the host-node trampoline before destroying the exec";
 
-fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -> Dataset {
+/// The PRs opened before the culprit merged whose flake hits include a run created after it:
+/// the long-lived branches of [`Shape::stale_branches`].
+fn stale_prs(prs: &[PrPlan], runs: &[RunPlan], plans: &[Vec<AttemptPlan>]) -> BTreeSet<u64> {
+    let merged = at(expected::CULPRIT_MERGED_AT);
+    let opened_before: BTreeSet<u64> = prs
+        .iter()
+        .filter(|p| p.created < merged)
+        .map(|p| p.number)
+        .collect();
+    runs.iter()
+        .zip(plans)
+        .filter(|(r, _)| matches!(r.kind, RunKind::PrPush | RunKind::PrEvent))
+        .filter(|(r, _)| r.created > merged)
+        .filter(|(_, attempts)| {
+            attempts
+                .iter()
+                .any(|a| a.values().any(|c| matches!(c, Cause::Flake(_))))
+        })
+        .filter_map(|(r, _)| r.pr)
+        .filter(|n| opened_before.contains(n))
+        .collect()
+}
+
+/// Where the long-lived branches of [`Shape::stale_branches`] fork from `main`.
+pub const STALE_BASE: &str = "2026-07-08T00:00:00Z";
+
+/// Puts every push of the `stale` PRs on `main` as it stood at [`STALE_BASE`]: rebased onto
+/// it (squash style), or committed on the branch without merging `main` in (merge-commit
+/// style). The shas stay, so the runs and their failures do too.
+fn keep_old_bases(
+    prs: &[PrPlan],
+    stale: &BTreeSet<u64>,
+    graph: &mut Graph,
+    merge_style: MergeStyle,
+) {
+    for pr in prs.iter().filter(|p| stale.contains(&p.number)) {
+        let base = graph.main_at(at(STALE_BASE));
+        let shas = graph.pushes[&pr.number].clone();
+        for (i, sha) in shas.iter().enumerate() {
+            let parents = if i > 0 && merge_style == MergeStyle::MergeCommit {
+                vec![shas[i - 1].clone()]
+            } else {
+                vec![base.clone()]
+            };
+            if let Some(commit) = graph.commits.iter_mut().find(|c| &c.sha == sha) {
+                commit.parents = parents;
+            }
+        }
+    }
+}
+
+fn build(t: &Templates, seed: u64, shape: Shape) -> Dataset {
+    let Shape {
+        pr_style,
+        merge_style,
+        stale_branches,
+    } = shape;
     let mut rng = Rng(seed);
     let repo = Repo {
         owner: "NVIDIA".into(),
@@ -1117,6 +1180,12 @@ fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -
     let runs = plan_runs(&prs, &graph, &mut rng);
     let jobs = matrix();
     let plans = plan_failures(&runs, &jobs, &mut rng);
+    let stale = if stale_branches {
+        stale_prs(&prs, &runs, &plans)
+    } else {
+        BTreeSet::new()
+    };
+    keep_old_bases(&prs, &stale, &mut graph, merge_style);
     let (fork_runs, fork_plans) = plan_fork(&mut graph, &jobs, seed);
     let pr_titles: BTreeMap<u64, (&str, &str)> = prs
         .iter()
@@ -1369,7 +1438,11 @@ fn build(t: &Templates, seed: u64, pr_style: PrStyle, merge_style: MergeStyle) -
             user: pr.user.clone(),
             base_ref: "main".into(),
             head_ref: pr.head_ref.clone(),
-            base_sha: graph.main_at(last_push),
+            base_sha: graph.main_at(if stale.contains(&pr.number) {
+                at(STALE_BASE)
+            } else {
+                last_push
+            }),
             head_sha: head_sha.clone(),
             created_at: pr.created,
             updated_at: pr.closed.unwrap_or(last_push) + TimeDelta::minutes(4),
