@@ -13,7 +13,7 @@ use super::GlobalArgs;
 use super::error::CliError;
 use super::pipeline::{self, load_from_store};
 use super::source::WindowArgs;
-use crate::analysis::{self, export::export};
+use crate::analysis::export::export;
 use crate::report::parquet;
 
 const EXAMPLES: &str = "\
@@ -22,6 +22,8 @@ Examples:
       --format parquet --output warehouse/
   flakestat export --repo NVIDIA/cuda-python --since 30d \\
       -o /data/flakestat/cuda-python
+  flakestat export --replay fixtures/cuda-python-flake --since 2026-06-15 \\
+      -o warehouse/
   duckdb -c \"SELECT signature, count(*) FROM 'warehouse/hits.parquet' \\
       WHERE counted GROUP BY 1\"
 
@@ -66,7 +68,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
-    let data = analysis::analyze(snapshot, infos, config);
+    let data = loaded.analyze();
     let tables = export(snapshot, infos, config, &data);
     let files = match args.format {
         ExportFormat::Parquet => parquet::render(&tables)

@@ -8,7 +8,7 @@
 //! zero; a bad `--api-url` or a store that cannot be written is an error like anywhere else.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use super::error::CliError;
@@ -30,15 +30,12 @@ pub struct GreenArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub green_sample: Option<u64>,
     /// No network: use only the green logs an earlier audit stored.
-    #[arg(long, conflicts_with_all = ["api_url", "replay"])]
+    #[arg(long, conflicts_with = "api_url")]
     pub offline: bool,
-    /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
-    #[arg(long, value_name = "URL")]
+    /// The API root (with --replay, which also serves the green sample, not allowed).
+    /// Default: GITHUB_API_URL, else https://api.github.com.
+    #[arg(long, value_name = "URL", conflicts_with = "replay")]
     pub api_url: Option<String>,
-    /// Download the green sample from a recorded dataset served by the built-in fake GitHub on
-    /// 127.0.0.1 (the dataset the store was surveyed from with `survey --replay`).
-    #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
-    pub replay: Option<PathBuf>,
     /// Send the token over plain http:// to a host that is not loopback.
     #[arg(long)]
     pub allow_insecure_http: bool,
@@ -59,6 +56,7 @@ pub(super) fn sample_green(
     global: &GlobalArgs,
     args: &GreenArgs,
     location: &StoreLocation,
+    replay: Option<&Path>,
     snapshot: &Snapshot,
     specs: &[SignatureSpec],
 ) -> Result<GreenOutcome, CliError> {
@@ -87,7 +85,7 @@ pub(super) fn sample_green(
     let stopped = if args.offline {
         None
     } else {
-        download_sample(global, args, location, &store, &repo, &sample)?
+        download_sample(global, args, replay, location, &store, &repo, &sample)?
     };
 
     let set = SignatureSet::compile(specs.to_vec())
@@ -143,6 +141,7 @@ pub(super) fn sample_green(
 fn download_sample(
     global: &GlobalArgs,
     args: &GreenArgs,
+    replay: Option<&Path>,
     location: &StoreLocation,
     store: &SharedStore,
     repo: &Repo,
@@ -154,7 +153,7 @@ fn download_sample(
         std::time::Duration::ZERO,
         "flakestat signatures audit",
     )?;
-    let (fetched, stats, failure) = download(global, args, store, repo, sample)?;
+    let (fetched, stats, failure) = download(global, args, replay, store, repo, sample)?;
     let mut stopped = None;
     if let Some(e) = failure {
         stopped = Some(e.to_string());
@@ -187,12 +186,13 @@ fn download_sample(
 fn download(
     global: &GlobalArgs,
     args: &GreenArgs,
+    replay: Option<&Path>,
     store: &SharedStore,
     repo: &Repo,
     sample: &[JobId],
 ) -> Result<(GreenFetch, crate::fetch::StatsSnapshot, Option<FetchError>), CliError> {
     let _fake; // keeps the replay server alive while the sample downloads
-    let (api_url, token) = match &args.replay {
+    let (api_url, token) = match replay {
         Some(dir) => {
             let replay = super::source::Replay::load(Some(dir))?.expect("a --replay folder");
             let gh = replay.start()?;

@@ -12,7 +12,6 @@ use super::output::{FormatArg, ReportOutput};
 use super::pipeline::{self, load_repo_from_store};
 use super::repos::{Many, RepoArgs, Target};
 use super::source::StoredArgs;
-use crate::analysis;
 use crate::report;
 
 const EXAMPLES: &str = "\
@@ -22,17 +21,21 @@ Examples:
       --signature wait-until-timeout --format markdown > issue.md
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
       --until 2026-06-30 -o june.json
+  flakestat report --replay fixtures/cuda-python-flake --since 2026-06-15
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d -o flakes.html
 
 Reads only the store that `flakestat survey` filled (--cache-dir, else FLAKESTAT_CACHE_DIR, else
-the platform cache folder). Job names are read into matrix dimensions with the built-in
-vocabularies, or with the [matrix] pattern of flakestat.toml (current folder, or --config).";
+the platform cache folder; with --replay DIR the replay's own store there). Without --until the
+window ends where the store's survey of the repository ends; what no survey listed is named in
+the first line, counted nowhere, and exits 9. Job names are read into matrix dimensions with
+the built-in vocabularies, or with the [matrix] pattern of flakestat.toml (current folder, or
+--config).";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
-#[command(group = ArgGroup::new("target").args(["repos", "org"]).required(true).multiple(true))]
+#[command(group = ArgGroup::new("target").args(["repos", "org", "replay"]).required(true).multiple(true))]
 pub struct ReportArgs {
     /// The repositories: one --repo, several, or --org OWNER (what the store holds for it).
     #[command(flatten)]
@@ -60,12 +63,13 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     // Before the store is read: a --format the --output name contradicts fails at once.
     let output = ReportOutput::resolve(args.format, args.output.clone(), global.color)?;
     let repo = match args.target.target()? {
-        Some(Target::One(repo)) => repo,
+        Some(Target::One(repo)) => Some(repo),
         Some(Target::Many(many)) => return run_many(global, &args, &many, &output),
-        None => unreachable!("clap requires --repo or --org"),
+        // --replay alone: its repository.
+        None => None,
     };
     let loaded = load_repo_from_store(
-        &repo,
+        repo.as_ref(),
         &args.stored,
         args.signature.as_deref(),
         "flakestat report",
@@ -76,7 +80,7 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
             loaded.classified
         );
     }
-    let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    let data = loaded.analyze();
     output.write(|out, format, options| report::render(&data, format, options, out))?;
     Ok(pipeline::incomplete_exit(
         global,

@@ -97,6 +97,101 @@ pub fn resolve_store(
     Ok(StoreLocation::Sqlite { cache_dir })
 }
 
+/// Where a command's store is, `--replay` considered: `--store`, else `--cache-dir`, else with
+/// `--replay DIR` the replay's own store ([`replay_store`]; `FLAKESTAT_STORE` is not read: a
+/// replay never mixes with real data), else [`resolve_store`].
+pub fn resolve_store_or_replay(
+    store: Option<&str>,
+    cache_dir: Option<&Path>,
+    replay: Option<&Path>,
+) -> Result<super::source::ResolvedStore, CliError> {
+    let (location, replay_store) = match replay {
+        Some(dir) if store.is_none() && cache_dir.is_none() => (replay_store(dir)?, true),
+        _ => (resolve_store(store, cache_dir)?, false),
+    };
+    Ok(super::source::ResolvedStore {
+        location,
+        replay_store,
+    })
+}
+
+/// The folder of the cache folder (`FLAKESTAT_CACHE_DIR`, else the platform's) that holds the
+/// replays' stores, one per recording.
+pub const REPLAY_STORES: &str = "replay";
+
+/// The store of a replay of `dir`: `replay/<folder>-<digest>` in the cache folder, the digest
+/// (SHA-256, 16 hex digits) of the recording's files. `survey --replay DIR` writes it and
+/// `report --replay DIR` reads it; two recordings (or two versions of one) never share a store,
+/// and a copy of the same recording elsewhere finds the same one.
+pub fn replay_store(dir: &Path) -> Result<StoreLocation, CliError> {
+    let digest = recording_digest(dir)
+        .map_err(|e| CliError::Invalid(format!("--replay {}: {e}", dir.display())))?;
+    let name: String = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "replay".to_string())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cache_dir = resolve_cache_dir(None)?
+        .join(REPLAY_STORES)
+        .join(format!("{name}-{digest}"));
+    Ok(StoreLocation::Sqlite { cache_dir })
+}
+
+/// SHA-256 over every file under `dir` (its path relative to `dir`, its length, its bytes), in
+/// path order: the same recording gives the same digest wherever it lies.
+fn recording_digest(dir: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    fn walk(dir: &Path, into: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                walk(&path, into)?;
+            } else {
+                into.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files)?;
+    files.sort();
+    let mut hash = Sha256::new();
+    for file in &files {
+        let relative = file.strip_prefix(dir).unwrap_or(file);
+        let bytes = std::fs::read(file)?;
+        hash.update(relative.to_string_lossy().as_bytes());
+        hash.update([0]);
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    let digest = hash.finalize();
+    Ok(digest[..8].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A path or value as a shell word: as is when it holds only safe characters, else in single
+/// quotes (a fix-it command pastes as printed).
+pub fn shell_word(text: &str) -> String {
+    let safe = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=+@,%".contains(c));
+    if safe {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// `--repo OWNER/NAME`.
 pub fn parse_repo(text: &str) -> Result<Repo, CliError> {
     Repo::parse(text).ok_or_else(|| {

@@ -196,6 +196,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> Result<u8, CliError> {
         global,
         &args.green,
         &loaded.location,
+        args.window.stored.replay.as_deref(),
         &loaded.snapshot,
         &loaded.signatures.specs,
     )?;

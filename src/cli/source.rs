@@ -20,9 +20,9 @@ use crate::store::StoreLocation;
 /// audit`): which repository and window, where the store is, which signatures and settings.
 #[derive(Debug, Args)]
 pub struct WindowArgs {
-    /// The repository, OWNER/NAME.
-    #[arg(long, value_name = "OWNER/NAME")]
-    pub repo: String,
+    /// The repository, OWNER/NAME (with --replay: the dataset's by default).
+    #[arg(long, value_name = "OWNER/NAME", required_unless_present = "replay")]
+    pub repo: Option<String>,
     #[command(flatten)]
     pub stored: StoredArgs,
 }
@@ -34,12 +34,18 @@ pub struct StoredArgs {
     /// Start of the window, inclusive (a date, an RFC 3339 datetime, or 24h / 7d / 2w ago).
     #[arg(long, value_name = "WHEN")]
     pub since: String,
-    /// End of the window (a date means through the end of that day). Default: now.
+    /// End of the window (a date means through the end of that day). Default: where the
+    /// store's survey of the repository ends.
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
-    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder.
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
+    /// (with --replay: the replay's own store in it).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Read the store `survey --replay DIR` filled (kept apart from real data in the cache
+    /// folder); its repository by default, and "now" is the end of its recording.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
     /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
     /// SQLite store in --cache-dir. Default: FLAKESTAT_STORE.
     #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
@@ -52,6 +58,45 @@ pub struct StoredArgs {
     pub config: Option<PathBuf>,
 }
 
+impl StoredArgs {
+    /// The flags a fix-it `flakestat survey` repeats after its window, as given: `--replay`,
+    /// `--cache-dir`, `--signatures` (the `--store` URL is left out: it may hold a password).
+    pub fn survey_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        let mut add = |flag: &str, value: &std::path::Path| {
+            let value = settings::shell_word(&value.display().to_string());
+            flags.push(format!("{flag} {value}"));
+        };
+        if let Some(dir) = &self.replay {
+            add("--replay", dir);
+        }
+        if let Some(dir) = &self.cache_dir {
+            add("--cache-dir", dir);
+        }
+        if let Some(dir) = &self.signatures {
+            add("--signatures", dir);
+        }
+        flags
+    }
+
+    /// The survey that fills the store for `repo` over the window as given (`--since`,
+    /// `--until` and [`Self::survey_flags`]).
+    pub fn survey_command(&self, repo: &str) -> String {
+        let mut command = format!(
+            "flakestat survey --repo {repo} --since {}",
+            settings::shell_word(&self.since)
+        );
+        if let Some(until) = &self.until {
+            command.push_str(&format!(" --until {}", settings::shell_word(until)));
+        }
+        for flag in self.survey_flags() {
+            command.push(' ');
+            command.push_str(&flag);
+        }
+        command
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct SourceArgs {
     /// Requests in flight at once (GitHub asks for few; see docs/survey.md).
@@ -59,7 +104,7 @@ pub struct SourceArgs {
           value_parser = clap::value_parser!(u16).range(1..=32))]
     pub concurrency: u16,
     /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
-    /// (with --replay: a fresh temporary folder).
+    /// (with --replay: the replay's own store in it, which `report --replay` reads).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) instead of the
@@ -139,33 +184,24 @@ fn parse_size(text: &str) -> Result<u64, String> {
     }
 }
 
-/// Where the store is, and the temporary folder that holds it when there is one (dropping the
-/// guard removes it).
+/// Where the store is, and whether it is a replay's own store (chosen for `--replay` without
+/// `--store` or `--cache-dir`: the survey says where it went).
 pub struct ResolvedStore {
     pub location: StoreLocation,
-    _temp: Option<tempfile::TempDir>,
+    pub replay_store: bool,
 }
 
 impl SourceArgs {
-    /// `--store`, else `--cache-dir`, else (with `--replay`) a fresh temporary folder so a
-    /// replay never mixes with real data, else `FLAKESTAT_STORE`, `FLAKESTAT_CACHE_DIR` or the
-    /// platform cache folder (`settings::resolve_store`).
+    /// `--store`, else `--cache-dir`, else (with `--replay`) the replay's own store in the
+    /// cache folder, so a replay never mixes with real data and `report --replay` finds it,
+    /// else `FLAKESTAT_STORE`, `FLAKESTAT_CACHE_DIR` or the platform cache folder
+    /// (`settings::resolve_store_or_replay`).
     pub fn store_location(&self) -> Result<ResolvedStore, CliError> {
-        if self.store.is_none() && self.cache_dir.is_none() && self.replay.is_some() {
-            let temp = tempfile::tempdir()
-                .map_err(|e| CliError::CacheDir(format!("no temporary folder: {e}")))?;
-            return Ok(ResolvedStore {
-                location: StoreLocation::Sqlite {
-                    cache_dir: temp.path().to_path_buf(),
-                },
-                _temp: Some(temp),
-            });
-        }
-        let location = settings::resolve_store(self.store.as_deref(), self.cache_dir.as_deref())?;
-        Ok(ResolvedStore {
-            location,
-            _temp: None,
-        })
+        settings::resolve_store_or_replay(
+            self.store.as_deref(),
+            self.cache_dir.as_deref(),
+            self.replay.as_deref(),
+        )
     }
 
     /// The API root and token for GitHub itself (not a replay): `--api-url`, then the

@@ -12,8 +12,8 @@ use super::error::CliError;
 use super::output::write_output;
 use super::pipeline::load_from_store;
 use super::source::WindowArgs;
+use crate::analysis::ReportData;
 use crate::analysis::suggest::{ClaimedLine, Draft, Rejected, Skipped, checked, suggest};
-use crate::analysis::{self, ReportData};
 use crate::exit;
 use crate::model::Snapshot;
 use crate::report::sanitize::terminal_line;
@@ -23,6 +23,7 @@ Examples:
   flakestat suggest --repo NVIDIA/cuda-python --since 30d
   flakestat suggest --repo NVIDIA/cuda-python --since 2026-06-15 \\
       -o drafts/ --min-jobs 3
+  flakestat suggest --replay fixtures/cuda-python-flake --since 2026-06-15
 
 Reads only the store that `flakestat survey` filled. Each draft claims one group of unclassified
 jobs (see the report's unclassified groups); review it, rename it, add `paths` and `issue`, and
@@ -44,7 +45,7 @@ pub struct SuggestArgs {
 
 pub fn run(global: &GlobalArgs, args: SuggestArgs) -> Result<u8, CliError> {
     let loaded = load_from_store(&args.window, None, "flakestat suggest")?;
-    let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    let data = loaded.analyze();
     let claimed = claimed_lines(&loaded.snapshot);
     let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);
     // Keep only drafts that pass `signatures check` with the signatures in use.

@@ -231,7 +231,34 @@ fn run_one(global: &GlobalArgs, args: &SurveyArgs, mut settings: Settings) -> Re
         return Err(err.into());
     }
     write_report(&store, &settings)?;
+    if resolved.replay_store && !global.quiet {
+        say_where_the_replay_went(args, location);
+    }
     Ok(exit::SUCCESS)
+}
+
+/// A replay's own store (no `--cache-dir`, no `--store`): where it is, and the `report` that
+/// reads it again.
+fn say_where_the_replay_went(args: &SurveyArgs, location: &StoreLocation) {
+    let Some(replay) = &args.source.replay else {
+        return;
+    };
+    let word = |p: &std::path::Path| settings::shell_word(&p.display().to_string());
+    let mut command = format!(
+        "flakestat report --replay {} --since {}",
+        word(replay),
+        settings::shell_word(&args.since)
+    );
+    if let Some(until) = &args.until {
+        command.push_str(&format!(" --until {}", settings::shell_word(until)));
+    }
+    if let Some(dir) = &args.source.signatures {
+        command.push_str(&format!(" --signatures {}", word(dir)));
+    }
+    eprintln!(
+        "flakestat: the replay's store is in {} (kept apart from real data); `{command}` reads it again",
+        location.describe()
+    );
 }
 
 /// `--offline`: the store alone, re-classified with the current signatures.

@@ -602,10 +602,9 @@ fn the_bundled_story_names_2371_four_and_a_half_hours_before_the_first_hit() {
         "report",
         "--repo",
         "NVIDIA/cuda-python",
+        // No --until: the window ends where the survey ended (the recording's end).
         "--since",
         "2026-06-15",
-        "--until",
-        "2026-08-02",
         "--cache-dir",
         cache.path().to_str().unwrap(),
         "--signatures",

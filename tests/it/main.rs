@@ -26,6 +26,7 @@ mod fork_prs;
 mod nightly;
 mod nightly_report;
 mod pictures;
+mod quick_start;
 mod report_analysis;
 mod report_cli;
 mod report_golden;

@@ -7,7 +7,7 @@ use std::process::Output;
 use crate::report_fixture::*;
 use flakestat::model::{LogStatus, PrNumber, Snapshot};
 use flakestat::report::wire;
-use flakestat::store::{LogEntry, Store, compress_log};
+use flakestat::store::{ListedWindow, LogEntry, Store, compress_log};
 
 const REPO: &str = "NVIDIA/cuda-python";
 /// `--until` as a date means through the end of that day: the story's `until`.
@@ -41,6 +41,17 @@ fn fill_store(dir: &Path, snapshot: &Snapshot) {
     let mut store = Store::open(dir).unwrap();
     store.store_repo(&repo, &snapshot.default_branch).unwrap();
     store.store_runs(&repo, &snapshot.runs).unwrap();
+    // The survey's run listing of the whole stretch the story's runs lie in: what a report
+    // covers is what a listing covered.
+    let first = snapshot.runs.iter().map(|r| r.created_at).min().unwrap();
+    let last = snapshot.runs.iter().map(|r| r.created_at).max().unwrap();
+    let listed = ListedWindow {
+        since: first.min(midnight(SINCE)),
+        until: (last + chrono::TimeDelta::seconds(1))
+            .max(midnight(UNTIL) + chrono::TimeDelta::days(1)),
+        runs: snapshot.runs.len() as u64,
+    };
+    store.store_window(&repo, "all", &listed).unwrap();
     let mut groups: std::collections::BTreeMap<_, Vec<_>> = Default::default();
     for job in &snapshot.jobs {
         groups
@@ -79,6 +90,12 @@ fn fill_store(dir: &Path, snapshot: &Snapshot) {
             store.store_pull_files(&repo, p.number, files).unwrap();
         }
     }
+}
+
+/// `day`'s first second, UTC.
+fn midnight(day: &str) -> chrono::DateTime<chrono::Utc> {
+    let day: chrono::NaiveDate = day.parse().unwrap();
+    day.and_hms_opt(0, 0, 0).unwrap().and_utc()
 }
 
 /// The story, with the related PR changing a file the shipped signature's paths cover.

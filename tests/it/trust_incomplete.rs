@@ -206,7 +206,9 @@ fn a_survey_stopped_by_the_rate_limit_gives_reports_that_say_they_are_incomplete
 fn a_window_no_survey_listed_makes_the_report_incomplete() {
     let gh = FakeGitHub::start_blocking(dataset(), Faults::default()).unwrap();
     let cache = tempfile::tempdir().unwrap();
-    // Lists [2026-06-02, 2026-06-17): the window and the 14 days of history before it.
+    // Lists the runs of [2026-06-16, 2026-06-17) (and the default branch's commits of the 14
+    // days before, which lists no run): the report's window [2026-06-01, 2026-06-04) lies
+    // wholly before what was listed.
     let out = flakestat(
         cache.path(),
         &[
@@ -231,15 +233,149 @@ fn a_window_no_survey_listed_makes_the_report_incomplete() {
     assert_eq!(json["runs_pending"], 0);
     assert_eq!(
         json["windows_pending"],
-        serde_json::json!([{"since": "2026-06-01T00:00:00Z", "until": "2026-06-02T00:00:00Z"}])
+        serde_json::json!([{"since": "2026-06-01T00:00:00Z", "until": "2026-06-04T00:00:00Z"}])
     );
+    assert_eq!(json["runs_total"], 0, "nothing unlisted is counted");
     let out = report(cache.path(), "markdown", &[]);
     let text = stdout(&out);
     let first = text.lines().next().unwrap_or_default();
     assert!(
         first.starts_with(
-            "incomplete: runs from 2026-06-01 00:00 UTC to 2026-06-02 00:00 UTC not listed"
+            "incomplete: runs from 2026-06-01 00:00 UTC to 2026-06-04 00:00 UTC not listed"
         ),
         "{first}"
+    );
+}
+
+/// `report` on the story's store (its runs listed for [2026-06-15, 2026-08-01)) over `window`,
+/// as JSON, and its first markdown line.
+fn story_report(window: &[&str]) -> (Output, Value, String) {
+    let run = |format: &str| {
+        crate::common::flakestat()
+            .args(["report", "--repo", "NVIDIA/cuda-python", "--format", format])
+            .args(window)
+            .arg("--cache-dir")
+            .arg(crate::common::surveyed_story())
+            .arg("--signatures")
+            .arg(crate::common::signatures())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the binary runs")
+    };
+    let out = run("json");
+    let json: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let markdown = run("markdown");
+    assert_eq!(markdown.status.code(), out.status.code());
+    let first = stdout(&markdown)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    (out, json, first)
+}
+
+fn span(since: &str, until: &str) -> Value {
+    serde_json::json!([{ "since": since, "until": until }])
+}
+
+/// Issue #27.1: what no listing covered is not zero. A window before, after or across the edge
+/// of the stretch the store listed names the part not listed in its first line and in
+/// `windows_pending`, counts none of it, and exits 9 (`--allow-incomplete`: 0).
+#[test]
+fn a_window_outside_what_was_listed_is_named_and_exits_9() {
+    // Before the listed stretch: nothing of it was asked.
+    let (out, json, first) = story_report(&["--since", "2026-06-01", "--until", "2026-06-10"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert_eq!(json["complete"], false);
+    assert_eq!(json["runs_total"], 0);
+    assert_eq!(
+        json["windows_pending"],
+        span("2026-06-01T00:00:00Z", "2026-06-11T00:00:00Z")
+    );
+    assert!(
+        first.starts_with(
+            "incomplete: runs from 2026-06-01 00:00 UTC to 2026-06-11 00:00 UTC not listed"
+        ),
+        "{first}"
+    );
+
+    // Across its start: the part before is named and left out, the rest is counted.
+    let (out, json, first) = story_report(&["--since", "2026-06-10", "--until", "2026-06-20"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert_eq!(
+        json["windows_pending"],
+        span("2026-06-10T00:00:00Z", "2026-06-15T00:00:00Z")
+    );
+    assert!(
+        first.contains("2026-06-10 00:00 UTC to 2026-06-15 00:00 UTC not listed"),
+        "{first}"
+    );
+    let (out, listed, _) = story_report(&["--since", "2026-06-15", "--until", "2026-06-20"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(listed["complete"], true);
+    assert!(listed["runs_total"].as_u64().unwrap() > 0);
+    assert_eq!(json["runs_total"], listed["runs_total"]);
+
+    // Past its end: the listed part is counted, what follows is named, not counted as clean.
+    let (out, json, first) = story_report(&["--since", "2026-07-25", "--until", "2026-08-30"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert_eq!(
+        json["windows_pending"],
+        span("2026-08-01T00:00:00Z", "2026-08-31T00:00:00Z")
+    );
+    assert!(
+        first.contains("2026-08-01 00:00 UTC to 2026-08-31 00:00 UTC not listed"),
+        "{first}"
+    );
+    let (_, listed, _) = story_report(&["--since", "2026-07-25", "--until", "2026-07-31"]);
+    assert_eq!(listed["complete"], true);
+    assert_eq!(json["runs_total"], listed["runs_total"]);
+
+    // A span back from the clock lies wholly after what a replay of July listed.
+    let (out, json, first) = story_report(&["--since", "7d"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert_eq!(json["runs_total"], 0);
+    assert_eq!(json["windows_pending"].as_array().unwrap().len(), 1);
+    assert!(first.starts_with("incomplete: runs from "), "{first}");
+
+    let (out, _, _) = story_report(&[
+        "--since",
+        "2026-06-01",
+        "--until",
+        "2026-06-10",
+        "--allow-incomplete",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Issue #25.3: without --until the window ends where the store's survey ends, and the headline
+/// says so; the report is complete.
+#[test]
+fn a_report_without_until_ends_where_the_survey_ended() {
+    let (out, json, first) = story_report(&["--since", "2026-06-15"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json["complete"], true);
+    assert_eq!(json["until"], "2026-08-01T00:00:00Z");
+    assert_eq!(json["surveyed_to"], "2026-08-01T00:00:00Z");
+    assert_eq!(first, "# CI failures in NVIDIA/cuda-python");
+    let out = crate::common::flakestat()
+        .args([
+            "report",
+            "--repo",
+            "NVIDIA/cuda-python",
+            "--since",
+            "2026-06-15",
+        ])
+        .args(["--format", "markdown", "--cache-dir"])
+        .arg(crate::common::surveyed_story())
+        .arg("--signatures")
+        .arg(crate::common::signatures())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("runs from 2026-06-15 00:00 UTC, surveyed to 2026-08-01 00:00 UTC:"),
+        "{text}"
     );
 }

@@ -294,10 +294,15 @@ pub struct Snapshot {
     /// stopped before fetching them). Empty when every run's jobs are stored.
     #[serde(default)]
     pub runs_without_jobs: BTreeSet<RunId>,
-    /// Parts of `[since, until)` no survey listed in full (a survey stopped while listing), by
-    /// start. Empty when the whole window was listed (or the store has no listing record).
+    /// Parts of `[since, until)` no run listing covered, by start: a survey stopped while
+    /// listing, or never asked (before or after what was surveyed). Empty when the whole window
+    /// was listed.
     #[serde(default)]
     pub unlisted: Vec<(Timestamp, Timestamp)>,
+    /// Where what the store has surveyed of the repository ends (the end of its latest run
+    /// listing); `None` when no listing finished.
+    #[serde(default)]
+    pub surveyed_to: Option<Timestamp>,
     /// Parents of the default branch's commits that the store knows them for (first parent
     /// first): the first-parent chain from the tip is the branch's own line.
     #[serde(default)]

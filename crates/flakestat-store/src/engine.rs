@@ -176,6 +176,7 @@ dispatch! {
     fn prune_responses(&mut self, before: Timestamp) -> Result<u64, StoreError>;
     fn load_windows(&self, repo: &Repo, scope: &str, from: Timestamp, to: Timestamp)
         -> Result<Vec<ListedWindow>, StoreError>;
+    fn surveyed_to(&self, repo: &Repo) -> Result<Option<Timestamp>, StoreError>;
     fn store_window(&mut self, repo: &Repo, scope: &str, window: &ListedWindow)
         -> Result<(), StoreError>;
     fn counts(&self, repo: &Repo) -> Result<StoreCounts, StoreError>;

@@ -1030,32 +1030,26 @@ impl SqliteStore {
         let rows = stmt.query_map(params![repo_id, from, to], |row| Ok(RunId(row.get(0)?)))?;
         snapshot.runs_without_jobs = rows.collect::<Result<_, _>>()?;
         snapshot.unlisted = self.unlisted(repo_id, since, until)?;
+        snapshot.surveyed_to = self.surveyed_to(repo)?;
         snapshot.parents = self.load_parents(repo)?;
         Ok(snapshot)
     }
 
-    /// The parts of `[since, until)` that no listing window (of any scope) covers, up to the end
-    /// of the latest window ever listed: past it, nothing was asked yet, which is not a gap of
-    /// a stopped survey. No window at all: no listing record to judge by, no gap.
+    /// The parts of `[since, until)` that no run listing covers ([`RUN_LISTINGS`]): a report
+    /// covers only what a listing covered. A part never asked (before the first listing, after
+    /// the last, or with no listing at all: a survey stopped before its first one finished) is
+    /// a gap as much as one a stopped survey left.
     fn unlisted(
         &self,
         repo_id: i64,
         since: Timestamp,
         until: Timestamp,
     ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
-        let last_end: Option<i64> = self.conn.query_row(
-            "SELECT max(until) FROM windows WHERE repo_id = ?1",
-            [repo_id],
-            |row| row.get(0),
-        )?;
-        let Some(last_end) = last_end else {
-            return Ok(Vec::new());
-        };
-        let (from, to) = (secs(since), secs(until).min(last_end));
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT since, until FROM windows WHERE repo_id = ?1 AND until > ?2 AND since < ?3
-             ORDER BY since, until",
-        )?;
+        let (from, to) = (secs(since), secs(until));
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT since, until FROM windows WHERE repo_id = ?1 AND {RUN_LISTINGS}
+               AND until > ?2 AND since < ?3 ORDER BY since, until"
+        ))?;
         let windows = stmt
             .query_map(params![repo_id, from, to], |row| {
                 Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
@@ -1065,6 +1059,20 @@ impl SqliteStore {
             .into_iter()
             .map(|(a, b)| (from_secs(a), from_secs(b)))
             .collect())
+    }
+
+    /// The end of the latest run listing of `repo` ([`RUN_LISTINGS`]): where what the store
+    /// has surveyed ends. `None` when no listing finished.
+    pub fn surveyed_to(&self, repo: &Repo) -> Result<Option<Timestamp>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(None);
+        };
+        let end: Option<i64> = self.conn.query_row(
+            &format!("SELECT max(until) FROM windows WHERE repo_id = ?1 AND {RUN_LISTINGS}"),
+            [repo_id],
+            |row| row.get(0),
+        )?;
+        Ok(end.map(from_secs))
     }
 
     /// Every stored run of the repository, by id (for tests and `report`).
@@ -1084,6 +1092,13 @@ impl SqliteStore {
         Ok(runs)
     }
 }
+
+/// The `windows` scopes of run listings, as an SQL condition both engines read alike: the
+/// survey's `all…` (every workflow, perhaps with `branch=`/`event=` filters) and `workflow=…`.
+/// What a report covers is read from these alone: the history's (`mainline …`) and the fork
+/// PRs' (`pull heads`) listings list no runs.
+pub(crate) const RUN_LISTINGS: &str =
+    "(scope = 'all' OR scope LIKE 'all %' OR scope LIKE 'workflow=%')";
 
 /// The parts of `[from, to)` not covered by `windows` (sorted by start).
 fn gaps(from: i64, to: i64, windows: &[(i64, i64)]) -> Vec<(i64, i64)> {

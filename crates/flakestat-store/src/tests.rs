@@ -385,31 +385,61 @@ fn the_snapshot_names_runs_without_jobs_and_windows_not_listed() {
         };
         let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-17T00:00:00Z"));
         let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
-        assert!(
-            snap.unlisted.is_empty(),
-            "no listing record: no gap claimed"
-        );
+        // No listing finished (a survey stopped before its first one): nothing is covered.
+        assert_eq!(snap.unlisted, vec![(since, until)]);
+        assert_eq!(snap.surveyed_to, None);
         store
             .store_window(
                 &r,
-                "a",
+                "all",
                 &window("2026-06-15T00:00:00Z", "2026-06-15T06:00:00Z"),
             )
             .unwrap();
         store
             .store_window(
                 &r,
-                "b",
+                "workflow=7 branch=main",
                 &window("2026-06-15T12:00:00Z", "2026-06-16T00:00:00Z"),
             )
             .unwrap();
+        // The history's and the fork PRs' listings list no runs: they cover nothing.
+        for scope in [crate::mainline_scope("main"), "pull heads".to_string()] {
+            store
+                .store_window(
+                    &r,
+                    &scope,
+                    &window("2026-06-01T00:00:00Z", "2026-06-30T00:00:00Z"),
+                )
+                .unwrap();
+        }
         let snap = store.load_snapshot(&r, since, until, "fp").unwrap();
         let pending: Vec<u64> = snap.runs_without_jobs.iter().map(|r| r.0).collect();
         assert_eq!(pending, vec![2, 3]);
-        // The gap between the windows; nothing after the last window's end (never asked yet).
+        // The gap between the windows, and what lies after the last one (never asked).
         assert_eq!(
             snap.unlisted,
-            vec![(t("2026-06-15T06:00:00Z"), t("2026-06-15T12:00:00Z"))]
+            vec![
+                (t("2026-06-15T06:00:00Z"), t("2026-06-15T12:00:00Z")),
+                (t("2026-06-16T00:00:00Z"), until),
+            ]
+        );
+        assert_eq!(snap.surveyed_to, Some(t("2026-06-16T00:00:00Z")));
+        assert_eq!(
+            store.surveyed_to(&r).unwrap(),
+            Some(t("2026-06-16T00:00:00Z"))
+        );
+        // Before the first listing: not covered either.
+        let early = store
+            .load_snapshot(
+                &r,
+                t("2026-06-14T00:00:00Z"),
+                t("2026-06-15T03:00:00Z"),
+                "fp",
+            )
+            .unwrap();
+        assert_eq!(
+            early.unlisted,
+            vec![(t("2026-06-14T00:00:00Z"), t("2026-06-15T00:00:00Z"))]
         );
     }
 }

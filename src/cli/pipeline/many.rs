@@ -317,19 +317,23 @@ pub fn report(
     let window = StoredWindow::resolve(stored, focus)?;
     let store = open_store(&window.location)?;
     let repos = stored_repos(&store, many)?;
-    check_stored(&store, many, &repos, &window.location, &stored.since)?;
+    check_stored(&store, many, &repos, stored, &window)?;
+    let until = window.until_for(&store, &repos)?;
     if let Some(_locks) = try_lock_repos(&window.location, &repos, holder)? {
         for repo in &repos {
             reclassify(&store, repo, &window.signatures)?;
         }
     }
-    let reports = analyze_all(
+    let mut reports = analyze_all(
         &store,
         &repos,
-        (window.since, window.until),
+        (window.since, until),
         &window.signatures,
         &window.config,
     )?;
+    for report in &mut reports {
+        report.survey_flags = stored.survey_flags();
+    }
     Ok(analysis::org::combine(reports, many.org.clone()))
 }
 
@@ -339,9 +343,12 @@ fn check_stored(
     store: &SharedStore,
     many: &Many,
     repos: &[Repo],
-    location: &StoreLocation,
-    since: &str,
+    args: &StoredArgs,
+    window: &StoredWindow,
 ) -> Result<(), CliError> {
+    let location = &window.location;
+    let since = &args.since;
+    let apart = super::replays_kept_apart(args, window);
     let mut known = Vec::new();
     for repo in repos {
         let branch = store.lock().expect("store lock").default_branch(repo)?;
@@ -357,14 +364,19 @@ fn check_stored(
                 .join(", "),
         };
         return Err(CliError::NothingStored(format!(
-            "the store in {} holds nothing for {what}: run `flakestat survey` with the same --repo / --org and --since {since} first",
+            "the store in {} holds nothing for {what}: run `flakestat survey` with the same --repo / --org, --since {since}{} first{apart}",
             location.describe(),
+            args.survey_flags()
+                .iter()
+                .map(|f| format!(" {f}"))
+                .collect::<String>(),
         )));
     }
     match repos.iter().zip(&known).find(|(_, k)| !**k) {
         Some((missing, _)) => Err(CliError::NothingStored(format!(
-            "the store in {} holds nothing for {missing}: run `flakestat survey --repo {missing} --since {since}` first",
+            "the store in {} holds nothing for {missing}: run `{}` first{apart}",
             location.describe(),
+            args.survey_command(&missing.to_string()),
         ))),
         None => Ok(()),
     }

@@ -14,7 +14,7 @@ use super::GlobalArgs;
 use super::error::{CliError, SIGNATURES_FLAG_HINT};
 use super::settings;
 use super::source::{StoredArgs, WindowArgs};
-use super::when::{now_to_the_second, parse_window};
+use super::when::{Bound, WhenError, parse_when};
 use crate::analysis::{AnalysisConfig, Completeness};
 use crate::exit;
 use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
@@ -129,6 +129,18 @@ pub struct FromStore {
     pub config: AnalysisConfig,
     /// Stored logs classified now (the signatures changed since they were stored).
     pub classified: u64,
+    /// What a fix-it survey command repeats of the flags given (`StoredArgs::survey_flags`).
+    pub survey_flags: Vec<String>,
+}
+
+impl FromStore {
+    /// The snapshot analysed; an incomplete report's fix-it command repeats the flags given.
+    pub fn analyze(&self) -> crate::analysis::ReportData {
+        let mut data =
+            crate::analysis::analyze(&self.snapshot, &self.signatures.infos, &self.config);
+        data.survey_flags = self.survey_flags.clone();
+        data
+    }
 }
 
 /// Loads the window `window` names, for `holder` (`flakestat report`, named in the lock file
@@ -141,28 +153,38 @@ pub fn load_from_store(
     focus: Option<&str>,
     holder: &str,
 ) -> Result<FromStore, CliError> {
-    let repo = settings::parse_repo(&window.repo)?;
-    load_repo_from_store(&repo, &window.stored, focus, holder)
+    let repo = window
+        .repo
+        .as_deref()
+        .map(settings::parse_repo)
+        .transpose()?;
+    load_repo_from_store(repo.as_ref(), &window.stored, focus, holder)
 }
 
-/// [`load_from_store`] for a repository already parsed (`report` takes several).
+/// [`load_from_store`] for a repository already parsed (`report` takes several); `None`: the
+/// replay's.
 pub fn load_repo_from_store(
-    repo: &Repo,
+    repo: Option<&Repo>,
     window: &StoredArgs,
     focus: Option<&str>,
     holder: &str,
 ) -> Result<FromStore, CliError> {
-    let repo = repo.clone();
     let stored = StoredWindow::resolve(window, focus)?;
+    let repo = match (repo, &stored.replay_repo) {
+        (Some(repo), _) => repo.clone(),
+        (None, Some(repo)) => repo.clone(),
+        (None, None) => unreachable!("clap requires --repo without --replay"),
+    };
+    let store = open_store(&stored.location)?;
+    check_stored(&store, &repo, window, &stored)?;
+    let until = stored.until_for(&store, std::slice::from_ref(&repo))?;
     let StoredWindow {
         since,
-        until,
         config,
         signatures,
         location,
+        ..
     } = stored;
-    let store = open_store(&location)?;
-    check_stored(&store, &repo, &location, &window.since)?;
     let classified = match try_lock_store(&location, &repo, holder)? {
         Some(_lock) => reclassify(&store, &repo, &signatures)?,
         None => 0,
@@ -174,6 +196,7 @@ pub fn load_repo_from_store(
         snapshot,
         config,
         classified,
+        survey_flags: window.survey_flags(),
     })
 }
 
@@ -181,40 +204,103 @@ pub fn load_repo_from_store(
 /// signature), the signatures and where the store is.
 pub struct StoredWindow {
     pub since: Timestamp,
-    pub until: Timestamp,
+    /// `--until`; without it the window ends where the store's survey ends ([`Self::until_for`]).
+    pub until: Option<Timestamp>,
+    /// What spans back (`--since 7d`) are measured from.
+    pub now: Timestamp,
+    /// `--until` as given, for messages.
+    until_text: Option<String>,
     pub config: AnalysisConfig,
     pub signatures: Signatures,
     pub location: StoreLocation,
+    /// The replay's repository, with `--replay`.
+    pub replay_repo: Option<Repo>,
+    /// The store is the one `--replay` chose (no `--store` or `--cache-dir` given).
+    pub replay_store: bool,
 }
 
 impl StoredWindow {
     pub fn resolve(stored: &StoredArgs, focus: Option<&str>) -> Result<StoredWindow, CliError> {
-        let (since, until) =
-            parse_window(&stored.since, stored.until.as_deref(), now_to_the_second())?;
+        // A replay has its own clock: "now" is the end of its recording.
+        let replay = super::source::Replay::load(stored.replay.as_deref())?;
+        let now = settings::resolve_now(None, replay.as_ref())?;
+        let replay_repo = replay.as_ref().map(|r| r.repo());
+        drop(replay);
+        let since = parse_when(&stored.since, Bound::Since, now)?;
+        let until = stored
+            .until
+            .as_deref()
+            .map(|u| parse_when(u, Bound::Until, now))
+            .transpose()?;
+        if let Some(until) = until
+            && until <= since
+        {
+            return Err(WhenError::Empty {
+                since: stored.since.clone(),
+                until: stored.until.clone().unwrap_or_default(),
+            }
+            .into());
+        }
         let mut config = settings::analysis_config(stored.config.as_deref(), None)?;
         let signatures = Signatures::load(stored.signatures.as_deref())?;
         config.focus = focus
             .map(|id| known_signature(id, &signatures))
             .transpose()?;
-        let location =
-            settings::resolve_store(stored.store.as_deref(), stored.cache_dir.as_deref())?;
+        let resolved = settings::resolve_store_or_replay(
+            stored.store.as_deref(),
+            stored.cache_dir.as_deref(),
+            stored.replay.as_deref(),
+        )?;
         Ok(StoredWindow {
             since,
             until,
+            now,
+            until_text: stored.until.clone(),
             config,
             signatures,
-            location,
+            location: resolved.location,
+            replay_repo,
+            replay_store: resolved.replay_store,
         })
+    }
+
+    /// The window's end for `repos`: `--until`, else where the store's survey of them ends (the
+    /// latest end among them: a repository surveyed less far shows the rest as not listed),
+    /// else, when nothing was surveyed past `--since`, now (and the report names the whole
+    /// window as not listed). Reports without `--until` on the same store are then
+    /// byte-identical whatever the clock says.
+    pub fn until_for(&self, store: &SharedStore, repos: &[Repo]) -> Result<Timestamp, CliError> {
+        if let Some(until) = self.until {
+            return Ok(until);
+        }
+        let store = store.lock().expect("store lock");
+        let mut surveyed = None;
+        for repo in repos {
+            surveyed = surveyed.max(store.surveyed_to(repo)?);
+        }
+        match surveyed.filter(|&t| t > self.since) {
+            Some(end) => Ok(end),
+            None if self.now > self.since => Ok(self.now),
+            None => Err(WhenError::Empty {
+                since: rfc3339(self.since),
+                until: self.until_text.clone().unwrap_or_else(|| "now".to_string()),
+            }
+            .into()),
+        }
     }
 }
 
-/// A repository never surveyed into this store is an error that says which survey to run
-/// (`--since` as given).
+fn rfc3339(t: Timestamp) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A repository never surveyed into this store is an error that says which survey to run,
+/// with the flags given.
 fn check_stored(
     store: &SharedStore,
     repo: &Repo,
-    location: &StoreLocation,
-    since: &str,
+    args: &StoredArgs,
+    window: &StoredWindow,
 ) -> Result<(), CliError> {
     if store
         .lock()
@@ -225,9 +311,31 @@ fn check_stored(
         return Ok(());
     }
     Err(CliError::NothingStored(format!(
-        "the store in {} holds nothing for {repo}: run `flakestat survey --repo {repo} --since {since}` first",
-        location.describe(),
+        "the store in {} holds nothing for {repo}: run `{}` first{}",
+        window.location.describe(),
+        args.survey_command(&repo.to_string()),
+        replays_kept_apart(args, window),
     )))
+}
+
+/// When a report without `--replay` finds nothing in the default store and the cache folder
+/// keeps replays' stores: that they are kept apart, and how to read one (a survey without
+/// `--replay` would go to GitHub).
+pub fn replays_kept_apart(args: &StoredArgs, window: &StoredWindow) -> String {
+    let StoreLocation::Sqlite { cache_dir } = &window.location else {
+        return String::new();
+    };
+    if args.replay.is_some() || window.replay_store {
+        return String::new();
+    }
+    let kept = std::fs::read_dir(cache_dir.join(settings::REPLAY_STORES))
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if kept {
+        "; a replay's store is kept apart from real data: to read what `survey --replay DIR` stored, add --replay DIR".to_string()
+    } else {
+        String::new()
+    }
 }
 
 /// `--signature ID`, which must be one of the signatures in use.

@@ -43,14 +43,24 @@ pub fn signatures() -> PathBuf {
 }
 
 /// The binary, with GitHub's and flakestat's variables removed (a token, an API root, a cache
-/// folder or a store of the machine running the tests) and no stdin.
+/// folder or a store of the machine running the tests) and no stdin. The platform cache folder
+/// is one of its own under the target folder (`XDG_CACHE_HOME`), never the machine's: a replay
+/// surveyed without `--cache-dir` keeps its store there.
 pub fn flakestat() -> Command {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "cache-home-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
     cmd.env_remove("GITHUB_TOKEN")
         .env_remove("GH_TOKEN")
         .env_remove("GITHUB_API_URL")
         .env_remove("FLAKESTAT_CACHE_DIR")
         .env_remove("FLAKESTAT_STORE")
+        .env("XDG_CACHE_HOME", home)
         .stdin(Stdio::null());
     cmd
 }

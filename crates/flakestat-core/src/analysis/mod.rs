@@ -59,6 +59,13 @@ pub struct ReportData {
     pub default_branch: String,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
+    /// Where what the store has surveyed of the repository ends (`Snapshot::surveyed_to`): the
+    /// headline says "surveyed to" when the window ends there.
+    pub surveyed_to: Option<Timestamp>,
+    /// Flags the fix-it command of an incomplete report repeats after `--repo`, `--since` and
+    /// `--until` (`--replay DIR`, `--cache-dir DIR`, `--signatures DIR` as the user gave them);
+    /// set by the command, empty from the analysis.
+    pub survey_flags: Vec<String>,
     /// The signature asked for with `--signature`; `signatures` then holds it alone (or nothing
     /// when no loaded signature has that id).
     pub focus: Option<SignatureId>,
@@ -338,6 +345,8 @@ pub fn analyze(
         default_branch: snapshot.default_branch.clone(),
         since: snapshot.since,
         until: snapshot.until,
+        surveyed_to: snapshot.surveyed_to,
+        survey_flags: Vec::new(),
         focus: config.focus.clone(),
         runs_total: window_runs.len() as u64,
         runs_failed: runs_failed.len() as u64,

@@ -129,6 +129,11 @@ pub fn combine(reports: Vec<ReportData>, owner: Option<String>) -> OrgReport {
         default_branch: String::new(),
         since: first.and_then(|r| r.since),
         until: first.and_then(|r| r.until),
+        // "Surveyed to" only when every repository's survey ends at the same time.
+        surveyed_to: first
+            .and_then(|r| r.surveyed_to)
+            .filter(|&t| repos.iter().all(|r| r.surveyed_to == Some(t))),
+        survey_flags: first.map(|r| r.survey_flags.clone()).unwrap_or_default(),
         focus: first.and_then(|r| r.focus.clone()),
         runs_total: sum(|r| r.runs_total),
         runs_failed: sum(|r| r.runs_failed),

@@ -27,6 +27,10 @@ pub mod wire {
         pub default_branch: String,
         pub since: Option<Timestamp>,
         pub until: Option<Timestamp>,
+        /// Where what the store has surveyed of the repository ends (the end of its latest run
+        /// listing); `null` when no listing finished.
+        #[serde(default)]
+        pub surveyed_to: Option<Timestamp>,
         /// The signature asked for with `--signature`, when one was.
         pub focus: Option<String>,
         /// What the store does not hold yet; the figures leave it out.
@@ -762,6 +766,7 @@ pub fn to_wire(data: &ReportData) -> wire::Report {
         default_branch: data.default_branch.clone(),
         since: data.since,
         until: data.until,
+        surveyed_to: data.surveyed_to,
         focus: data.focus.as_ref().map(|f| f.0.clone()),
         completeness: completeness(&data.completeness),
         runs_total: data.runs_total,

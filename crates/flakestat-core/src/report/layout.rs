@@ -353,6 +353,7 @@ pub fn incomplete_line(
     repo: Option<&Repo>,
     since: Option<Timestamp>,
     until: Option<Timestamp>,
+    flags: &[String],
 ) -> Option<Block> {
     if completeness.is_complete() {
         return None;
@@ -388,6 +389,10 @@ pub fn incomplete_line(
     if let Some(u) = until {
         command.push_str(&format!(" --until {}", rfc(u)));
     }
+    for flag in flags {
+        command.push(' ');
+        command.push_str(flag);
+    }
     let tail = if c.runs_left_out > 0 {
         format!(
             " again to finish; the figures below leave out {}.",
@@ -409,6 +414,7 @@ pub fn document(data: &ReportData) -> Vec<Block> {
         data.repo.as_ref(),
         data.since,
         data.until,
+        &data.survey_flags,
     )
     .into_iter()
     .collect();
@@ -437,6 +443,9 @@ fn repo_name(data: &ReportData) -> String {
 
 fn window(data: &ReportData) -> String {
     match (data.since, data.until) {
+        (Some(s), Some(u)) if data.surveyed_to == Some(u) => {
+            format!("from {}, surveyed to {}", date(s), date(u))
+        }
         (Some(s), Some(u)) => format!("from {} to {}", date(s), date(u)),
         (Some(s), None) => format!("since {}", date(s)),
         (None, Some(u)) => format!("until {}", date(u)),
@@ -451,7 +460,7 @@ fn headline(scope: &str, data: &ReportData, among: Option<&str>) -> Vec<Block> {
     let mut blocks = vec![
         Block::Heading(1, vec![text(format!("CI failures in {scope}"))]),
         Block::Paragraph(vec![text(format!(
-            "{} {}{among}: {} failed, {} re-run; {} of the failed runs fully explained by \
+            "{}{among} {}: {} failed, {} re-run; {} of the failed runs fully explained by \
              signatures. {}: {} matched a signature, {} unclassified.",
             plural(data.runs_total, "run", "runs"),
             window(data),

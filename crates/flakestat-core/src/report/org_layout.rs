@@ -16,7 +16,15 @@ pub fn document(org: &OrgReport) -> Vec<Block> {
     let mut blocks: Vec<Block> = org
         .repos
         .iter()
-        .filter_map(|r| incomplete_line(&r.completeness, r.repo.as_ref(), r.since, r.until))
+        .filter_map(|r| {
+            incomplete_line(
+                &r.completeness,
+                r.repo.as_ref(),
+                r.since,
+                r.until,
+                &r.survey_flags,
+            )
+        })
         .collect();
     match &org.combined.focus {
         Some(id) => match org.combined.signatures.first().zip(org.signatures.first()) {

@@ -230,6 +230,12 @@ pub struct ScenarioSpec {
     /// a busy repository's shape, with every figure of the report unchanged.
     #[serde(default)]
     pub bot_workflow: bool,
+    /// The end of the recording (RFC 3339): the replay's "now", from which a window without
+    /// `--until` and spans back (`--since 30d`) are measured. Stated so a reader of the folder
+    /// knows it; the generator's own present when absent, and a file that says another is
+    /// refused (it would say one thing and serve another).
+    #[serde(default)]
+    pub now: Option<String>,
 }
 
 /// How a bundled scenario's PR runs are triggered.
@@ -268,7 +274,7 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
         path: path.clone(),
         message: e.to_string(),
     })?;
-    match spec.generator.as_str() {
+    let ds = match spec.generator.as_str() {
         "cuda-python-flake" => cuda_python::generate(
             dir,
             spec.seed,
@@ -283,12 +289,30 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
                 ds.add_bot_workflow(BOT_PERCENT);
             }
             ds
-        }),
-        other => Err(DatasetError::Invalid {
-            path,
-            message: format!("unknown generator `{other}` (known: cuda-python-flake)"),
-        }),
+        })?,
+        other => {
+            return Err(DatasetError::Invalid {
+                path,
+                message: format!("unknown generator `{other}` (known: cuda-python-flake)"),
+            });
+        }
+    };
+    if let Some(stated) = &spec.now {
+        let invalid = |message: String| DatasetError::Invalid {
+            path: path.clone(),
+            message,
+        };
+        let now = chrono::DateTime::parse_from_rfc3339(stated.trim())
+            .map_err(|e| invalid(format!("now = {stated:?} is not an RFC 3339 datetime: {e}")))?
+            .to_utc();
+        if now != ds.now {
+            return Err(invalid(format!(
+                "now = {stated:?}, but the recording ends at {}",
+                ds.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )));
+        }
     }
+    Ok(ds)
 }
 
 /// A failed job's short log: three lines stamped 10, 11 and 12 s into the job (`started`), as

@@ -30,8 +30,8 @@ use chrono::TimeDelta;
 use postgres::{Client, GenericClient, NoTls, Transaction};
 
 use super::{
-    CachedResponse, HISTORY_DAYS, ListedWindow, LogEntry, StoreCounts, StoreError, from_json,
-    from_secs, gaps, log_row, log_status, pull_from_row, secs, to_json,
+    CachedResponse, HISTORY_DAYS, ListedWindow, LogEntry, RUN_LISTINGS, StoreCounts, StoreError,
+    from_json, from_secs, gaps, log_row, log_status, pull_from_row, secs, to_json,
 };
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
@@ -863,6 +863,16 @@ impl PgStore {
             .call(move |c| Ok(c.execute("DELETE FROM etags WHERE used_at < $1", &[&secs(before)])?))
     }
 
+    pub fn surveyed_to(&self, repo: &Repo) -> Result<Option<Timestamp>, StoreError> {
+        let repo = repo.clone();
+        self.conn.call(move |c| {
+            let Some(repo_id) = repo_id(c, &repo)? else {
+                return Ok(None);
+            };
+            surveyed_to(c, repo_id)
+        })
+    }
+
     pub fn load_windows(
         &self,
         repo: &Repo,
@@ -1291,6 +1301,7 @@ fn load_snapshot(
         .map(|row| RunId(uid(row, 0)))
         .collect();
     snapshot.unlisted = unlisted(c, repo_id, since, until)?;
+    snapshot.surveyed_to = surveyed_to(c, repo_id)?;
     snapshot.parents = load_parents(c, repo)?;
     Ok(snapshot)
 }
@@ -1302,20 +1313,13 @@ fn unlisted(
     since: Timestamp,
     until: Timestamp,
 ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
-    let last_end: Option<i64> = c
-        .query_one(
-            "SELECT max(until) FROM windows WHERE repo_id = $1",
-            &[&repo_id],
-        )?
-        .get(0);
-    let Some(last_end) = last_end else {
-        return Ok(Vec::new());
-    };
-    let (from, to) = (secs(since), secs(until).min(last_end));
+    let (from, to) = (secs(since), secs(until));
     let windows: Vec<(i64, i64)> = c
         .query(
-            "SELECT since, until FROM windows WHERE repo_id = $1 AND until > $2 AND since < $3
-             ORDER BY since, until",
+            &format!(
+                "SELECT since, until FROM windows WHERE repo_id = $1 AND {RUN_LISTINGS}
+                   AND until > $2 AND since < $3 ORDER BY since, until"
+            ),
             &[&repo_id, &from, &to],
         )?
         .iter()
@@ -1325,6 +1329,17 @@ fn unlisted(
         .into_iter()
         .map(|(a, b)| (from_secs(a), from_secs(b)))
         .collect())
+}
+
+/// As `SqliteStore::surveyed_to`.
+fn surveyed_to(c: &mut impl GenericClient, repo_id: i64) -> Result<Option<Timestamp>, StoreError> {
+    let end: Option<i64> = c
+        .query_one(
+            &format!("SELECT max(until) FROM windows WHERE repo_id = $1 AND {RUN_LISTINGS}"),
+            &[&repo_id],
+        )?
+        .get(0);
+    Ok(end.map(from_secs))
 }
 
 /// For tests and benchmarks: a fresh, empty schema on the server at `base` (the URL of a
