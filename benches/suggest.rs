@@ -160,6 +160,7 @@ fn snapshot(jobs: usize) -> Snapshot {
             Classification {
                 matches: vec![],
                 error_lines,
+                ..Default::default()
             },
         );
         snapshot

@@ -25,6 +25,7 @@ use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
 use crate::signatures::SignatureSet;
 use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
+use crate::signatures::testids::junit;
 
 /// Bytes looked at to tell a binary file from a log.
 const SNIFF: usize = 64 * 1024;
@@ -37,6 +38,11 @@ Examples:
   flakestat classify run-logs.zip --format json --output classified.json
   gh run view 29647957539 --log-failed | flakestat classify -
   flakestat classify --signatures ./signatures logs/*.txt
+  flakestat classify --tests job.log junit/TEST-*.xml --format json
+
+With --tests, the failing tests each log's test runners name (pytest, unittest, go, cargo,
+nextest, jest, vitest, mocha, Maven, Gradle, GoogleTest, ctest, RSpec, dotnet, PHPUnit, TAP, or a
+JUnit XML report), and the tests that failed and then passed on a retry in it (flaky).
 
 Exit codes, like grep: 0 some log matched a signature, 1 none did, 3 invalid input (a broken
 signature file, an unreadable or binary log), 2 any other error.";
@@ -53,10 +59,16 @@ pub struct ClassifyArgs {
     /// Write to FILE (atomically) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// List each log's failing tests and the tests that failed, then passed on a retry in it
+    /// (JSON: `files[].tests_failed`, `files[].tests_flaky`); exit 0 when some test failed or
+    /// was flaky, 1 when none.
+    #[arg(long)]
+    pub tests: bool,
     /// Files classified at once [default: the number of CPUs, at most 8].
     #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
-    /// Job logs: files, `-` for stdin, or `.zip` archives of a run's logs as GitHub serves them.
+    /// Job logs: files, `-` for stdin, `.zip` archives of a run's logs as GitHub serves them, or
+    /// JUnit XML reports.
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
 }
@@ -92,6 +104,12 @@ pub struct FileJson {
     /// classified. A refused input has no matches and no error lines.
     #[serde(default)]
     pub error: Option<String>,
+    /// With `--tests`: the failing tests' ids as the runner prints them, sorted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_failed: Option<Vec<String>>,
+    /// With `--tests`: the tests that failed and then passed on a retry in this log, sorted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_flaky: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,19 +191,29 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
             }
         }
     }
-    let any_match = files.iter().any(|f| !f.classification.is_unclassified());
+    let any_match = if args.tests {
+        files.iter().any(|f| !f.classification.tests.is_empty())
+    } else {
+        files.iter().any(|f| !f.classification.is_unclassified())
+    };
     let color_table = args.output.is_none() && io::stdout().is_terminal();
     match args.format {
         // Every input, refused ones with their error, even when all were refused: a script
         // reads one document whatever happened.
         ClassifyFormat::Json => {
-            write_output(args.output.as_deref(), |w| render_json(w, &results))?;
+            write_output(args.output.as_deref(), |w| {
+                render_json(w, &results, args.tests)
+            })?;
         }
         // When no input could be read there is nothing to tabulate: an empty table would only
         // bury the error lines above it.
         ClassifyFormat::Table if !(files.is_empty() && invalid > 0) => {
             write_output(args.output.as_deref(), |w| {
-                render_table(w, &files, color_table)
+                if args.tests {
+                    render_tests_table(w, &files, color_table)
+                } else {
+                    render_table(w, &files, color_table)
+                }
             })?;
         }
         ClassifyFormat::Table => {}
@@ -275,7 +303,29 @@ fn classify_stream(set: &SignatureSet, name: String, reader: impl Read) -> UnitR
         reader.consume(2);
         return classify_text(set, name, Utf16Reader::new(reader, big_endian));
     }
+    if junit::looks_like_xml(head) {
+        return vec![read_junit(name, reader)];
+    }
     classify_text(set, name, reader)
+}
+
+/// A JUnit XML report: its tests, no signature matches (a report holds no log lines).
+fn read_junit(name: String, reader: impl BufRead) -> Result<Classified, InputError> {
+    match junit::parse(reader) {
+        Ok(tests) => Ok(Classified {
+            name,
+            job: None,
+            classification: Classification {
+                tests,
+                ..Classification::default()
+            },
+            note: Some("JUnit XML report".into()),
+        }),
+        Err(e) => Err(InputError {
+            message: format!("{name}: {e}; give a JUnit XML report or a job log"),
+            name,
+        }),
+    }
 }
 
 fn classify_text(set: &SignatureSet, name: String, reader: impl Read) -> UnitResult {
@@ -362,6 +412,10 @@ fn classify_gh_log(set: &SignatureSet, name: &str, mut reader: impl BufRead) -> 
             for l in &mut classification.error_lines {
                 l.line = file_line(l.line);
             }
+            let tests = &mut classification.tests;
+            for t in tests.failed.iter_mut().chain(tests.flaky.iter_mut()) {
+                t.line = file_line(t.line);
+            }
             Ok(Classified {
                 name: name.to_string(),
                 job: Some(j.name),
@@ -442,13 +496,13 @@ fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
     out
 }
 
-fn to_json(results: &[Result<Classified, InputError>]) -> ClassifyJson {
+fn to_json(results: &[Result<Classified, InputError>], tests: bool) -> ClassifyJson {
     ClassifyJson {
         schema: 1,
         files: results
             .iter()
             .map(|result| match result {
-                Ok(f) => classified_json(f),
+                Ok(f) => classified_json(f, tests),
                 Err(e) => FileJson {
                     file: e.name.clone(),
                     job: None,
@@ -457,13 +511,18 @@ fn to_json(results: &[Result<Classified, InputError>]) -> ClassifyJson {
                     error_lines: Vec::new(),
                     note: None,
                     error: Some(e.message.clone()),
+                    tests_failed: tests.then(Vec::new),
+                    tests_flaky: tests.then(Vec::new),
                 },
             })
             .collect(),
     }
 }
 
-fn classified_json(f: &Classified) -> FileJson {
+fn classified_json(f: &Classified, tests: bool) -> FileJson {
+    let ids = |records: &[crate::model::TestRecord]| {
+        tests.then(|| records.iter().map(|t| t.id.clone()).collect())
+    };
     FileJson {
         file: f.name.clone(),
         job: f.job.clone(),
@@ -493,11 +552,17 @@ fn classified_json(f: &Classified) -> FileJson {
             .collect(),
         note: f.note.clone(),
         error: None,
+        tests_failed: ids(&f.classification.tests.failed),
+        tests_flaky: ids(&f.classification.tests.flaky),
     }
 }
 
-fn render_json(w: &mut dyn Write, results: &[Result<Classified, InputError>]) -> io::Result<()> {
-    crate::report::sanitize::write_json(w, &to_json(results))
+fn render_json(
+    w: &mut dyn Write,
+    results: &[Result<Classified, InputError>],
+    tests: bool,
+) -> io::Result<()> {
+    crate::report::sanitize::write_json(w, &to_json(results, tests))
 }
 
 /// Longest log text shown in a table cell.
@@ -592,6 +657,62 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
         .filter(|f| !f.classification.is_unclassified())
         .count();
     writeln!(w, "{matched} of {} logs matched a signature", files.len())
+}
+
+/// `--tests`: one row per failing or flaky test of each log.
+fn render_tests_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io::Result<()> {
+    use comfy_table::{ContentArrangement, Table, presets};
+    let mut table = Table::new();
+    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    if terminal {
+        table.set_content_arrangement(ContentArrangement::Dynamic);
+    }
+    table.set_header(vec!["log", "test", "outcome", "runner", "line"]);
+    let (mut failed, mut flaky) = (0, 0);
+    for f in files {
+        let file = match &f.job {
+            Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
+            None => cell(&f.name),
+        };
+        let tests = &f.classification.tests;
+        failed += tests.failed.len();
+        flaky += tests.flaky.len();
+        let rows = tests
+            .failed
+            .iter()
+            .map(|t| (t, "failed"))
+            .chain(tests.flaky.iter().map(|t| (t, "flaky")));
+        let mut first = true;
+        for (t, outcome) in rows {
+            table.add_row(vec![
+                if first { file.clone() } else { String::new() },
+                cell(&t.id),
+                outcome.to_string(),
+                t.runner.clone(),
+                if t.line == 0 {
+                    String::new()
+                } else {
+                    t.line.to_string()
+                },
+            ]);
+            first = false;
+        }
+        if first {
+            table.add_row(vec![
+                file,
+                "no failing tests found".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+    }
+    writeln!(w, "{table}")?;
+    writeln!(
+        w,
+        "{failed} failing and {flaky} flaky tests in {} logs",
+        files.len()
+    )
 }
 
 fn cell_multiline(text: &str) -> String {

@@ -17,6 +17,7 @@ mod classify_cli;
 mod classify_fixtures;
 mod classify_pytorch;
 mod classify_real;
+mod classify_tests;
 mod cli_docs;
 mod export_parquet;
 mod fake_octocrab;

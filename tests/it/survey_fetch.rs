@@ -47,6 +47,7 @@ impl Classifier for Marker {
         Classification {
             matches,
             error_lines: vec![],
+            ..Default::default()
         }
     }
 }

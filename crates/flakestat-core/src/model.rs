@@ -256,11 +256,48 @@ pub struct Classification {
     pub matches: Vec<SignatureMatch>,
     /// The log's most telling error lines; filled whether or not a signature matched.
     pub error_lines: Vec<LogLine>,
+    /// The tests the log's test runners report as failed, or as failed and then passed on a
+    /// retry in the same job; filled whether or not a signature matched. Absent in
+    /// classifications stored before test extraction existed (their fingerprint differs, so
+    /// they are redone).
+    #[serde(default, skip_serializing_if = "TestOutcomes::is_empty")]
+    pub tests: TestOutcomes,
 }
 
 impl Classification {
     pub fn is_unclassified(&self) -> bool {
         self.matches.is_empty()
+    }
+}
+
+/// One test a runner named in a log.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TestRecord {
+    /// The id as the runner prints it, parameters included (`tests/x.py::test_y[3.14t]`).
+    pub id: String,
+    /// The id without its parameters (`tests/x.py::test_y`); the id itself when it has none.
+    pub family: String,
+    /// The runner form that named it (`pytest`, `go`, `junit`, …).
+    pub runner: String,
+    /// The first line naming it (1-based); 0 when it came from a file without lines (JUnit XML).
+    pub line: u64,
+}
+
+/// The tests of one log: which failed, which failed and then passed on a retry in the same job
+/// (flaky in the job: not a failure of the job).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TestOutcomes {
+    /// Sorted by id; each id once.
+    #[serde(default)]
+    pub failed: Vec<TestRecord>,
+    /// Sorted by id; each id once, never also in `failed`.
+    #[serde(default)]
+    pub flaky: Vec<TestRecord>,
+}
+
+impl TestOutcomes {
+    pub fn is_empty(&self) -> bool {
+        self.failed.is_empty() && self.flaky.is_empty()
     }
 }
 

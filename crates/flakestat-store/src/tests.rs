@@ -61,6 +61,7 @@ fn hit(sig: &str) -> Classification {
             tests: Default::default(),
         }],
         error_lines: vec![],
+        ..Default::default()
     }
 }
 

@@ -183,6 +183,7 @@ impl Builder {
                                     text: "AssertionError: condition not satisfied within 5.0s"
                                         .into(),
                                 }],
+                                ..Default::default()
                             },
                         );
                     }
@@ -200,6 +201,7 @@ impl Builder {
                                         text: l.clone(),
                                     })
                                     .collect(),
+                                ..Default::default()
                             },
                         );
                     }

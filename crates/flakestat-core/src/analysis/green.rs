@@ -257,6 +257,7 @@ mod tests {
                 tests: Default::default(),
             }],
             error_lines: vec![],
+            ..Default::default()
         }
     }
 

@@ -694,6 +694,7 @@ mod tests {
                     line: 3,
                     text: "boom".into(),
                 }],
+                ..Default::default()
             }
         }
 
@@ -704,6 +705,7 @@ mod tests {
                     line: 7,
                     text: line.into(),
                 }],
+                ..Default::default()
             }
         }
 

@@ -29,6 +29,7 @@ use super::normalize::{
     group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
 };
 use super::telling::{MARKERS, TellingLines};
+use super::testids::{self, TestLines};
 use super::{Problem, SignatureError, SignatureSpec, bounded_text};
 use crate::model::{Classification, SignatureInfo, SignatureMatch};
 
@@ -71,6 +72,8 @@ struct Target {
     rules: Vec<u32>,
     group: bool,
     telling: bool,
+    /// A test runner's literal (see `testids`).
+    tests: bool,
 }
 
 /// Every signature compiled into one matcher. `Send + Sync`: classify on any number of threads.
@@ -209,6 +212,10 @@ impl Targets {
         for marker in MARKERS {
             let at = slot(marker.as_bytes(), &mut t);
             t.targets[at].telling = true;
+        }
+        for anchor in testids::ANCHORS.iter() {
+            let at = slot(anchor.as_bytes(), &mut t);
+            t.targets[at].tests = true;
         }
         t
     }
@@ -409,6 +416,7 @@ impl SignatureSet {
             } else {
                 scan.telling.consider(number, &text, stamped);
             }
+            scan.tests.consider_any(number, &text);
             if !is_exit_code_boilerplate(&text) {
                 for &r in &all {
                     scan.try_rule(r, number, text.as_bytes());
@@ -438,6 +446,7 @@ fn fingerprint(specs: &[SignatureSpec]) -> String {
         }
     };
     eat(&MATCHER_VERSION.to_le_bytes());
+    eat(&testids::VERSION.to_le_bytes());
     for spec in specs {
         eat(spec.id.0.as_bytes());
         eat(spec.pattern.as_bytes());
@@ -469,6 +478,7 @@ struct Scan<'s> {
     step_is_run: bool,
     found: Vec<Option<Found>>,
     telling: TellingLines,
+    tests: TestLines,
     finder_hits: Vec<usize>,
     dirty: Vec<usize>,
     candidates: Vec<u32>,
@@ -486,6 +496,7 @@ impl<'s> Scan<'s> {
             step_is_run: false,
             found: (0..set.rules.len()).map(|_| None).collect(),
             telling: TellingLines::default(),
+            tests: TestLines::default(),
             finder_hits: Vec::new(),
             dirty: Vec::new(),
             candidates: Vec::new(),
@@ -542,7 +553,8 @@ impl<'s> Scan<'s> {
             let next_hit = (next_hit != NONE_LEFT).then_some(next_hit);
             // An open `##[error]` annotation: the next line may be one of its continuation
             // lines, whatever it holds.
-            let start = if every_line || self.telling.annotation_open() {
+            let start = if every_line || self.telling.annotation_open() || self.tests.wants_lines()
+            {
                 pos
             } else {
                 let next = match (next_hit, self.dirty.get(d)) {
@@ -617,12 +629,14 @@ impl<'s> Scan<'s> {
 
         let mut group = false;
         let mut telling = false;
+        let mut tests = self.tests.wants_lines();
         let mut rules = std::mem::take(&mut self.rules);
         rules.clear();
         for &lit in &self.candidates {
             let target = &self.set.targets[lit as usize];
             group |= target.group;
             telling |= target.telling;
+            tests |= target.tests;
             rules.extend_from_slice(&target.rules);
         }
         rules.extend_from_slice(&self.set.always);
@@ -631,6 +645,9 @@ impl<'s> Scan<'s> {
         }
         if telling && !continuation {
             self.telling.consider(number, as_str, is_stamped(raw));
+        }
+        if tests {
+            self.tests.consider(number, as_str);
         }
         if !rules.is_empty() && !is_exit_code_boilerplate(as_str) {
             rules.sort_unstable();
@@ -741,6 +758,7 @@ impl<'s> Scan<'s> {
         Classification {
             matches,
             error_lines: self.telling.finish(),
+            tests: self.tests.finish(),
         }
     }
 }

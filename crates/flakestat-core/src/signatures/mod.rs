@@ -11,6 +11,7 @@
 //!   and the [`Classifier`] trait it implements (the survey and the store classify through it).
 //! - [`check`]: examples and overlaps, for `flakestat signatures check`.
 //! - [`import`]: PyTorch's `ruleset.toml` → signature files.
+//! - [`testids`]: the failing and flaky tests test runners name in a log, read in the matcher's pass.
 //! - [`archive`]: a log's time span (does it belong to its job execution?) and log `.zip`s.
 
 pub mod archive;
@@ -23,6 +24,7 @@ pub mod load;
 pub mod matcher;
 pub mod normalize;
 pub mod telling;
+pub mod testids;
 
 use std::fmt;
 use std::io;
