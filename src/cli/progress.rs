@@ -92,6 +92,11 @@ pub(super) fn closing_line(stats: &StatsSnapshot) -> String {
         (Some(left), None) => line.push_str(&format!(", rate limit {left} left")),
         _ => {}
     }
+    if let Some(finished) = stats.finished_after_stop {
+        line.push_str(&format!(
+            ", stopped by GitHub's limit: {finished} logs under way were finished and stored first"
+        ));
+    }
     line
 }
 
@@ -289,10 +294,20 @@ mod tests {
             log_bytes: 3 << 20,
             rate_limit_remaining: Some(4880),
             rate_limit_limit: Some(5000),
+            finished_after_stop: None,
         };
         assert_eq!(
             closing_line(&stats),
             "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 4880/5000 left"
+        );
+        let stopped = StatsSnapshot {
+            rate_limit_remaining: Some(0),
+            finished_after_stop: Some(3),
+            ..stats
+        };
+        assert_eq!(
+            closing_line(&stopped),
+            "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 0/5000 left, stopped by GitHub's limit: 3 logs under way were finished and stored first"
         );
     }
 }

@@ -512,6 +512,38 @@ async fn exhausted_budget_answers_403_until_reset() {
     assert_eq!(after.header("x-ratelimit-remaining"), Some("2"));
 }
 
+/// As on GitHub, a log's API request costs a request of the budget (its answer is the 302)
+/// while the log host costs nothing: with the budget spent, a link already given still
+/// serves the log, and the API refuses the next one.
+#[tokio::test]
+async fn the_log_host_serves_when_the_budget_is_spent() {
+    let faults = Faults {
+        rate_limit: Some(1),
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start(synthetic(&spec(5)), faults)
+        .await
+        .unwrap();
+    let jobs: Vec<JobId> = gh.dataset().run(synthetic_run_id(4)).unwrap().attempts[0]
+        .jobs
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    let log = |job: JobId| format!("{}/repos/octo/demo/actions/jobs/{job}/logs", gh.api_url());
+    let auth = [("Authorization", "Bearer t")];
+    let redirect = get_with(&log(jobs[0]), &auth).await;
+    assert_eq!(redirect.status, 302);
+    assert_eq!(redirect.header("x-ratelimit-remaining"), Some("0"));
+    let refused = get_with(&log(jobs[1]), &auth).await;
+    assert_eq!(refused.status, 403);
+    assert_eq!(refused.header("x-ratelimit-remaining"), Some("0"));
+    for _ in 0..2 {
+        let blob = get(redirect.header("location").unwrap()).await;
+        assert_eq!(blob.status, 200);
+        assert!(blob.header("x-ratelimit-remaining").is_none());
+    }
+}
+
 #[tokio::test]
 async fn anonymous_budget_is_separate() {
     let faults = Faults {

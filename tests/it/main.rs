@@ -47,6 +47,7 @@ mod survey_cli;
 mod survey_cost;
 mod survey_fetch;
 mod survey_org;
+mod survey_resume;
 mod trust_incomplete;
 mod trust_input;
 mod trust_mentions;

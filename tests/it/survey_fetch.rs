@@ -372,8 +372,11 @@ fn a_spent_rate_limit_stops_cleanly_and_the_next_survey_resumes() {
         "{:?}",
         stopped.result
     );
+    // Partial: runs not listed, runs without their jobs, or failed jobs without their log (a
+    // stop finishes the downloads under way, so the last alone is not certain).
     assert!(
         stopped.snapshot.runs.len() < 50
+            || !stopped.snapshot.runs_without_jobs.is_empty()
             || stopped
                 .snapshot
                 .logs

@@ -386,6 +386,15 @@ impl FakeGitHub {
         counts
     }
 
+    /// Starts both budgets afresh, as if their reset time had passed: the next request opens a
+    /// new window with the whole budget. For tests that resume a stopped survey without waiting
+    /// for the reset (however slow the machine, each survey then gets exactly one budget).
+    pub fn refill_budget(&self) {
+        let mut state = self.shared.lock();
+        state.token_budget = Budget { used: 0, reset: 0 };
+        state.anonymous_budget = Budget { used: 0, reset: 0 };
+    }
+
     /// Forgets the recorded requests (the fault counter keeps running).
     pub fn clear_requests(&self) {
         self.shared.lock().requests.clear();

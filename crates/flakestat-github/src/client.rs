@@ -168,6 +168,11 @@ pub struct Stats {
     pub retries: AtomicU64,
     pub logs_downloaded: AtomicU64,
     pub log_bytes: AtomicU64,
+    /// A limit stopped a survey (`note_stop`).
+    pub stopped: std::sync::atomic::AtomicBool,
+    /// Logs finished and stored after a limit stopped the survey: their downloads were under
+    /// way on the log host, which the limit does not reach.
+    pub finished_after_stop: AtomicU64,
 }
 
 /// A plain copy of `Stats`.
@@ -180,6 +185,9 @@ pub struct StatsSnapshot {
     pub log_bytes: u64,
     pub rate_limit_remaining: Option<u64>,
     pub rate_limit_limit: Option<u64>,
+    /// `Some(n)` when a limit stopped the survey: `n` logs under way were finished and stored
+    /// before it returned.
+    pub finished_after_stop: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -487,7 +495,21 @@ impl GitHubClient {
             log_bytes: self.stats.log_bytes.load(Ordering::Relaxed),
             rate_limit_remaining: budget.remaining,
             rate_limit_limit: budget.limit,
+            finished_after_stop: self
+                .stats
+                .stopped
+                .load(Ordering::Relaxed)
+                .then(|| self.stats.finished_after_stop.load(Ordering::Relaxed)),
         }
+    }
+
+    /// A limit stopped a survey, and `finished` logs under way were finished and stored after
+    /// it began.
+    pub(super) fn note_stop(&self, finished: u64) {
+        self.stats.stopped.store(true, Ordering::Relaxed);
+        self.stats
+            .finished_after_stop
+            .fetch_add(finished, Ordering::Relaxed);
     }
 
     pub(super) fn note_log(&self, bytes: u64) {

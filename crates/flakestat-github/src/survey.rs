@@ -30,7 +30,8 @@ use flakestat_core::model::{
 };
 use flakestat_core::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
 use flakestat_store::{
-    HISTORY_DAYS, ListedWindow, LogEntry, Store, compress_log, compress_log_reader,
+    HISTORY_DAYS, ListedWindow, LogEntry, LogOutcome, LogPlan, Store, compress_log,
+    compress_log_reader,
 };
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
@@ -212,6 +213,8 @@ impl Session {
             }),
             logs_scheduled: Mutex::new(HashSet::new()),
             counts: LogCounts::default(),
+            downloads: tokio::sync::Semaphore::new(self.client.concurrency()),
+            stop: Mutex::new(None),
         };
         let survey = Arc::new(survey);
         let interruptible = plan.interruptible;
@@ -472,6 +475,23 @@ struct Survey {
     logs_scheduled: Mutex<HashSet<JobId>>,
     counts: LogCounts,
     cost: Mutex<SurveyCost>,
+    /// Log and archive downloads under way, each from its API request until its outcome is
+    /// stored: at most the client's concurrency, so a SIGKILL loses no more than that.
+    downloads: tokio::sync::Semaphore,
+    /// Once a limit stopped the survey (`is_stop`): the logs settled by then. No task starts
+    /// after it; those under way finish.
+    stop: Mutex<Option<u64>>,
+}
+
+/// Whether an error is GitHub's limit stopping the survey (the budget spent until a reset too
+/// far away, a secondary limit that kept refusing): the API refuses for now, but the log host
+/// does not, so the downloads already redirected there finish and are stored before the survey
+/// returns it. Any other error stops at once.
+fn is_stop(err: &FetchError) -> bool {
+    matches!(
+        err,
+        FetchError::RateLimited { .. } | FetchError::SecondaryLimit(_)
+    )
 }
 
 /// Covers `[since, until)` with the windows that fitted last time (`known`, by start), and new
@@ -614,10 +634,7 @@ impl Survey {
         let mut tasks = self.cover_tasks(&scopes)?;
         tasks.extend(self.pending_log_tasks()?);
         // The merged PRs need nothing from the runs: listed while the runs are, not after.
-        let (jobs_fetched, ()) = tokio::try_join!(
-            self.clone().perform_all(tasks),
-            self.fetch_merged_pulls(&default_branch)
-        )?;
+        let jobs_fetched = self.perform_with_pulls(tasks, &default_branch).await?;
         summary.runs_jobs_fetched = jobs_fetched;
         self.count_listing(&scopes, &mut summary);
 
@@ -645,16 +662,47 @@ impl Survey {
         Ok(tasks)
     }
 
-    /// Logs left behind by an interrupted survey, whatever the listing says now.
+    /// Logs left behind by an interrupted survey, whatever the listing says now: each job with
+    /// a plan (`LogPlan`) goes to the download its plan names, the others are scheduled as a
+    /// fresh survey would.
     fn pending_log_tasks(&self) -> Result<Vec<Task>, FetchError> {
         let pending =
             self.store()
                 .failed_jobs_without_log(&self.repo, self.plan.since, self.plan.until)?;
+        let ids: Vec<JobId> = pending.iter().map(|(_, job)| *job).collect();
+        let plans = self.store().load_log_plans(&ids)?;
         let mut by_run: BTreeMap<RunId, Vec<JobId>> = BTreeMap::new();
-        for (run, job) in pending {
-            by_run.entry(run).or_default().push(job);
-        }
         let mut tasks = Vec::new();
+        let mut archives: BTreeMap<(RunId, u32), Vec<JobId>> = BTreeMap::new();
+        for (run, job) in pending {
+            match plans.get(&job) {
+                None => by_run.entry(run).or_default().push(job),
+                Some(plan) => {
+                    self.logs_scheduled.lock().expect("logs lock").insert(job);
+                    match plan {
+                        LogPlan::Job => tasks.push(Task::Log { job }),
+                        LogPlan::Archive => {
+                            let attempt = self.store().load_job(job)?.map_or(1, |j| j.run_attempt);
+                            archives.entry((run, attempt)).or_default().push(job);
+                        }
+                    }
+                }
+            }
+        }
+        let planned = tasks.len() as u64 + archives.values().map(|j| j.len() as u64).sum::<u64>();
+        if planned > 0 {
+            self.progress.event(ProgressEvent::LogsQueued(planned));
+        }
+        tasks.extend(
+            archives
+                .into_iter()
+                .map(|((run, attempt), jobs)| Task::Archive {
+                    run,
+                    attempt,
+                    jobs,
+                    fallback: false,
+                }),
+        );
         for (run, jobs) in by_run {
             let (run_jobs, latest) = {
                 let store = self.store();
@@ -673,8 +721,75 @@ impl Survey {
         Ok(tasks)
     }
 
-    /// Performs the tasks and every task they uncover; returns how many jobs tasks ran. The
-    /// first error stops the others.
+    /// The tasks (`perform_all`) and the merged PRs' listing at once. An error that is not a
+    /// stop (`is_stop`) returns at once and drops the other work; a stop lets the other end in
+    /// order, then returns (the closing line learns how many logs were finished meanwhile).
+    async fn perform_with_pulls(
+        self: &Arc<Self>,
+        tasks: Vec<Task>,
+        default_branch: &str,
+    ) -> Result<u64, FetchError> {
+        let work = self.clone().perform_all(tasks);
+        let pulls = async {
+            let listed = self.fetch_merged_pulls(default_branch).await;
+            if let Err(e) = &listed
+                && is_stop(e)
+            {
+                self.begin_stop();
+            }
+            listed
+        };
+        tokio::pin!(work, pulls);
+        let (mut jobs, mut pulled) = (None, None);
+        while jobs.is_none() || pulled.is_none() {
+            tokio::select! {
+                done = &mut work, if jobs.is_none() => {
+                    if let Err(e) = &done && !is_stop(e) {
+                        return done;
+                    }
+                    jobs = Some(done);
+                }
+                done = &mut pulls, if pulled.is_none() => {
+                    if let Err(e) = done {
+                        if !is_stop(&e) {
+                            return Err(e);
+                        }
+                        pulled = Some(Err(e));
+                    } else {
+                        pulled = Some(Ok(()));
+                    }
+                }
+            }
+        }
+        if let Some(settled_then) = *self.stop.lock().expect("stop lock") {
+            let settled = self.counts.settled.load(Ordering::Relaxed);
+            self.client.note_stop(settled - settled_then);
+        }
+        let jobs = jobs.expect("awaited above")?;
+        pulled.expect("awaited above")?;
+        Ok(jobs)
+    }
+
+    /// Marks the survey stopped by a limit (once): no task starts after this.
+    fn begin_stop(&self) {
+        let mut stop = self.stop.lock().expect("stop lock");
+        if stop.is_none() {
+            *stop = Some(self.counts.settled.load(Ordering::Relaxed));
+            self.progress.event(ProgressEvent::Detail(
+                "GitHub's limit stops the survey: finishing the downloads under way".to_string(),
+            ));
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.lock().expect("stop lock").is_some()
+    }
+
+    /// Performs the tasks and every task they uncover; returns how many jobs tasks ran. An
+    /// error stops the others at once, unless it is a stop (`is_stop`): then no task starts,
+    /// those under way end (the API refuses them at once; downloads redirected to the log host
+    /// finish and are stored), what they uncover is left for the next survey (the store knows
+    /// it), and the stop is returned.
     async fn perform_all(self: Arc<Self>, tasks: Vec<Task>) -> Result<u64, FetchError> {
         // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
         // memory does not grow with the number of runs. Logs go first: they are what the
@@ -683,8 +798,10 @@ impl Survey {
         let mut queue: VecDeque<Task> = tasks.into();
         let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
         let mut jobs_fetched = 0;
+        let mut stopped: Option<FetchError> = None;
         loop {
-            while set.len() < in_flight
+            while !self.stopping()
+                && set.len() < in_flight
                 && let Some(task) = queue.pop_front()
             {
                 if let Task::Jobs { .. } = task {
@@ -696,6 +813,7 @@ impl Survey {
                 break;
             };
             match joined.expect("survey tasks do not panic") {
+                Ok(_) if self.stopping() => {}
                 Ok(more) => {
                     for task in more {
                         match task {
@@ -704,6 +822,10 @@ impl Survey {
                         }
                     }
                 }
+                Err(err) if is_stop(&err) => {
+                    self.begin_stop();
+                    stopped.get_or_insert(err);
+                }
                 Err(err) => {
                     set.abort_all();
                     while set.join_next().await.is_some() {}
@@ -711,7 +833,8 @@ impl Survey {
                 }
             }
         }
-        Ok(jobs_fetched)
+        // Stopped by the merged PRs' listing: `perform_with_pulls` returns its error.
+        stopped.map_or(Ok(jobs_fetched), Err)
     }
 
     /// The listing's and the logs' counts into `summary`, and the run listing's minimum.
@@ -796,6 +919,17 @@ impl Survey {
     }
 
     async fn perform(self: Arc<Self>, task: Task) -> Result<Vec<Task>, FetchError> {
+        // A download holds its permit from its API request until its outcome is stored.
+        let this = self.clone();
+        let _download = match task {
+            Task::Log { .. } | Task::Archive { .. } => {
+                Some(this.downloads.acquire().await.expect("never closed"))
+            }
+            _ => None,
+        };
+        if self.stopping() {
+            return Ok(Vec::new());
+        }
         match task {
             Task::Window {
                 scope,
@@ -1180,59 +1314,62 @@ impl Survey {
         tasks
     }
 
-    /// Classifies, compresses and stores one log on a blocking thread. A spooled log is
-    /// classified and compressed as it is read back from its file, never held whole.
+    /// Classifies, compresses and stores one log on a blocking thread (`settle_logs`).
     async fn settle_log(
         &self,
         job: JobId,
         log: Option<LogBody>,
         entry: Option<LogEntry>,
     ) -> Result<(), FetchError> {
+        self.settle_logs(vec![(job, log, entry)], Vec::new()).await
+    }
+
+    /// Classifies and compresses logs on a blocking thread (a spooled log as it is read back
+    /// from its file, never held whole), then stores them, each with its classification, and
+    /// `plans` for jobs whose log is still to come, in one transaction: an attempt archive's
+    /// logs are stored together or not at all. A log without a body is stored as `entry`
+    /// (`Missing` when none).
+    async fn settle_logs(
+        &self,
+        logs: Vec<(JobId, Option<LogBody>, Option<LogEntry>)>,
+        plans: Vec<(JobId, LogPlan)>,
+    ) -> Result<(), FetchError> {
         let store = self.store.clone();
         let classifier = self.classifier.clone();
         let fingerprint = self.fingerprint.clone();
-        let bytes = log.as_ref().map_or(0, LogBody::len);
+        let sizes: Vec<u64> = logs
+            .iter()
+            .map(|(_, log, _)| log.as_ref().map_or(0, LogBody::len))
+            .collect();
         super::blocking(move || {
-            let (classification, compressed) = match (log, entry) {
-                (Some(LogBody::Memory(log)), _) => (classifier.classify(&log), compress_log(&log)),
-                (Some(LogBody::Spooled(mut file, _)), _) => {
-                    let spool_error = |e: std::io::Error| {
-                        FetchError::Spool(format!(
-                            "cannot read job {job}'s log back from its temporary file: {e}"
-                        ))
-                    };
-                    file.rewind().map_err(spool_error)?;
-                    let classification =
-                        classifier.classify_reader(&mut file).map_err(spool_error)?;
-                    file.rewind().map_err(spool_error)?;
-                    let compressed = compress_log_reader(&mut file).map_err(spool_error)?;
-                    (classification, compressed)
-                }
-                (None, entry) => {
-                    return store
-                        .lock()
-                        .expect("store lock")
-                        .store_log(job, &entry.unwrap_or(LogEntry::Missing), None)
-                        .map_err(FetchError::from);
-                }
-            };
+            let outcomes = logs
+                .into_iter()
+                .map(|(job, log, entry)| outcome(classifier.as_ref(), job, log, entry))
+                .collect::<Result<Vec<_>, FetchError>>()?;
             store
                 .lock()
                 .expect("store lock")
-                .store_log(
-                    job,
-                    &LogEntry::Stored(compressed),
-                    Some((&fingerprint, &classification)),
-                )
+                .store_logs(&fingerprint, &outcomes, &plans)
                 .map_err(FetchError::from)
         })
         .await?;
-        if bytes > 0 {
-            self.client.note_log(bytes);
+        for bytes in sizes {
+            if bytes > 0 {
+                self.client.note_log(bytes);
+            }
+            self.counts.settled.fetch_add(1, Ordering::Relaxed);
+            self.progress.event(ProgressEvent::LogDone { bytes });
         }
-        self.counts.settled.fetch_add(1, Ordering::Relaxed);
-        self.progress.event(ProgressEvent::LogDone { bytes });
         Ok(())
+    }
+
+    /// Records that these jobs' logs are to be asked one by one (their attempt's archive lacks
+    /// them, or GitHub does not serve it), and returns those tasks: a survey stopped before
+    /// they run resumes with them, not with the archive again.
+    fn ask_one_by_one(&self, jobs: Vec<JobId>) -> Result<Vec<Task>, FetchError> {
+        let plans: Vec<_> = jobs.iter().map(|&job| (job, LogPlan::Job)).collect();
+        self.store().store_logs(&self.fingerprint, &[], &plans)?;
+        Ok(jobs.into_iter().map(|job| Task::Log { job }).collect())
     }
 
     /// `GET …/jobs/{id}/logs`: the 302 to the log host is followed without the token; 410 is an
@@ -1298,6 +1435,10 @@ impl Survey {
                 ))
             })?;
             if !is_own_log(span, &model, &run_jobs) {
+                // Learnt at the price of a download: kept, so that a survey stopped before the
+                // archive arrives asks the archive next time, not this endpoint again.
+                self.store()
+                    .store_logs(&self.fingerprint, &[], &[(job, LogPlan::Archive)])?;
                 self.counts.not_own.fetch_add(1, Ordering::Relaxed);
                 self.progress.event(ProgressEvent::Detail(format!(
                     "the log GitHub served for job {job} ({} attempt {}) is another execution's: asking the attempt's archive",
@@ -1331,26 +1472,28 @@ impl Survey {
             self.repo_path()
         ));
         let what = format!("run {run} attempt {attempt}'s log archive");
-        let lacking = |jobs: Vec<JobId>| -> Vec<Task> {
-            jobs.into_iter().map(|job| Task::Log { job }).collect()
+        let unknown = |jobs: Vec<JobId>, entry: LogEntry| -> Vec<_> {
+            jobs.into_iter()
+                .map(|job| (job, None, Some(entry.clone())))
+                .collect()
         };
         let Some(blob) = self.fetch_archive_blob(&url, &what).await? else {
             if fallback {
-                return Ok(lacking(jobs));
+                return self.ask_one_by_one(jobs);
             }
             self.counts
                 .unknown
                 .fetch_add(jobs.len() as u64, Ordering::Relaxed);
-            for job in jobs {
-                self.settle_log(job, None, Some(LogEntry::Mismatched))
-                    .await?;
-            }
+            self.settle_logs(unknown(jobs, LogEntry::Mismatched), Vec::new())
+                .await?;
             return Ok(Vec::new());
         };
         let (response, body) = LogBody::of(blob);
         match response.status {
             StatusCode::OK => {}
-            StatusCode::GONE | StatusCode::NOT_FOUND if fallback => return Ok(lacking(jobs)),
+            StatusCode::GONE | StatusCode::NOT_FOUND if fallback => {
+                return self.ask_one_by_one(jobs);
+            }
             StatusCode::GONE | StatusCode::NOT_FOUND => {
                 let entry = if response.status == StatusCode::GONE {
                     LogEntry::Expired
@@ -1360,9 +1503,7 @@ impl Survey {
                         .fetch_add(jobs.len() as u64, Ordering::Relaxed);
                     LogEntry::Mismatched
                 };
-                for job in jobs {
-                    self.settle_log(job, None, Some(entry.clone())).await?;
-                }
+                self.settle_logs(unknown(jobs, entry), Vec::new()).await?;
                 return Ok(Vec::new());
             }
             _ => return Err(unexpected(&url, &response)),
@@ -1382,12 +1523,13 @@ impl Survey {
         let (entries, matched) =
             super::blocking(move || read_archive(body, &models, &run_jobs, max_entry, url)).await?;
         let mut entries: Vec<Option<LogBody>> = entries.into_iter().map(|(_, b)| Some(b)).collect();
+        let mut settled = Vec::new();
         let mut retry = Vec::new();
         for job in jobs {
             match matched.get(&job).and_then(|&i| entries[i].take()) {
                 Some(log) => {
                     self.counts.from_archive.fetch_add(1, Ordering::Relaxed);
-                    self.settle_log(job, Some(log), None).await?;
+                    settled.push((job, Some(log), None));
                 }
                 None if fallback => retry.push(job),
                 None => {
@@ -1395,12 +1537,14 @@ impl Survey {
                     self.progress.event(ProgressEvent::Detail(format!(
                         "job {job}: attempt {attempt}'s archive of run {run} has no log of it either: unknown"
                     )));
-                    self.settle_log(job, None, Some(LogEntry::Mismatched))
-                        .await?;
+                    settled.push((job, None, Some(LogEntry::Mismatched)));
                 }
             }
         }
-        Ok(lacking(retry))
+        // The archive's logs and the plans of the jobs it lacks: one transaction.
+        let plans = retry.iter().map(|&job| (job, LogPlan::Job)).collect();
+        self.settle_logs(settled, plans).await?;
+        Ok(retry.into_iter().map(|job| Task::Log { job }).collect())
     }
 
     /// Downloads an attempt's log archive; `None` (said once) when it is over
@@ -1505,6 +1649,43 @@ impl Survey {
         self.store().store_pull_files(&self.repo, number, &files)?;
         Ok(true)
     }
+}
+
+/// One log's outcome for the store: a body classified and compressed (a spooled one as it is
+/// read back from its file), or `entry` (`Missing` when none). Blocking.
+fn outcome(
+    classifier: &dyn Classifier,
+    job: JobId,
+    log: Option<LogBody>,
+    entry: Option<LogEntry>,
+) -> Result<LogOutcome, FetchError> {
+    let (classification, compressed) = match log {
+        Some(LogBody::Memory(log)) => (classifier.classify(&log), compress_log(&log)),
+        Some(LogBody::Spooled(mut file, _)) => {
+            let spool_error = |e: std::io::Error| {
+                FetchError::Spool(format!(
+                    "cannot read job {job}'s log back from its temporary file: {e}"
+                ))
+            };
+            file.rewind().map_err(spool_error)?;
+            let classification = classifier.classify_reader(&mut file).map_err(spool_error)?;
+            file.rewind().map_err(spool_error)?;
+            let compressed = compress_log_reader(&mut file).map_err(spool_error)?;
+            (classification, compressed)
+        }
+        None => {
+            return Ok(LogOutcome {
+                job,
+                entry: entry.unwrap_or(LogEntry::Missing),
+                classification: None,
+            });
+        }
+    };
+    Ok(LogOutcome {
+        job,
+        entry: LogEntry::Stored(compressed),
+        classification: Some(classification),
+    })
 }
 
 /// An archive's entries read (entry name, log) and the entry matched to each job.

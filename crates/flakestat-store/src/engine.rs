@@ -12,7 +12,10 @@ use std::time::Duration;
 
 use super::lock::{LockError, StoreLock};
 use super::postgres::{PgLock, PgStore, PostgresUrl};
-use super::{CachedResponse, ListedWindow, LogEntry, SqliteStore, StoreCounts, StoreError};
+use super::{
+    CachedResponse, ListedWindow, LogEntry, LogOutcome, LogPlan, SqliteStore, StoreCounts,
+    StoreError,
+};
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
     Sha, Snapshot, Timestamp,
@@ -159,6 +162,9 @@ dispatch! {
     fn has_log(&self, job: JobId) -> Result<bool, StoreError>;
     fn store_log(&mut self, job: JobId, entry: &LogEntry,
         classification: Option<(&str, &Classification)>) -> Result<(), StoreError>;
+    fn store_logs(&mut self, fingerprint: &str, logs: &[LogOutcome], plans: &[(JobId, LogPlan)])
+        -> Result<(), StoreError>;
+    fn load_log_plans(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogPlan>, StoreError>;
     fn load_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError>;
     fn logs_to_classify(&self, repo: &Repo, fingerprint: &str) -> Result<Vec<JobId>, StoreError>;
     fn store_classification(&mut self, job: JobId, fingerprint: &str,

@@ -20,6 +20,7 @@ mod engine;
 mod green;
 pub mod lock;
 mod owners;
+mod plans;
 pub mod postgres;
 mod reclassify;
 mod schema;
@@ -39,6 +40,7 @@ use flakestat_core::model::{
 
 pub use ancestry::mainline_scope;
 pub use engine::{Store, StoreGuard, StoreLocation};
+pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
 pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
@@ -636,7 +638,8 @@ impl SqliteStore {
             .is_some())
     }
 
-    /// Writes a log outcome and, for a stored log, its classification, in one transaction.
+    /// Writes a log outcome and, for a stored log, its classification, in one transaction; the
+    /// job's plan (`plans.rs`) is forgotten.
     pub fn store_log(
         &mut self,
         job: JobId,
@@ -644,23 +647,7 @@ impl SqliteStore {
         classification: Option<(&str, &Classification)>,
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let (status, size, blob) = log_row(entry);
-        tx.execute(
-            "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
-            params![job.0, status, size, blob],
-        )?;
-        if let Some((fingerprint, classification)) = classification {
-            tx.execute(
-                "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![
-                    job.0,
-                    fingerprint,
-                    !classification.is_unclassified(),
-                    to_json(classification)
-                ],
-            )?;
-        }
+        plans::write_log(&tx, job, entry, classification)?;
         tx.commit()?;
         Ok(())
     }

@@ -173,6 +173,16 @@ const MIGRATIONS: &[&str] = &[
         zstd BLOB
     );
     ",
+    // Version 7: the next download a failed job's log needs when it is not the job's own
+    // endpoint (`plans.rs`): `archive` when that endpoint served another execution's log, `job`
+    // when the attempt's archive, asked first, lacked it. Gone once the log's outcome is stored,
+    // so a stopped survey resumes with the download still needed, not the one that taught it.
+    "
+    CREATE TABLE log_plans (
+        job_id INTEGER PRIMARY KEY,
+        next TEXT NOT NULL CHECK (next IN ('archive', 'job'))
+    );
+    ",
 ];
 
 /// The schema version this binary writes.
@@ -357,7 +367,8 @@ mod migration_tests {
         let version: u32 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 6);
+        // Brought to this binary's version (6 when written; later versions follow it).
+        assert_eq!(version, SCHEMA_VERSION);
         let kept: i64 = conn
             .query_row("SELECT raw_size FROM logs WHERE job_id = 7", [], |r| {
                 r.get(0)
@@ -372,6 +383,52 @@ mod migration_tests {
         assert!(
             conn.execute(
                 "INSERT INTO green_logs (job_id, status) VALUES (9, 'other')",
+                []
+            )
+            .is_err()
+        );
+    }
+
+    /// A store of version 6 gains the log plans on open (`plans.rs`), keeps its logs, and
+    /// takes only the two plans.
+    #[test]
+    fn version_7_adds_log_plans_and_keeps_the_rest() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..6] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.execute(
+            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
+            [],
+        )
+        .unwrap();
+        assert!(
+            conn.execute("INSERT INTO log_plans (job_id, next) VALUES (8, 'job')", [])
+                .is_err(),
+            "version 6 has no log plans"
+        );
+        migrate(&mut conn).unwrap();
+        let version: u32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let kept: i64 = conn
+            .query_row("SELECT raw_size FROM logs WHERE job_id = 7", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kept, 3);
+        for next in ["job", "archive"] {
+            conn.execute(
+                "INSERT OR REPLACE INTO log_plans (job_id, next) VALUES (8, ?1)",
+                [next],
+            )
+            .unwrap();
+        }
+        assert!(
+            conn.execute(
+                "INSERT INTO log_plans (job_id, next) VALUES (9, 'other')",
                 []
             )
             .is_err()

@@ -30,8 +30,9 @@ use chrono::TimeDelta;
 use postgres::{Client, GenericClient, NoTls, Transaction};
 
 use super::{
-    CachedResponse, HISTORY_DAYS, ListedWindow, LogEntry, RUN_LISTINGS, StoreCounts, StoreError,
-    from_json, from_secs, gaps, log_row, log_status, pull_from_row, secs, to_json,
+    CachedResponse, HISTORY_DAYS, ListedWindow, LogEntry, LogOutcome, LogPlan, RUN_LISTINGS,
+    StoreCounts, StoreError, from_json, from_secs, gaps, log_row, log_status, pull_from_row, secs,
+    to_json,
 };
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
@@ -603,24 +604,69 @@ impl PgStore {
         entry: &LogEntry,
         classification: Option<(&str, &Classification)>,
     ) -> Result<(), StoreError> {
-        let (status, size, blob) = log_row(entry);
-        let blob = blob.map(<[u8]>::to_vec);
-        let classification =
-            classification.map(|(fp, c)| (fp.to_string(), !c.is_unclassified(), to_json(c)));
+        let row = LogRow::of(job, entry, classification);
         self.conn.call(move |c| {
             let mut tx = c.transaction()?;
-            tx.execute(
-                "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (job_id) DO UPDATE SET
-                    status = excluded.status, raw_size = excluded.raw_size, zstd = excluded.zstd",
-                &[&id(job.0), &status, &id(size), &blob],
-            )?;
-            if let Some((fingerprint, matched, json)) = classification {
-                upsert_classification(&mut tx, job, &fingerprint, matched, &json)?;
+            row.write(&mut tx)?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// See `SqliteStore::store_logs`.
+    pub fn store_logs(
+        &self,
+        fingerprint: &str,
+        logs: &[LogOutcome],
+        plans: &[(JobId, LogPlan)],
+    ) -> Result<(), StoreError> {
+        let rows: Vec<LogRow> = logs
+            .iter()
+            .map(|l| {
+                LogRow::of(
+                    l.job,
+                    &l.entry,
+                    l.classification.as_ref().map(|c| (fingerprint, c)),
+                )
+            })
+            .collect();
+        let plans: Vec<(i64, &'static str)> =
+            plans.iter().map(|(j, p)| (id(j.0), p.as_str())).collect();
+        self.conn.call(move |c| {
+            let mut tx = c.transaction()?;
+            for row in &rows {
+                row.write(&mut tx)?;
+            }
+            for (job, next) in &plans {
+                tx.execute(
+                    "INSERT INTO log_plans (job_id, next) VALUES ($1, $2)
+                     ON CONFLICT (job_id) DO UPDATE SET next = excluded.next",
+                    &[job, next],
+                )?;
             }
             tx.commit()?;
             Ok(())
         })
+    }
+
+    /// See `SqliteStore::load_log_plans`.
+    pub fn load_log_plans(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogPlan>, StoreError> {
+        let ids: Vec<i64> = jobs.iter().map(|j| id(j.0)).collect();
+        let rows: Vec<(u64, String)> = self.conn.call(move |c| {
+            Ok(c.query(
+                "SELECT job_id, next FROM log_plans WHERE job_id = ANY($1) ORDER BY job_id",
+                &[&ids],
+            )?
+            .iter()
+            .map(|row| (uid(row, 0), row.get::<_, String>(1)))
+            .collect())
+        })?;
+        rows.into_iter()
+            .map(|(job, next)| {
+                let job = JobId(job);
+                Ok((job, LogPlan::parse(job, &next)?))
+            })
+            .collect()
     }
 
     /// See `SqliteStore::store_green_log`.
@@ -1134,6 +1180,48 @@ const INSERT_MAINLINE: &str = "
     INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES ($1, $2, $3, $4)
     ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
     WHERE mainline.title = '' AND excluded.title != ''";
+
+/// One log outcome as the `logs` and `classifications` tables take it, owned so it can move to
+/// the connection's thread.
+struct LogRow {
+    job: JobId,
+    status: &'static str,
+    size: u64,
+    blob: Option<Vec<u8>>,
+    classification: Option<(String, bool, String)>,
+}
+
+impl LogRow {
+    fn of(job: JobId, entry: &LogEntry, classification: Option<(&str, &Classification)>) -> LogRow {
+        let (status, size, blob) = log_row(entry);
+        LogRow {
+            job,
+            status,
+            size,
+            blob: blob.map(<[u8]>::to_vec),
+            classification: classification
+                .map(|(fp, c)| (fp.to_string(), !c.is_unclassified(), to_json(c))),
+        }
+    }
+
+    /// Writes the outcome and its classification, and forgets the job's plan (`plans.rs`).
+    fn write(&self, tx: &mut Transaction<'_>) -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (job_id) DO UPDATE SET
+                status = excluded.status, raw_size = excluded.raw_size, zstd = excluded.zstd",
+            &[&id(self.job.0), &self.status, &id(self.size), &self.blob],
+        )?;
+        if let Some((fingerprint, matched, json)) = &self.classification {
+            upsert_classification(tx, self.job, fingerprint, *matched, json)?;
+        }
+        tx.execute(
+            "DELETE FROM log_plans WHERE job_id = $1",
+            &[&id(self.job.0)],
+        )?;
+        Ok(())
+    }
+}
 
 fn upsert_classification(
     c: &mut impl GenericClient,

@@ -131,6 +131,14 @@ const MIGRATIONS: &[&str] = &[
         zstd BYTEA
     );
     ",
+    // Version 7: the next download a failed job's log needs when it is not the job's own
+    // endpoint (`plans.rs`).
+    "
+    CREATE TABLE log_plans (
+        job_id BIGINT PRIMARY KEY,
+        next TEXT NOT NULL CHECK (next IN ('archive', 'job'))
+    );
+    ",
 ];
 
 const _: () = assert!(
