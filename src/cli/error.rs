@@ -142,7 +142,7 @@ fn lock_hint(err: &LockError) -> &'static str {
         LockError::Busy { .. } | LockError::PostgresBusy { .. } => {
             ", or pass --wait to wait longer"
         }
-        LockError::Postgres(e) => store_hint(e),
+        LockError::Postgres(e) | LockError::Nested(e) => store_hint(e),
         LockError::Io { .. } => "; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR",
     }
 }

@@ -79,11 +79,11 @@ impl StoredArgs {
         flags
     }
 
-    /// The survey that fills the store for `repo` over the window as given (`--since`,
-    /// `--until` and [`Self::survey_flags`]).
-    pub fn survey_command(&self, repo: &str) -> String {
+    /// The survey that fills the store for `target` (`--repo OWNER/NAME`, `--org OWNER`) over
+    /// the window as given (`--since`, `--until` and [`Self::survey_flags`]).
+    pub fn survey_command(&self, target: &str) -> String {
         let mut command = format!(
-            "flakestat survey --repo {repo} --since {}",
+            "flakestat survey {target} --since {}",
             settings::shell_word(&self.since)
         );
         if let Some(until) = &self.until {

@@ -590,7 +590,10 @@ fn store_failures_exit_8() {
 
     let file = t.join("a-file");
     std::fs::write(&file, "").unwrap();
-    let args = report(&file.join("cache"));
+    // `report` never makes a store ("no store at", report_missing_store); a survey does.
+    let mut args = report(&file.join("cache"));
+    args[0] = "survey".into();
+    args.push("--offline".into());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     check("store_cannot_be_created", 8, &args, None, t);
 

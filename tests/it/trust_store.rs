@@ -154,12 +154,9 @@ fn store_errors_say_what_happened_and_what_to_do() {
     );
 }
 
-#[test]
-fn a_read_only_store_says_so() {
-    let cache = tempfile::tempdir().unwrap();
-    surveyed_store(cache.path());
-    let file = db(cache.path());
-    // Root ignores permission bits; the immutable attribute stops it too.
+/// Makes `file` unwritable (root ignores permission bits; the immutable attribute stops it
+/// too); `Some(root)` when it could, then [`unlock`] undoes it.
+fn lock_file(file: &Path) -> Option<bool> {
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -167,26 +164,140 @@ fn a_read_only_store_says_so() {
     let locked = if root {
         Command::new("chattr")
             .arg("+i")
-            .arg(&file)
+            .arg(file)
             .status()
             .is_ok_and(|s| s.success())
     } else {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400)).is_ok()
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o400)).is_ok()
     };
-    if !locked {
+    locked.then_some(root)
+}
+
+fn unlock(file: &Path, root: bool) {
+    if root {
+        Command::new("chattr").arg("-i").arg(file).status().unwrap();
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
+/// Issue #27.3: `report` never writes. A read-only store still reports, the same report as
+/// writable, classifying in memory what the signatures have not seen and saying so in one line;
+/// a survey, which must write, says the store is read-only (exit 8).
+#[test]
+fn a_read_only_store_still_reports_and_a_survey_says_it_is_read_only() {
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    let writable = report(cache.path(), &[]);
+    assert_eq!(writable.status.code(), Some(0), "{}", stderr(&writable));
+    // Other signatures: a copy of the bundled set with one more file, so every stored log is
+    // new to them and must be classified for the report.
+    let sigs = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(crate::common::signatures()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), sigs.path().join(entry.file_name())).unwrap();
+    }
+    std::fs::write(
+        sigs.path().join("zz-never.toml"),
+        "title = \"never\"\npattern = 'no log says this 7f3a'\n",
+    )
+    .unwrap();
+    let sigs_arg = sigs.path().to_str().unwrap();
+    let file = db(cache.path());
+    let before = std::fs::read(&file).unwrap();
+    let Some(root) = lock_file(&file) else {
         eprintln!("skipped: cannot make {} read-only here", file.display());
         return;
-    }
+    };
     let out = report(cache.path(), &[]);
-    if root {
-        Command::new("chattr")
-            .arg("-i")
-            .arg(&file)
-            .status()
-            .unwrap();
+    let other = report(cache.path(), &["--signatures", sigs_arg]);
+    let survey = flakestat(&[
+        "survey",
+        "--repo",
+        "octo/demo",
+        "--since",
+        "2026-06-01",
+        "--offline",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ]);
+    unlock(&file, root);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.stdout, writable.stdout, "the same report as writable");
+    let said = stderr(&out);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains("is read-only: read as it is, 0 stored logs"),
+        "{said}"
+    );
+    assert_eq!(other.status.code(), Some(0), "{}", stderr(&other));
+    let said = stderr(&other);
+    assert!(
+        said.contains("is read-only") && said.contains("classified in memory"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("read as it is, 0 stored"),
+        "the new set classified logs: {said}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&other.stdout).unwrap();
+    assert!(json["jobs_failed"].as_u64().unwrap() > 0);
+    assert_eq!(
+        json["jobs_failed"].as_u64().unwrap(),
+        json["jobs_classified"].as_u64().unwrap() + json["jobs_unclassified"].as_u64().unwrap()
+    );
+    assert_store_error("read-only survey", &survey, "read-only store at");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing was written");
+}
+
+/// Issue #27.3: a mistyped --cache-dir makes no store ("no store at …", exit 2), and a folder
+/// inside a store never gets a store of its own (exit 8), for `report` as for `survey`.
+#[test]
+fn report_makes_no_store_and_no_store_nests_in_another() {
+    let cache = tempfile::tempdir().unwrap();
+    surveyed_store(cache.path());
+    let typo = cache.path().join("typo");
+    let out = report(&typo, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("no store at {}", typo.display())),
+        "{said}"
+    );
+    assert!(
+        said.contains("flakestat survey --repo octo/demo --since 2026-06-01 --cache-dir"),
+        "{said}"
+    );
+    assert!(!typo.exists(), "a report creates nothing");
+
+    let inside = cache.path().join("store-v1");
+    let deeper = inside.join("sub");
+    for dir in [&inside, &deeper] {
+        let out = report(dir, &[]);
+        assert_store_error("inside", &out, "is inside the store in");
+        assert!(
+            stderr(&out).contains(&cache.path().display().to_string()),
+            "{}",
+            stderr(&out)
+        );
+        let survey = flakestat(&[
+            "survey",
+            "--repo",
+            "octo/demo",
+            "--since",
+            "2026-06-01",
+            "--offline",
+            "--cache-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert_store_error("survey inside", &survey, "is inside the store in");
     }
-    assert_store_error("read-only", &out, "read-only store at");
+    assert!(
+        !inside.join("store-v1").exists() && !deeper.exists(),
+        "nothing nested"
+    );
 }
 
 #[test]

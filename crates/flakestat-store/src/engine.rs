@@ -13,8 +13,8 @@ use std::time::Duration;
 use super::lock::{LockError, StoreLock};
 use super::postgres::{PgLock, PgStore, PostgresUrl};
 use super::{
-    CachedResponse, ListedWindow, LogEntry, LogOutcome, LogPlan, SqliteStore, StoreCounts,
-    StoreError,
+    Access, CachedResponse, ListedWindow, LogEntry, LogOutcome, LogPlan, SqliteStore, StoreCounts,
+    StoreError, store_file,
 };
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
@@ -94,6 +94,30 @@ impl Store {
         match location {
             StoreLocation::Sqlite { cache_dir } => Store::open(cache_dir),
             StoreLocation::Postgres(url) => Store::open_postgres(url),
+        }
+    }
+
+    /// Opens the store at `location` for a command that only reads it: `None` when the cache
+    /// folder holds no SQLite store (nothing is created there); a store that cannot be written
+    /// is opened for reading only. A PostgreSQL store opens as always.
+    pub fn open_existing(location: &StoreLocation) -> Result<Option<(Store, Access)>, StoreError> {
+        let cache_dir = match location {
+            StoreLocation::Sqlite { cache_dir } => cache_dir,
+            StoreLocation::Postgres(url) => {
+                return Ok(Some((Store::open_postgres(url)?, Access::ReadWrite)));
+            }
+        };
+        let path = store_file(cache_dir);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        match SqliteStore::open_file(&path) {
+            Ok(store) => Ok(Some((store.into(), Access::ReadWrite))),
+            Err(StoreError::ReadOnly { .. }) => Ok(Some((
+                SqliteStore::open_read_only(&path)?.into(),
+                Access::ReadOnly,
+            ))),
+            Err(e) => Err(e),
         }
     }
 

@@ -73,9 +73,21 @@ pub enum StoreError {
     )]
     Damaged { path: PathBuf, detail: String },
     #[error(
-        "read-only store at {path}: flakestat writes to it (and to its folder) even to report; make both writable"
+        "read-only store at {path}: a survey writes to it (and to its folder); make both writable"
     )]
     ReadOnly { path: PathBuf },
+    #[error(
+        "the read-only store at {path} has schema {found} and this flakestat reads {known}: bringing it forward writes to it; make it and its folder writable once"
+    )]
+    ReadOnlyOld {
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
+    #[error(
+        "{path} is inside the store in {cache_dir}: a store never holds another; use {cache_dir} as the cache folder"
+    )]
+    Nested { path: PathBuf, cache_dir: PathBuf },
     #[error(
         "the store at {path} was made by a newer flakestat (schema {found}; this one knows {known}): upgrade flakestat"
     )]
@@ -123,6 +135,8 @@ impl StoreError {
             StoreError::NotAStore { .. }
             | StoreError::Damaged { .. }
             | StoreError::ReadOnly { .. }
+            | StoreError::ReadOnlyOld { .. }
+            | StoreError::Nested { .. }
             | StoreError::TooNew { .. } => true,
             StoreError::Sql(e) => matches!(
                 e.sqlite_error_code(),
@@ -170,6 +184,20 @@ fn open_error(path: &Path, err: rusqlite::Error) -> StoreError {
         Some(ErrorCode::CannotOpen) if path.exists() => StoreError::ReadOnly { path },
         _ => StoreError::Open { path, source: err },
     }
+}
+
+/// `path` as an SQLite `file:` URI (`%`, `?` and `#` escaped).
+fn file_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri
 }
 
 /// What became of a failed job's log, ready to be written.
@@ -288,15 +316,98 @@ fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
+/// The cache folder of the store `dir` lies in, when it does: `dir` or one of its parents is a
+/// store folder (`store-v1`, holding the database file). A cache folder there would nest a
+/// store in a store.
+pub fn enclosing_store(dir: &Path) -> Option<PathBuf> {
+    let dir = std::path::absolute(dir).ok()?;
+    dir.ancestors()
+        .find(|a| a.join(STORE_FILE).is_file())
+        .map(|store| store.parent().unwrap_or(store).to_path_buf())
+}
+
+/// The database file of the SQLite store in `cache_dir`.
+pub fn store_file(cache_dir: &Path) -> PathBuf {
+    cache_dir.join(STORE_DIR).join(STORE_FILE)
+}
+
+/// How a store was opened for a command that only reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadWrite,
+    /// The store cannot be written: nothing is stored, not even classifications.
+    ReadOnly,
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the store in `cache_dir`: `cache_dir/store-v1/flakestat.sqlite3`.
+    /// A `cache_dir` inside another store is refused ([`enclosing_store`]).
     pub fn open(cache_dir: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(enclosing) = enclosing_store(cache_dir) {
+            return Err(StoreError::Nested {
+                path: cache_dir.to_path_buf(),
+                cache_dir: enclosing,
+            });
+        }
         let dir = cache_dir.join(STORE_DIR);
         create_private_dir(&dir).map_err(|source| StoreError::CreateDir {
             path: dir.clone(),
             source,
         })?;
         SqliteStore::open_file(&dir.join(STORE_FILE))
+    }
+
+    /// Opens the existing store at `path` for reading only (a store that cannot be written still
+    /// reports). A store of another schema version is refused: a newer one as always, an older
+    /// one because bringing it forward writes.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open_err = |source| open_error(path, source);
+        let open = |uri: &str| -> rusqlite::Result<Connection> {
+            let conn = Connection::open_with_flags(uri, flags)?;
+            // Reading the schema is what fails when WAL's shared memory cannot be made.
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| {
+                row.get::<_, i64>(0)
+            })?;
+            Ok(conn)
+        };
+        let uri = file_uri(path);
+        // In a folder that cannot be written, WAL's `-shm` file cannot be made: read the file
+        // as immutable (nobody writes a store neither they nor we can write).
+        let conn = open(&uri)
+            .or_else(|_| open(&format!("{uri}?immutable=1")))
+            .map_err(open_err)?;
+        let found: u32 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(open_err)?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        if found == 0 {
+            return Err(StoreError::NotAStore {
+                path: path.to_path_buf(),
+            });
+        }
+        if found < SCHEMA_VERSION {
+            return Err(StoreError::ReadOnlyOld {
+                path: path.to_path_buf(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(open_err)?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Opens (creating if needed) the store at exactly `path`; the file is created 0600.

@@ -45,6 +45,10 @@ pub enum LockError {
     },
     #[error("cannot lock the store: {0}")]
     Postgres(super::StoreError),
+    /// The cache folder lies inside another store (`StoreError::Nested`): no lock file, no
+    /// folder is made there.
+    #[error("{0}")]
+    Nested(super::StoreError),
 }
 
 /// Held while it lives; dropping it releases the lock.
@@ -58,6 +62,12 @@ impl StoreLock {
     /// Takes the lock of the store in `cache_dir`, trying again until `wait` has passed.
     /// `holder` says who takes it (e.g. `flakestat nightly`), for the next one's message.
     pub fn acquire(cache_dir: &Path, wait: Duration, holder: &str) -> Result<StoreLock, LockError> {
+        if let Some(enclosing) = super::enclosing_store(cache_dir) {
+            return Err(LockError::Nested(super::StoreError::Nested {
+                path: cache_dir.to_path_buf(),
+                cache_dir: enclosing,
+            }));
+        }
         let dir = cache_dir.join(STORE_DIR);
         let path = dir.join(LOCK_FILE);
         let io_err = |source| LockError::Io {

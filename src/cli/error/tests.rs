@@ -135,6 +135,25 @@ fn cases_1(_t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             "--cache-dir",
         ),
         (
+            "read-only store of an older schema",
+            store(StoreError::ReadOnlyOld {
+                path: path.to_path_buf(),
+                found: 3,
+                known: 4,
+            }),
+            exit::STORE,
+            "make it and its folder writable once, or pass another --cache-dir",
+        ),
+        (
+            "cache folder inside a store",
+            store(StoreError::Nested {
+                path: path.join("store-v1"),
+                cache_dir: path.to_path_buf(),
+            }),
+            exit::STORE,
+            "as the cache folder, or pass another --cache-dir",
+        ),
+        (
             "newer store",
             store(StoreError::TooNew {
                 path: path.to_path_buf(),
@@ -176,6 +195,16 @@ fn cases_1(_t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             .into(),
             exit::STORE,
             "--cache-dir",
+        ),
+        (
+            "survey's lock inside a store",
+            LockError::Nested(StoreError::Nested {
+                path: path.join("store-v1"),
+                cache_dir: path.to_path_buf(),
+            })
+            .into(),
+            exit::STORE,
+            "is inside the store in",
         ),
         (
             "no home folder",

@@ -21,7 +21,7 @@ use crate::cli::source::{SourceArgs, StoredArgs};
 use crate::fetch::{FetchError, OwnerListing, Session, SurveyPlan, SurveySummary};
 use crate::model::{Repo, Run, Timestamp};
 use crate::store::lock::{LockError, StoreLock};
-use crate::store::{StoreGuard, StoreLocation};
+use crate::store::{Access, StoreGuard, StoreLocation};
 
 /// What follows one repository's survey (the bisection's fetch for `survey`, the fork runs'
 /// PRs for `nightly`), given the repository in GitHub's spelling.
@@ -315,24 +315,35 @@ pub fn report(
     holder: &str,
 ) -> Result<OrgReport, CliError> {
     let window = StoredWindow::resolve(stored, focus)?;
-    let store = open_store(&window.location)?;
+    let target = match (&many.org, many.named.first()) {
+        (Some(owner), _) => format!("--org {owner}"),
+        (None, Some(repo)) => format!("--repo {repo}"),
+        (None, None) => "--repo OWNER/NAME".to_string(),
+    };
+    let (store, access) = super::open_stored(stored, &window, &target)?;
     let repos = stored_repos(&store, many)?;
     check_stored(&store, many, &repos, stored, &window)?;
     let until = window.until_for(&store, &repos)?;
-    if let Some(_locks) = try_lock_repos(&window.location, &repos, holder)? {
+    let read_only = access == Access::ReadOnly;
+    if !read_only && let Some(_locks) = try_lock_repos(&window.location, &repos, holder)? {
         for repo in &repos {
             reclassify(&store, repo, &window.signatures)?;
         }
     }
-    let mut reports = analyze_all(
-        &store,
-        &repos,
-        (window.since, until),
-        &window.signatures,
-        &window.config,
-    )?;
-    for report in &mut reports {
-        report.survey_flags = stored.survey_flags();
+    let mut reports = Vec::new();
+    let mut classified = 0;
+    for repo in &repos {
+        let mut snapshot =
+            super::load_snapshot(&store, repo, window.since, until, &window.signatures)?;
+        if read_only {
+            classified += super::classify_in_memory(&store, &mut snapshot, &window.signatures)?;
+        }
+        let mut data = analysis::analyze(&snapshot, &window.signatures.infos, &window.config);
+        data.survey_flags = stored.survey_flags();
+        reports.push(data);
+    }
+    if read_only {
+        super::say_read_only(&store, classified);
     }
     Ok(analysis::org::combine(reports, many.org.clone()))
 }
@@ -376,7 +387,7 @@ fn check_stored(
         Some((missing, _)) => Err(CliError::NothingStored(format!(
             "the store in {} holds nothing for {missing}: run `{}` first{apart}",
             location.describe(),
-            args.survey_command(&missing.to_string()),
+            args.survey_command(&format!("--repo {missing}")),
         ))),
         None => Ok(()),
     }

@@ -20,7 +20,7 @@ use crate::exit;
 use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
 use crate::signatures::{Classifier, SignatureSet, SignatureSource, SignatureSpec, resolve_dir};
 use crate::store::lock::LockError;
-use crate::store::{Store, StoreGuard, StoreLocation, reclassify_stored};
+use crate::store::{Access, Store, StoreGuard, StoreLocation, enclosing_store, reclassify_stored};
 
 /// The signatures in use: where they come from, as written, compiled, and what the analysis
 /// must know of each.
@@ -175,7 +175,7 @@ pub fn load_repo_from_store(
         (None, Some(repo)) => repo.clone(),
         (None, None) => unreachable!("clap requires --repo without --replay"),
     };
-    let store = open_store(&stored.location)?;
+    let (store, access) = open_stored(window, &stored, &format!("--repo {repo}"))?;
     check_stored(&store, &repo, window, &stored)?;
     let until = stored.until_for(&store, std::slice::from_ref(&repo))?;
     let StoredWindow {
@@ -185,11 +185,22 @@ pub fn load_repo_from_store(
         location,
         ..
     } = stored;
-    let classified = match try_lock_store(&location, &repo, holder)? {
-        Some(_lock) => reclassify(&store, &repo, &signatures)?,
-        None => 0,
+    let (snapshot, classified) = match access {
+        Access::ReadWrite => {
+            let classified = match try_lock_store(&location, &repo, holder)? {
+                Some(_lock) => reclassify(&store, &repo, &signatures)?,
+                None => 0,
+            };
+            let snapshot = load_snapshot(&store, &repo, since, until, &signatures)?;
+            (snapshot, classified)
+        }
+        Access::ReadOnly => {
+            let mut snapshot = load_snapshot(&store, &repo, since, until, &signatures)?;
+            let classified = classify_in_memory(&store, &mut snapshot, &signatures)?;
+            say_read_only(&store, classified);
+            (snapshot, classified)
+        }
     };
-    let snapshot = load_snapshot(&store, &repo, since, until, &signatures)?;
     Ok(FromStore {
         signatures,
         location,
@@ -198,6 +209,74 @@ pub fn load_repo_from_store(
         classified,
         survey_flags: window.survey_flags(),
     })
+}
+
+/// Opens the store a store-only command reads, never making one: a cache folder without a
+/// store is "no store at …" with the survey that makes it (`target`: its `--repo`/`--org`), a
+/// folder inside a store is refused, and a store that cannot be written is opened for reading.
+pub fn open_stored(
+    args: &StoredArgs,
+    window: &StoredWindow,
+    target: &str,
+) -> Result<(SharedStore, Access), CliError> {
+    match Store::open_existing(&window.location)? {
+        Some((store, access)) => Ok((Arc::new(Mutex::new(store)), access)),
+        None => {
+            let StoreLocation::Sqlite { cache_dir } = &window.location else {
+                unreachable!("a PostgreSQL store always opens or fails")
+            };
+            if let Some(enclosing) = enclosing_store(cache_dir) {
+                return Err(crate::store::StoreError::Nested {
+                    path: cache_dir.clone(),
+                    cache_dir: enclosing,
+                }
+                .into());
+            }
+            Err(CliError::NothingStored(format!(
+                "no store at {}: run `{}` first (it makes the store there), or pass the --cache-dir a survey wrote to{}",
+                cache_dir.display(),
+                args.survey_command(target),
+                replays_kept_apart(args, window),
+            )))
+        }
+    }
+}
+
+/// Classifies in memory the stored logs of `snapshot` the signatures have not seen (a
+/// read-only store keeps none of it); how many.
+pub fn classify_in_memory(
+    store: &SharedStore,
+    snapshot: &mut Snapshot,
+    signatures: &Signatures,
+) -> Result<u64, CliError> {
+    let todo: Vec<crate::model::JobId> = snapshot
+        .logs
+        .iter()
+        .filter(|(job, status)| {
+            **status == crate::model::LogStatus::Stored
+                && !snapshot.classifications.contains_key(job)
+        })
+        .map(|(job, _)| *job)
+        .collect();
+    let mut classified = 0;
+    for job in todo {
+        let Some(raw) = store.lock().expect("store lock").load_log(job)? else {
+            continue;
+        };
+        snapshot
+            .classifications
+            .insert(job, signatures.set.classify(&raw));
+        classified += 1;
+    }
+    Ok(classified)
+}
+
+/// One line on stderr: the store is read as it is, and what was classified for this report only.
+pub fn say_read_only(store: &SharedStore, classified: u64) {
+    eprintln!(
+        "flakestat: the store {} is read-only: read as it is, {classified} stored logs classified in memory for this report (not stored)",
+        store.lock().expect("store lock").describe()
+    );
 }
 
 /// What [`StoredArgs`] resolve to: the window, the analysis settings (with `focus`, one known
@@ -313,7 +392,7 @@ fn check_stored(
     Err(CliError::NothingStored(format!(
         "the store in {} holds nothing for {repo}: run `{}` first{}",
         window.location.describe(),
-        args.survey_command(&repo.to_string()),
+        args.survey_command(&format!("--repo {repo}")),
         replays_kept_apart(args, window),
     )))
 }
