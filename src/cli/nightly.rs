@@ -541,21 +541,34 @@ fn post(
     config.allow_insecure_http = args.source.allow_insecure_http;
     let commenter = Commenter::new(config).map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
     if args.dry_run {
-        return dry_run(&commenter, target, marker, body);
+        return dry_run(&commenter, target, marker, body, connection.is_replay());
     }
     let posted = commenter.upsert(target, marker, body)?;
     if !global.quiet {
+        // A replay posts to its fake GitHub: its comment URLs name github.com, where nothing
+        // went, so they are not shown, and the line says where the comment went.
+        let replay = connection.is_replay();
+        let posted = match posted {
+            Posted::Created { id, .. } if replay => Posted::Created { id, html_url: None },
+            Posted::Updated { id, .. } if replay => Posted::Updated { id, html_url: None },
+            other => other,
+        };
+        let on_fake = if replay {
+            " (the replay's fake GitHub on 127.0.0.1; nothing reached github.com)"
+        } else {
+            ""
+        };
         let line = match posted {
             Posted::Created { id, html_url } => format!(
-                "created comment {id} on {target}{}",
+                "created comment {id} on {target}{on_fake}{}",
                 html_url.map(|u| format!(": {u}")).unwrap_or_default()
             ),
             Posted::Updated { id, html_url } => format!(
-                "updated comment {id} on {target}{}",
+                "updated comment {id} on {target}{on_fake}{}",
                 html_url.map(|u| format!(": {u}")).unwrap_or_default()
             ),
             Posted::Unchanged { id, .. } => {
-                format!("comment {id} on {target} already says this: left as it is")
+                format!("comment {id} on {target}{on_fake} already says this: left as it is")
             }
         };
         // The URL is GitHub's answer.
@@ -570,8 +583,17 @@ fn dry_run(
     target: &CommentTarget,
     marker: &str,
     body: &str,
+    replay: bool,
 ) -> Result<(), CliError> {
-    let found = commenter.find(target, marker)?;
+    let mut found = commenter.find(target, marker)?;
+    if replay && let Some(c) = found.as_mut() {
+        c.html_url = None; // the fake's URL names github.com, where nothing went
+    }
+    let target = if replay {
+        format!("{target} (the replay's fake GitHub on 127.0.0.1)")
+    } else {
+        target.to_string()
+    };
     let what = match found {
         Some(c) if c.body == body => format!(
             "would leave comment {} on {target} as it is (same body)",

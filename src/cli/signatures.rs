@@ -201,7 +201,20 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> Result<u8, CliError> {
         &loaded.signatures.specs,
     )?;
     crate::analysis::green::apply_green(&mut audits, &green.shares);
-    let alarms = write_audits(&audits, &green.summary)?;
+    // The audit counts every failed job its pattern matches, runs of related PRs too (a
+    // pattern's reach is the question); reports leave those runs out, so the audit says how
+    // many of its runs they are.
+    let data = crate::analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    let related: std::collections::BTreeMap<String, u64> = data
+        .signatures
+        .iter()
+        .map(|s| {
+            let hit = s.excluded_runs.iter().filter(|r| r.hit).map(|r| r.run_id);
+            let runs: std::collections::BTreeSet<_> = hit.collect();
+            (s.id.0.clone(), runs.len() as u64)
+        })
+        .collect();
+    let alarms = write_audits(&audits, &related, &green.summary)?;
     Ok(if args.strict && alarms > 0 {
         exit::ALERT
     } else {
@@ -212,6 +225,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> Result<u8, CliError> {
 /// Each signature's audit on stdout, then the verdict; how many alarms.
 fn write_audits(
     audits: &[crate::analysis::audit::SignatureAudit],
+    related: &std::collections::BTreeMap<String, u64>,
     green_summary: &str,
 ) -> Result<usize, CliError> {
     use crate::analysis::green::GreenShare;
@@ -230,9 +244,14 @@ fn write_audits(
             } => format!("{matched}/{sampled}"),
             GreenShare::Unknown { .. } => "unknown".to_string(),
         };
+        let counted_related = match related.get(&a.id).copied().unwrap_or(0) {
+            0 => String::new(),
+            1 => " (counting 1 run of a related PR, which reports exclude)".to_string(),
+            n => format!(" (counting {n} runs of related PRs, which reports exclude)"),
+        };
         writeln!(
             out,
-            "{}: {} jobs in {} runs, {} line shapes, {} tests, last hit {}, matches in green jobs {in_green}{}",
+            "{}: {} jobs in {} runs{counted_related}, {} line shapes, {} tests, last hit {}, matches in green jobs {in_green}{}",
             a.id,
             a.jobs,
             a.runs,

@@ -542,7 +542,15 @@ fn the_example_workflow_s_command_line_runs() {
     assert_eq!(out.status.code(), Some(10), "{args:?}: {}", stderr(&out));
     let report = std::fs::read_to_string(dir.path().join("nightly.md")).unwrap();
     assert!(report.contains("## New signatures"), "{report}");
-    assert!(stderr(&out).contains("created comment"), "{}", stderr(&out));
+    // A replay says it talked to the fake: no github.com comment URL, no token advice.
+    let err = stderr(&out);
+    assert!(err.contains("created comment"), "{err}");
+    assert!(
+        err.contains("the replay's fake GitHub on 127.0.0.1; nothing reached github.com"),
+        "{err}"
+    );
+    assert!(!err.contains("https://github.com"), "{err}");
+    assert!(!err.to_lowercase().contains("token"), "{err}");
 }
 
 /// Fork PR runs name no PR (`pull_requests: []`): nightly maps them through the PR listing as

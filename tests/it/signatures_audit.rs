@@ -81,6 +81,19 @@ fn audit_names_a_planted_broad_signature_and_spares_the_shipped_set() {
         text.contains(&format!("wait-until-timeout: {flaky} jobs")),
         "{flaky} jobs expected: {text}"
     );
+    // Those include runs of related PRs, which reports leave out: the audit says so, and only
+    // for a signature that has such runs (network-error lists no paths: no PR is related).
+    let line = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id}: ")))
+            .unwrap_or_else(|| panic!("{id}: {text}"))
+            .to_string()
+    };
+    assert!(
+        line("wait-until-timeout").contains(" runs of related PRs, which reports exclude)"),
+        "{text}"
+    );
+    assert!(!line("network-error").contains("related"), "{text}");
 
     let planted = tmp.path().join("planted");
     std::fs::create_dir_all(&planted).unwrap();

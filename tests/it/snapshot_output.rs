@@ -130,6 +130,55 @@ fn report_of_one_signature_in_every_format() {
     });
 }
 
+/// Small numbers read right (#25.4): a signature hit only in the window's latest run reads "1
+/// hit, in the latest run", a share of fewer than 5 runs has no percentage, and a signature
+/// without `paths` (network-error) has no "unrelated PRs" figure.
+#[test]
+fn small_numbers_read_right() {
+    let (story, _turn) = story();
+    let cache = story.store.path().to_str().unwrap();
+    settings_for(story.store.path()).bind(|| {
+        for (name, until) in [
+            ("report_small_latest_run", "2026-07-16T00:00:00Z"),
+            ("report_small_four_runs", "2026-07-16T12:00:00Z"),
+        ] {
+            let args = [
+                "report",
+                "--repo",
+                REPO,
+                "--since",
+                SINCE,
+                "--until",
+                until,
+                "--signatures",
+                "signatures",
+                "--cache-dir",
+                cache,
+                "--format",
+                "markdown",
+            ];
+            let text = expect(0, &args);
+            assert!(!text.contains("(100%)"), "{text}");
+            let network = text
+                .lines()
+                .find(|l| l.starts_with("| 1 | `network-error`"))
+                .unwrap_or_else(|| panic!("{text}"));
+            assert!(!network.contains("(0)"), "{network}");
+            if name == "report_small_latest_run" {
+                assert!(text.contains("**1 hit, in the latest run** (2026-07-15 21:18 UTC)"));
+                assert!(text.contains("| 1, the latest run |"), "{text}");
+            } else {
+                assert!(
+                    text.contains("**1 of 4 runs** since the first hit"),
+                    "{text}"
+                );
+                assert!(text.contains("| 1 of 4 |"), "{text}");
+            }
+            insta::assert_snapshot!(name, text);
+        }
+    });
+}
+
 /// `export --format parquet`: what it says, and the files it writes (their bytes are read back
 /// by `export_parquet`).
 #[test]

@@ -137,6 +137,18 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // What a draft's title masks (a pid, a timeout), its pattern masks too: the next
+    // occurrence, with another pid, is matched.
+    for entry in &written {
+        let text = std::fs::read_to_string(entry.as_ref().unwrap().path()).unwrap();
+        if text.contains("child <n> did not report") {
+            let pattern = text.lines().find(|l| l.starts_with("pattern = ")).unwrap();
+            assert!(
+                !pattern.contains("5170") && !pattern.contains(r"30\.0s"),
+                "{pattern}"
+            );
+        }
+    }
     // The drafts alone, and with the shipped set, pass `signatures check`.
     ok(&flakestat(&[
         "signatures",

@@ -22,6 +22,13 @@ pub struct Connection {
     _server: Option<ReplayServer>,
 }
 
+impl Connection {
+    /// Whether this run talks to the replay's fake GitHub on 127.0.0.1, not to GitHub.
+    pub fn is_replay(&self) -> bool {
+        self._server.is_some()
+    }
+}
+
 /// The API for this run: the replay server started on 127.0.0.1 (with `replay_token`, which
 /// the fake accepts, when the command must send one), or GitHub itself from `--api-url` and
 /// the environment.

@@ -417,7 +417,28 @@ pub struct Suspect {
     pub hit_runs_unknown: Vec<RunId>,
 }
 
+/// A merge's weight before the evidence: [`PATHS_WEIGHT`] if it changed the signature's paths,
+/// times [`TESTS_WEIGHT`] if it changed a failing test's file, else 1 (unknown counts as no).
+pub fn prior_weight(touches_paths: Option<bool>, touches_tests: Option<bool>) -> f64 {
+    let paths = if touches_paths == Some(true) {
+        PATHS_WEIGHT
+    } else {
+        1.0
+    };
+    let tests = if touches_tests == Some(true) {
+        TESTS_WEIGHT
+    } else {
+        1.0
+    };
+    paths * tests
+}
+
 impl Suspect {
+    /// The weight its share multiplies its likelihood by ([`prior_weight`]).
+    pub fn weight(&self) -> f64 {
+        prior_weight(self.touches_paths, self.touches_tests)
+    }
+
     /// `#2371` for a pull request, the short sha (`abc1234`) for a direct push.
     pub fn label(&self) -> String {
         match self.pr {
@@ -765,17 +786,7 @@ impl Evidence<'_> {
             .files
             .as_ref()
             .map(|files| files.iter().any(|f| holds_test(f, self.failing_tests)));
-        let weight = likelihood
-            * if touches_paths == Some(true) {
-                PATHS_WEIGHT
-            } else {
-                1.0
-            }
-            * if touches_tests == Some(true) {
-                TESTS_WEIGHT
-            } else {
-                1.0
-            };
+        let weight = likelihood * prior_weight(touches_paths, touches_tests);
         Some((
             weight,
             Suspect {

@@ -1,8 +1,9 @@
 //! Draft signatures for groups of unclassified failures: what `flakestat suggest` writes.
 //!
 //! A draft's `pattern` is generalised from its group's template and telling lines, position by
-//! position (whitespace-separated tokens): a token every line shares stays an escaped literal;
-//! one that varies keeps its masked shape (`\d+` where numbers varied, a hex or duration class,
+//! position (whitespace-separated tokens): a token every line shares stays an escaped literal,
+//! unless the title masks it (a pid, a duration, a version: then its masked shape, as the title
+//! shows it); one that varies keeps its masked shape (`\d+` where numbers varied, a hex or duration class,
 //! `\S+` for paths and for Drain's wildcards); a test id (`a.py::test_x`, go's `TestX`) becomes
 //! the `test` capture. Its `[examples]` are real lines: `match` from the group, `no_match` from
 //! the nearest telling lines of other groups and of jobs existing signatures claim. Each draft
@@ -246,7 +247,16 @@ fn generalise(template: &[&str], samples: &[String]) -> Option<(String, Option<u
             test_at = Some(i);
             parts.push(r"\S+".to_string());
         } else if column.len() == 1 {
-            parts.push(regex::escape(column.iter().next().expect("one")));
+            // A number, duration, version or path the title masks is masked in the pattern too,
+            // even when every line had the same one (one pid, one timeout): the draft must
+            // match the next occurrence, whose number differs.
+            let token = column.iter().next().expect("one");
+            let shape = normalize_for_grouping(token);
+            parts.push(if shape == *token {
+                regex::escape(token)
+            } else {
+                shape_regex(&shape)
+            });
         } else {
             let shapes: BTreeSet<String> =
                 column.iter().map(|t| normalize_for_grouping(t)).collect();
@@ -549,7 +559,7 @@ mod tests {
         let d = &drafts[0];
         assert_eq!(
             d.pattern,
-            r"FAILED\s+\S+\s+\-\s+RuntimeError:\s+child\s+\d+(?:\.\d+)*\s+did\s+not\s+report\s+after\s+30\.0s"
+            r"FAILED\s+\S+\s+\-\s+RuntimeError:\s+child\s+\d+(?:\.\d+)*\s+did\s+not\s+report\s+after\s+\d+(?:\.\d+)?(?:ms|us|µs|ns|s|h|min|sec|seconds)"
         );
         assert!(d.unclaimed.is_empty());
         let test = Regex::new(d.test.as_deref().unwrap()).unwrap();

@@ -165,6 +165,31 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Fewer runs (or jobs) than this get no percentage: "1 of 3 runs", not "1 of 3 runs (33%)".
+pub const MIN_PERCENT_RUNS: u64 = 5;
+
+/// "16 of 77 runs (21%)"; "3 of 4 runs" under [`MIN_PERCENT_RUNS`]; "1 hit, in the latest run"
+/// when the one hit run is the only run counted (the window's latest).
+fn runs_hit_phrase(hit: u64, runs: u64, p: Option<f64>) -> String {
+    match (hit, runs) {
+        (1, 1) => "1 hit, in the latest run".to_string(),
+        (hit, runs) if runs < MIN_PERCENT_RUNS => {
+            format!("{hit} of {}", plural(runs, "run", "runs"))
+        }
+        (hit, runs) => format!("{hit} of {runs} runs ({})", percent(p)),
+    }
+}
+
+/// The "Share of runs" cell: "16 of 77 (21%)", "3 of 4" under [`MIN_PERCENT_RUNS`], "1, the
+/// latest run".
+fn runs_share(hit: u64, runs: u64, p: Option<f64>) -> String {
+    match (hit, runs) {
+        (1, 1) => "1, the latest run".to_string(),
+        (hit, runs) if runs < MIN_PERCENT_RUNS => format!("{hit} of {runs}"),
+        (hit, runs) => format!("{hit} of {runs} ({})", percent(p)),
+    }
+}
+
 fn percent(p: Option<f64>) -> String {
     match p {
         Some(p) => format!("{p:.0}%"),
@@ -607,7 +632,7 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
             .enumerate()
             .map(|(i, s)| {
                 let runs = match &s.impact_window {
-                    Some(w) => format!("{} of {} ({})", s.runs_hit, w.runs, percent(w.percent)),
+                    Some(w) => runs_share(s.runs_hit, w.runs, w.percent),
                     None => "n/a".to_string(),
                 };
                 let first = s
@@ -633,10 +658,12 @@ fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
                     vec![text(s.jobs_hit.to_string())],
                     vec![text(runs)],
                     vec![text(s.runs_hit_default_branch.to_string())],
-                    vec![text(format!(
-                        "{} ({})",
-                        s.runs_hit_pr, s.runs_hit_pr_unrelated
-                    ))],
+                    // Without paths no PR is related to a signature: "unrelated" means nothing.
+                    vec![text(if s.paths.is_empty() {
+                        s.runs_hit_pr.to_string()
+                    } else {
+                        format!("{} ({})", s.runs_hit_pr, s.runs_hit_pr_unrelated)
+                    })],
                     vec![text(s.runs_rerun_to_green.to_string())],
                     vec![text(first)],
                     introduced,
@@ -742,8 +769,10 @@ pub fn summary(s: &SignatureReport) -> Line {
         }
         return vec![text("no hit in this window.")];
     };
-    let headline = format!("{} of {} runs ({})", s.runs_hit, w.runs, percent(w.percent));
+    let headline = runs_hit_phrase(s.runs_hit, w.runs, w.percent);
     let since = match (w.starts_at, placed(s)) {
+        // "1 hit, in the latest run (2026-07-15 21:18 UTC)": there is no "since" to one run.
+        _ if s.runs_hit == 1 && w.runs == 1 => format!("({})", date(w.start)),
         (ImpactStart::Merge, Some((_, top))) => {
             format!("since {} {} on {}", top.label(), top.verb(), date(w.start))
         }
@@ -773,7 +802,10 @@ fn origins_phrase(s: &SignatureReport) -> String {
     let mut origins = vec![format!("{} on main", s.runs_hit_default_branch)];
     if s.runs_hit_pr > 0 {
         let unknown = s.runs_hit_pr - s.runs_hit_pr_unrelated;
-        if unknown == 0 {
+        if s.paths.is_empty() {
+            // No paths: no PR can be related, so the runs of PRs are only that.
+            origins.push(format!("{} on PRs", s.runs_hit_pr));
+        } else if unknown == 0 {
             origins.push(format!(
                 "{} on PRs touching none of its paths",
                 s.runs_hit_pr
@@ -932,13 +964,19 @@ fn matrix_table(title: &str, dimensions: &[DimensionReport]) -> Block {
     let rows: Vec<Vec<Line>> = dimensions
         .iter()
         .flat_map(|d| {
-            // The strongest value of each dimension is bold (ties too), when it was hit.
-            let rate = |v: &crate::analysis::DimensionValue| {
-                v.jobs_hit as f64 / v.jobs_total.max(1) as f64
-            };
-            let best = d.values.iter().map(rate).fold(0.0, f64::max);
+            // Bold only for a value that stands out: hit, and at least twice the hit rate of the
+            // dimension's other values together (a 2% beside 1%s is not news; 5% beside 0% is).
+            let (hit_all, run_all) = d
+                .values
+                .iter()
+                .fold((0, 0), |(h, r), v| (h + v.jobs_hit, r + v.jobs_total));
             d.values.iter().map(move |v| {
-                let strong = v.jobs_hit > 0 && rate(v) >= best;
+                let others_hit = hit_all - v.jobs_hit;
+                let others_run = run_all - v.jobs_total;
+                let strong = v.jobs_hit > 0
+                    && v.jobs_total >= MIN_PERCENT_RUNS
+                    && others_run > 0
+                    && (v.jobs_hit * others_run) as f64 >= 2.0 * (others_hit * v.jobs_total) as f64;
                 let cell = |t: String| {
                     if strong {
                         vec![Span::Strong(t)]
@@ -953,6 +991,9 @@ fn matrix_table(title: &str, dimensions: &[DimensionReport]) -> Block {
                     vec![text(v.jobs_total.to_string())],
                     cell(if v.jobs_hit == 0 {
                         "never".to_string()
+                    } else if v.jobs_total < MIN_PERCENT_RUNS {
+                        // Too few jobs for a rate: the two counts beside it say it all.
+                        "few jobs".to_string()
                     } else {
                         percent(Some(
                             (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
@@ -1033,13 +1074,13 @@ fn signature_facts(data: &ReportData, s: &SignatureReport) -> Vec<Line> {
     }
     if let Some(w) = &s.impact_window {
         facts.push(vec![text(format!(
-            "Impact window: {} to {} ({} of the workflows, related PRs excluded): {} runs hit, \
-             {} job executions hit.",
+            "Impact window: {} to {} ({} of the workflows, related PRs excluded): {} hit, {} \
+             hit.",
             date(w.start),
             date(w.end),
             plural(w.runs, "run", "runs"),
-            s.runs_hit,
-            s.jobs_hit
+            plural(s.runs_hit, "run", "runs"),
+            plural(s.jobs_hit, "job execution", "job executions")
         ))]);
     }
     if let Some(w) = &s.impact_window
@@ -1393,14 +1434,27 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
     } else {
         "A hit run that lacked a merge rules it out"
     };
+    // One hit-rate figure per account: the summary's. The bisection's p (runs from the first
+    // hit on) is named only where its percentage differs from it.
+    let p = b.hit_rate().map(|p| (p * 1000.0).round() / 10.0);
+    let headline = s.impact_window.as_ref().and_then(|w| w.percent);
+    let rate = if percent(p) == percent(headline) {
+        format!("p the hit rate ({})", percent(p))
+    } else {
+        format!(
+            "p = {}, the hit rate from the first hit on ({} of {} runs; the summary counts \
+             from the start of the impact window)",
+            percent(p),
+            b.hits_after,
+            b.runs_after
+        )
+    };
     blocks.push(Block::Paragraph(vec![text(format!(
-        "Hit rate from the first hit on: {} of {} runs ({}). For each merge before the first \
-         hit, its likelihood is the chance of the clean runs that included it, (1 − p)^k; a \
-         merge that changed files matching the paths weighs {}×, one that changed a failing \
-         test's file {}×. {lacked}; merges with likelihood below {} are not listed.",
-        b.hits_after,
-        b.runs_after,
-        percent(b.hit_rate().map(|p| (p * 1000.0).round() / 10.0)),
+        "For each merge before the first hit, its likelihood is the chance of the clean runs \
+         that included it, (1 − p)^k, with {rate}; its weight is {}× if it changed files \
+         matching the paths, times {}× if it changed a failing test's file, else 1×; its share \
+         is likelihood × weight over all the suspects. {lacked}; merges with likelihood below {} \
+         are not listed.",
         bisect::PATHS_WEIGHT,
         bisect::TESTS_WEIGHT,
         bisect::RULED_OUT
@@ -1460,6 +1514,7 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
                 vec![text(yes_no(x.touches_tests))],
                 vec![text(after)],
                 vec![text(probability(x.likelihood))],
+                vec![text(format!("{}×", x.weight()))],
                 vec![text(format!("{:.0}%", x.posterior * 100.0))],
             ];
             row.extend(hit_cells);
@@ -1480,9 +1535,10 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
         "Touches tests",
         "Clean runs after",
         "Likelihood",
+        "Weight",
         "Share",
     ];
-    let mut numeric = vec![false, false, false, false, false, true, true, true];
+    let mut numeric = vec![false, false, false, false, false, true, true, true, true];
     if no_fit {
         headers.extend(["Hit runs with it", "Hit runs lacking it"]);
         numeric.extend([false, false]);

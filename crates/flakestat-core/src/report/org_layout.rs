@@ -227,7 +227,7 @@ fn ranking(hit: &[(&SignatureReport, &SignatureAcross)]) -> Table {
             .enumerate()
             .map(|(i, (s, a))| {
                 let share = match &s.impact_window {
-                    Some(w) => format!("{} of {} ({})", s.runs_hit, w.runs, percent(w.percent)),
+                    Some(w) => super::runs_share(s.runs_hit, w.runs, w.percent),
                     None => "n/a".to_string(),
                 };
                 let title = if s.title.is_empty() {
@@ -280,7 +280,11 @@ fn breakdown(hit: &[(&SignatureReport, &SignatureAcross)]) -> Table {
                         vec![text(h.repo.to_string())],
                         vec![text(h.runs_hit.to_string())],
                         vec![text(h.runs.to_string())],
-                        vec![text(percent(h.percent))],
+                        vec![text(if h.runs < super::MIN_PERCENT_RUNS {
+                            "few runs".to_string()
+                        } else {
+                            percent(h.percent)
+                        })],
                         vec![text(h.jobs_hit.to_string())],
                         vec![text(h.runs_rerun_to_green.to_string())],
                         vec![text(h.first_hit.map_or_else(|| "n/a".to_string(), date))],
