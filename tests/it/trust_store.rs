@@ -175,7 +175,10 @@ fn a_read_only_store_says_so() {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400)).is_ok()
     };
     if !locked {
-        eprintln!("skipped: cannot make {} read-only here", file.display());
+        crate::common::skips::skipped(
+            crate::common::skips::Need::ReadOnlyFile,
+            &format!("skipped: cannot make {} read-only here", file.display()),
+        );
         return;
     }
     let out = report(cache.path(), &[]);
