@@ -8,7 +8,7 @@
 //! survey's `ReportData`.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,11 +18,12 @@ use serde::{Deserialize, Serialize};
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::output::write_output;
+use super::output::{FormatArg, ReportOutput, write_output};
 use super::pipeline::Signatures;
 use crate::exit;
 use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
+use crate::report::{RenderOptions, grid};
 use crate::signatures::SignatureSet;
 use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
 use crate::signatures::testids::junit;
@@ -196,7 +197,12 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
     } else {
         files.iter().any(|f| !f.classification.is_unclassified())
     };
-    let color_table = args.output.is_none() && io::stdout().is_terminal();
+    // Colour and the width to fit, as for a report's table (`--color`, `NO_COLOR`, `COLUMNS`).
+    // The table's options only: the format is classify's own, so the file name chooses nothing here.
+    let mut table = ReportOutput::resolve(Some(FormatArg::Table), None, global.color)?;
+    if args.output.is_some() {
+        table.options = RenderOptions::default();
+    }
     match args.format {
         // Every input, refused ones with their error, even when all were refused: a script
         // reads one document whatever happened.
@@ -210,9 +216,9 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
         ClassifyFormat::Table if !(files.is_empty() && invalid > 0) => {
             write_output(args.output.as_deref(), |w| {
                 if args.tests {
-                    render_tests_table(w, &files, color_table)
+                    render_tests_table(w, &files, &table.options)
                 } else {
-                    render_table(w, &files, color_table)
+                    render_table(w, &files, &table.options)
                 }
             })?;
         }
@@ -477,13 +483,10 @@ fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {
         Err(e) => return vec![Err(unreadable(name, &e))],
     };
     let mut out = Vec::new();
-    let visited =
-        crate::signatures::archive::visit_files(io::BufReader::new(file), |entry| match entry {
-            Ok((entry, reader)) => {
-                out.extend(classify_stream(set, format!("{name}:{entry}"), reader))
-            }
-            Err(e) => out.push(Err(bad_zip(&e))),
-        });
+    let visited = flakestat_zip::visit_files(io::BufReader::new(file), |entry| match entry {
+        Ok((entry, reader)) => out.extend(classify_stream(set, format!("{name}:{entry}"), reader)),
+        Err(e) => out.push(Err(bad_zip(&e))),
+    });
     if let Err(e) = visited {
         return vec![Err(bad_zip(&e))];
     }
@@ -582,14 +585,12 @@ fn cell(text: &str) -> String {
 /// Error lines shown for an unclassified log in the table (JSON has them all).
 const TABLE_ERROR_LINES: usize = 3;
 
-fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io::Result<()> {
-    use comfy_table::{ContentArrangement, Table, presets};
-    let mut table = Table::new();
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
-    if terminal {
-        table.set_content_arrangement(ContentArrangement::Dynamic);
-    }
-    table.set_header(vec!["log", "signature", "line", "count", "step", "text"]);
+fn render_table(
+    w: &mut dyn Write,
+    files: &[&Classified],
+    options: &RenderOptions,
+) -> io::Result<()> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
     for f in files {
         let file = match &f.job {
             Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
@@ -602,7 +603,7 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
             };
             let lines = &f.classification.error_lines;
             if lines.is_empty() {
-                table.add_row(vec![
+                rows.push(vec![
                     file.clone(),
                     label.clone(),
                     String::new(),
@@ -617,7 +618,7 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
                 } else {
                     (String::new(), String::new())
                 };
-                table.add_row(vec![
+                rows.push(vec![
                     file,
                     label,
                     l.line.to_string(),
@@ -640,7 +641,7 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
                     };
                     format!("\ntests: {}{more}", shown.join(", "))
                 };
-                table.add_row(vec![
+                rows.push(vec![
                     if i == 0 { file.clone() } else { String::new() },
                     cell(&m.signature.0),
                     m.line.to_string(),
@@ -651,7 +652,8 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
             }
         }
     }
-    writeln!(w, "{table}")?;
+    let headers = ["log", "signature", "line", "count", "step", "text"];
+    writeln!(w, "{}", grid(&headers, &rows, options))?;
     let matched = files
         .iter()
         .filter(|f| !f.classification.is_unclassified())
@@ -660,14 +662,12 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
 }
 
 /// `--tests`: one row per failing or flaky test of each log.
-fn render_tests_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io::Result<()> {
-    use comfy_table::{ContentArrangement, Table, presets};
-    let mut table = Table::new();
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
-    if terminal {
-        table.set_content_arrangement(ContentArrangement::Dynamic);
-    }
-    table.set_header(vec!["log", "test", "outcome", "runner", "line"]);
+fn render_tests_table(
+    w: &mut dyn Write,
+    files: &[&Classified],
+    options: &RenderOptions,
+) -> io::Result<()> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
     let (mut failed, mut flaky) = (0, 0);
     for f in files {
         let file = match &f.job {
@@ -677,14 +677,14 @@ fn render_tests_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) 
         let tests = &f.classification.tests;
         failed += tests.failed.len();
         flaky += tests.flaky.len();
-        let rows = tests
+        let found = tests
             .failed
             .iter()
             .map(|t| (t, "failed"))
             .chain(tests.flaky.iter().map(|t| (t, "flaky")));
         let mut first = true;
-        for (t, outcome) in rows {
-            table.add_row(vec![
+        for (t, outcome) in found {
+            rows.push(vec![
                 if first { file.clone() } else { String::new() },
                 cell(&t.id),
                 outcome.to_string(),
@@ -698,7 +698,7 @@ fn render_tests_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) 
             first = false;
         }
         if first {
-            table.add_row(vec![
+            rows.push(vec![
                 file,
                 "no failing tests found".to_string(),
                 String::new(),
@@ -707,7 +707,8 @@ fn render_tests_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) 
             ]);
         }
     }
-    writeln!(w, "{table}")?;
+    let headers = ["log", "test", "outcome", "runner", "line"];
+    writeln!(w, "{}", grid(&headers, &rows, options))?;
     writeln!(
         w,
         "{failed} failing and {flaky} flaky tests in {} logs",

@@ -14,7 +14,7 @@ use super::error::CliError;
 use super::pipeline::{self, load_from_store};
 use super::source::WindowArgs;
 use crate::analysis::export::export;
-use crate::report::parquet;
+use flakestat_parquet as parquet;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -146,9 +146,12 @@ fn all_logs() -> Vec<PathBuf> {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/logs/cuda-python");
     match std::fs::read_dir(&shared) {
         Ok(dir) => paths.extend(dir.map(|e| e.unwrap().path())),
-        Err(_) => eprintln!(
-            "skipping the cuda-python log: {} is absent (only in the development environment)",
-            shared.display()
+        Err(_) => crate::common::skips::skipped(
+            crate::common::skips::Need::Shared,
+            &format!(
+                "skipping the cuda-python log: {} is absent (only in the development environment)",
+                shared.display()
+            ),
         ),
     }
     paths
@@ -297,10 +300,13 @@ fn the_real_cuda_python_log_is_a_wait_until_timeout() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/logs/cuda-python/test-linux-64-py3.14t-cuda12.9.1-local-t4-failed.log");
     let Ok(log) = std::fs::read(&path) else {
-        eprintln!(
-            "skipping: {} is absent (only in the development environment); \
-             fixtures/logs/wait-until-timeout.log covers the same shape",
-            path.display()
+        crate::common::skips::skipped(
+            crate::common::skips::Need::Shared,
+            &format!(
+                "skipping: {} is absent (only in the development environment); \
+                 fixtures/logs/wait-until-timeout.log covers the same shape",
+                path.display()
+            ),
         );
         return;
     };

@@ -28,7 +28,10 @@ fn the_human_line_is_among_the_first_five_error_lines() {
         let cols: Vec<&str> = row.split('\t').collect();
         let (file, lines) = (cols[0], cols[1]);
         let Some(path) = find(file) else {
-            eprintln!("skipped {file}: not in fixtures/real (licence) and ../shared is absent");
+            crate::common::skips::skipped(
+                crate::common::skips::Need::Shared,
+                &format!("skipped {file}: not in fixtures/real (licence) and ../shared is absent"),
+            );
             continue;
         };
         let want: Vec<u64> = lines

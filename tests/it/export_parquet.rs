@@ -403,7 +403,10 @@ fn duckdb_counts_the_reports_hits() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_duckdb {
-        eprintln!("skipped: python3 with duckdb not found (pip install duckdb)");
+        common::skips::skipped(
+            common::skips::Need::DuckDb,
+            "skipped: python3 with duckdb not found (pip install duckdb)",
+        );
         return;
     }
     let report = report();
@@ -510,7 +513,10 @@ fn an_unwritable_folder_is_refused_with_exit_2_before_the_store_is_read() {
         locked.clone()
     };
     if !target.is_dir() {
-        eprintln!("skipped: no unwritable folder to try (running as root without /sys)");
+        common::skips::skipped(
+            common::skips::Need::UnwritableFolder,
+            "skipped: no unwritable folder to try (running as root without /sys)",
+        );
         return;
     }
     // No store at all: the --output error comes first.

@@ -299,9 +299,12 @@ fn mmdc() -> Option<PathBuf> {
     if path.is_file() && Path::new(CHROMIUM).is_file() {
         Some(path)
     } else {
-        eprintln!(
-            "mermaid-cli check skipped: no {} (or no {CHROMIUM}); the structural checks ran",
-            path.display()
+        common::skips::skipped(
+            common::skips::Need::MermaidCli,
+            &format!(
+                "mermaid-cli check skipped: no {} (or no {CHROMIUM}); the structural checks ran",
+                path.display()
+            ),
         );
         None
     }
@@ -350,7 +353,10 @@ fn check_with_mermaid_cli(mmdc: &Path, chart: &str) {
 /// `width` columns: what `flakestat report` prints there.
 fn on_terminal(width: usize, signature: bool) -> Option<String> {
     if !Path::new("/usr/bin/script").is_file() {
-        eprintln!("skipped: no /usr/bin/script to give the report a terminal");
+        common::skips::skipped(
+            common::skips::Need::Script,
+            "skipped: no /usr/bin/script to give the report a terminal",
+        );
         return None;
     }
     let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
@@ -469,8 +475,11 @@ fn ink(png: &[u8]) -> usize {
 #[test]
 fn the_html_report_renders_in_chromium_with_no_console_error() {
     if !Path::new(CHROMIUM).is_file() {
-        eprintln!(
-            "skipped: {CHROMIUM} is not installed (apt-get install -y chromium; .ci/run does)"
+        common::skips::skipped(
+            common::skips::Need::Chromium,
+            &format!(
+                "skipped: {CHROMIUM} is not installed (apt-get install -y chromium; .ci/run does)"
+            ),
         );
         return;
     }

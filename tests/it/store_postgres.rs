@@ -25,7 +25,10 @@ fn server(test: &str) -> Option<String> {
         .ok()
         .filter(|v| !v.is_empty());
     if url.is_none() {
-        eprintln!("{test}: FLAKESTAT_TEST_POSTGRES is not set: skipped (.ci/postgres.sh start)");
+        common::skips::skipped(
+            common::skips::Need::Postgres,
+            &format!("{test}: FLAKESTAT_TEST_POSTGRES is not set: skipped (.ci/postgres.sh start)"),
+        );
     }
     url
 }

@@ -389,7 +389,10 @@ fn an_org_survey_into_postgres_reports_byte_identical_to_sqlite() {
         .ok()
         .filter(|v| !v.is_empty())
     else {
-        eprintln!("FLAKESTAT_TEST_POSTGRES is not set: skipped (.ci/postgres.sh start)");
+        common::skips::skipped(
+            common::skips::Need::Postgres,
+            "FLAKESTAT_TEST_POSTGRES is not set: skipped (.ci/postgres.sh start)",
+        );
         return;
     };
     let url = flakestat::store::postgres::fresh_schema_url(&base).unwrap();

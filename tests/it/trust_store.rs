@@ -208,7 +208,10 @@ fn a_read_only_store_still_reports_and_a_survey_says_it_is_read_only() {
     let file = db(cache.path());
     let before = std::fs::read(&file).unwrap();
     let Some(root) = lock_file(&file) else {
-        eprintln!("skipped: cannot make {} read-only here", file.display());
+        crate::common::skips::skipped(
+            crate::common::skips::Need::ReadOnlyFile,
+            &format!("skipped: cannot make {} read-only here", file.display()),
+        );
         return;
     };
     let out = report(cache.path(), &[]);

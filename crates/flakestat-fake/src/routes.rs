@@ -1609,7 +1609,7 @@ mod tests {
         let zip = attempt_archive(&ds, run, 1).unwrap();
         let mut names = Vec::new();
         let mut first = String::new();
-        flakestat_core::signatures::archive::visit_files(std::io::Cursor::new(zip), |entry| {
+        flakestat_zip::visit_files(std::io::Cursor::new(zip), |entry| {
             let (name, reader) = entry.unwrap();
             if names.is_empty() {
                 reader.read_to_string(&mut first).unwrap();

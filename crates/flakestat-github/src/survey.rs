@@ -1718,16 +1718,14 @@ fn read_archive(
         }
     };
     match body {
-        LogBody::Memory(bytes) => {
-            flakestat_core::signatures::archive::visit_files(std::io::Cursor::new(bytes), each)
-        }
+        LogBody::Memory(bytes) => flakestat_zip::visit_files(std::io::Cursor::new(bytes), each),
         LogBody::Spooled(mut file, _) => {
             if let Err(e) = file.rewind() {
                 return Err(FetchError::Spool(format!(
                     "cannot read {url} back from its temporary file: {e}"
                 )));
             }
-            flakestat_core::signatures::archive::visit_files(file, each)
+            flakestat_zip::visit_files(file, each)
         }
     }
     .map_err(|e| FetchError::Parse {

@@ -4,6 +4,8 @@
 //! PR a run of the story belongs to, known from its construction (not from the analysis).
 #![allow(dead_code)]
 
+pub mod skips;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;

@@ -10,7 +10,6 @@ mod json;
 mod layout;
 mod markdown;
 pub mod nightly;
-pub mod parquet;
 mod pictures;
 #[cfg(test)]
 mod proptests;
@@ -23,6 +22,7 @@ use crate::analysis::ReportData;
 
 pub use json::wire;
 pub use json::{SCHEMA_VERSION, org_to_wire, to_wire};
+pub use table::grid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

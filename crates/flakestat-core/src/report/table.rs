@@ -1,5 +1,5 @@
 //! The terminal rendering: headings, sentences and comfy-table tables (this is the only file that
-//! names comfy-table). Log text is stripped of escape sequences and control characters before it
+//! names comfy-table; `classify`'s table goes through [`grid`] too). Log text is stripped of escape sequences and control characters before it
 //! reaches the terminal; colour only when `RenderOptions.color` says so.
 
 use std::io::{self, Write};
@@ -309,8 +309,21 @@ fn widest_line(text: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// The table laid out by comfy-table, each `(column, width)` of `id_bounds` at least that wide.
-fn arranged(table: &Table, options: &RenderOptions, id_bounds: &[(usize, u16)]) -> String {
+/// A grid of cells that are already fit for a terminal (each line sanitized; a cell may hold
+/// several lines, a long one wraps within its column when the width is known), in the same
+/// borders, header style and width rules as every report table. For outputs that are not a
+/// report layout: `classify`'s table of logs and their matches.
+pub fn grid(headers: &[&str], rows: &[Vec<String>], options: &RenderOptions) -> String {
+    let mut t = empty(headers.iter().copied(), options);
+    for row in rows {
+        t.add_row(row.iter().map(Cell::new));
+    }
+    t.to_string()
+}
+
+/// A comfy-table with the reports' borders, `headers` (bold with colour) and the width decided at
+/// the edge, and no rows yet.
+fn empty<'a>(headers: impl Iterator<Item = &'a str>, options: &RenderOptions) -> Comfy {
     let mut t = Comfy::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     if options.color {
@@ -328,14 +341,20 @@ fn arranged(table: &Table, options: &RenderOptions, id_bounds: &[(usize, u16)]) 
             t.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
-    t.set_header(table.headers.iter().map(|h| {
-        let c = Cell::new(*h);
+    t.set_header(headers.map(|h| {
+        let c = Cell::new(h);
         if options.color {
             c.add_attribute(Attribute::Bold)
         } else {
             c
         }
     }));
+    t
+}
+
+/// The table laid out by comfy-table, each `(column, width)` of `id_bounds` at least that wide.
+fn arranged(table: &Table, options: &RenderOptions, id_bounds: &[(usize, u16)]) -> String {
+    let mut t = empty(table.headers.iter().copied(), options);
     for row in &table.rows {
         t.add_row(row.iter().map(|cell| Cell::new(plain(cell, options.color))));
     }

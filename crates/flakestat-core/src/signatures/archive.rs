@@ -4,10 +4,9 @@
 //! lossy: `/` dropped, a repeated name suffixed ` (1)`, ` (2)`…) and a folder per job with one
 //! file per step.
 //!
-//! Pure functions over bytes and readers; `cli classify` and the survey's attempt archives both
-//! read archives through [`visit_files`].
-
-use std::io::{Read, Seek};
+//! Pure functions over bytes; the archives themselves are read by the crate `flakestat-zip`
+//! (`visit_files`, for `cli classify` and the survey's attempt archives alike), so this crate
+//! builds without zip.
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -86,39 +85,6 @@ pub fn entry_names_job(entry_name: &str, job_name: &str) -> bool {
     entry_name == want
         || (entry_name.encode_utf16().count() >= 80 && want.starts_with(entry_name))
         || entry_name.trim() == want.trim()
-}
-
-/// A zip archive that cannot be read at all.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ArchiveError(String);
-
-/// Calls `each` with every file entry of a zip archive, in archive order: its path in the
-/// archive and a reader of its bytes, or why the entry cannot be read. Folders are skipped.
-/// Returns how many file entries there were; `Err` when the archive itself is unreadable.
-pub fn visit_files<R: Read + Seek>(
-    reader: R,
-    mut each: impl FnMut(Result<(&str, &mut dyn Read), String>),
-) -> Result<usize, ArchiveError> {
-    let mut archive = zip::ZipArchive::new(reader).map_err(|e| ArchiveError(e.to_string()))?;
-    let mut files = 0;
-    for i in 0..archive.len() {
-        match archive.by_index(i) {
-            Ok(mut entry) => {
-                if entry.is_dir() {
-                    continue;
-                }
-                files += 1;
-                let name = entry.name().to_string();
-                each(Ok((&name, &mut entry)));
-            }
-            Err(e) => {
-                files += 1;
-                each(Err(e.to_string()));
-            }
-        }
-    }
-    Ok(files)
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! `flakestat export --format parquet`: the five tables of an `ExportData` as Parquet files that
-//! DuckDB, BigQuery, ClickHouse and Spark read directly. The only file naming arrow or parquet.
+//! DuckDB, BigQuery, ClickHouse and Spark read directly. The only file naming arrow or parquet,
+//! in a crate of its own at the command line's edge: parquet and arrow are a large part of a cold
+//! build, and only `export` needs them, so flakestat-core (and the store, GitHub and fake crates
+//! above it) build without them, side by side with this one.
 //! Pure: each file is rendered into memory (the caller writes them atomically).
 //!
 //! Portable types only: signed integers (BigQuery has no unsigned ones), UTF-8 strings,
@@ -19,8 +22,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
-use crate::analysis::export::ExportData;
-use crate::model::Timestamp;
+use flakestat_core::analysis::export::ExportData;
+use flakestat_core::model::Timestamp;
 
 /// The files `render` produces, in order.
 pub const FILES: [&str; 5] = [
