@@ -17,7 +17,11 @@
 //! timestamp, the lines after it none. Those continuation lines belong to the annotation (often
 //! they say what failed: `##[error]Error: Command failed` then the command's own message), so
 //! they are attached to it, one telling line whose text holds them after newlines, and never
-//! ranked on their own. A log without timestamps cannot show where an annotation ends: there,
+//! ranked on their own. What they name counts: an annotation naming a test, a file:line or a
+//! timeout, on any of its lines, ranks with the test runner's own FAIL lines (the form
+//! [`NAMED_ANNOTATION`] in the table's test failures), above crashes and above an annotation that
+//! names nothing; the annotation's text is matched once, when it closes, so the log is still read
+//! in one pass. A log without timestamps cannot show where an annotation ends: there,
 //! an annotation is its first line, as before.
 
 use std::collections::VecDeque;
@@ -29,7 +33,7 @@ use regex::Regex;
 use crate::model::LogLine;
 
 pub(crate) use super::forms::MARKERS;
-use super::forms::{FORMS, Form, Keep, Tier};
+use super::forms::{ANNOTATION, FORMS, Form, Keep, NAMED_ANNOTATION, Tier};
 use super::literals::required_literals;
 
 /// Most error lines reported per log.
@@ -103,6 +107,20 @@ static COMPILED: LazyLock<Forms> = LazyLock::new(|| {
         holders,
         always,
     }
+});
+
+/// The generic annotation form, the form of an annotation naming a test, a file:line or a
+/// timeout (both indices in [`FORMS`]), and the latter's pattern.
+static NAMED: LazyLock<(usize, usize, Regex)> = LazyLock::new(|| {
+    let at = |name| {
+        FORMS
+            .iter()
+            .position(|f| f.ecosystem == "github" && f.name == name)
+            .expect("the annotation forms are in the table (tested)")
+    };
+    let named = at(NAMED_ANNOTATION);
+    let pattern = Regex::new(FORMS[named].pattern).expect("the forms table compiles (tested)");
+    (at(ANNOTATION), named, pattern)
 });
 
 /// The form that recognises a normalized line: its index in [`FORMS`].
@@ -226,7 +244,15 @@ impl TellingLines {
     /// Ends the open annotation (a stamped line came, or the log ended) and keeps it like any
     /// other telling line.
     pub fn close_annotation(&mut self) {
-        if let Some((i, kept, _)) = self.annotation.take() {
+        if let Some((i, kept, n)) = self.annotation.take() {
+            // The first line was ranked alone; what its continuation lines name may rank the
+            // whole annotation higher (one regex over this one annotation's text).
+            let (generic, named, pattern) = &*NAMED;
+            let i = if i == *generic && n > 0 && pattern.is_match(&kept.text) {
+                *named
+            } else {
+                i
+            };
             self.keep(i, kept);
         }
     }
@@ -460,6 +486,79 @@ mod tests {
                 .1
                 .ends_with(&format!("line {}", MAX_CONTINUATION_LINES - 1))
         );
+    }
+
+    /// gmoon/s3proxy's vitest job (../shared/logs/real, line 784): the annotation's first line
+    /// names only the exception; the file:line under it makes it rank with the test runner's own
+    /// FAIL lines, above a crash and above an annotation that names nothing.
+    #[test]
+    fn an_annotation_whose_continuation_names_a_file_line_ranks_with_fail_lines() {
+        let mut t = TellingLines::default();
+        t.consider(3, "--- FAIL: TestServe (2.93s)", true);
+        t.consider(5, "Segmentation fault (core dumped)", true);
+        t.consider(
+            7,
+            "##[error]CredentialsProviderError: Could not load credentials from any providers",
+            true,
+        );
+        t.attach(" ❯ node_modules/@aws-sdk/credential-provider-node/dist-cjs/index.js:129:13");
+        t.attach(" ❯ S3Proxy.healthCheck src/index.ts:253:5");
+        t.consider(20, "##[error]Error: Could not load credentials", true);
+        t.attach("Serialized Error: { tryNextLink: false }");
+        t.consider(30, "##[error]Process completed with exit code 1.", true);
+        let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
+        assert_eq!(lines, vec![3, 7, 5, 20]);
+        // The same first line without its continuation lines names nothing: after the crash.
+        let mut alone = TellingLines::default();
+        alone.consider(5, "Segmentation fault (core dumped)", true);
+        alone.consider(
+            7,
+            "##[error]CredentialsProviderError: Could not load credentials from any providers",
+            true,
+        );
+        let lines: Vec<u64> = alone.finish().iter().map(|l| l.line).collect();
+        assert_eq!(lines, vec![5, 7]);
+    }
+
+    /// vitest's GitHub Actions reporter writes a timed-out test as one `::error` command whose
+    /// message is vitest's own two lines and the test's location (`%0A` becomes a newline, which
+    /// the runner writes without a timestamp); a test id or a timeout on the first line counts
+    /// as much. A URL's host and port is not a file:line.
+    #[test]
+    fn annotations_naming_a_timeout_a_test_or_a_file_line_are_named() {
+        let named = |first: &str, rest: &[&str]| {
+            let mut t = TellingLines::default();
+            t.consider(1, "Segmentation fault", true);
+            t.consider(2, first, true);
+            for r in rest {
+                t.attach(r);
+            }
+            let out = t.finish();
+            (
+                out[0].line == 2,
+                out.iter().find(|l| l.line == 2).unwrap().text.clone(),
+            )
+        };
+        let (first, text) = named(
+            "##[error]Error: Test timed out in 5000ms.",
+            &[
+                "If this is a long-running test, pass a timeout value as the last argument or configure it globally with \"testTimeout\".",
+                " ❯ test/slow.test.ts:3:1",
+            ],
+        );
+        assert!(first);
+        assert!(text.ends_with("\n ❯ test/slow.test.ts:3:1"), "{text}");
+        assert!(named("##[error]tests/test_io.py::test_read - OSError: boom", &[]).0);
+        assert!(named("##[error]The operation timed out after 60s", &[]).0);
+        assert!(
+            named(
+                "##[error]boom",
+                &["    at Object.<anonymous> (src/app.js:12:5)"]
+            )
+            .0
+        );
+        assert!(!named("##[error]boom", &["see https://registry.npmjs.org:443/x"]).0);
+        assert!(!named("##[error]boom", &["std::runtime_error: bad"]).0);
     }
 
     #[test]
