@@ -248,3 +248,33 @@ fn a_multi_line_error_annotation_is_one_telling_line() {
         "##[error]CredentialsProviderError: Could not load credentials from any providers"
     );
 }
+
+/// Issue 23, 4: in the same vitest log the annotation at line 784 names only the exception on
+/// its first line and `src/index.ts:253:5` under it. It ranks with the test runner's own
+/// failure lines: right after vitest's `FAIL` and `×` lines, above every other line, and the
+/// line a person picks (628) stays first.
+#[test]
+fn an_annotation_naming_a_file_line_ranks_with_the_fail_lines() {
+    let path = find("gmoon__s3proxy__job-logs.txt").unwrap();
+    let doc = classify_bytes(&std::fs::read(&path).unwrap());
+    let error_lines = doc["files"][0]["error_lines"].as_array().unwrap();
+    let lines: Vec<u64> = error_lines
+        .iter()
+        .map(|l| l["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines[0], 628, "{error_lines:?}");
+    let at = lines
+        .iter()
+        .position(|&l| l == 784)
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let text = error_lines[at]["text"].as_str().unwrap();
+    assert!(
+        text.contains("\n ❯ S3Proxy.healthCheck src/index.ts:253:5"),
+        "{text}"
+    );
+    for l in &error_lines[..at] {
+        let t = l["text"].as_str().unwrap();
+        let t = t.trim_start();
+        assert!(t.starts_with("FAIL ") || t.starts_with("× "), "{l}");
+    }
+}

@@ -89,6 +89,12 @@ const fn boilerplate(
     }
 }
 
+/// The name of the generic `##[error]` annotation form.
+pub(crate) const ANNOTATION: &str = "error annotation";
+/// The name of the form of an annotation that names a test, a file:line or a timeout, on its
+/// first line or on a continuation line.
+pub(crate) const NAMED_ANNOTATION: &str = "error annotation naming a test, file:line or timeout";
+
 use Keep::{First, Last};
 use Tier::{Error, Exit, Failure, Summary};
 
@@ -344,6 +350,18 @@ pub const FORMS: &[Form] = &[
         Last(3),
         "3/12 Test  #3: parser_test ......................***Failed    0.02 sec",
     ),
+    // An annotation that names a test, a file:line or a timeout says what failed as plainly as
+    // the test runner's own FAIL line. Its first line alone rarely does (vitest: `##[error]` and
+    // the message, then ` ❯ src/index.ts:253:5` under it), so the annotation's continuation
+    // lines count: `telling` moves a closed "error annotation" here when its whole text matches.
+    form(
+        "github",
+        NAMED_ANNOTATION,
+        r"(?s)^##\[error\].*?(?:\S\.py::\w|\S\.(?:test|spec)\.[cm]?[jt]sx?\b|\S_test\.go\b| › |[\w.-]\.(?:py|pyx|rs|go|[cm]?[jt]sx?|java|kts?|scala|c|cc|cpp|cxx|cu|h|hh|hpp|cs|fs|swift|m|mm|rb|php|exs?|dart|lua|sh|zig):\d+|(?i:timed out|timeout))",
+        Failure,
+        First(3),
+        "##[error]CredentialsProviderError: Could not load credentials from any providers\n ❯ node_modules/@aws-sdk/credential-provider-node/dist-cjs/index.js:129:13\n ❯ S3Proxy.healthCheck src/index.ts:253:5",
+    ),
     // --- crashes, signals, sanitizers, traps ---
     form(
         "sanitizer",
@@ -396,7 +414,7 @@ pub const FORMS: &[Form] = &[
     ),
     form(
         "github",
-        "error annotation",
+        ANNOTATION,
         r"^##\[error\]\S",
         Failure,
         First(3),

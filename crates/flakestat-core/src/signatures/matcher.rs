@@ -254,10 +254,16 @@ impl SignatureSet {
             .map_err(search_error)?;
         // Leftmost-first automata get aho-corasick's SIMD (Teddy) prefilter, which takes a
         // limited number of patterns: the anchors go in groups searched one after the other.
-        let anchors = anchors(&literals);
-        let groups = anchors.len().div_ceil(FINDER_LITERALS).max(1);
-        let finders = anchors
-            .chunks(anchors.len().div_ceil(groups).max(1))
+        // Teddy compares the first bytes of every anchor of a group, as many as its shortest
+        // anchor has (at most 3): one anchor of two bytes (`×`) makes a whole group stop on
+        // every `er`, `fa`, `ex` of the text to verify. Anchors shorter than that get a finder
+        // of their own (a single one is a memmem search for a rare byte pair).
+        let (short, long): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+            anchors(&literals).into_iter().partition(|a| a.len() < 3);
+        let groups = long.len().div_ceil(FINDER_LITERALS).max(1);
+        let finders = long
+            .chunks(long.len().div_ceil(groups).max(1))
+            .chain((!short.is_empty()).then_some(short.as_slice()))
             .map(|group| {
                 AhoCorasickBuilder::new()
                     .match_kind(MatchKind::LeftmostFirst)

@@ -17,18 +17,24 @@
 //! timestamp, the lines after it none. Those continuation lines belong to the annotation (often
 //! they say what failed: `##[error]Error: Command failed` then the command's own message), so
 //! they are attached to it, one telling line whose text holds them after newlines, and never
-//! ranked on their own. A log without timestamps cannot show where an annotation ends: there,
+//! ranked on their own. What they name counts: an annotation naming a test, a file:line or a
+//! timeout, on any of its lines, ranks with the test runner's own FAIL lines (the form
+//! [`NAMED_ANNOTATION`] in the table's test failures), above crashes and above an annotation that
+//! names nothing; the annotation's text is matched once, when it closes, so the log is still read
+//! in one pass. A log without timestamps cannot show where an annotation ends: there,
 //! an annotation is its first line, as before.
 
 use std::collections::VecDeque;
 use std::sync::LazyLock;
 
-use regex::RegexSet;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use regex::Regex;
 
 use crate::model::LogLine;
 
 pub(crate) use super::forms::MARKERS;
-use super::forms::{FORMS, Form, Keep, Tier};
+use super::forms::{ANNOTATION, FORMS, Form, Keep, NAMED_ANNOTATION, Tier};
+use super::literals::required_literals;
 
 /// Most error lines reported per log.
 pub const MAX_ERROR_LINES: usize = 10;
@@ -40,13 +46,98 @@ const MAX_HEADER_LINES: u64 = 2000;
 /// Most continuation lines attached to one `##[error]` annotation (the text is bounded too).
 pub const MAX_CONTINUATION_LINES: usize = 20;
 
-static SET: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(FORMS.iter().map(|f| f.pattern)).expect("the forms table compiles (tested)")
+/// The forms compiled for [`form_of`]: each form's regex, and a literal prefilter saying which
+/// forms a line could match at all.
+///
+/// One `RegexSet` over the whole table was the obvious way, and the slowest: it runs every
+/// form on every candidate line and, with this many Unicode patterns, mostly in its slowest
+/// engine (a fifth of `classify`'s time on the benchmark corpus). Every form's regex instead
+/// yields the literals each of its matches holds (the same extraction the signatures use); one
+/// overlapping Aho-Corasick search of the line gives the forms whose literals it holds, and
+/// only their regexes run, in table order, until the first matches: the same answer as the set.
+struct Forms {
+    regexes: Vec<Regex>,
+    /// Every form's literals.
+    literals: AhoCorasick,
+    /// Per literal of `literals`, the forms holding it (bit `i`: form `i`).
+    holders: Vec<u128>,
+    /// Forms without usable literals: tried on every line.
+    always: u128,
+}
+
+static COMPILED: LazyLock<Forms> = LazyLock::new(|| {
+    assert!(
+        FORMS.len() <= 128,
+        "the forms' candidate sets are u128 bit sets"
+    );
+    let mut literals: Vec<Vec<u8>> = Vec::new();
+    let mut holders: Vec<u128> = Vec::new();
+    let mut always = 0u128;
+    for (i, f) in FORMS.iter().enumerate() {
+        let hir = regex_syntax::parse(f.pattern).expect("the forms table compiles (tested)");
+        match required_literals(&hir) {
+            Some(set) => {
+                for lit in set {
+                    let at = match literals.iter().position(|l| *l == lit) {
+                        Some(at) => at,
+                        None => {
+                            literals.push(lit);
+                            holders.push(0);
+                            literals.len() - 1
+                        }
+                    };
+                    holders[at] |= 1 << i;
+                }
+            }
+            None => always |= 1 << i,
+        }
+    }
+    Forms {
+        regexes: FORMS
+            .iter()
+            .map(|f| Regex::new(f.pattern).expect("the forms table compiles (tested)"))
+            .collect(),
+        // A DFA: the overlapping search runs over whole lines, some of them 50 KB long (a
+        // shard's list of test ids), where the default NFA is several times slower.
+        literals: AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&literals)
+            .expect("the forms' literals build an automaton"),
+        holders,
+        always,
+    }
+});
+
+/// The generic annotation form, the form of an annotation naming a test, a file:line or a
+/// timeout (both indices in [`FORMS`]), and the latter's pattern.
+static NAMED: LazyLock<(usize, usize, Regex)> = LazyLock::new(|| {
+    let at = |name| {
+        FORMS
+            .iter()
+            .position(|f| f.ecosystem == "github" && f.name == name)
+            .expect("the annotation forms are in the table (tested)")
+    };
+    let named = at(NAMED_ANNOTATION);
+    let pattern = Regex::new(FORMS[named].pattern).expect("the forms table compiles (tested)");
+    (at(ANNOTATION), named, pattern)
 });
 
 /// The form that recognises a normalized line: its index in [`FORMS`].
 pub fn form_of(text: &str) -> Option<usize> {
-    SET.matches(text).iter().next()
+    let forms = &*COMPILED;
+    let mut candidates = forms.always;
+    for m in forms.literals.find_overlapping_iter(text) {
+        candidates |= forms.holders[m.pattern().as_usize()];
+    }
+    while candidates != 0 {
+        let i = candidates.trailing_zeros() as usize;
+        if forms.regexes[i].is_match(text) {
+            return Some(i);
+        }
+        candidates &= candidates - 1;
+    }
+    None
 }
 
 /// Whether a line is never output worth reporting (echo of a command, a warning).
@@ -153,7 +244,15 @@ impl TellingLines {
     /// Ends the open annotation (a stamped line came, or the log ended) and keeps it like any
     /// other telling line.
     pub fn close_annotation(&mut self) {
-        if let Some((i, kept, _)) = self.annotation.take() {
+        if let Some((i, kept, n)) = self.annotation.take() {
+            // The first line was ranked alone; what its continuation lines name may rank the
+            // whole annotation higher (one regex over this one annotation's text).
+            let (generic, named, pattern) = &*NAMED;
+            let i = if i == *generic && n > 0 && pattern.is_match(&kept.text) {
+                *named
+            } else {
+                i
+            };
             self.keep(i, kept);
         }
     }
@@ -246,6 +345,45 @@ mod tests {
                 f.example,
                 got.map(|g| (FORMS[g].ecosystem, FORMS[g].name))
             );
+        }
+    }
+
+    /// The prefiltered lookup gives what one `RegexSet` over the table gives (the first form in
+    /// table order whose pattern matches), on every form's example, on each example cut short
+    /// and lengthened, and on lines of every real log at hand.
+    #[test]
+    fn form_of_agrees_with_a_regex_set_over_the_table() {
+        let set = regex::RegexSet::new(FORMS.iter().map(|f| f.pattern)).unwrap();
+        let mut lines: Vec<String> = Vec::new();
+        for f in FORMS {
+            lines.push(f.example.to_string());
+            for cut in [1, 5, 12] {
+                if let Some((at, _)) = f.example.char_indices().nth(cut) {
+                    lines.push(f.example[at..].to_string());
+                    lines.push(f.example[..at].to_string());
+                }
+            }
+            lines.push(format!("  {} Error: x", f.example));
+            lines.push(format!("##[error]{}", f.example));
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        for dir in ["real", "pytorch"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let bytes = std::fs::read(e.path()).unwrap();
+                let text = String::from_utf8_lossy(&bytes);
+                lines.extend(
+                    text.lines().map(|l| {
+                        super::super::normalize::normalize_line(l.as_bytes()).into_owned()
+                    }),
+                );
+            }
+        }
+        assert!(lines.len() > 1000, "{} lines", lines.len());
+        for line in &lines {
+            assert_eq!(form_of(line), set.matches(line).iter().next(), "{line:?}");
         }
     }
 
@@ -348,6 +486,79 @@ mod tests {
                 .1
                 .ends_with(&format!("line {}", MAX_CONTINUATION_LINES - 1))
         );
+    }
+
+    /// gmoon/s3proxy's vitest job (../shared/logs/real, line 784): the annotation's first line
+    /// names only the exception; the file:line under it makes it rank with the test runner's own
+    /// FAIL lines, above a crash and above an annotation that names nothing.
+    #[test]
+    fn an_annotation_whose_continuation_names_a_file_line_ranks_with_fail_lines() {
+        let mut t = TellingLines::default();
+        t.consider(3, "--- FAIL: TestServe (2.93s)", true);
+        t.consider(5, "Segmentation fault (core dumped)", true);
+        t.consider(
+            7,
+            "##[error]CredentialsProviderError: Could not load credentials from any providers",
+            true,
+        );
+        t.attach(" ❯ node_modules/@aws-sdk/credential-provider-node/dist-cjs/index.js:129:13");
+        t.attach(" ❯ S3Proxy.healthCheck src/index.ts:253:5");
+        t.consider(20, "##[error]Error: Could not load credentials", true);
+        t.attach("Serialized Error: { tryNextLink: false }");
+        t.consider(30, "##[error]Process completed with exit code 1.", true);
+        let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
+        assert_eq!(lines, vec![3, 7, 5, 20]);
+        // The same first line without its continuation lines names nothing: after the crash.
+        let mut alone = TellingLines::default();
+        alone.consider(5, "Segmentation fault (core dumped)", true);
+        alone.consider(
+            7,
+            "##[error]CredentialsProviderError: Could not load credentials from any providers",
+            true,
+        );
+        let lines: Vec<u64> = alone.finish().iter().map(|l| l.line).collect();
+        assert_eq!(lines, vec![5, 7]);
+    }
+
+    /// vitest's GitHub Actions reporter writes a timed-out test as one `::error` command whose
+    /// message is vitest's own two lines and the test's location (`%0A` becomes a newline, which
+    /// the runner writes without a timestamp); a test id or a timeout on the first line counts
+    /// as much. A URL's host and port is not a file:line.
+    #[test]
+    fn annotations_naming_a_timeout_a_test_or_a_file_line_are_named() {
+        let named = |first: &str, rest: &[&str]| {
+            let mut t = TellingLines::default();
+            t.consider(1, "Segmentation fault", true);
+            t.consider(2, first, true);
+            for r in rest {
+                t.attach(r);
+            }
+            let out = t.finish();
+            (
+                out[0].line == 2,
+                out.iter().find(|l| l.line == 2).unwrap().text.clone(),
+            )
+        };
+        let (first, text) = named(
+            "##[error]Error: Test timed out in 5000ms.",
+            &[
+                "If this is a long-running test, pass a timeout value as the last argument or configure it globally with \"testTimeout\".",
+                " ❯ test/slow.test.ts:3:1",
+            ],
+        );
+        assert!(first);
+        assert!(text.ends_with("\n ❯ test/slow.test.ts:3:1"), "{text}");
+        assert!(named("##[error]tests/test_io.py::test_read - OSError: boom", &[]).0);
+        assert!(named("##[error]The operation timed out after 60s", &[]).0);
+        assert!(
+            named(
+                "##[error]boom",
+                &["    at Object.<anonymous> (src/app.js:12:5)"]
+            )
+            .0
+        );
+        assert!(!named("##[error]boom", &["see https://registry.npmjs.org:443/x"]).0);
+        assert!(!named("##[error]boom", &["std::runtime_error: bad"]).0);
     }
 
     #[test]
