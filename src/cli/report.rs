@@ -8,7 +8,7 @@ use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::output::{FormatArg, ReportOutput};
+use super::output::{FormatArg, ReportOutput, write_output};
 use super::pipeline::{self, load_repo_from_store};
 use super::repos::{Many, RepoArgs, Target};
 use super::source::StoredArgs;
@@ -23,6 +23,8 @@ Examples:
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
       --until 2026-06-30 --format json --output june.json
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --format markdown
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --ids > quarantine.txt
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d --format html --output flakes.html
 
@@ -45,6 +47,13 @@ pub struct ReportArgs {
     /// Report format. Default: table on a terminal, markdown otherwise.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
+    /// One row per failing test instead: jobs and runs failed, re-run to green, same-commit
+    /// green, flaky in the job, first failure, matrix cells, signatures, verdict.
+    #[arg(long, conflicts_with = "signature")]
+    pub tests: bool,
+    /// With --tests: only the ids of the flaky tests, one per line (a quarantine list).
+    #[arg(long, requires = "tests")]
+    pub ids: bool,
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -57,6 +66,11 @@ pub struct ReportArgs {
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     let repo = match args.target.target()? {
         Some(Target::One(repo)) => repo,
+        Some(Target::Many(_)) if args.tests => {
+            return Err(CliError::Invalid(
+                "--tests reports one repository; give one --repo".into(),
+            ));
+        }
         Some(Target::Many(many)) => return run_many(global, &args, &many),
         None => unreachable!("clap requires --repo or --org"),
     };
@@ -73,8 +87,26 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
         );
     }
     let data = analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
-    ReportOutput::resolve(args.format, args.output.clone(), global.color)
-        .write(|out, format, options| report::render(&data, format, options, out))?;
+    if args.tests {
+        let tests = report::tests::TestsReport {
+            repo: Some(repo.clone()),
+            since: loaded.snapshot.since,
+            until: loaded.snapshot.until,
+            tests: analysis::tests::analyze_tests(&loaded.snapshot),
+        };
+        if args.ids {
+            write_output(args.output.as_deref(), |w| {
+                report::tests::render_ids(&tests, w)
+            })?;
+        } else {
+            ReportOutput::resolve(args.format, args.output.clone(), global.color).write(
+                |out, format, options| report::tests::render(&tests, format, options, out),
+            )?;
+        }
+    } else {
+        ReportOutput::resolve(args.format, args.output.clone(), global.color)
+            .write(|out, format, options| report::render(&data, format, options, out))?;
+    }
     Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,
