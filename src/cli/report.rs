@@ -23,8 +23,9 @@ Examples:
   flakestat report --repo NVIDIA/cuda-python --since 2026-06-01 \\
       --until 2026-06-30 --format json --output june.json
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
-  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --format markdown
-  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --ids > quarantine.txt
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests \\
+      --format markdown
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --ids > q.txt
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d --format html --output flakes.html
 
