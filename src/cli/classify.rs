@@ -41,9 +41,10 @@ Examples:
   flakestat classify --signatures ./signatures logs/*.txt
   flakestat classify --tests job.log junit/TEST-*.xml --format json
 
-With --tests, the failing tests each log's test runners name (pytest, unittest, go, cargo,
-nextest, jest, vitest, mocha, Maven, Gradle, GoogleTest, ctest, RSpec, dotnet, PHPUnit, TAP, or a
-JUnit XML report), and the tests that failed and then passed on a retry in it (flaky).
+With --tests: the failing tests each log's runners name (pytest, unittest, go,
+cargo, nextest, jest, vitest, mocha, Maven, Gradle, GoogleTest, ctest, RSpec,
+dotnet, PHPUnit, TAP, or a JUnit XML report), and the tests that failed and
+then passed on a retry in it (flaky).
 
 Exit codes, like grep: 0 some log matched a signature, 1 none did, 3 invalid input (a broken
 signature file, an unreadable or binary log), 2 any other error.";

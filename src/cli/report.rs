@@ -8,11 +8,11 @@ use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::output::{FormatArg, ReportOutput};
+use super::output::{FormatArg, ReportOutput, write_output};
 use super::pipeline::{self, load_repo_from_store};
 use super::repos::{Many, RepoArgs, Target};
 use super::source::StoredArgs;
-use crate::report;
+use crate::{analysis, report};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -23,6 +23,9 @@ Examples:
       --until 2026-06-30 -o june.json
   flakestat report --replay fixtures/cuda-python-flake --since 2026-06-15
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests \\
+      --format markdown
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --ids > q.txt
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d -o flakes.html
 
@@ -49,6 +52,13 @@ pub struct ReportArgs {
     /// markdown otherwise.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
+    /// One row per failing test instead: jobs and runs failed, re-run to green, same-commit
+    /// green, flaky in the job, first failure, matrix cells, signatures, verdict.
+    #[arg(long, conflicts_with = "signature")]
+    pub tests: bool,
+    /// With --tests: only the ids of the flaky tests, one per line (a quarantine list).
+    #[arg(long, requires = "tests")]
+    pub ids: bool,
     /// Write the report to FILE (atomically) instead of stdout; its extension (.md, .json,
     /// .html, .txt) picks the format when --format is not given.
     #[arg(short, long, value_name = "FILE")]
@@ -64,6 +74,11 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     let output = ReportOutput::resolve(args.format, args.output.clone(), global.color)?;
     let repo = match args.target.target()? {
         Some(Target::One(repo)) => Some(repo),
+        Some(Target::Many(_)) if args.tests => {
+            return Err(CliError::Invalid(
+                "--tests reports one repository; give one --repo".into(),
+            ));
+        }
         Some(Target::Many(many)) => return run_many(global, &args, &many, &output),
         // --replay alone: its repository.
         None => None,
@@ -81,7 +96,25 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
         );
     }
     let data = loaded.analyze();
-    output.write(|out, format, options| report::render(&data, format, options, out))?;
+    if args.tests {
+        let tests = report::tests::TestsReport {
+            repo: loaded.snapshot.repo.clone().or(repo),
+            since: loaded.snapshot.since,
+            until: loaded.snapshot.until,
+            tests: analysis::tests::analyze_tests(&loaded.snapshot),
+        };
+        if args.ids {
+            write_output(args.output.as_deref(), |w| {
+                report::tests::render_ids(&tests, w)
+            })?;
+        } else {
+            output.write(|out, format, options| {
+                report::tests::render(&tests, format, options, out)
+            })?;
+        }
+    } else {
+        output.write(|out, format, options| report::render(&data, format, options, out))?;
+    }
     Ok(pipeline::incomplete_exit(
         global,
         &data.completeness,

@@ -52,7 +52,7 @@ fn each_runner_fixture_yields_its_tests() {
     assert_eq!(files.len(), rows.len());
     for (row, file) in rows.iter().zip(files) {
         let split = |s: &str| -> Vec<String> {
-            s.split(' ')
+            s.split('|')
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect()

@@ -35,6 +35,7 @@ mod report_json;
 mod report_markdown;
 mod report_scenario;
 mod report_table;
+mod report_tests;
 mod security_net;
 mod signatures_audit;
 mod signatures_audit_green;

@@ -19,6 +19,7 @@ pub mod org;
 pub mod prs;
 mod signature;
 pub mod suggest;
+pub mod tests;
 pub mod timeline;
 mod unclassified;
 

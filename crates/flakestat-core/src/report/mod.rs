@@ -15,6 +15,7 @@ mod pictures;
 mod proptests;
 pub mod sanitize;
 mod table;
+pub mod tests;
 
 use std::io::{self, Write};
 

@@ -1,0 +1,233 @@
+//! `report --tests`: one row per test with its flake evidence, in every format. The text
+//! formats go through the shared [`layout`](super::layout) blocks (so escaping and table width
+//! are the other reports'); JSON has wire types of its own, schema 1 like every document.
+
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::layout::{self, Block, Line, Span, Table};
+use super::{Format, RenderOptions};
+use crate::analysis::tests::TestEvidence;
+use crate::model::{Repo, Timestamp};
+
+/// What `report --tests` renders.
+#[derive(Debug, Clone)]
+pub struct TestsReport {
+    pub repo: Option<Repo>,
+    pub since: Option<Timestamp>,
+    pub until: Option<Timestamp>,
+    pub tests: Vec<TestEvidence>,
+}
+
+/// The JSON document of `report --tests`, schema 1; fields are only ever added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestsWire {
+    pub schema: u32,
+    pub repo: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub tests: Vec<TestWire>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestWire {
+    pub id: String,
+    pub family: String,
+    pub runner: String,
+    /// The file part of the id, when it has one (`tests/x.py` of `tests/x.py::test_y`).
+    pub file: Option<String>,
+    pub jobs_failed: u64,
+    pub runs_failed: u64,
+    pub rerun_to_green: u64,
+    pub same_commit_green: u64,
+    pub flaky_in_job: u64,
+    pub first_failure: Option<FirstFailureWire>,
+    /// Matrix dimension → the values of the jobs it failed in.
+    pub cells: std::collections::BTreeMap<String, Vec<String>>,
+    /// Signature id → failed jobs of this test it matched in.
+    pub signatures: std::collections::BTreeMap<String, u64>,
+    /// `flaky` or `unknown`.
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstFailureWire {
+    pub run_id: u64,
+    pub created_at: String,
+}
+
+/// The file a test id names, for the runners whose ids start with one.
+pub fn file_of(id: &str) -> Option<&str> {
+    if let Some((file, _)) = id.split_once("::")
+        && file.contains('.')
+        && !file.contains(' ')
+    {
+        return Some(file);
+    }
+    if let Some((file, _)) = id.split_once(" > ")
+        && (file.contains(".test.") || file.contains(".spec."))
+    {
+        return Some(file);
+    }
+    if id.starts_with("./") {
+        return Some(id.split([':', '[']).next().unwrap_or(id));
+    }
+    None
+}
+
+fn to_wire(r: &TestsReport) -> TestsWire {
+    TestsWire {
+        schema: super::SCHEMA_VERSION,
+        repo: r.repo.as_ref().map(ToString::to_string),
+        since: r.since.map(|t| t.to_rfc3339()),
+        until: r.until.map(|t| t.to_rfc3339()),
+        tests: r
+            .tests
+            .iter()
+            .map(|t| TestWire {
+                id: t.id.clone(),
+                family: t.family.clone(),
+                runner: t.runner.clone(),
+                file: file_of(&t.id).map(String::from),
+                jobs_failed: t.jobs_failed,
+                runs_failed: t.runs_failed,
+                rerun_to_green: t.rerun_to_green,
+                same_commit_green: t.same_commit_green,
+                flaky_in_job: t.flaky_in_job,
+                first_failure: t.first_failure.map(|(run, at)| FirstFailureWire {
+                    run_id: run.0,
+                    created_at: at.to_rfc3339(),
+                }),
+                cells: t
+                    .cells
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+                    .collect(),
+                signatures: t
+                    .signatures
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), *v))
+                    .collect(),
+                verdict: t.verdict.as_str().to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn text(s: impl Into<String>) -> Span {
+    Span::Text(s.into())
+}
+
+fn document(r: &TestsReport) -> Vec<Block> {
+    let repo = r
+        .repo
+        .as_ref()
+        .map_or_else(|| "the store".to_string(), ToString::to_string);
+    let flaky = r
+        .tests
+        .iter()
+        .filter(|t| t.verdict == crate::analysis::tests::Verdict::Flaky)
+        .count();
+    let mut blocks = vec![
+        Block::Heading(1, vec![text(format!("Failing tests in {repo}"))]),
+        Block::Paragraph(vec![text(format!(
+            "{} tests failed in the window{}{}; {flaky} of them flaky (failed and passed on the same code).",
+            r.tests.len(),
+            r.since
+                .map_or_else(String::new, |s| format!(" from {}", layout::date(s))),
+            r.until
+                .map_or_else(String::new, |u| format!(" to {}", layout::date(u))),
+        ))]),
+    ];
+    if r.tests.is_empty() {
+        return blocks;
+    }
+    let rows: Vec<Vec<Line>> = r
+        .tests
+        .iter()
+        .map(|t| {
+            let cells: Vec<String> = t
+                .cells
+                .iter()
+                .filter(|(k, _)| k.as_str() != crate::matrix::JOB)
+                .map(|(k, v)| format!("{k}={}", v.iter().cloned().collect::<Vec<_>>().join(",")))
+                .collect();
+            let signatures: Vec<String> = t
+                .signatures
+                .iter()
+                .map(|(s, n)| format!("{s} ({n})"))
+                .collect();
+            vec![
+                vec![Span::Code(t.id.clone())],
+                vec![text(file_of(&t.id).unwrap_or_default())],
+                vec![text(t.jobs_failed.to_string())],
+                vec![text(t.runs_failed.to_string())],
+                vec![text(t.rerun_to_green.to_string())],
+                vec![text(t.same_commit_green.to_string())],
+                vec![text(t.flaky_in_job.to_string())],
+                vec![text(
+                    t.first_failure.map_or_else(String::new, |(run, at)| {
+                        format!("{} (run {run})", layout::date(at))
+                    }),
+                )],
+                vec![text(cells.join("; "))],
+                vec![text(signatures.join(", "))],
+                vec![Span::Strong(t.verdict.as_str().to_string())],
+            ]
+        })
+        .collect();
+    blocks.push(Block::Table(Table {
+        headers: vec![
+            "Test",
+            "File",
+            "Jobs failed",
+            "Runs failed",
+            "Re-run to green",
+            "Same-commit green",
+            "Flaky in job",
+            "First failure",
+            "Matrix cells",
+            "Signatures",
+            "Verdict",
+        ],
+        numeric: vec![
+            false, false, true, true, true, true, true, false, false, false, false,
+        ],
+        rows,
+    }));
+    blocks
+}
+
+/// Renders the tests report; `Format::Html` is the one page of the other reports.
+pub fn render(
+    r: &TestsReport,
+    format: Format,
+    options: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Json => super::sanitize::write_json(out, &to_wire(r)),
+        Format::Markdown => super::markdown::render(&document(r), out),
+        Format::Table => super::table::render(&document(r), options, out),
+        Format::Html => {
+            let title = format!(
+                "Failing tests in {} (flakestat)",
+                r.repo
+                    .as_ref()
+                    .map_or_else(|| "the store".to_string(), ToString::to_string)
+            );
+            super::html::render(&title, &document(r), out)
+        }
+    }
+}
+
+/// One test id per line, flaky ones only: a quarantine list.
+pub fn render_ids(r: &TestsReport, out: &mut dyn Write) -> io::Result<()> {
+    for t in &r.tests {
+        if t.verdict == crate::analysis::tests::Verdict::Flaky {
+            writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
+        }
+    }
+    Ok(())
+}
