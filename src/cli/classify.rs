@@ -34,7 +34,8 @@ const MAX_WORKERS: usize = 8;
 const EXAMPLES: &str = "\
 Examples:
   flakestat classify job.log
-  flakestat classify run-logs.zip --format json --output classified.json
+  flakestat classify run-logs.zip -o classified.json
+  flakestat classify job.log --format markdown > found.md
   gh run view 29647957539 --log-failed | flakestat classify -
   flakestat classify --signatures ./signatures logs/*.txt
 
@@ -47,9 +48,9 @@ pub struct ClassifyArgs {
     /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
     #[arg(long, value_name = "DIR")]
     pub signatures: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ClassifyFormat::Table)]
-    pub format: ClassifyFormat,
+    /// Output format. Default: what --output's extension names (.json, .md, .txt), else table.
+    #[arg(long, value_enum)]
+    pub format: Option<ClassifyFormat>,
     /// Write to FILE (atomically) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -63,8 +64,51 @@ pub struct ClassifyArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ClassifyFormat {
+    /// A table fitted to the terminal's width (COLUMNS wins); at its natural width elsewhere
     Table,
+    /// A GitHub-flavoured markdown table, to paste into an issue
+    Markdown,
+    /// The versioned JSON document
     Json,
+}
+
+/// `--format`, else what `--output`'s extension names, else a table; a format the name
+/// contradicts (`--format json -o found.md`, or `.html`, which classify does not write) is
+/// refused (exit 3).
+fn resolve_format(
+    given: Option<ClassifyFormat>,
+    output: Option<&Path>,
+) -> Result<ClassifyFormat, CliError> {
+    use super::output::FormatArg;
+    let named = output.and_then(|p| super::output::extension_formats(p).map(|f| (p, f)));
+    let as_classify = |f: FormatArg| match f {
+        FormatArg::Table => Some(ClassifyFormat::Table),
+        FormatArg::Markdown => Some(ClassifyFormat::Markdown),
+        FormatArg::Json => Some(ClassifyFormat::Json),
+        FormatArg::Html => None,
+    };
+    match (given, named) {
+        (given, Some((path, (FormatArg::Html, _)))) => Err(CliError::Invalid(format!(
+            "--output {} names an HTML file: classify writes a table, markdown or JSON{}",
+            path.display(),
+            if given.is_some() { "" } else { " (--format)" }
+        ))),
+        (Some(format), Some((path, (_, accepted))))
+            if !accepted.iter().any(|f| as_classify(*f) == Some(format)) =>
+        {
+            Err(CliError::Invalid(format!(
+                "--format {} does not match --output {}: drop --format, or name the file for \
+                 what it holds",
+                clap::ValueEnum::to_possible_value(&format)
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default(),
+                path.display()
+            )))
+        }
+        (Some(format), _) => Ok(format),
+        (None, Some((_, (picked, _)))) => Ok(as_classify(picked).unwrap_or(ClassifyFormat::Table)),
+        (None, None) => Ok(ClassifyFormat::Table),
+    }
 }
 
 /// The JSON document (`--format json`), schema 1. Documented in docs/matching.md; fields are
@@ -131,6 +175,7 @@ struct InputError {
 type UnitResult = Vec<Result<Classified, InputError>>;
 
 pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
+    let format = resolve_format(args.format, args.output.as_deref())?;
     let signatures = Signatures::load(args.signatures.as_deref())?;
     let set: &SignatureSet = &signatures.set;
     if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
@@ -174,8 +219,12 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
         }
     }
     let any_match = files.iter().any(|f| !f.classification.is_unclassified());
-    let color_table = args.output.is_none() && io::stdout().is_terminal();
-    match args.format {
+    // The terminal's width (COLUMNS wins) on a terminal; elsewhere (a pipe, a file) the table
+    // is plain text at its natural width.
+    let width = (args.output.is_none() && io::stdout().is_terminal())
+        .then(super::output::terminal_width)
+        .flatten();
+    match format {
         // Every input, refused ones with their error, even when all were refused: a script
         // reads one document whatever happened.
         ClassifyFormat::Json => {
@@ -183,12 +232,13 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
         }
         // When no input could be read there is nothing to tabulate: an empty table would only
         // bury the error lines above it.
-        ClassifyFormat::Table if !(files.is_empty() && invalid > 0) => {
-            write_output(args.output.as_deref(), |w| {
-                render_table(w, &files, color_table)
-            })?;
+        _ if files.is_empty() && invalid > 0 => {}
+        ClassifyFormat::Table => {
+            write_output(args.output.as_deref(), |w| render_table(w, &files, width))?;
         }
-        ClassifyFormat::Table => {}
+        ClassifyFormat::Markdown => {
+            write_output(args.output.as_deref(), |w| render_markdown(w, &files))?;
+        }
     }
     Ok(if invalid > 0 {
         exit::INVALID_INPUT
@@ -517,14 +567,12 @@ fn cell(text: &str) -> String {
 /// Error lines shown for an unclassified log in the table (JSON has them all).
 const TABLE_ERROR_LINES: usize = 3;
 
-fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io::Result<()> {
-    use comfy_table::{ContentArrangement, Table, presets};
-    let mut table = Table::new();
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
-    if terminal {
-        table.set_content_arrangement(ContentArrangement::Dynamic);
-    }
-    table.set_header(vec!["log", "signature", "line", "count", "step", "text"]);
+const HEADERS: [&str; 6] = ["log", "signature", "line", "count", "step", "text"];
+
+/// The rows both the table and markdown show: one per match, or up to three error lines of an
+/// unclassified log.
+fn rows(files: &[&Classified]) -> Vec<Vec<String>> {
+    let mut table: Vec<Vec<String>> = Vec::new();
     for f in files {
         let file = match &f.job {
             Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
@@ -537,7 +585,7 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
             };
             let lines = &f.classification.error_lines;
             if lines.is_empty() {
-                table.add_row(vec![
+                table.push(vec![
                     file.clone(),
                     label.clone(),
                     String::new(),
@@ -552,7 +600,7 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
                 } else {
                     (String::new(), String::new())
                 };
-                table.add_row(vec![
+                table.push(vec![
                     file,
                     label,
                     l.line.to_string(),
@@ -575,7 +623,7 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
                     };
                     format!("\ntests: {}{more}", shown.join(", "))
                 };
-                table.add_row(vec![
+                table.push(vec![
                     if i == 0 { file.clone() } else { String::new() },
                     cell(&m.signature.0),
                     m.line.to_string(),
@@ -586,12 +634,85 @@ fn render_table(w: &mut dyn Write, files: &[&Classified], terminal: bool) -> io:
             }
         }
     }
-    writeln!(w, "{table}")?;
+    table
+}
+
+fn matched_line(files: &[&Classified]) -> String {
     let matched = files
         .iter()
         .filter(|f| !f.classification.is_unclassified())
         .count();
-    writeln!(w, "{matched} of {} logs matched a signature", files.len())
+    format!("{matched} of {} logs matched a signature", files.len())
+}
+
+/// The table; with a width (a terminal), fitted to it, a signature id never broken inside its
+/// cell (its column is at least as wide as the longest one).
+fn render_table(w: &mut dyn Write, files: &[&Classified], width: Option<u16>) -> io::Result<()> {
+    use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets};
+    let rows = rows(files);
+    let mut table = Table::new();
+    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    table.force_no_tty();
+    table.set_header(HEADERS.to_vec());
+    for row in &rows {
+        table.add_row(row.clone());
+    }
+    if let Some(width) = width {
+        table.set_content_arrangement(ContentArrangement::Dynamic);
+        table.set_width(width);
+        // Column 1 holds signature ids: never broken inside (the column is as wide as the
+        // longest, up to half the width); the line and count columns are numbers, never
+        // wrapped. The log, step and text columns wrap at what is left.
+        let longest_id = rows
+            .iter()
+            .flat_map(|r| r[1].lines().map(|l| l.chars().count()))
+            .max()
+            .unwrap_or(0)
+            .min(usize::from(width) / 2);
+        if let Some(col) = table.column_mut(1) {
+            let bound = u16::try_from(longest_id + 2).unwrap_or(u16::MAX);
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(bound)));
+        }
+        for column in [2, 3] {
+            if let Some(col) = table.column_mut(column) {
+                col.set_constraint(ColumnConstraint::ContentWidth);
+            }
+        }
+    }
+    writeln!(w, "{table}")?;
+    writeln!(w, "{}", matched_line(files))
+}
+
+/// Markdown's special characters escaped, so log text stays text in an issue.
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_[]<>|#~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A GitHub-flavoured markdown table of the same rows, then the same count.
+fn render_markdown(w: &mut dyn Write, files: &[&Classified]) -> io::Result<()> {
+    writeln!(w, "| {} |", HEADERS.join(" | "))?;
+    writeln!(w, "| --- | --- | ---: | ---: | --- | --- |")?;
+    for row in rows(files) {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| {
+                c.lines()
+                    .map(markdown_text)
+                    .collect::<Vec<_>>()
+                    .join("<br>")
+            })
+            .collect();
+        writeln!(w, "| {} |", cells.join(" | "))?;
+    }
+    writeln!(w)?;
+    writeln!(w, "{}", matched_line(files))
 }
 
 fn cell_multiline(text: &str) -> String {
