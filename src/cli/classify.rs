@@ -8,7 +8,7 @@
 //! survey's `ReportData`.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::output::{FormatArg, ReportOutput, write_output};
+use super::output::write_output;
 use super::pipeline::Signatures;
 use crate::exit;
 use crate::model::Classification;
@@ -36,7 +36,8 @@ const MAX_WORKERS: usize = 8;
 const EXAMPLES: &str = "\
 Examples:
   flakestat classify job.log
-  flakestat classify run-logs.zip --format json --output classified.json
+  flakestat classify run-logs.zip -o classified.json
+  flakestat classify job.log --format markdown > found.md
   gh run view 29647957539 --log-failed | flakestat classify -
   flakestat classify --signatures ./signatures logs/*.txt
   flakestat classify --tests job.log junit/TEST-*.xml --format json
@@ -55,9 +56,9 @@ pub struct ClassifyArgs {
     /// Folder of signature files [default: ./signatures if it exists, else the bundled set].
     #[arg(long, value_name = "DIR")]
     pub signatures: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ClassifyFormat::Table)]
-    pub format: ClassifyFormat,
+    /// Output format. Default: what --output's extension names (.json, .md, .txt), else table.
+    #[arg(long, value_enum)]
+    pub format: Option<ClassifyFormat>,
     /// Write to FILE (atomically) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -77,8 +78,51 @@ pub struct ClassifyArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ClassifyFormat {
+    /// A table fitted to the terminal's width (COLUMNS wins); at its natural width elsewhere
     Table,
+    /// A GitHub-flavoured markdown table, to paste into an issue
+    Markdown,
+    /// The versioned JSON document
     Json,
+}
+
+/// `--format`, else what `--output`'s extension names, else a table; a format the name
+/// contradicts (`--format json -o found.md`, or `.html`, which classify does not write) is
+/// refused (exit 3).
+fn resolve_format(
+    given: Option<ClassifyFormat>,
+    output: Option<&Path>,
+) -> Result<ClassifyFormat, CliError> {
+    use super::output::FormatArg;
+    let named = output.and_then(|p| super::output::extension_formats(p).map(|f| (p, f)));
+    let as_classify = |f: FormatArg| match f {
+        FormatArg::Table => Some(ClassifyFormat::Table),
+        FormatArg::Markdown => Some(ClassifyFormat::Markdown),
+        FormatArg::Json => Some(ClassifyFormat::Json),
+        FormatArg::Html => None,
+    };
+    match (given, named) {
+        (given, Some((path, (FormatArg::Html, _)))) => Err(CliError::Invalid(format!(
+            "--output {} names an HTML file: classify writes a table, markdown or JSON{}",
+            path.display(),
+            if given.is_some() { "" } else { " (--format)" }
+        ))),
+        (Some(format), Some((path, (_, accepted))))
+            if !accepted.iter().any(|f| as_classify(*f) == Some(format)) =>
+        {
+            Err(CliError::Invalid(format!(
+                "--format {} does not match --output {}: drop --format, or name the file for \
+                 what it holds",
+                clap::ValueEnum::to_possible_value(&format)
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default(),
+                path.display()
+            )))
+        }
+        (Some(format), _) => Ok(format),
+        (None, Some((_, (picked, _)))) => Ok(as_classify(picked).unwrap_or(ClassifyFormat::Table)),
+        (None, None) => Ok(ClassifyFormat::Table),
+    }
 }
 
 /// The JSON document (`--format json`), schema 1. Documented in docs/matching.md; fields are
@@ -151,6 +195,7 @@ struct InputError {
 type UnitResult = Vec<Result<Classified, InputError>>;
 
 pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
+    let format = resolve_format(args.format, args.output.as_deref())?;
     let signatures = Signatures::load(args.signatures.as_deref())?;
     let set: &SignatureSet = &signatures.set;
     if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
@@ -198,13 +243,16 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
     } else {
         files.iter().any(|f| !f.classification.is_unclassified())
     };
-    // Colour and the width to fit, as for a report's table (`--color`, `NO_COLOR`, `COLUMNS`).
-    // The table's options only: the format is classify's own, so the file name chooses nothing here.
-    let mut table = ReportOutput::resolve(Some(FormatArg::Table), None, global.color)?;
-    if args.output.is_some() {
-        table.options = RenderOptions::default();
-    }
-    match args.format {
+    // On a terminal the table fits its width (COLUMNS wins; a table too wide for it becomes one
+    // record per row, so no id is broken); to a pipe or a file it is plain text at its natural
+    // width.
+    let options = RenderOptions {
+        color: false,
+        width: (args.output.is_none() && io::stdout().is_terminal())
+            .then(super::output::terminal_width)
+            .flatten(),
+    };
+    match format {
         // Every input, refused ones with their error, even when all were refused: a script
         // reads one document whatever happened.
         ClassifyFormat::Json => {
@@ -214,16 +262,25 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
         }
         // When no input could be read there is nothing to tabulate: an empty table would only
         // bury the error lines above it.
-        ClassifyFormat::Table if !(files.is_empty() && invalid > 0) => {
+        _ if files.is_empty() && invalid > 0 => {}
+        ClassifyFormat::Table => {
             write_output(args.output.as_deref(), |w| {
                 if args.tests {
-                    render_tests_table(w, &files, &table.options)
+                    render_tests_table(w, &files, &options)
                 } else {
-                    render_table(w, &files, &table.options)
+                    render_table(w, &files, &options)
                 }
             })?;
         }
-        ClassifyFormat::Table => {}
+        ClassifyFormat::Markdown => {
+            write_output(args.output.as_deref(), |w| {
+                if args.tests {
+                    render_tests_markdown(w, &files)
+                } else {
+                    render_markdown(w, &files)
+                }
+            })?;
+        }
     }
     Ok(if invalid > 0 {
         exit::INVALID_INPUT
@@ -586,12 +643,12 @@ fn cell(text: &str) -> String {
 /// Error lines shown for an unclassified log in the table (JSON has them all).
 const TABLE_ERROR_LINES: usize = 3;
 
-fn render_table(
-    w: &mut dyn Write,
-    files: &[&Classified],
-    options: &RenderOptions,
-) -> io::Result<()> {
-    let mut rows: Vec<Vec<String>> = Vec::new();
+const HEADERS: [&str; 6] = ["log", "signature", "line", "count", "step", "text"];
+
+/// The rows both the table and markdown show: one per match, or up to three error lines of an
+/// unclassified log.
+fn rows(files: &[&Classified]) -> Vec<Vec<String>> {
+    let mut table: Vec<Vec<String>> = Vec::new();
     for f in files {
         let file = match &f.job {
             Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
@@ -604,7 +661,7 @@ fn render_table(
             };
             let lines = &f.classification.error_lines;
             if lines.is_empty() {
-                rows.push(vec![
+                table.push(vec![
                     file.clone(),
                     label.clone(),
                     String::new(),
@@ -619,7 +676,7 @@ fn render_table(
                 } else {
                     (String::new(), String::new())
                 };
-                rows.push(vec![
+                table.push(vec![
                     file,
                     label,
                     l.line.to_string(),
@@ -642,7 +699,7 @@ fn render_table(
                     };
                     format!("\ntests: {}{more}", shown.join(", "))
                 };
-                rows.push(vec![
+                table.push(vec![
                     if i == 0 { file.clone() } else { String::new() },
                     cell(&m.signature.0),
                     m.line.to_string(),
@@ -653,14 +710,83 @@ fn render_table(
             }
         }
     }
-    let headers = ["log", "signature", "line", "count", "step", "text"];
-    writeln!(w, "{}", grid(&headers, &rows, options))?;
+    table
+}
+
+fn matched_line(files: &[&Classified]) -> String {
     let matched = files
         .iter()
         .filter(|f| !f.classification.is_unclassified())
         .count();
-    writeln!(w, "{matched} of {} logs matched a signature", files.len())
+    format!("{matched} of {} logs matched a signature", files.len())
 }
+
+/// The table, through the reports' grid: fitted to the terminal's width when there is one.
+fn render_table(
+    w: &mut dyn Write,
+    files: &[&Classified],
+    options: &RenderOptions,
+) -> io::Result<()> {
+    writeln!(w, "{}", grid(&HEADERS, &rows(files), options))?;
+    writeln!(w, "{}", matched_line(files))
+}
+
+/// Markdown's special characters escaped, so log text stays text in an issue.
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_[]<>|#~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A GitHub-flavoured markdown table of the same rows, then the same count.
+fn render_markdown(w: &mut dyn Write, files: &[&Classified]) -> io::Result<()> {
+    markdown_table(
+        w,
+        &HEADERS,
+        "| --- | --- | ---: | ---: | --- | --- |",
+        rows(files),
+    )?;
+    writeln!(w)?;
+    writeln!(w, "{}", matched_line(files))
+}
+
+/// `--tests --format markdown`: the tests table's rows, then its count.
+fn render_tests_markdown(w: &mut dyn Write, files: &[&Classified]) -> io::Result<()> {
+    let (rows, summary) = tests_rows(files);
+    markdown_table(w, &TEST_HEADERS, "| --- | --- | --- | --- | ---: |", rows)?;
+    writeln!(w)?;
+    writeln!(w, "{summary}")
+}
+
+fn markdown_table(
+    w: &mut dyn Write,
+    headers: &[&str],
+    rule: &str,
+    rows: Vec<Vec<String>>,
+) -> io::Result<()> {
+    writeln!(w, "| {} |", headers.join(" | "))?;
+    writeln!(w, "{rule}")?;
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| {
+                c.lines()
+                    .map(markdown_text)
+                    .collect::<Vec<_>>()
+                    .join("<br>")
+            })
+            .collect();
+        writeln!(w, "| {} |", cells.join(" | "))?;
+    }
+    Ok(())
+}
+
+const TEST_HEADERS: [&str; 5] = ["log", "test", "outcome", "runner", "line"];
 
 /// `--tests`: one row per failing or flaky test of each log.
 fn render_tests_table(
@@ -668,6 +794,13 @@ fn render_tests_table(
     files: &[&Classified],
     options: &RenderOptions,
 ) -> io::Result<()> {
+    let (rows, summary) = tests_rows(files);
+    writeln!(w, "{}", grid(&TEST_HEADERS, &rows, options))?;
+    writeln!(w, "{summary}")
+}
+
+/// The rows of `--tests` (one per failing or flaky test) and the line counting them.
+fn tests_rows(files: &[&Classified]) -> (Vec<Vec<String>>, String) {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let (mut failed, mut flaky) = (0, 0);
     for f in files {
@@ -708,13 +841,11 @@ fn render_tests_table(
             ]);
         }
     }
-    let headers = ["log", "test", "outcome", "runner", "line"];
-    writeln!(w, "{}", grid(&headers, &rows, options))?;
-    writeln!(
-        w,
+    let summary = format!(
         "{failed} failing and {flaky} flaky tests in {} logs",
         files.len()
-    )
+    );
+    (rows, summary)
 }
 
 fn cell_multiline(text: &str) -> String {

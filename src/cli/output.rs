@@ -135,7 +135,7 @@ impl ReportOutput {
 
 /// The width tables are fitted to on a terminal: `COLUMNS` when the shell exports it, else the
 /// terminal's own width; `None` leaves tables at their natural width.
-fn terminal_width() -> Option<u16> {
+pub(super) fn terminal_width() -> Option<u16> {
     columns(std::env::var("COLUMNS").ok().as_deref())
         .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| w.0))
 }

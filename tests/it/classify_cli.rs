@@ -346,3 +346,79 @@ fn command_lines_that_are_refused() {
     let out = flakestat(&["classify", "-", "-"], Some(b""));
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
 }
+
+/// `classify` speaks as the reports do (#27.4): `--format markdown`, the format from
+/// `--output`'s extension or a mismatch refused, and to a pipe plain text at its natural width
+/// (COLUMNS is for a terminal), a signature id never broken inside its cell.
+#[test]
+fn classify_writes_markdown_picks_the_format_from_the_name_and_fits_only_a_terminal() {
+    let a = log("bom-mid-file.log");
+    let b = log("continuation-lines.log");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = flakestat(&["classify", "--format", "markdown", a, b], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.starts_with("| log | signature | line | count | step | text |\n"),
+        "{md}"
+    );
+    assert!(md.contains("| wait-until-timeout | 19 | 2 |"), "{md}");
+    // Markdown's own characters in log text are escaped.
+    assert!(md.contains(r"test\_graph\_definition\_lifetime.py"), "{md}");
+    assert!(md.ends_with("\n2 of 2 logs matched a signature\n"), "{md}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let to = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let json_file = to("found.json");
+    assert_eq!(
+        flakestat(&["classify", a, "-o", &json_file], None)
+            .status
+            .code(),
+        Some(0)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json_file).unwrap()).unwrap();
+    assert_eq!(doc["schema"], 1);
+    for (args, says) in [
+        (vec!["-o", "found.html"], "names an HTML file"),
+        (
+            vec!["--format", "json", "-o", "found.md"],
+            "--format json does not match",
+        ),
+    ] {
+        let mut line = vec!["classify", a];
+        let named: Vec<String> = args
+            .iter()
+            .map(|x| {
+                if x.contains('.') {
+                    to(x)
+                } else {
+                    x.to_string()
+                }
+            })
+            .collect();
+        line.extend(named.iter().map(String::as_str));
+        let out = flakestat(&line, None);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{out:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only found.json"
+    );
+
+    // A pipe: plain text, no escape sequence, the natural width whatever COLUMNS says.
+    let out = crate::common::flakestat()
+        .args(["classify", a])
+        .env("COLUMNS", "40")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(text.lines().any(|l| l.chars().count() > 40), "{text}");
+    assert_eq!(text.matches("wait-until-timeout").count(), 1, "{text}");
+}

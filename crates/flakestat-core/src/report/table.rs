@@ -148,6 +148,10 @@ fn wrap(text: &str, width: Option<u16>, first: &str, rest: &str) -> Vec<String> 
     lines
 }
 
+fn is_url(word: &str) -> bool {
+    word.starts_with("https://") || word.starts_with("http://")
+}
+
 fn unicode_width(s: &str) -> usize {
     s.chars().count()
 }
@@ -159,12 +163,19 @@ const WORD_CAP: usize = 24;
 /// Whether the grid fits `width` without breaking a word (up to `WORD_CAP` characters) of any
 /// header or cell: each column needs its longest word, one space either side and a border.
 fn fits(table: &Table, fancy: bool, width: u16) -> bool {
+    // A URL is never cut: it counts whole (a grid that cannot hold it becomes records, where
+    // it goes on a line of its own).
     let longest_word = |text: &str| {
         text.split(' ')
-            .map(unicode_width)
+            .map(|w| {
+                if is_url(w) {
+                    unicode_width(w)
+                } else {
+                    unicode_width(w).min(WORD_CAP)
+                }
+            })
             .max()
             .unwrap_or(0)
-            .min(WORD_CAP)
     };
     let needed: usize = (0..table.headers.len())
         .map(|i| {
@@ -260,8 +271,8 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
     }
 }
 
-/// The Signature columns and the width that holds their longest id whole, counting the cell's
-/// padding (one space each side).
+/// The Signature columns and the link columns, and the width that holds their longest id or
+/// URL whole, counting the cell's padding (one space each side).
 fn id_columns(table: &Table) -> Vec<(usize, u16)> {
     let mut bounds = Vec::new();
     for i in 0..table.headers.len() {
@@ -273,6 +284,8 @@ fn id_columns(table: &Table) -> Vec<(usize, u16)> {
                 Span::Code(id) if table.headers[i] == "Signature" => {
                     Some(one_line(id).chars().count())
                 }
+                // A link column shows its URL: held whole too.
+                Span::Url { url: Some(u), .. } => Some(one_line(u).chars().count()),
                 _ => None,
             })
             .max();
@@ -590,5 +603,36 @@ mod tests {
     fn colour_takes_no_room_when_a_line_is_measured() {
         assert_eq!(widest_line("\u{1b}[1mab\u{1b}[0m\ncde"), 3);
         assert_eq!(widest_line("┌──┐"), 4);
+    }
+
+    #[test]
+    fn a_url_is_never_split_inside_a_cell() {
+        let url = "https://github.com/NVIDIA/cuda-python/actions/runs/29647957539/job/40314611534";
+        let row = |n: &str| {
+            vec![
+                vec![Span::Text(format!("2026-07-15 21:3{n} UTC"))],
+                vec![Span::Text(
+                    "Test linux-64 / Python 3.14t, CUDA 12.9.1 (local)".into(),
+                )],
+                vec![Span::Url {
+                    text: "job".into(),
+                    url: Some(url.into()),
+                }],
+            ]
+        };
+        let table = Table {
+            headers: vec!["Date", "Job", "Job log"],
+            numeric: vec![false, false, false],
+            rows: vec![row("0"), row("1")],
+        };
+        // Every width the 79-character URL fits on a line (a narrower terminal must cut it).
+        for width in [90, 100, 120, 140, 200] {
+            let text = render_at(&table, Some(width));
+            assert_eq!(text.matches(url).count(), 2, "width {width}:\n{text}");
+            assert!(
+                widest_line(&text) <= usize::from(width),
+                "width {width}:\n{text}"
+            );
+        }
     }
 }
