@@ -226,7 +226,7 @@ fn run_one(global: &GlobalArgs, args: &SurveyArgs, mut settings: Settings) -> Re
         fetch(args, &connection, &bars, &store, &mut settings)?
     };
     bars.finish();
-    say_closing_lines(global, &fetched);
+    say_closing_lines(global, &fetched, args.source.replay.is_some());
     if let Some(err) = fetched.failure {
         return Err(err.into());
     }
@@ -336,7 +336,9 @@ fn fetch(
 
 /// Requests, logs and rate limit; with `-v` peak memory and the survey's cost; the bisection's
 /// requests.
-fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched) {
+/// `replay`: the requests went to the built-in fake GitHub, and the line says so (no one
+/// should read its rate limit as their own).
+fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
     let Some(stats) = &fetched.stats else { return };
     if global.quiet {
         return;
@@ -350,7 +352,12 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched) {
     {
         line.push_str(&format!(", peak memory {}", human_bytes(peak)));
     }
-    eprintln!("flakestat: {line}");
+    let to = if replay {
+        "the replay's fake GitHub on 127.0.0.1: "
+    } else {
+        ""
+    };
+    eprintln!("flakestat: {to}{line}");
     if global.verbose > 0
         && let Some(summary) = &fetched.summary
     {
