@@ -57,6 +57,16 @@ pub struct FirstFailureWire {
     pub created_at: String,
 }
 
+/// The test's name within `file` (`path.py::test_x[3.14t]` → `test_x[3.14t]`), for the table
+/// whose File column already names the file; the whole id where the runner puts no file first.
+/// JSON and `--ids` keep the whole id.
+fn name_in_file<'a>(id: &'a str, file: Option<&str>) -> &'a str {
+    file.and_then(|f| id.strip_prefix(f))
+        .and_then(|rest| rest.strip_prefix("::").or_else(|| rest.strip_prefix(" > ")))
+        .filter(|name| !name.is_empty())
+        .unwrap_or(id)
+}
+
 /// The file a test id names, for the runners whose ids start with one.
 pub fn file_of(id: &str) -> Option<&str> {
     if let Some((file, _)) = id.split_once("::")
@@ -158,9 +168,10 @@ fn document(r: &TestsReport) -> Vec<Block> {
                 .iter()
                 .map(|(s, n)| format!("{s} ({n})"))
                 .collect();
+            let file = file_of(&t.id);
             vec![
-                vec![Span::Code(t.id.clone())],
-                vec![text(file_of(&t.id).unwrap_or_default())],
+                vec![Span::Code(name_in_file(&t.id, file).to_string())],
+                vec![text(file.unwrap_or_default())],
                 vec![text(t.jobs_failed.to_string())],
                 vec![text(t.runs_failed.to_string())],
                 vec![text(t.rerun_to_green.to_string())],
@@ -230,4 +241,25 @@ pub fn render_ids(r: &TestsReport, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod unit {
+    use super::{file_of, name_in_file};
+
+    #[test]
+    fn the_test_column_names_the_test_within_the_file_column() {
+        let cases = [
+            ("tests/a/test_b.py::test_x[3.14t]", "test_x[3.14t]"),
+            ("tests/a/test_b.py::TestC::test_y", "TestC::test_y"),
+            ("src/a.test.ts > Suite > name", "Suite > name"),
+            // No separator after the file: the whole id.
+            ("./spec/x_spec.rb:12", "./spec/x_spec.rb:12"),
+            // No file at all.
+            ("TestX/sub", "TestX/sub"),
+        ];
+        for (id, name) in cases {
+            assert_eq!(name_in_file(id, file_of(id)), name, "{id}");
+        }
+    }
 }
