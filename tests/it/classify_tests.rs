@@ -18,10 +18,16 @@ fn ids(file: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
+/// `classify --tests --format json` of `paths`: the exit code and the document.
 fn classify_json(paths: &[&Path]) -> (Option<i32>, Value) {
+    classify_json_with(&["--tests"], paths)
+}
+
+fn classify_json_with(flags: &[&str], paths: &[&Path]) -> (Option<i32>, Value) {
     let cwd = tempfile::tempdir().unwrap();
     let out = flakestat()
-        .args(["classify", "--tests", "--format", "json"])
+        .args(["classify", "--format", "json"])
+        .args(flags)
         .args(paths)
         .current_dir(cwd.path())
         .output()
@@ -137,13 +143,7 @@ fn tests_fields_only_with_the_flag_and_broken_xml_is_refused() {
     )
     .unwrap();
     let go = root().join("fixtures/tests/go.log");
-    let out = flakestat()
-        .args(["classify", "--format", "json"])
-        .arg(&go)
-        .current_dir(cwd.path())
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, doc) = classify_json_with(&[], &[&go]);
     assert!(doc["files"][0].get("tests_failed").is_none());
     let (code, doc) = classify_json(&[&go, &bad]);
     assert_eq!(code, Some(3));
