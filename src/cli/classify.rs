@@ -23,7 +23,7 @@ use super::pipeline::Signatures;
 use crate::exit;
 use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
-use crate::report::{RenderOptions, grid};
+use crate::report::{RenderOptions, grid, markdown_text};
 use crate::signatures::SignatureSet;
 use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
 use crate::signatures::testids::junit;
@@ -729,18 +729,6 @@ fn render_table(
 ) -> io::Result<()> {
     writeln!(w, "{}", grid(&HEADERS, &rows(files), options))?;
     writeln!(w, "{}", matched_line(files))
-}
-
-/// Markdown's special characters escaped, so log text stays text in an issue.
-fn markdown_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\`*_[]<>|#~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A GitHub-flavoured markdown table of the same rows, then the same count.

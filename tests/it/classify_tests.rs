@@ -177,3 +177,30 @@ fn the_tests_table() {
         insta::assert_snapshot!("classify_tests_table", transcript(&args, &out));
     });
 }
+
+/// `--tests --format markdown`: a test id is hostile text like any log line; it reaches the
+/// table escaped as every report's markdown escapes it, its mentions neutralised (pasted into
+/// an issue, it pings no one).
+#[test]
+fn the_tests_markdown_escapes_ids_and_breaks_mentions() {
+    let cwd = tempfile::tempdir().unwrap();
+    let log = cwd.path().join("jest.log");
+    std::fs::write(&log, "  ● Cart › pings @octocat | <b>x</b>\n").unwrap();
+    let out = flakestat()
+        .args(["classify", "--tests", "--format", "markdown"])
+        .arg(&log)
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.starts_with("| log | test | outcome | runner | line |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(r"| Cart › pings @&#8203;octocat \| \<b\>x\</b\> | failed | jest | 1 |"),
+        "{md}"
+    );
+    assert!(!md.contains("@octocat"), "{md}");
+}
