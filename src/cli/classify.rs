@@ -23,7 +23,7 @@ use super::pipeline::Signatures;
 use crate::exit;
 use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
-use crate::report::{RenderOptions, grid};
+use crate::report::{RenderOptions, grid, markdown_text};
 use crate::signatures::SignatureSet;
 use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
 use crate::signatures::testids::junit;
@@ -643,6 +643,15 @@ fn cell(text: &str) -> String {
 /// Error lines shown for an unclassified log in the table (JSON has them all).
 const TABLE_ERROR_LINES: usize = 3;
 
+/// The first column of a log's rows: its name, and the job a `gh run view --log` file's part
+/// belongs to.
+fn log_cell(f: &Classified) -> String {
+    match &f.job {
+        Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
+        None => cell(&f.name),
+    }
+}
+
 const HEADERS: [&str; 6] = ["log", "signature", "line", "count", "step", "text"];
 
 /// The rows both the table and markdown show: one per match, or up to three error lines of an
@@ -650,10 +659,7 @@ const HEADERS: [&str; 6] = ["log", "signature", "line", "count", "step", "text"]
 fn rows(files: &[&Classified]) -> Vec<Vec<String>> {
     let mut table: Vec<Vec<String>> = Vec::new();
     for f in files {
-        let file = match &f.job {
-            Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
-            None => cell(&f.name),
-        };
+        let file = log_cell(f);
         if f.classification.is_unclassified() {
             let label = match &f.note {
                 Some(note) => format!("unclassified ({note})"),
@@ -731,18 +737,6 @@ fn render_table(
     writeln!(w, "{}", matched_line(files))
 }
 
-/// Markdown's special characters escaped, so log text stays text in an issue.
-fn markdown_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\`*_[]<>|#~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A GitHub-flavoured markdown table of the same rows, then the same count.
 fn render_markdown(w: &mut dyn Write, files: &[&Classified]) -> io::Result<()> {
     markdown_table(
@@ -804,10 +798,7 @@ fn tests_rows(files: &[&Classified]) -> (Vec<Vec<String>>, String) {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let (mut failed, mut flaky) = (0, 0);
     for f in files {
-        let file = match &f.job {
-            Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
-            None => cell(&f.name),
-        };
+        let file = log_cell(f);
         let tests = &f.classification.tests;
         failed += tests.failed.len();
         flaky += tests.flaky.len();

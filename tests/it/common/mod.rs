@@ -104,6 +104,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Surveys the story (`survey --replay`, [`STORY_WINDOW`]) into the store `store` with the
+/// signatures of `sigs`.
+pub fn survey_story(store: &Path, sigs: &Path) {
+    ok(flakestat()
+        .args(["-q", "survey", "--replay"])
+        .arg(story_dir())
+        .args(["--format", "json"])
+        .args(STORY_WINDOW)
+        .arg("--cache-dir")
+        .arg(store)
+        .arg("--signatures")
+        .arg(sigs)
+        .output()
+        .expect("the binary runs"));
+}
+
 /// A store of the story surveyed (`survey --replay`, bundled signatures, [`STORY_WINDOW`]) once
 /// for every test of the binary; the tests only read it (or write beside it).
 pub fn surveyed_story() -> &'static Path {
@@ -111,17 +127,7 @@ pub fn surveyed_story() -> &'static Path {
     STORE
         .get_or_init(|| {
             let dir = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-            ok(flakestat()
-                .args(["-q", "survey", "--replay"])
-                .arg(story_dir())
-                .args(["--format", "json"])
-                .args(STORY_WINDOW)
-                .arg("--cache-dir")
-                .arg(dir.path())
-                .arg("--signatures")
-                .arg(signatures())
-                .output()
-                .expect("the binary runs"));
+            survey_story(dir.path(), &signatures());
             dir
         })
         .path()

@@ -145,7 +145,7 @@ fn cost_table(c: &Cost) -> Block {
     )
 }
 
-fn text(s: impl Into<String>) -> Span {
+pub(super) fn text(s: impl Into<String>) -> Span {
     Span::Text(s.into())
 }
 

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use super::layout::{self, Block, Line, Span, Table};
+use super::layout::{self, Block, Line, Span, Table, text};
 use super::{Format, RenderOptions};
 use crate::analysis::tests::TestEvidence;
 use crate::model::{Repo, Timestamp};
@@ -125,15 +125,15 @@ fn to_wire(r: &TestsReport) -> TestsWire {
     }
 }
 
-fn text(s: impl Into<String>) -> Span {
-    Span::Text(s.into())
+/// The repository reported on, or `the store` when the store does not name one.
+fn repo_label(r: &TestsReport) -> String {
+    r.repo
+        .as_ref()
+        .map_or_else(|| "the store".to_string(), ToString::to_string)
 }
 
 fn document(r: &TestsReport) -> Vec<Block> {
-    let repo = r
-        .repo
-        .as_ref()
-        .map_or_else(|| "the store".to_string(), ToString::to_string);
+    let repo = repo_label(r);
     let flaky = r
         .tests
         .iter()
@@ -222,12 +222,7 @@ pub fn render(
         Format::Markdown => super::markdown::render(&document(r), out),
         Format::Table => super::table::render(&document(r), options, out),
         Format::Html => {
-            let title = format!(
-                "Failing tests in {} (flakestat)",
-                r.repo
-                    .as_ref()
-                    .map_or_else(|| "the store".to_string(), ToString::to_string)
-            );
+            let title = format!("Failing tests in {} (flakestat)", repo_label(r));
             super::html::render(&title, &document(r), out)
         }
     }
