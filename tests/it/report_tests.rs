@@ -103,5 +103,4 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
     .unwrap();
     assert!(md.contains("| Test | File | Jobs failed |"), "{md}");
     assert!(md.contains("**flaky**"), "{md}");
-    eprintln!("{md}");
 }
