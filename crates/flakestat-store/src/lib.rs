@@ -805,17 +805,7 @@ impl SqliteStore {
         fingerprint: &str,
         classification: &Classification,
     ) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![
-                job.0,
-                fingerprint,
-                !classification.is_unclassified(),
-                to_json(classification)
-            ],
-        )?;
-        Ok(())
+        upsert_classification(&self.conn, job, fingerprint, classification)
     }
 
     /// Runs of the repository created in `[since, until)` with a failed job whose log matched
@@ -1189,6 +1179,27 @@ impl SqliteStore {
         }
         Ok(runs)
     }
+}
+
+/// Writes `job`'s classification under `fingerprint`, replacing one made before (`conn` may be
+/// a transaction's).
+fn upsert_classification(
+    conn: &Connection,
+    job: JobId,
+    fingerprint: &str,
+    classification: &Classification,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![
+            job.0,
+            fingerprint,
+            !classification.is_unclassified(),
+            to_json(classification)
+        ],
+    )?;
+    Ok(())
 }
 
 /// The `windows` scopes of run listings, as an SQL condition both engines read alike: the
