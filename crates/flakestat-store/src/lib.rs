@@ -1163,6 +1163,25 @@ impl SqliteStore {
         Ok(end.map(from_secs))
     }
 
+    /// For each of `jobs` with a row, the word `sql` reads of it (one column; `?1` is the
+    /// job), parsed; a job without a row is absent from the map.
+    fn per_job<T>(
+        &self,
+        sql: &str,
+        jobs: &[JobId],
+        parse: impl Fn(JobId, &str) -> Result<T, StoreError>,
+    ) -> Result<BTreeMap<JobId, T>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut out = BTreeMap::new();
+        for &job in jobs {
+            let word: Option<String> = stmt.query_row([job.0], |r| r.get(0)).optional()?;
+            if let Some(word) = word {
+                out.insert(job, parse(job, &word)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Every stored run of the repository, by id (for tests and `report`).
     pub fn load_runs(&self, repo: &Repo) -> Result<HashMap<RunId, Run>, StoreError> {
         let Some(repo_id) = self.repo_id(repo)? else {

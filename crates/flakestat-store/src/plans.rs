@@ -84,18 +84,11 @@ impl SqliteStore {
 
     /// The plans recorded for these jobs; a job absent from the map has none.
     pub fn load_log_plans(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogPlan>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT next FROM log_plans WHERE job_id = ?1")?;
-        let mut out = BTreeMap::new();
-        for job in jobs {
-            let next: Option<String> =
-                rusqlite::OptionalExtension::optional(stmt.query_row([job.0], |r| r.get(0)))?;
-            if let Some(next) = next {
-                out.insert(*job, LogPlan::parse(*job, &next)?);
-            }
-        }
-        Ok(out)
+        self.per_job(
+            "SELECT next FROM log_plans WHERE job_id = ?1",
+            jobs,
+            LogPlan::parse,
+        )
     }
 }
 
