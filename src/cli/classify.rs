@@ -86,42 +86,46 @@ pub enum ClassifyFormat {
     Json,
 }
 
+impl From<ClassifyFormat> for super::output::FormatArg {
+    fn from(format: ClassifyFormat) -> Self {
+        match format {
+            ClassifyFormat::Table => Self::Table,
+            ClassifyFormat::Markdown => Self::Markdown,
+            ClassifyFormat::Json => Self::Json,
+        }
+    }
+}
+
 /// `--format`, else what `--output`'s extension names, else a table; a format the name
 /// contradicts (`--format json -o found.md`, or `.html`, which classify does not write) is
-/// refused (exit 3).
+/// refused (exit 3). The same decision as a report's (`output::given_or_named`).
 fn resolve_format(
     given: Option<ClassifyFormat>,
     output: Option<&Path>,
 ) -> Result<ClassifyFormat, CliError> {
-    use super::output::FormatArg;
-    let named = output.and_then(|p| super::output::extension_formats(p).map(|f| (p, f)));
-    let as_classify = |f: FormatArg| match f {
-        FormatArg::Table => Some(ClassifyFormat::Table),
-        FormatArg::Markdown => Some(ClassifyFormat::Markdown),
-        FormatArg::Json => Some(ClassifyFormat::Json),
-        FormatArg::Html => None,
-    };
-    match (given, named) {
-        (given, Some((path, (FormatArg::Html, _)))) => Err(CliError::Invalid(format!(
+    use super::output::{FormatArg, Mismatch, extension_formats, format_name, given_or_named};
+    if let Some(path) = output
+        && let Some((FormatArg::Html, _)) = extension_formats(path)
+    {
+        return Err(CliError::Invalid(format!(
             "--output {} names an HTML file: classify writes a table, markdown or JSON{}",
             path.display(),
             if given.is_some() { "" } else { " (--format)" }
+        )));
+    }
+    match given_or_named(given.map(FormatArg::from), output) {
+        Err(Mismatch { given, path, .. }) => Err(CliError::Invalid(format!(
+            "--format {} does not match --output {}: drop --format, or name the file for what \
+             it holds",
+            format_name(given),
+            path.display()
         ))),
-        (Some(format), Some((path, (_, accepted))))
-            if !accepted.iter().any(|f| as_classify(*f) == Some(format)) =>
-        {
-            Err(CliError::Invalid(format!(
-                "--format {} does not match --output {}: drop --format, or name the file for \
-                 what it holds",
-                clap::ValueEnum::to_possible_value(&format)
-                    .map(|v| v.get_name().to_string())
-                    .unwrap_or_default(),
-                path.display()
-            )))
+        Ok(Some(FormatArg::Markdown)) => Ok(ClassifyFormat::Markdown),
+        Ok(Some(FormatArg::Json)) => Ok(ClassifyFormat::Json),
+        Ok(Some(FormatArg::Table) | None) => Ok(ClassifyFormat::Table),
+        Ok(Some(FormatArg::Html)) => {
+            unreachable!("classify takes no --format html; .html is refused above")
         }
-        (Some(format), _) => Ok(format),
-        (None, Some((_, (picked, _)))) => Ok(as_classify(picked).unwrap_or(ClassifyFormat::Table)),
-        (None, None) => Ok(ClassifyFormat::Table),
     }
 }
 
