@@ -78,6 +78,35 @@ pub fn ok(out: Output) -> Output {
     out
 }
 
+/// The story's flake alone (`report --signature wait-until-timeout`) from the store in
+/// `cache`, from `since`, in `format`, checked to exit 0: its stdout. `extra` (`--until`,
+/// `--signatures`) goes after the window.
+pub fn flake_account(
+    repo: &str,
+    since: &str,
+    cache: &Path,
+    extra: &[&str],
+    format: &str,
+) -> String {
+    let mut args = vec![
+        "report",
+        "--repo",
+        repo,
+        "--since",
+        since,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--signature", "wait-until-timeout", "--format", format]);
+    let out = ok(flakestat()
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs"));
+    String::from_utf8(out.stdout).expect("the report is UTF-8")
+}
+
 /// A copy of the story's folder in `dir` whose `scenario.toml` also says `extra` (TOML lines),
 /// the same seed and templates otherwise.
 pub fn story_with(dir: &Path, extra: &str) -> PathBuf {
