@@ -139,7 +139,11 @@ struct Settings<R = Repo> {
 impl Settings<Target> {
     fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings<Target>, CliError> {
         let replay = Replay::load(args.source.replay.as_deref())?;
-        let now = settings::resolve_now(args.until.as_deref(), replay.as_ref())?;
+        let now = settings::end_by_now(
+            settings::resolve_now(args.until.as_deref(), replay.as_ref())?,
+            settings::resolve_now(None, replay.as_ref())?,
+            replay.is_some(),
+        );
         let repo = match args.target.target()? {
             Some(target) => target,
             None => Target::One(settings::resolve_repo(None, replay.as_ref())?),
@@ -324,14 +328,16 @@ fn survey_and_compare_many(
             settings.now,
             &settings.signatures,
         )?;
-        compared.push(nightly(
+        let mut data = nightly(
             &snapshot,
             &settings.signatures.infos,
             &settings.config,
             settings.baseline_since,
             settings.period_since,
             settings.now,
-        ));
+        );
+        data.survey_flags = args.source.survey_flags();
+        compared.push(data);
     }
     Ok(NightlyMany::new(compared, settings.repo.org.clone()))
 }
@@ -430,14 +436,16 @@ fn survey_and_compare(
     )?;
     drop(store);
     drop(lock);
-    Ok(nightly(
+    let mut data = nightly(
         &snapshot,
         &settings.signatures.infos,
         &settings.config,
         settings.baseline_since,
         settings.period_since,
         settings.now,
-    ))
+    );
+    data.survey_flags = args.source.survey_flags();
+    Ok(data)
 }
 
 /// The survey of `[baseline, now)` and the fork runs' PRs, then the closing line. A failure

@@ -233,6 +233,41 @@ pub fn resolve_now(
     }
 }
 
+/// A window's end never lies past the present (the clock, or with `--replay` the end of the
+/// recording): no listing can hold runs after it, so a survey would record the future as
+/// listed, and a report would name a gap that no survey can fill. An end past the present is
+/// moved back to it; one line on stderr says so when it lay past today (`--until` today's date
+/// means "through today", which is now).
+pub fn end_by_now(
+    until: crate::model::Timestamp,
+    now: crate::model::Timestamp,
+    replay: bool,
+) -> crate::model::Timestamp {
+    if until <= now {
+        return until;
+    }
+    let tomorrow = now
+        .date_naive()
+        .succ_opt()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc());
+    if tomorrow.is_some_and(|t| until <= t) {
+        return now;
+    }
+    let present = if replay {
+        "the end of the replay's recording"
+    } else {
+        "now"
+    };
+    let at = |t: crate::model::Timestamp| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    eprintln!(
+        "flakestat: --until {} is after {present} ({}): the window ends there",
+        at(until),
+        at(now)
+    );
+    now
+}
+
 /// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`.
 pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
     wait_duration(text).ok_or_else(|| {

@@ -96,20 +96,7 @@ pub struct FixIt<'a> {
 impl FixIt<'_> {
     /// `--replay`, `--cache-dir`, `--signatures` as given, each value a shell word.
     pub fn flags(&self) -> Vec<String> {
-        [
-            ("--replay", self.replay),
-            ("--cache-dir", self.cache_dir),
-            ("--signatures", self.signatures),
-        ]
-        .into_iter()
-        .filter_map(|(flag, value)| {
-            let value = value?;
-            Some(format!(
-                "{flag} {}",
-                settings::shell_word(&value.display().to_string())
-            ))
-        })
-        .collect()
+        repeated_flags(self.replay, self.cache_dir, self.signatures)
     }
 
     /// `flakestat COMMAND TARGET --since … [--until …]`, then [`Self::flags`].
@@ -127,6 +114,29 @@ impl FixIt<'_> {
         }
         line
     }
+}
+
+/// What a fix-it command repeats after its window, in this order: `--replay`, `--cache-dir`,
+/// `--signatures` as given, each value a shell word.
+fn repeated_flags(
+    replay: Option<&Path>,
+    cache_dir: Option<&Path>,
+    signatures: Option<&Path>,
+) -> Vec<String> {
+    [
+        ("--replay", replay),
+        ("--cache-dir", cache_dir),
+        ("--signatures", signatures),
+    ]
+    .into_iter()
+    .filter_map(|(flag, value)| {
+        let value = value?;
+        Some(format!(
+            "{flag} {}",
+            settings::shell_word(&value.display().to_string())
+        ))
+    })
+    .collect()
 }
 
 #[derive(Debug, Args)]
@@ -224,6 +234,16 @@ pub struct ResolvedStore {
 }
 
 impl SourceArgs {
+    /// The flags a fix-it `flakestat survey` repeats after its window (`--replay`,
+    /// `--cache-dir`, `--signatures` as given), as [`FixIt::flags`] gives them.
+    pub fn survey_flags(&self) -> Vec<String> {
+        repeated_flags(
+            self.replay.as_deref(),
+            self.cache_dir.as_deref(),
+            self.signatures.as_deref(),
+        )
+    }
+
     /// `--store`, else `--cache-dir`, else (with `--replay`) the replay's own store in the
     /// cache folder, so a replay never mixes with real data and `report --replay` finds it,
     /// else `FLAKESTAT_STORE`, `FLAKESTAT_CACHE_DIR` or the platform cache folder

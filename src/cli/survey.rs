@@ -104,6 +104,14 @@ impl Settings<Target> {
             None => Target::One(settings::resolve_repo(None, replay.as_ref())?),
         };
         let (since, until) = parse_window(&args.since, args.until.as_deref(), now)?;
+        let until = settings::end_by_now(until, now, replay.is_some());
+        if until <= since {
+            return Err(super::when::WhenError::Empty {
+                since: args.since.clone(),
+                until: "now".to_string(),
+            }
+            .into());
+        }
         let signatures = Signatures::load(args.source.signatures.as_deref())?;
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
         let wait = settings::parse_wait(&args.wait)?;

@@ -123,6 +123,7 @@ fn data(n: usize) -> NightlyData {
         seen,
         new_unclassified,
         completeness: Default::default(),
+        survey_flags: Vec::new(),
     }
 }
 

@@ -40,6 +40,8 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
     let cache = tmp.path().join("cache");
     let cache = cache.to_str().unwrap();
     let bundled = root.join("signatures");
+    // The window ends where the recording does (2026-08-01 06:30): the offline survey's clock
+    // is the real one, and a later end would be a part of the window no listing covered.
     let survey = |signatures: &Path, offline: bool| -> Value {
         let mut args = vec![
             "survey",
@@ -48,7 +50,7 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
             "--since",
             "2026-06-15",
             "--until",
-            "2026-08-01",
+            "2026-08-01T06:30:00Z",
             "--cache-dir",
             cache,
             "--signatures",
@@ -89,7 +91,7 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
         "--since",
         "2026-06-15",
         "--until",
-        "2026-08-01",
+        "2026-08-01T06:30:00Z",
         "--cache-dir",
         cache,
         "--signatures",
@@ -120,7 +122,7 @@ fn drafts_pass_check_claim_the_unclassified_and_change_no_figure() {
         "--since",
         "2026-06-15",
         "--until",
-        "2026-08-01",
+        "2026-08-01T06:30:00Z",
         "--cache-dir",
         cache,
         "--signatures",

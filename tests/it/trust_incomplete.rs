@@ -368,3 +368,111 @@ fn a_report_without_until_ends_where_the_survey_ended() {
         "{markdown}"
     );
 }
+
+/// A window's end never lies past the present. A survey `--until` after the replay's recording
+/// ends lists only to that end, says so, and records only that as listed: a report that later
+/// reads the store over the days after it names them as not listed (exit 9) instead of counting
+/// them as clean; with `--replay` the report's window ends at the recording's end, complete.
+#[test]
+fn a_survey_until_past_the_present_lists_only_to_it() {
+    let cache = tempfile::tempdir().unwrap();
+    let story = crate::common::story_dir();
+    let run = |args: &[&str]| {
+        crate::common::flakestat()
+            .args(args)
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .args(["--format", "json"])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the binary runs")
+    };
+    let window = ["--since", "2026-07-25", "--until", "2026-09-01"];
+    let survey = run(&[
+        &["survey", "--replay", story.to_str().unwrap()][..],
+        &window,
+    ]
+    .concat());
+    assert_eq!(survey.status.code(), Some(0), "{}", stderr(&survey));
+    assert!(
+        stderr(&survey).contains(
+            "--until 2026-09-02 00:00 UTC is after the end of the replay's recording \
+             (2026-08-01 06:30 UTC): the window ends there"
+        ),
+        "{}",
+        stderr(&survey)
+    );
+    let json: Value = serde_json::from_slice(&survey.stdout).unwrap();
+    assert_eq!(json["until"], "2026-08-01T06:30:00Z");
+    assert_eq!(json["complete"], true);
+
+    // The store alone, on the real clock: what follows the recording was never listed.
+    let later = run(&[
+        "report",
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-07-25",
+        "--until",
+        "2026-08-10",
+    ]);
+    assert_eq!(later.status.code(), Some(9), "{}", stderr(&later));
+    let json: Value = serde_json::from_slice(&later.stdout).unwrap();
+    assert_eq!(
+        json["windows_pending"],
+        span("2026-08-01T06:30:00Z", "2026-08-11T00:00:00Z")
+    );
+
+    // Through the replay: its clock stops at the recording's end, and so does the window.
+    let replayed = run(&[
+        &["report", "--replay", story.to_str().unwrap()][..],
+        &window,
+    ]
+    .concat());
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    let json: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(json["until"], "2026-08-01T06:30:00Z");
+    assert_eq!(json["complete"], true);
+}
+
+/// Issue #27.2: nightly's first line, when the store lacks part of its range, gives the survey
+/// that fills it with the flags the user typed (`--cache-dir`, `--signatures`).
+#[test]
+fn nightlys_incomplete_line_repeats_the_flags_given() {
+    let cache = tempfile::tempdir().unwrap();
+    crate::common::copy_dir(crate::common::surveyed_story(), cache.path());
+    let sigs = crate::common::signatures();
+    let out = crate::common::flakestat()
+        .args(["nightly", "--offline", "--repo", "NVIDIA/cuda-python"])
+        .args([
+            "--until",
+            "2026-07-20",
+            "--since",
+            "7d",
+            "--baseline",
+            "60d",
+        ])
+        .args(["--format", "markdown"])
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .arg("--signatures")
+        .arg(&sigs)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let text = stdout(&out);
+    let first = first_line(&text);
+    assert!(
+        first.starts_with(
+            "incomplete: runs from 2026-05-15 00:00 UTC to 2026-06-15 00:00 UTC not listed — run "
+        ),
+        "{first}"
+    );
+    let flags = format!(
+        "--until 2026-07-21T00:00:00Z --cache-dir {} --signatures {}` to finish",
+        cache.path().display(),
+        sigs.display()
+    );
+    assert!(first.contains(&flags), "{first}");
+}

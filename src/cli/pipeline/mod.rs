@@ -308,7 +308,8 @@ impl StoredWindow {
             .until
             .as_deref()
             .map(|u| parse_when(u, Bound::Until, now))
-            .transpose()?;
+            .transpose()?
+            .map(|u| settings::end_by_now(u, now, replay_repo.is_some()));
         if let Some(until) = until
             && until <= since
         {

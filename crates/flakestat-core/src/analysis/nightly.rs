@@ -255,6 +255,8 @@ pub struct NightlyData {
     pub new_unclassified: Vec<UnclassifiedGroup>,
     /// What the store does not hold yet over the baseline and the period; left out of both.
     pub completeness: super::Completeness,
+    /// What a fix-it survey command repeats of the flags given (set by the CLI; empty here).
+    pub survey_flags: Vec<String>,
 }
 
 /// Which changes make `nightly --fail-on` alert. Fading is good news and never alerts.
@@ -361,6 +363,7 @@ pub fn nightly(
         seen,
         new_unclassified: new_unclassified(&period, &baseline),
         completeness,
+        survey_flags: Vec::new(),
     }
 }
 

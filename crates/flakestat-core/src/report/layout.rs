@@ -376,7 +376,6 @@ fn share(hit: u64, total: u64) -> String {
     format!("{hit}/{total}")
 }
 
-/// The whole document for `data`: the overview, or one signature's account.
 /// The first line of a report made from an incomplete store: what is missing, that the figures
 /// leave it out, and the command that finishes the survey. `None` when the store is complete.
 pub fn incomplete_line(
@@ -439,6 +438,7 @@ pub fn incomplete_line(
     ]))
 }
 
+/// The whole document for `data`: the overview, or one signature's account.
 pub fn document(data: &ReportData) -> Vec<Block> {
     let mut blocks: Vec<Block> = incomplete_line(
         &data.completeness,

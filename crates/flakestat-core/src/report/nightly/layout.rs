@@ -104,7 +104,7 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         data.repo.as_ref(),
         Some(data.baseline.since),
         Some(data.period.until),
-        &[],
+        &data.survey_flags,
     )
     .into_iter()
     .collect();
