@@ -27,7 +27,7 @@ body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink
 main{max-width:1100px;margin:0 auto;padding:1.5rem}
 h1{font-size:1.6rem;margin:.2rem 0 .8rem}h2{font-size:1.3rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
 h3{font-size:1.1rem;margin-top:1.6rem}
-code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.1em .3em;border-radius:4px;word-break:break-word}
+code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.1em .3em;border-radius:4px;overflow-wrap:break-word}
 table{border-collapse:collapse;margin:.6rem 0;font-size:14px}
 th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}
 th{background:#f6f8fa}table.sortable th{cursor:pointer}
@@ -100,6 +100,39 @@ pub fn escape(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A word shorter than this is never broken inside.
+const BREAKABLE_FROM: usize = 30;
+
+/// [`escape`], with a `<wbr>` after each `_ / . : [ ( , =` of a long word (30 characters or
+/// more, such as a test id or a path): it may then wrap where a reader expects it, and a table
+/// gives its column the width of the word's longest part instead of squeezing it to one letter
+/// a line (as breaking anywhere would) or widening it past the page (as not breaking would).
+/// Copied text is unchanged.
+fn breakable(t: &str) -> String {
+    let line = one_line(t);
+    let mut out = String::with_capacity(line.len() + line.len() / 4);
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if word.chars().count() < BREAKABLE_FROM {
+            out.push_str(&escape(word));
+            continue;
+        }
+        let breaks = |c: char| matches!(c, '_' | '/' | '.' | ':' | '[' | '(' | ',' | '=');
+        let mut buf = [0u8; 4];
+        let mut chars = word.chars().peekable();
+        while let Some(c) = chars.next() {
+            out.push_str(&escape(c.encode_utf8(&mut buf)));
+            // After the last of a run (`::`, `/_`), never at the end.
+            if breaks(c) && chars.peek().is_some_and(|&next| !breaks(next)) {
+                out.push_str("<wbr>");
+            }
         }
     }
     out
@@ -192,7 +225,7 @@ fn inline(line: &Line) -> String {
     let mut s = String::new();
     for span in line {
         match span {
-            Span::Text(t) => s.push_str(&escape(t)),
+            Span::Text(t) => s.push_str(&breakable(t)),
             Span::Strong(t) => s.push_str(&format!("<strong>{}</strong>", escape(t))),
             Span::Code(t) => {
                 let mut t = one_line(t).trim().to_string();
@@ -200,7 +233,7 @@ fn inline(line: &Line) -> String {
                     t = t.chars().take(MAX_LOG_CHARS).collect::<String>() + "…";
                 }
                 if !t.is_empty() {
-                    s.push_str(&format!("<code>{}</code>", escape(&t)));
+                    s.push_str(&format!("<code>{}</code>", breakable(&t)));
                 }
             }
             Span::Link { text, url } | Span::Url { text, url } => {
@@ -514,5 +547,23 @@ mod tests {
         assert!(csp.starts_with("default-src 'none';"));
         assert!(csp.contains(&csp_hash(CSS)) && csp.contains(&csp_hash(SCRIPT)));
         assert!(!csp.contains("unsafe"));
+    }
+
+    #[test]
+    fn long_words_wrap_at_their_separators_and_stay_escaped() {
+        assert_eq!(
+            breakable("tests/graph/test_lifetime.py::test_x[<b>]"),
+            "tests/<wbr>graph/<wbr>test_<wbr>lifetime.<wbr>py::<wbr>test_<wbr>x[<wbr>&lt;b&gt;]"
+        );
+        // Short words, and the spaces between words, as escape() gives them.
+        assert_eq!(
+            breakable("a_b/c.d and <i>short</i>"),
+            escape("a_b/c.d and <i>short</i>")
+        );
+        // A run of separators breaks once, after its last; never at the end.
+        assert_eq!(
+            breakable("cuda_core/cuda/core/_memory/_buffer.pyx_"),
+            "cuda_<wbr>core/<wbr>cuda/<wbr>core/_<wbr>memory/_<wbr>buffer.<wbr>pyx_"
+        );
     }
 }
