@@ -23,7 +23,7 @@ use super::pipeline::Signatures;
 use crate::exit;
 use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
-use crate::report::{RenderOptions, grid};
+use crate::report::{RenderOptions, grid, markdown_text};
 use crate::signatures::SignatureSet;
 use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
 use crate::signatures::testids::junit;
@@ -86,42 +86,46 @@ pub enum ClassifyFormat {
     Json,
 }
 
+impl From<ClassifyFormat> for super::output::FormatArg {
+    fn from(format: ClassifyFormat) -> Self {
+        match format {
+            ClassifyFormat::Table => Self::Table,
+            ClassifyFormat::Markdown => Self::Markdown,
+            ClassifyFormat::Json => Self::Json,
+        }
+    }
+}
+
 /// `--format`, else what `--output`'s extension names, else a table; a format the name
 /// contradicts (`--format json -o found.md`, or `.html`, which classify does not write) is
-/// refused (exit 3).
+/// refused (exit 3). The same decision as a report's (`output::given_or_named`).
 fn resolve_format(
     given: Option<ClassifyFormat>,
     output: Option<&Path>,
 ) -> Result<ClassifyFormat, CliError> {
-    use super::output::FormatArg;
-    let named = output.and_then(|p| super::output::extension_formats(p).map(|f| (p, f)));
-    let as_classify = |f: FormatArg| match f {
-        FormatArg::Table => Some(ClassifyFormat::Table),
-        FormatArg::Markdown => Some(ClassifyFormat::Markdown),
-        FormatArg::Json => Some(ClassifyFormat::Json),
-        FormatArg::Html => None,
-    };
-    match (given, named) {
-        (given, Some((path, (FormatArg::Html, _)))) => Err(CliError::Invalid(format!(
+    use super::output::{FormatArg, Mismatch, extension_formats, format_name, given_or_named};
+    if let Some(path) = output
+        && let Some((FormatArg::Html, _)) = extension_formats(path)
+    {
+        return Err(CliError::Invalid(format!(
             "--output {} names an HTML file: classify writes a table, markdown or JSON{}",
             path.display(),
             if given.is_some() { "" } else { " (--format)" }
+        )));
+    }
+    match given_or_named(given.map(FormatArg::from), output) {
+        Err(Mismatch { given, path, .. }) => Err(CliError::Invalid(format!(
+            "--format {} does not match --output {}: drop --format, or name the file for what \
+             it holds",
+            format_name(given),
+            path.display()
         ))),
-        (Some(format), Some((path, (_, accepted))))
-            if !accepted.iter().any(|f| as_classify(*f) == Some(format)) =>
-        {
-            Err(CliError::Invalid(format!(
-                "--format {} does not match --output {}: drop --format, or name the file for \
-                 what it holds",
-                clap::ValueEnum::to_possible_value(&format)
-                    .map(|v| v.get_name().to_string())
-                    .unwrap_or_default(),
-                path.display()
-            )))
+        Ok(Some(FormatArg::Markdown)) => Ok(ClassifyFormat::Markdown),
+        Ok(Some(FormatArg::Json)) => Ok(ClassifyFormat::Json),
+        Ok(Some(FormatArg::Table) | None) => Ok(ClassifyFormat::Table),
+        Ok(Some(FormatArg::Html)) => {
+            unreachable!("classify takes no --format html; .html is refused above")
         }
-        (Some(format), _) => Ok(format),
-        (None, Some((_, (picked, _)))) => Ok(as_classify(picked).unwrap_or(ClassifyFormat::Table)),
-        (None, None) => Ok(ClassifyFormat::Table),
     }
 }
 
@@ -643,6 +647,15 @@ fn cell(text: &str) -> String {
 /// Error lines shown for an unclassified log in the table (JSON has them all).
 const TABLE_ERROR_LINES: usize = 3;
 
+/// The first column of a log's rows: its name, and the job a `gh run view --log` file's part
+/// belongs to.
+fn log_cell(f: &Classified) -> String {
+    match &f.job {
+        Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
+        None => cell(&f.name),
+    }
+}
+
 const HEADERS: [&str; 6] = ["log", "signature", "line", "count", "step", "text"];
 
 /// The rows both the table and markdown show: one per match, or up to three error lines of an
@@ -650,10 +663,7 @@ const HEADERS: [&str; 6] = ["log", "signature", "line", "count", "step", "text"]
 fn rows(files: &[&Classified]) -> Vec<Vec<String>> {
     let mut table: Vec<Vec<String>> = Vec::new();
     for f in files {
-        let file = match &f.job {
-            Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
-            None => cell(&f.name),
-        };
+        let file = log_cell(f);
         if f.classification.is_unclassified() {
             let label = match &f.note {
                 Some(note) => format!("unclassified ({note})"),
@@ -731,18 +741,6 @@ fn render_table(
     writeln!(w, "{}", matched_line(files))
 }
 
-/// Markdown's special characters escaped, so log text stays text in an issue.
-fn markdown_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\`*_[]<>|#~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A GitHub-flavoured markdown table of the same rows, then the same count.
 fn render_markdown(w: &mut dyn Write, files: &[&Classified]) -> io::Result<()> {
     markdown_table(
@@ -804,10 +802,7 @@ fn tests_rows(files: &[&Classified]) -> (Vec<Vec<String>>, String) {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let (mut failed, mut flaky) = (0, 0);
     for f in files {
-        let file = match &f.job {
-            Some(job) => format!("{}\njob: {}", cell(&f.name), cell(job)),
-            None => cell(&f.name),
-        };
+        let file = log_cell(f);
         let tests = &f.classification.tests;
         failed += tests.failed.len();
         flaky += tests.flaky.len();

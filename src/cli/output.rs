@@ -52,11 +52,36 @@ pub fn extension_formats(path: &Path) -> Option<(FormatArg, &'static [FormatArg]
 }
 
 /// The `--format` name of `format`, for messages.
-fn format_name(format: FormatArg) -> String {
+pub(super) fn format_name(format: FormatArg) -> String {
     use clap::ValueEnum;
     format
         .to_possible_value()
         .map_or_else(|| format!("{format:?}"), |v| v.get_name().to_string())
+}
+
+/// A `--format` that `--output`'s name contradicts.
+pub(super) struct Mismatch<'a> {
+    pub given: FormatArg,
+    pub path: &'a Path,
+    /// The format the name picks.
+    pub named: FormatArg,
+}
+
+/// What `--format` and `--output`'s name decide together, for every command that takes both:
+/// `--format` given, else the format the name's extension picks; `None` when neither says. A
+/// `--format` the extension does not accept is a [`Mismatch`] (each command words its message).
+pub(super) fn given_or_named(
+    given: Option<FormatArg>,
+    output: Option<&Path>,
+) -> Result<Option<FormatArg>, Mismatch<'_>> {
+    let named = output.and_then(|p| extension_formats(p).map(|f| (p, f)));
+    match (given, named) {
+        (Some(given), Some((path, (named, accepted)))) if !accepted.contains(&given) => {
+            Err(Mismatch { given, path, named })
+        }
+        (Some(given), _) => Ok(Some(given)),
+        (None, named) => Ok(named.map(|(_, (picked, _))| picked)),
+    }
 }
 
 /// `--format` given, else what `--output`'s extension names, else table on a terminal and
@@ -67,20 +92,16 @@ pub fn resolve_format(
     given: Option<FormatArg>,
     output: Option<&Path>,
 ) -> Result<FormatArg, CliError> {
-    let named = output.and_then(|p| extension_formats(p).map(|f| (p, f)));
-    match (given, named) {
-        (Some(format), Some((path, (picked, accepted)))) if !accepted.contains(&format) => {
-            Err(CliError::Invalid(format!(
-                "--format {} does not match --output {}, a name for {}: drop --format, or name \
-                 the file for what it holds",
-                format_name(format),
-                path.display(),
-                format_name(picked)
-            )))
-        }
-        (Some(format), _) => Ok(format),
-        (None, Some((_, (picked, _)))) => Ok(picked),
-        (None, None) => Ok(if output.is_none() && io::stdout().is_terminal() {
+    match given_or_named(given, output) {
+        Err(Mismatch { given, path, named }) => Err(CliError::Invalid(format!(
+            "--format {} does not match --output {}, a name for {}: drop --format, or name the \
+             file for what it holds",
+            format_name(given),
+            path.display(),
+            format_name(named)
+        ))),
+        Ok(Some(format)) => Ok(format),
+        Ok(None) => Ok(if output.is_none() && io::stdout().is_terminal() {
             FormatArg::Table
         } else {
             FormatArg::Markdown

@@ -204,7 +204,7 @@ fn run_audit(global: &GlobalArgs, args: AuditArgs) -> Result<u8, CliError> {
     // The audit counts every failed job its pattern matches, runs of related PRs too (a
     // pattern's reach is the question); reports leave those runs out, so the audit says how
     // many of its runs they are.
-    let data = crate::analysis::analyze(&loaded.snapshot, &loaded.signatures.infos, &loaded.config);
+    let data = loaded.analyze();
     let related: std::collections::BTreeMap<String, u64> = data
         .signatures
         .iter()

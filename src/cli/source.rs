@@ -5,7 +5,7 @@
 //! (`report`, `export`, `suggest`, `signatures audit`) share, read by `pipeline::load_from_store`
 //! ([`StoredArgs`] without the repository, for `report` over several).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -59,41 +59,73 @@ pub struct StoredArgs {
 }
 
 impl StoredArgs {
-    /// The flags a fix-it `flakestat survey` repeats after its window, as given: `--replay`,
-    /// `--cache-dir`, `--signatures` (the `--store` URL is left out: it may hold a password).
+    /// The flags given that a fix-it command repeats.
+    pub fn fix_it(&self) -> FixIt<'_> {
+        FixIt {
+            since: &self.since,
+            until: self.until.as_deref(),
+            replay: self.replay.as_deref(),
+            cache_dir: self.cache_dir.as_deref(),
+            signatures: self.signatures.as_deref(),
+        }
+    }
+
+    /// The flags a fix-it `flakestat survey` repeats after its window ([`FixIt::flags`]).
     pub fn survey_flags(&self) -> Vec<String> {
-        let mut flags = Vec::new();
-        let mut add = |flag: &str, value: &std::path::Path| {
-            let value = settings::shell_word(&value.display().to_string());
-            flags.push(format!("{flag} {value}"));
-        };
-        if let Some(dir) = &self.replay {
-            add("--replay", dir);
-        }
-        if let Some(dir) = &self.cache_dir {
-            add("--cache-dir", dir);
-        }
-        if let Some(dir) = &self.signatures {
-            add("--signatures", dir);
-        }
-        flags
+        self.fix_it().flags()
     }
 
     /// The survey that fills the store for `target` (`--repo OWNER/NAME`, `--org OWNER`) over
-    /// the window as given (`--since`, `--until` and [`Self::survey_flags`]).
+    /// the window as given ([`FixIt::command`]).
     pub fn survey_command(&self, target: &str) -> String {
-        let mut command = format!(
-            "flakestat survey {target} --since {}",
-            settings::shell_word(&self.since)
+        self.fix_it().command("survey", target)
+    }
+}
+
+/// The flags given that a fix-it command (printed for the user to paste) repeats, typed, so
+/// every hint (the `survey` a store lacks, the `report` that reads a replay's store) is built
+/// by one function the same way. The `--store` URL is never repeated: it may hold a password.
+pub struct FixIt<'a> {
+    pub since: &'a str,
+    pub until: Option<&'a str>,
+    pub replay: Option<&'a Path>,
+    pub cache_dir: Option<&'a Path>,
+    pub signatures: Option<&'a Path>,
+}
+
+impl FixIt<'_> {
+    /// `--replay`, `--cache-dir`, `--signatures` as given, each value a shell word.
+    pub fn flags(&self) -> Vec<String> {
+        [
+            ("--replay", self.replay),
+            ("--cache-dir", self.cache_dir),
+            ("--signatures", self.signatures),
+        ]
+        .into_iter()
+        .filter_map(|(flag, value)| {
+            let value = value?;
+            Some(format!(
+                "{flag} {}",
+                settings::shell_word(&value.display().to_string())
+            ))
+        })
+        .collect()
+    }
+
+    /// `flakestat COMMAND TARGET --since … [--until …]`, then [`Self::flags`].
+    pub fn command(&self, command: &str, target: &str) -> String {
+        let mut line = format!(
+            "flakestat {command} {target} --since {}",
+            settings::shell_word(self.since)
         );
-        if let Some(until) = &self.until {
-            command.push_str(&format!(" --until {}", settings::shell_word(until)));
+        if let Some(until) = self.until {
+            line.push_str(&format!(" --until {}", settings::shell_word(until)));
         }
-        for flag in self.survey_flags() {
-            command.push(' ');
-            command.push_str(&flag);
+        for flag in self.flags() {
+            line.push(' ');
+            line.push_str(&flag);
         }
-        command
+        line
     }
 }
 

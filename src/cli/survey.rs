@@ -18,7 +18,7 @@ use super::progress::{
 };
 use super::repos::{Many, RepoArgs, Target};
 use super::settings;
-use super::source::{Replay, SourceArgs};
+use super::source::{FixIt, Replay, SourceArgs};
 use super::when::parse_window;
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
@@ -243,18 +243,16 @@ fn say_where_the_replay_went(args: &SurveyArgs, location: &StoreLocation) {
     let Some(replay) = &args.source.replay else {
         return;
     };
-    let word = |p: &std::path::Path| settings::shell_word(&p.display().to_string());
-    let mut command = format!(
-        "flakestat report --replay {} --since {}",
-        word(replay),
-        settings::shell_word(&args.since)
-    );
-    if let Some(until) = &args.until {
-        command.push_str(&format!(" --until {}", settings::shell_word(until)));
-    }
-    if let Some(dir) = &args.source.signatures {
-        command.push_str(&format!(" --signatures {}", word(dir)));
-    }
+    // `--replay` first, as the quick start spells it; no `--cache-dir`: there was none.
+    let fix_it = FixIt {
+        since: &args.since,
+        until: args.until.as_deref(),
+        replay: None,
+        cache_dir: None,
+        signatures: args.source.signatures.as_deref(),
+    };
+    let replay = settings::shell_word(&replay.display().to_string());
+    let command = fix_it.command("report", &format!("--replay {replay}"));
     eprintln!(
         "flakestat: the replay's store is in {} (kept apart from real data); `{command}` reads it again",
         location.describe()

@@ -598,28 +598,15 @@ fn the_bundled_story_names_2371_four_and_a_half_hours_before_the_first_hit() {
     );
     assert!(line.contains("zero hits in "), "{line}");
     assert!(line.contains("before #2371 ("), "{line}");
-    let out = flakestat(&[
-        "report",
-        "--repo",
+    // No --until: the window ends where the survey ended (the recording's end).
+    let json = crate::common::flake_account(
         "NVIDIA/cuda-python",
-        // No --until: the window ends where the survey ended (the recording's end).
-        "--since",
         "2026-06-15",
-        "--cache-dir",
-        cache.path().to_str().unwrap(),
-        "--signatures",
-        signatures.to_str().unwrap(),
-        "--signature",
-        "wait-until-timeout",
-        "--format",
+        cache.path(),
+        &["--signatures", signatures.to_str().unwrap()],
         "json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
-    let report: wire::Report = serde_json::from_slice(&out.stdout).unwrap();
+    let report: wire::Report = serde_json::from_str(&json).unwrap();
     let s = &report.signatures[0];
     assert_eq!(s.suspects[0].pr, Some(PrNumber(2371)));
     assert_eq!(s.suspects[0].touches_paths, Some(true));

@@ -18,10 +18,16 @@ fn ids(file: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
+/// `classify --tests --format json` of `paths`: the exit code and the document.
 fn classify_json(paths: &[&Path]) -> (Option<i32>, Value) {
+    classify_json_with(&["--tests"], paths)
+}
+
+fn classify_json_with(flags: &[&str], paths: &[&Path]) -> (Option<i32>, Value) {
     let cwd = tempfile::tempdir().unwrap();
     let out = flakestat()
-        .args(["classify", "--tests", "--format", "json"])
+        .args(["classify", "--format", "json"])
+        .args(flags)
         .args(paths)
         .current_dir(cwd.path())
         .output()
@@ -137,13 +143,7 @@ fn tests_fields_only_with_the_flag_and_broken_xml_is_refused() {
     )
     .unwrap();
     let go = root().join("fixtures/tests/go.log");
-    let out = flakestat()
-        .args(["classify", "--format", "json"])
-        .arg(&go)
-        .current_dir(cwd.path())
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, doc) = classify_json_with(&[], &[&go]);
     assert!(doc["files"][0].get("tests_failed").is_none());
     let (code, doc) = classify_json(&[&go, &bad]);
     assert_eq!(code, Some(3));
@@ -176,4 +176,31 @@ fn the_tests_table() {
     snapshot_settings(&[]).bind(|| {
         insta::assert_snapshot!("classify_tests_table", transcript(&args, &out));
     });
+}
+
+/// `--tests --format markdown`: a test id is hostile text like any log line; it reaches the
+/// table escaped as every report's markdown escapes it, its mentions neutralised (pasted into
+/// an issue, it pings no one).
+#[test]
+fn the_tests_markdown_escapes_ids_and_breaks_mentions() {
+    let cwd = tempfile::tempdir().unwrap();
+    let log = cwd.path().join("jest.log");
+    std::fs::write(&log, "  ● Cart › pings @octocat | <b>x</b>\n").unwrap();
+    let out = flakestat()
+        .args(["classify", "--tests", "--format", "markdown"])
+        .arg(&log)
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.starts_with("| log | test | outcome | runner | line |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(r"| Cart › pings @&#8203;octocat \| \<b\>x\</b\> | failed | jest | 1 |"),
+        "{md}"
+    );
+    assert!(!md.contains("@octocat"), "{md}");
 }

@@ -11,7 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{self, fork_listings, is_fork_run, pr_of, signatures, story_dir};
+use crate::common::{
+    self, flake_account, fork_listings, is_fork_run, pr_of, signatures, story_dir,
+};
 use chrono::{DateTime, Utc};
 use flakestat::fake::scenario::cuda_python::{
     CULPRIT_PR, FLAKE_MESSAGE, FORK_PR, FORK_REPO, RELATED_PR, expected,
@@ -225,25 +227,18 @@ fn a_fork_run_whose_pr_cannot_be_found_is_counted_nowhere_and_listed() {
     assert_eq!(again.unknown_runs, s.unknown_runs);
     // The markdown report says so, with the reason.
     let sigs = signatures();
-    let out = flakestat(&[
-        "report",
-        "--repo",
+    let md = flake_account(
         "NVIDIA/cuda-python",
-        "--since",
         SINCE,
-        "--until",
-        "2026-08-02",
-        "--cache-dir",
-        cache.path().to_str().unwrap(),
-        "--signatures",
-        sigs.to_str().unwrap(),
-        "--signature",
-        "wait-until-timeout",
-        "--format",
+        cache.path(),
+        &[
+            "--until",
+            "2026-08-02",
+            "--signatures",
+            sigs.to_str().unwrap(),
+        ],
         "markdown",
-    ]);
-    assert!(out.status.success());
-    let md = String::from_utf8_lossy(&out.stdout);
+    );
     assert!(md.contains("Runs of unknown PRs"), "{md}");
     assert!(
         md.contains(&format!(
@@ -410,29 +405,15 @@ fn long_lived_branches_lacking_the_culprit_keep_the_suspects_and_blame_none() {
     // The prose: the best fit, the runs lacking it with their PR, branch and merge base, what
     // that suggests, and that nothing is blamed.
     let sigs = signatures();
-    let out = flakestat(&[
-        "report",
-        "--repo",
+    // No --until: the window ends where the survey ended (the recording's end); one past it
+    // would be incomplete (exit 9).
+    let md = flake_account(
         "NVIDIA/cuda-python",
-        "--since",
         SINCE,
-        // No --until: the window ends where the survey ended (the recording's end); one past
-        // it would be incomplete (exit 9).
-        "--cache-dir",
-        cache.path().to_str().unwrap(),
-        "--signatures",
-        sigs.to_str().unwrap(),
-        "--signature",
-        "wait-until-timeout",
-        "--format",
+        cache.path(),
+        &["--signatures", sigs.to_str().unwrap()],
         "markdown",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
-    let md = String::from_utf8_lossy(&out.stdout);
     let first = &b.lacking_top_suspect[0];
     let pr = first.pr.unwrap();
     let base = first.merge_base.as_deref().unwrap();

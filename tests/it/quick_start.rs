@@ -26,22 +26,23 @@ fn flakestat(home: &Path) -> Command {
     cmd
 }
 
+/// `flakestat ARGS --replay STORY` with `home` as the platform cache folder.
+fn replayed(home: &Path, args: &[&str]) -> Output {
+    flakestat(home)
+        .args(args)
+        .arg("--replay")
+        .arg(story_dir())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_quick_start_survey_is_found_again_by_report_suggest_and_export_with_replay() {
     let home = tempfile::tempdir().unwrap();
-    let story = story_dir();
-    let survey = flakestat(home.path())
-        .args([
-            "survey",
-            "--since",
-            "2026-06-15",
-            "--format",
-            "json",
-            "--replay",
-        ])
-        .arg(&story)
-        .output()
-        .unwrap();
+    let survey = replayed(
+        home.path(),
+        &["survey", "--since", "2026-06-15", "--format", "json"],
+    );
     assert!(survey.status.success(), "{}", stderr(&survey));
     let surveyed: Value = serde_json::from_slice(&survey.stdout).unwrap();
     // Where the store went, and the command that reads it again.
@@ -57,18 +58,10 @@ fn the_quick_start_survey_is_found_again_by_report_suggest_and_export_with_repla
     assert_eq!(kept.len(), 1, "one store for the one recording");
 
     // `report --replay`: the same store, the window ending where the survey ended.
-    let report = flakestat(home.path())
-        .args([
-            "report",
-            "--since",
-            "2026-06-15",
-            "--format",
-            "json",
-            "--replay",
-        ])
-        .arg(&story)
-        .output()
-        .unwrap();
+    let report = replayed(
+        home.path(),
+        &["report", "--since", "2026-06-15", "--format", "json"],
+    );
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
     let reported: Value = serde_json::from_slice(&report.stdout).unwrap();
     assert_eq!(reported["complete"], true);
@@ -76,18 +69,10 @@ fn the_quick_start_survey_is_found_again_by_report_suggest_and_export_with_repla
     assert_eq!(reported["runs_total"], surveyed["runs_total"]);
     assert_eq!(reported["until"], "2026-08-01T06:30:00Z");
     assert_eq!(reported["surveyed_to"], "2026-08-01T06:30:00Z");
-    let markdown = flakestat(home.path())
-        .args([
-            "report",
-            "--since",
-            "2026-06-15",
-            "--format",
-            "markdown",
-            "--replay",
-        ])
-        .arg(&story)
-        .output()
-        .unwrap();
+    let markdown = replayed(
+        home.path(),
+        &["report", "--since", "2026-06-15", "--format", "markdown"],
+    );
     assert!(
         stdout(&markdown).contains("from 2026-06-15 00:00 UTC, surveyed to 2026-08-01 06:30 UTC:"),
         "{}",
@@ -95,31 +80,32 @@ fn the_quick_start_survey_is_found_again_by_report_suggest_and_export_with_repla
     );
 
     // A replay's clock is the end of its recording: 7 days back from 2026-08-01 06:30.
-    let week = flakestat(home.path())
-        .args(["report", "--since", "7d", "--format", "json", "--replay"])
-        .arg(&story)
-        .output()
-        .unwrap();
+    let week = replayed(
+        home.path(),
+        &["report", "--since", "7d", "--format", "json"],
+    );
     assert_eq!(week.status.code(), Some(0), "{}", stderr(&week));
     let week: Value = serde_json::from_slice(&week.stdout).unwrap();
     assert_eq!(week["since"], "2026-07-25T06:30:00Z");
     assert_eq!(week["complete"], true);
     assert!(week["runs_total"].as_u64().unwrap() > 0);
 
-    let suggest = flakestat(home.path())
-        .args(["suggest", "--since", "2026-06-15", "--replay"])
-        .arg(&story)
-        .output()
-        .unwrap();
+    // `suggest --replay` reads the survey's unclassified jobs (not an empty store's none).
+    let suggest = replayed(home.path(), &["suggest", "--since", "2026-06-15"]);
     assert_eq!(suggest.status.code(), Some(0), "{}", stderr(&suggest));
+    let unclassified = surveyed["jobs_unclassified"].as_u64().unwrap();
+    assert!(unclassified > 0, "the story has unknown failures");
+    assert!(
+        stderr(&suggest).contains(&format!(" of {unclassified} unclassified job(s)")),
+        "{}",
+        stderr(&suggest)
+    );
     let warehouse = tempfile::tempdir().unwrap();
-    let export = flakestat(home.path())
-        .args(["export", "--since", "2026-06-15", "--replay"])
-        .arg(&story)
-        .arg("--output")
-        .arg(warehouse.path())
-        .output()
-        .unwrap();
+    let output = warehouse.path().to_str().unwrap();
+    let export = replayed(
+        home.path(),
+        &["export", "--since", "2026-06-15", "--output", output],
+    );
     assert_eq!(export.status.code(), Some(0), "{}", stderr(&export));
     assert!(warehouse.path().join("runs.parquet").is_file());
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{STORY_WINDOW, flakestat, ok, signatures, story_dir, surveyed_story};
+use crate::common::{STORY_WINDOW, flakestat, ok, signatures, survey_story, surveyed_story};
 
 const FLAKE_FILE: &str = "tests/graph/test_graph_definition_lifetime.py";
 const FLAKE_TESTS: [&str; 4] = [
@@ -72,17 +72,7 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
     )
     .unwrap();
     let store = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    ok(flakestat()
-        .args(["-q", "survey", "--replay"])
-        .arg(story_dir())
-        .args(["--format", "json"])
-        .args(STORY_WINDOW)
-        .arg("--cache-dir")
-        .arg(store.path())
-        .arg("--signatures")
-        .arg(sigs.path())
-        .output()
-        .unwrap());
+    survey_story(store.path(), sigs.path());
     let bare: Value =
         serde_json::from_slice(&report(store.path(), sigs.path(), &["--format", "json"])).unwrap();
     let strip = |tests: Vec<Value>| -> Vec<Value> {
@@ -113,5 +103,4 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
     .unwrap();
     assert!(md.contains("| Test | File | Jobs failed |"), "{md}");
     assert!(md.contains("**flaky**"), "{md}");
-    eprintln!("{md}");
 }

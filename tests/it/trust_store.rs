@@ -83,6 +83,20 @@ fn report_args<'a>(cache: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// `survey --offline` of the store's repository in `cache`: it reclassifies, so it must write.
+fn offline_survey(cache: &Path) -> Output {
+    flakestat(&[
+        "survey",
+        "--repo",
+        "octo/demo",
+        "--since",
+        "2026-06-01",
+        "--offline",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ])
+}
+
 fn assert_store_error(what: &str, out: &Output, says: &str) {
     let err = stderr(out);
     assert_eq!(out.status.code(), Some(8), "{what}: {err}");
@@ -216,16 +230,7 @@ fn a_read_only_store_still_reports_and_a_survey_says_it_is_read_only() {
     };
     let out = report(cache.path(), &[]);
     let other = report(cache.path(), &["--signatures", sigs_arg]);
-    let survey = flakestat(&[
-        "survey",
-        "--repo",
-        "octo/demo",
-        "--since",
-        "2026-06-01",
-        "--offline",
-        "--cache-dir",
-        cache.path().to_str().unwrap(),
-    ]);
+    let survey = offline_survey(cache.path());
     unlock(&file, root);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(out.stdout, writable.stdout, "the same report as writable");
@@ -285,16 +290,7 @@ fn report_makes_no_store_and_no_store_nests_in_another() {
             "{}",
             stderr(&out)
         );
-        let survey = flakestat(&[
-            "survey",
-            "--repo",
-            "octo/demo",
-            "--since",
-            "2026-06-01",
-            "--offline",
-            "--cache-dir",
-            dir.to_str().unwrap(),
-        ]);
+        let survey = offline_survey(dir);
         assert_store_error("survey inside", &survey, "is inside the store in");
     }
     assert!(

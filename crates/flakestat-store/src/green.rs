@@ -31,16 +31,11 @@ impl SqliteStore {
         &self,
         jobs: &[JobId],
     ) -> Result<BTreeMap<JobId, LogStatus>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT status FROM green_logs WHERE job_id = ?1")?;
-        let mut out = BTreeMap::new();
-        for job in jobs {
-            let status: Option<String> = stmt.query_row([job.0], |r| r.get(0)).optional()?;
-            let Some(status) = status else { continue };
-            out.insert(*job, parse_green_status(*job, &status)?);
-        }
-        Ok(out)
+        self.per_job(
+            "SELECT status FROM green_logs WHERE job_id = ?1",
+            jobs,
+            parse_green_status,
+        )
     }
 
     /// A stored green log, decompressed; `None` when not stored.

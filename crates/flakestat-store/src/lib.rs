@@ -805,17 +805,7 @@ impl SqliteStore {
         fingerprint: &str,
         classification: &Classification,
     ) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![
-                job.0,
-                fingerprint,
-                !classification.is_unclassified(),
-                to_json(classification)
-            ],
-        )?;
-        Ok(())
+        upsert_classification(&self.conn, job, fingerprint, classification)
     }
 
     /// Runs of the repository created in `[since, until)` with a failed job whose log matched
@@ -1173,6 +1163,25 @@ impl SqliteStore {
         Ok(end.map(from_secs))
     }
 
+    /// For each of `jobs` with a row, the word `sql` reads of it (one column; `?1` is the
+    /// job), parsed; a job without a row is absent from the map.
+    fn per_job<T>(
+        &self,
+        sql: &str,
+        jobs: &[JobId],
+        parse: impl Fn(JobId, &str) -> Result<T, StoreError>,
+    ) -> Result<BTreeMap<JobId, T>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut out = BTreeMap::new();
+        for &job in jobs {
+            let word: Option<String> = stmt.query_row([job.0], |r| r.get(0)).optional()?;
+            if let Some(word) = word {
+                out.insert(job, parse(job, &word)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Every stored run of the repository, by id (for tests and `report`).
     pub fn load_runs(&self, repo: &Repo) -> Result<HashMap<RunId, Run>, StoreError> {
         let Some(repo_id) = self.repo_id(repo)? else {
@@ -1189,6 +1198,27 @@ impl SqliteStore {
         }
         Ok(runs)
     }
+}
+
+/// Writes `job`'s classification under `fingerprint`, replacing one made before (`conn` may be
+/// a transaction's).
+fn upsert_classification(
+    conn: &Connection,
+    job: JobId,
+    fingerprint: &str,
+    classification: &Classification,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![
+            job.0,
+            fingerprint,
+            !classification.is_unclassified(),
+            to_json(classification)
+        ],
+    )?;
+    Ok(())
 }
 
 /// The `windows` scopes of run listings, as an SQL condition both engines read alike: the

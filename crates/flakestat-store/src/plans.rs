@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Transaction, params};
 
-use super::{LogEntry, SqliteStore, StoreError, log_row, to_json};
+use super::{LogEntry, SqliteStore, StoreError, log_row, upsert_classification};
 use flakestat_core::model::{Classification, JobId};
 
 /// The next download a failed job's log needs, when it is not the job's own endpoint.
@@ -84,18 +84,11 @@ impl SqliteStore {
 
     /// The plans recorded for these jobs; a job absent from the map has none.
     pub fn load_log_plans(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogPlan>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT next FROM log_plans WHERE job_id = ?1")?;
-        let mut out = BTreeMap::new();
-        for job in jobs {
-            let next: Option<String> =
-                rusqlite::OptionalExtension::optional(stmt.query_row([job.0], |r| r.get(0)))?;
-            if let Some(next) = next {
-                out.insert(*job, LogPlan::parse(*job, &next)?);
-            }
-        }
-        Ok(out)
+        self.per_job(
+            "SELECT next FROM log_plans WHERE job_id = ?1",
+            jobs,
+            LogPlan::parse,
+        )
     }
 }
 
@@ -112,16 +105,7 @@ pub(crate) fn write_log(
         params![job.0, status, size, blob],
     )?;
     if let Some((fingerprint, classification)) = classification {
-        tx.execute(
-            "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![
-                job.0,
-                fingerprint,
-                !classification.is_unclassified(),
-                to_json(classification)
-            ],
-        )?;
+        upsert_classification(tx, job, fingerprint, classification)?;
     }
     tx.execute("DELETE FROM log_plans WHERE job_id = ?1", [job.0])?;
     Ok(())

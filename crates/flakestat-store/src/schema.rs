@@ -302,27 +302,30 @@ mod tests {
 mod migration_tests {
     use super::*;
 
-    #[test]
-    fn version_4_keeps_the_logs_and_accepts_unavailable() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..3] {
+    /// A store of schema `version` (its migrations applied, nothing later) holding one stored
+    /// log, job 7's.
+    fn store_of_version(version: u32) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..version as usize] {
             conn.execute_batch(sql).unwrap();
         }
-        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.pragma_update(None, "user_version", version).unwrap();
         conn.execute(
             "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
             [],
         )
         .unwrap();
-        assert!(
-            conn.execute(
-                "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
-                []
-            )
-            .is_err(),
-            "version 3 refuses the new status"
-        );
-        migrate(&mut conn).unwrap();
+        conn
+    }
+
+    /// Migrates a [`store_of_version`] store: brought to this binary's version (later versions
+    /// follow it), job 7's log kept as it was.
+    fn migrate_keeping_the_log(conn: &mut Connection) {
+        migrate(conn).unwrap();
+        let version: u32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
         let kept: (String, i64, Vec<u8>) = conn
             .query_row(
                 "SELECT status, raw_size, zstd FROM logs WHERE job_id = 7",
@@ -331,6 +334,20 @@ mod migration_tests {
             )
             .unwrap();
         assert_eq!(kept, ("stored".to_string(), 3, vec![1, 2, 3]));
+    }
+
+    #[test]
+    fn version_4_keeps_the_logs_and_accepts_unavailable() {
+        let mut conn = store_of_version(3);
+        assert!(
+            conn.execute(
+                "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
+                []
+            )
+            .is_err(),
+            "version 3 refuses the new status"
+        );
+        migrate_keeping_the_log(&mut conn);
         conn.execute(
             "INSERT INTO logs (job_id, status) VALUES (8, 'unavailable')",
             [],
@@ -345,16 +362,7 @@ mod migration_tests {
     /// A store of version 5 gains the green-log table on open and keeps its failure logs.
     #[test]
     fn version_6_adds_green_logs_and_keeps_the_rest() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..5] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 5).unwrap();
-        conn.execute(
-            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
-            [],
-        )
-        .unwrap();
+        let mut conn = store_of_version(5);
         assert!(
             conn.execute(
                 "INSERT INTO green_logs (job_id, status) VALUES (8, 'stored')",
@@ -363,18 +371,7 @@ mod migration_tests {
             .is_err(),
             "version 5 has no green logs"
         );
-        migrate(&mut conn).unwrap();
-        let version: u32 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        // Brought to this binary's version (6 when written; later versions follow it).
-        assert_eq!(version, SCHEMA_VERSION);
-        let kept: i64 = conn
-            .query_row("SELECT raw_size FROM logs WHERE job_id = 7", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
-        assert_eq!(kept, 3);
+        migrate_keeping_the_log(&mut conn);
         conn.execute(
             "INSERT INTO green_logs (job_id, status) VALUES (8, 'expired')",
             [],
@@ -393,32 +390,13 @@ mod migration_tests {
     /// takes only the two plans.
     #[test]
     fn version_7_adds_log_plans_and_keeps_the_rest() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for sql in &MIGRATIONS[..6] {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 6).unwrap();
-        conn.execute(
-            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (7, 'stored', 3, x'010203')",
-            [],
-        )
-        .unwrap();
+        let mut conn = store_of_version(6);
         assert!(
             conn.execute("INSERT INTO log_plans (job_id, next) VALUES (8, 'job')", [])
                 .is_err(),
             "version 6 has no log plans"
         );
-        migrate(&mut conn).unwrap();
-        let version: u32 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!(version, SCHEMA_VERSION);
-        let kept: i64 = conn
-            .query_row("SELECT raw_size FROM logs WHERE job_id = 7", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
-        assert_eq!(kept, 3);
+        migrate_keeping_the_log(&mut conn);
         for next in ["job", "archive"] {
             conn.execute(
                 "INSERT OR REPLACE INTO log_plans (job_id, next) VALUES (8, ?1)",

@@ -294,8 +294,6 @@ pub struct StoredWindow {
     pub location: StoreLocation,
     /// The replay's repository, with `--replay`.
     pub replay_repo: Option<Repo>,
-    /// The store is the one `--replay` chose (no `--store` or `--cache-dir` given).
-    pub replay_store: bool,
 }
 
 impl StoredWindow {
@@ -339,7 +337,6 @@ impl StoredWindow {
             signatures,
             location: resolved.location,
             replay_repo,
-            replay_store: resolved.replay_store,
         })
     }
 
@@ -404,7 +401,7 @@ pub fn replays_kept_apart(args: &StoredArgs, window: &StoredWindow) -> String {
     let StoreLocation::Sqlite { cache_dir } = &window.location else {
         return String::new();
     };
-    if args.replay.is_some() || window.replay_store {
+    if args.replay.is_some() {
         return String::new();
     }
     let kept = std::fs::read_dir(cache_dir.join(settings::REPLAY_STORES))

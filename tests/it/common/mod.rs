@@ -78,6 +78,35 @@ pub fn ok(out: Output) -> Output {
     out
 }
 
+/// The story's flake alone (`report --signature wait-until-timeout`) from the store in
+/// `cache`, from `since`, in `format`, checked to exit 0: its stdout. `extra` (`--until`,
+/// `--signatures`) goes after the window.
+pub fn flake_account(
+    repo: &str,
+    since: &str,
+    cache: &Path,
+    extra: &[&str],
+    format: &str,
+) -> String {
+    let mut args = vec![
+        "report",
+        "--repo",
+        repo,
+        "--since",
+        since,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--signature", "wait-until-timeout", "--format", format]);
+    let out = ok(flakestat()
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs"));
+    String::from_utf8(out.stdout).expect("the report is UTF-8")
+}
+
 /// A copy of the story's folder in `dir` whose `scenario.toml` also says `extra` (TOML lines),
 /// the same seed and templates otherwise.
 pub fn story_with(dir: &Path, extra: &str) -> PathBuf {
@@ -104,6 +133,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Surveys the story (`survey --replay`, [`STORY_WINDOW`]) into the store `store` with the
+/// signatures of `sigs`.
+pub fn survey_story(store: &Path, sigs: &Path) {
+    ok(flakestat()
+        .args(["-q", "survey", "--replay"])
+        .arg(story_dir())
+        .args(["--format", "json"])
+        .args(STORY_WINDOW)
+        .arg("--cache-dir")
+        .arg(store)
+        .arg("--signatures")
+        .arg(sigs)
+        .output()
+        .expect("the binary runs"));
+}
+
 /// A store of the story surveyed (`survey --replay`, bundled signatures, [`STORY_WINDOW`]) once
 /// for every test of the binary; the tests only read it (or write beside it).
 pub fn surveyed_story() -> &'static Path {
@@ -111,17 +156,7 @@ pub fn surveyed_story() -> &'static Path {
     STORE
         .get_or_init(|| {
             let dir = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-            ok(flakestat()
-                .args(["-q", "survey", "--replay"])
-                .arg(story_dir())
-                .args(["--format", "json"])
-                .args(STORY_WINDOW)
-                .arg("--cache-dir")
-                .arg(dir.path())
-                .arg("--signatures")
-                .arg(signatures())
-                .output()
-                .expect("the binary runs"));
+            survey_story(dir.path(), &signatures());
             dir
         })
         .path()

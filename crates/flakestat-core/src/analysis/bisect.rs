@@ -177,19 +177,30 @@ impl Ancestry {
         }
     }
 
-    /// What a run on `head` tests of the default branch: the fork point (`compare`'s merge
-    /// base), or for a head the default branch's graph holds, the newest first-parent commit
-    /// it contains (itself when on the chain); with that commit's date when it is listed.
+    /// What a run on `head` tests of the default branch, read as [`Ancestry::includes`] reads
+    /// it: for a head the default branch's graph holds, the newest first-parent commit it
+    /// contains (itself when on the chain); else the fork point (`compare`'s merge base); with
+    /// that commit's date when it is listed.
     pub fn merge_base(&self, head: &Sha) -> Option<(Sha, Option<Timestamp>)> {
-        let base = match self.fork_points.get(head) {
-            Some(fork) => fork.clone(),
-            None => {
-                let &(place, _) = self.index.get(head)?;
-                self.chain.get(place / 2)?.clone()
-            }
+        let tip = self.tip(head)?;
+        let base = match self.index.get(head) {
+            Some(&(place, _)) => self.chain.get(place / 2)?,
+            None => tip,
         };
-        let at = self.index.get(&base).map(|&(_, at)| at);
-        Some((base, at))
+        let at = self.index.get(base).map(|&(_, at)| at);
+        Some((base.clone(), at))
+    }
+
+    /// What a run on `head` placed by its fork point is read against, the same for whether it
+    /// includes a merge and for what it tests: the head itself when the default branch's graph
+    /// holds it (its PR merged since; `compare` would name the head as its own merge base),
+    /// else its fork point; `None` when neither is known.
+    fn tip<'a>(&'a self, head: &'a Sha) -> Option<&'a Sha> {
+        if self.index.contains_key(head) {
+            Some(head)
+        } else {
+            self.fork_points.get(head)
+        }
     }
 
     /// Whether the fork point of a run with this head sha is known, or the head itself is
@@ -213,15 +224,9 @@ impl Ancestry {
                 .mainline_includes(&run.head_sha, merge)
                 // A push run is created right after its commit lands.
                 .or(Some(merge.merged_at < run.created_at)),
-            RunPlacement::ForkPoint => {
-                // A head the default branch's graph holds (its PR merged since) is placed by
-                // what it contains; any other by its fork point.
-                if self.index.contains_key(&run.head_sha) {
-                    return self.mainline_includes(&run.head_sha, merge);
-                }
-                let fork = self.fork_points.get(&run.head_sha)?;
-                self.mainline_includes(fork, merge)
-            }
+            // A head the default branch's graph holds (its PR merged since) is placed by what
+            // it contains; any other by its fork point.
+            RunPlacement::ForkPoint => self.mainline_includes(self.tip(&run.head_sha)?, merge),
         }
     }
 
@@ -650,7 +655,7 @@ pub fn bisect(
         .iter()
         .filter(|m| m.merged_at < first.created_at || (m.pr.is_some() && first.pr == m.pr))
         .collect();
-    if merges.is_empty() || candidates.is_empty() {
+    if candidates.is_empty() {
         let verdict = if merges.is_empty() {
             Verdict::NoMergedPrsKnown
         } else {

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::in_survey_window;
 use crate::matrix::{Dimensions, parse_job_name};
 use crate::model::{Conclusion, Job, RunId, SignatureId, Snapshot, Timestamp};
 
@@ -62,13 +63,10 @@ fn succeeded(job: &Job) -> bool {
 
 /// Every test named by a failed job of the window, most jobs failed first, then by id.
 pub fn analyze_tests(snapshot: &Snapshot) -> Vec<TestEvidence> {
-    let in_window = |t: &Timestamp| {
-        snapshot.since.is_none_or(|s| *t >= s) && snapshot.until.is_none_or(|u| *t < u)
-    };
     let created: BTreeMap<RunId, Timestamp> = snapshot
         .runs
         .iter()
-        .filter(|r| in_window(&r.created_at))
+        .filter(|r| in_survey_window(snapshot, r.created_at))
         .map(|r| (r.id, r.created_at))
         .collect();
     // Green executions: per (run, job name) the attempts that passed; per (sha, job name) the

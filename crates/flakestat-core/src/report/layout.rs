@@ -145,7 +145,7 @@ fn cost_table(c: &Cost) -> Block {
     )
 }
 
-fn text(s: impl Into<String>) -> Span {
+pub(super) fn text(s: impl Into<String>) -> Span {
     Span::Text(s.into())
 }
 
@@ -301,6 +301,16 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
 /// How many hit runs lacking a merge are named in prose; the rest are counted.
 const LACKING_NAMED: usize = 3;
 
+/// The first [`LACKING_NAMED`] of `names` (of `total`), then "N more" for the rest:
+/// "#2375 on pull-request/2375, #2380 on pull-request/2380, #2381 on pull-request/2381, 2 more".
+fn name_some(names: impl Iterator<Item = String>, total: usize) -> String {
+    let mut named: Vec<String> = names.take(LACKING_NAMED).collect();
+    if total > LACKING_NAMED {
+        named.push(format!("{} more", total - LACKING_NAMED));
+    }
+    named.join(", ")
+}
+
 /// "#2375 on pull-request/2375", or "run N on BRANCH" for a run of no PR.
 fn run_named(pr: Option<PrNumber>, run: RunId, branch: Option<&str>) -> String {
     let who = match pr {
@@ -319,10 +329,8 @@ fn run_named(pr: Option<PrNumber>, run: RunId, branch: Option<&str>) -> String {
 fn no_merge_in_every_hit_run(b: &Bisection, top: &Suspect, run: &str) -> String {
     let label = top.label();
     let lacking = &b.lacking_top_suspect;
-    let mut named: Vec<String> = lacking
-        .iter()
-        .take(LACKING_NAMED)
-        .map(|r| {
+    let named = name_some(
+        lacking.iter().map(|r| {
             let base = match (&r.merge_base, r.merge_base_at) {
                 (Some(sha), Some(at)) => format!("merge base {} of {}", short_sha(sha), date(at)),
                 (Some(sha), None) => format!("merge base {}", short_sha(sha)),
@@ -332,11 +340,9 @@ fn no_merge_in_every_hit_run(b: &Bisection, top: &Suspect, run: &str) -> String 
                 "{} ({base})",
                 run_named(r.pr, r.run_id, r.branch.as_deref())
             )
-        })
-        .collect();
-    if lacking.len() > LACKING_NAMED {
-        named.push(format!("{} more", lacking.len() - LACKING_NAMED));
-    }
+        }),
+        lacking.len(),
+    );
     let unknown = match top.hit_runs_unknown.len() {
         0 => String::new(),
         n => format!(" ({n} more cannot be told)"),
@@ -352,7 +358,7 @@ fn no_merge_in_every_hit_run(b: &Bisection, top: &Suspect, run: &str) -> String 
         top.hit_runs_lacking.len(),
         plural(b.hits_after, "hit run", "hit runs"),
         if one { "lacks" } else { "lack" },
-        named.join(", "),
+        named,
         if one {
             "that run tests"
         } else {
@@ -1470,87 +1476,111 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
                 .map(|r| (r.run_id, (r.pr, r.branch.as_deref()))),
         )
         .collect();
-    let rows: Vec<Vec<Line>> = b
-        .suspects
-        .iter()
-        .map(|x| {
-            let mut after = x.clean_runs_after.to_string();
-            if x.unknown_runs_after > 0 {
-                after.push_str(&format!(" (+{} unknown)", x.unknown_runs_after));
-            }
-            let mut hit_cells = Vec::new();
-            if no_fit {
-                hit_cells.push(vec![text(format!(
-                    "{} of {}",
-                    x.hit_runs_containing.len(),
-                    b.hits_after
-                ))]);
-                let mut named: Vec<String> = x
-                    .hit_runs_lacking
-                    .iter()
-                    .take(LACKING_NAMED)
-                    .map(|r| {
-                        let (pr, branch) = hit_runs.get(r).copied().unwrap_or((None, None));
-                        run_named(pr, *r, branch)
-                    })
-                    .collect();
-                if x.hit_runs_lacking.len() > LACKING_NAMED {
-                    named.push(format!("{} more", x.hit_runs_lacking.len() - LACKING_NAMED));
-                }
-                hit_cells.push(vec![text(if named.is_empty() {
-                    "none".to_string()
-                } else {
-                    format!("{}: {}", x.hit_runs_lacking.len(), named.join(", "))
-                })]);
-            }
-            let mut row = vec![
+    let mut columns: Vec<Column<'_, Suspect>> = vec![
+        (
+            // Direct pushes are listed by their commit.
+            if b.suspects.iter().all(|x| x.pr.is_some()) {
+                "PR"
+            } else {
+                "PR or commit"
+            },
+            false,
+            Box::new(|x| {
                 vec![Span::Link {
                     text: x.label(),
                     url: x.url.clone(),
-                }],
-                vec![text(x.title.clone())],
-                vec![text(date(x.merged_at))],
-                vec![text(yes_no(x.touches_paths))],
-                vec![text(yes_no(x.touches_tests))],
-                vec![text(after)],
-                vec![text(probability(x.likelihood))],
-                vec![text(format!("{}×", x.weight()))],
-                vec![text(format!("{:.0}%", x.posterior * 100.0))],
-            ];
-            row.extend(hit_cells);
-            row
-        })
-        .collect();
-    let n = rows.len();
-    let mut headers = vec![
-        // Direct pushes are listed by their commit.
-        if b.suspects.iter().all(|x| x.pr.is_some()) {
-            "PR"
-        } else {
-            "PR or commit"
-        },
-        "Title",
-        "Merged",
-        "Touches paths",
-        "Touches tests",
-        "Clean runs after",
-        "Likelihood",
-        "Weight",
-        "Share",
+                }]
+            }),
+        ),
+        ("Title", false, Box::new(|x| vec![text(x.title.clone())])),
+        ("Merged", false, Box::new(|x| vec![text(date(x.merged_at))])),
+        (
+            "Touches paths",
+            false,
+            Box::new(|x| vec![text(yes_no(x.touches_paths))]),
+        ),
+        (
+            "Touches tests",
+            false,
+            Box::new(|x| vec![text(yes_no(x.touches_tests))]),
+        ),
+        (
+            "Clean runs after",
+            true,
+            Box::new(|x| {
+                let mut after = x.clean_runs_after.to_string();
+                if x.unknown_runs_after > 0 {
+                    after.push_str(&format!(" (+{} unknown)", x.unknown_runs_after));
+                }
+                vec![text(after)]
+            }),
+        ),
+        (
+            "Likelihood",
+            true,
+            Box::new(|x| vec![text(probability(x.likelihood))]),
+        ),
+        (
+            "Weight",
+            true,
+            Box::new(|x| vec![text(format!("{}×", x.weight()))]),
+        ),
+        (
+            "Share",
+            true,
+            Box::new(|x| vec![text(format!("{:.0}%", x.posterior * 100.0))]),
+        ),
     ];
-    let mut numeric = vec![false, false, false, false, false, true, true, true, true];
+    // No merge in every hit run: each row also says which hit runs contain and lack it.
     if no_fit {
-        headers.extend(["Hit runs with it", "Hit runs lacking it"]);
-        numeric.extend([false, false]);
+        columns.push((
+            "Hit runs with it",
+            false,
+            Box::new(|x| {
+                vec![text(format!(
+                    "{} of {}",
+                    x.hit_runs_containing.len(),
+                    b.hits_after
+                ))]
+            }),
+        ));
+        columns.push((
+            "Hit runs lacking it",
+            false,
+            Box::new(move |x| {
+                let lacking = &x.hit_runs_lacking;
+                vec![text(if lacking.is_empty() {
+                    "none".to_string()
+                } else {
+                    let names = lacking.iter().map(|r| {
+                        let (pr, branch) = hit_runs.get(r).copied().unwrap_or((None, None));
+                        run_named(pr, *r, branch)
+                    });
+                    format!("{}: {}", lacking.len(), name_some(names, lacking.len()))
+                })]
+            }),
+        ));
     }
     blocks.push(collapse(
         "Suspect merges",
-        n,
-        Block::Table(Table {
-            headers,
-            numeric,
-            rows,
-        }),
+        b.suspects.len(),
+        Block::Table(table_of(&b.suspects, &columns)),
     ));
     blocks
+}
+
+/// A table column built row by row: its header, whether it is numeric (right-aligned), and
+/// its cell for an item.
+type Column<'a, T> = (&'static str, bool, Box<dyn Fn(&T) -> Line + 'a>);
+
+/// A table of one row per item of `items`, one cell per column of `columns`.
+fn table_of<T>(items: &[T], columns: &[Column<'_, T>]) -> Table {
+    Table {
+        headers: columns.iter().map(|c| c.0).collect(),
+        numeric: columns.iter().map(|c| c.1).collect(),
+        rows: items
+            .iter()
+            .map(|x| columns.iter().map(|c| (c.2)(x)).collect())
+            .collect(),
+    }
 }

@@ -165,8 +165,8 @@ fn inline(line: &Line, in_table: bool) -> String {
 }
 
 /// Plain text, escaped for markdown: every character with a markdown or HTML meaning is
-/// backslash-escaped, and a leading list or heading marker is neutralised.
-fn text(s: &str) -> String {
+/// backslash-escaped, a leading list or heading marker and every mention are neutralised.
+pub(super) fn text(s: &str) -> String {
     let chars: Vec<char> = one_line(s).chars().collect();
     let mut out = String::with_capacity(chars.len() + 8);
     let start = chars.iter().take_while(|c| **c == ' ').count();

@@ -84,6 +84,13 @@ pub fn render_org(
     }
 }
 
+/// Text from outside (log lines, job names, test ids) as one line of markdown, escaped the way
+/// every report's markdown escapes it (mentions neutralised too): for markdown that is not a
+/// report layout, `classify --format markdown`'s table cells.
+pub fn markdown_text(s: &str) -> String {
+    markdown::text(s)
+}
+
 fn html_title(data: &ReportData) -> String {
     let repo = data
         .repo

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use super::layout::{self, Block, Line, Span, Table};
+use super::layout::{self, Block, Line, Span, Table, text};
 use super::{Format, RenderOptions};
 use crate::analysis::tests::TestEvidence;
 use crate::model::{Repo, Timestamp};
@@ -55,6 +55,16 @@ pub struct TestWire {
 pub struct FirstFailureWire {
     pub run_id: u64,
     pub created_at: String,
+}
+
+/// The test's name within `file` (`path.py::test_x[3.14t]` → `test_x[3.14t]`), for the table
+/// whose File column already names the file; the whole id where the runner puts no file first.
+/// JSON and `--ids` keep the whole id.
+fn name_in_file<'a>(id: &'a str, file: Option<&str>) -> &'a str {
+    file.and_then(|f| id.strip_prefix(f))
+        .and_then(|rest| rest.strip_prefix("::").or_else(|| rest.strip_prefix(" > ")))
+        .filter(|name| !name.is_empty())
+        .unwrap_or(id)
 }
 
 /// The file a test id names, for the runners whose ids start with one.
@@ -115,15 +125,15 @@ fn to_wire(r: &TestsReport) -> TestsWire {
     }
 }
 
-fn text(s: impl Into<String>) -> Span {
-    Span::Text(s.into())
+/// The repository reported on, or `the store` when the store does not name one.
+fn repo_label(r: &TestsReport) -> String {
+    r.repo
+        .as_ref()
+        .map_or_else(|| "the store".to_string(), ToString::to_string)
 }
 
 fn document(r: &TestsReport) -> Vec<Block> {
-    let repo = r
-        .repo
-        .as_ref()
-        .map_or_else(|| "the store".to_string(), ToString::to_string);
+    let repo = repo_label(r);
     let flaky = r
         .tests
         .iter()
@@ -158,9 +168,10 @@ fn document(r: &TestsReport) -> Vec<Block> {
                 .iter()
                 .map(|(s, n)| format!("{s} ({n})"))
                 .collect();
+            let file = file_of(&t.id);
             vec![
-                vec![Span::Code(t.id.clone())],
-                vec![text(file_of(&t.id).unwrap_or_default())],
+                vec![Span::Code(name_in_file(&t.id, file).to_string())],
+                vec![text(file.unwrap_or_default())],
                 vec![text(t.jobs_failed.to_string())],
                 vec![text(t.runs_failed.to_string())],
                 vec![text(t.rerun_to_green.to_string())],
@@ -211,12 +222,7 @@ pub fn render(
         Format::Markdown => super::markdown::render(&document(r), out),
         Format::Table => super::table::render(&document(r), options, out),
         Format::Html => {
-            let title = format!(
-                "Failing tests in {} (flakestat)",
-                r.repo
-                    .as_ref()
-                    .map_or_else(|| "the store".to_string(), ToString::to_string)
-            );
+            let title = format!("Failing tests in {} (flakestat)", repo_label(r));
             super::html::render(&title, &document(r), out)
         }
     }
@@ -230,4 +236,25 @@ pub fn render_ids(r: &TestsReport, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod unit {
+    use super::{file_of, name_in_file};
+
+    #[test]
+    fn the_test_column_names_the_test_within_the_file_column() {
+        let cases = [
+            ("tests/a/test_b.py::test_x[3.14t]", "test_x[3.14t]"),
+            ("tests/a/test_b.py::TestC::test_y", "TestC::test_y"),
+            ("src/a.test.ts > Suite > name", "Suite > name"),
+            // No separator after the file: the whole id.
+            ("./spec/x_spec.rb:12", "./spec/x_spec.rb:12"),
+            // No file at all.
+            ("TestX/sub", "TestX/sub"),
+        ];
+        for (id, name) in cases {
+            assert_eq!(name_in_file(id, file_of(id)), name, "{id}");
+        }
+    }
 }

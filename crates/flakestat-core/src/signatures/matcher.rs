@@ -757,11 +757,12 @@ impl<'s> Scan<'s> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::model::SignatureId;
 
-    fn spec(id: &str, pattern: &str) -> SignatureSpec {
+    /// A signature of `pattern` alone (the extractors' tests use it too).
+    pub(in crate::signatures) fn spec(id: &str, pattern: &str) -> SignatureSpec {
         SignatureSpec {
             id: SignatureId(id.into()),
             title: id.into(),

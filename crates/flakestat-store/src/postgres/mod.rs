@@ -651,20 +651,31 @@ impl PgStore {
 
     /// See `SqliteStore::load_log_plans`.
     pub fn load_log_plans(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogPlan>, StoreError> {
+        self.per_job(
+            "SELECT job_id, next FROM log_plans WHERE job_id = ANY($1) ORDER BY job_id",
+            jobs,
+            LogPlan::parse,
+        )
+    }
+
+    /// As `SqliteStore::per_job`: `sql` reads `(job_id, word)` rows of the jobs in `$1`.
+    fn per_job<T>(
+        &self,
+        sql: &'static str,
+        jobs: &[JobId],
+        parse: impl Fn(JobId, &str) -> Result<T, StoreError>,
+    ) -> Result<BTreeMap<JobId, T>, StoreError> {
         let ids: Vec<i64> = jobs.iter().map(|j| id(j.0)).collect();
         let rows: Vec<(u64, String)> = self.conn.call(move |c| {
-            Ok(c.query(
-                "SELECT job_id, next FROM log_plans WHERE job_id = ANY($1) ORDER BY job_id",
-                &[&ids],
-            )?
-            .iter()
-            .map(|row| (uid(row, 0), row.get::<_, String>(1)))
-            .collect())
+            Ok(c.query(sql, &[&ids])?
+                .iter()
+                .map(|row| (uid(row, 0), row.get::<_, String>(1)))
+                .collect())
         })?;
         rows.into_iter()
-            .map(|(job, next)| {
+            .map(|(job, word)| {
                 let job = JobId(job);
-                Ok((job, LogPlan::parse(job, &next)?))
+                Ok((job, parse(job, &word)?))
             })
             .collect()
     }
@@ -689,22 +700,11 @@ impl PgStore {
         &self,
         jobs: &[JobId],
     ) -> Result<BTreeMap<JobId, LogStatus>, StoreError> {
-        let ids: Vec<i64> = jobs.iter().map(|j| id(j.0)).collect();
-        let rows: Vec<(u64, String)> = self.conn.call(move |c| {
-            Ok(c.query(
-                "SELECT job_id, status FROM green_logs WHERE job_id = ANY($1) ORDER BY job_id",
-                &[&ids],
-            )?
-            .iter()
-            .map(|row| (uid(row, 0), row.get::<_, String>(1)))
-            .collect())
-        })?;
-        rows.into_iter()
-            .map(|(job, status)| {
-                let job = JobId(job);
-                Ok((job, crate::green::parse_green_status(job, &status)?))
-            })
-            .collect()
+        self.per_job(
+            "SELECT job_id, status FROM green_logs WHERE job_id = ANY($1) ORDER BY job_id",
+            jobs,
+            crate::green::parse_green_status,
+        )
     }
 
     /// See `SqliteStore::load_green_log`.

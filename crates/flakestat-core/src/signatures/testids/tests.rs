@@ -1,6 +1,7 @@
 use super::runners::{FORMS, Outcome};
 use super::*;
-use crate::signatures::{SignatureSet, SignatureSpec};
+use crate::signatures::SignatureSet;
+use crate::signatures::matcher::tests::spec;
 
 fn ids(records: &[TestRecord]) -> Vec<&str> {
     records.iter().map(|r| r.id.as_str()).collect()
@@ -226,20 +227,6 @@ fn ids_are_bounded_per_log() {
         .map(|i| format!("--- FAIL: TestN{i} (0.00s)\n"))
         .collect();
     assert_eq!(extract(&log).failed.len(), MAX_TESTS);
-}
-
-fn spec(id: &str, pattern: &str) -> SignatureSpec {
-    SignatureSpec {
-        id: crate::model::SignatureId(id.into()),
-        title: id.into(),
-        pattern: pattern.into(),
-        test: None,
-        paths: vec![],
-        issue: None,
-        examples: Default::default(),
-        exclude: vec![],
-        source: format!("{id}.toml").into(),
-    }
 }
 
 /// The matcher's one pass finds the same tests as the line-by-line reference, with ANSI codes,
