@@ -24,59 +24,6 @@ pub fn required_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     usable(&set).then_some(set)
 }
 
-/// The required literals of a pattern's text; `None` when it has no usable set (or does not
-/// parse: then it does not compile either, which its caller reports).
-pub fn pattern_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
-    regex_syntax::parse(pattern)
-        .ok()
-        .and_then(|hir| required_literals(&hir))
-}
-
-/// The distinct literals of many patterns' literal sets, each with the patterns that hold it,
-/// and the patterns without usable literals (those run on every line). The signatures' matcher
-/// and the telling-line forms both index their literals with it.
-#[derive(Debug, Default)]
-pub struct LiteralIndex {
-    /// Each distinct literal once, in the order first met.
-    pub literals: Vec<Vec<u8>>,
-    /// Per literal, the patterns holding it (indices into the sets), each once.
-    pub holders: Vec<Vec<u32>>,
-    /// The patterns whose set is `None`.
-    pub always: Vec<u32>,
-    at: std::collections::HashMap<Vec<u8>, usize>,
-}
-
-impl LiteralIndex {
-    /// Pattern `i`'s literals (`sets[i]`) list `i` among their holders.
-    pub fn of(sets: &[Option<Vec<Vec<u8>>>]) -> LiteralIndex {
-        let mut index = LiteralIndex::default();
-        for (i, set) in sets.iter().enumerate() {
-            let i = i as u32;
-            match set {
-                Some(set) => {
-                    for lit in set {
-                        let at = index.slot(lit);
-                        if !index.holders[at].contains(&i) {
-                            index.holders[at].push(i);
-                        }
-                    }
-                }
-                None => index.always.push(i),
-            }
-        }
-        index
-    }
-
-    /// The index of `lit` in [`literals`](Self::literals), added (held by no pattern) if new.
-    pub fn slot(&mut self, lit: &[u8]) -> usize {
-        *self.at.entry(lit.to_vec()).or_insert_with(|| {
-            self.literals.push(lit.to_vec());
-            self.holders.push(Vec::new());
-            self.literals.len() - 1
-        })
-    }
-}
-
 fn usable(set: &Set) -> bool {
     !set.is_empty()
         && set.len() <= MAX_SET
@@ -349,32 +296,6 @@ mod tests {
             v.sort();
             v
         })
-    }
-
-    #[test]
-    fn the_index_lists_each_literal_once_with_its_patterns() {
-        let sets = [
-            pattern_literals("FAILED (x|y)"),
-            pattern_literals(r"\w+"),
-            pattern_literals("^FAILED x"),
-            pattern_literals("(unclosed"),
-        ];
-        let mut index = LiteralIndex::of(&sets);
-        let at = |index: &LiteralIndex, lit: &str| {
-            index
-                .literals
-                .iter()
-                .position(|l| l == lit.as_bytes())
-                .unwrap()
-        };
-        assert_eq!(index.literals.len(), 2, "{:?}", index.literals);
-        assert_eq!(index.holders[at(&index, "FAILED x")], vec![0, 2]);
-        assert_eq!(index.holders[at(&index, "FAILED y")], vec![0]);
-        assert_eq!(index.always, vec![1, 3]);
-        let old = at(&index, "FAILED y");
-        assert_eq!(index.slot(b"FAILED y"), old);
-        assert_eq!(index.slot(b"##[group]"), 2);
-        assert!(index.holders[2].is_empty());
     }
 
     #[test]

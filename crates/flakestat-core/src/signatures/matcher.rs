@@ -24,7 +24,7 @@ use std::io::{self, Read};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::Regex;
 
-use super::literals::{LiteralIndex, anchors, pattern_literals};
+use super::literals::{anchors, required_literals};
 use super::normalize::{
     group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
 };
@@ -157,7 +157,10 @@ fn compile_rules(
             .filter_map(|x| compile("exclude", x))
             .collect();
         let Some(pattern) = pattern else { continue };
-        literal_sets.push(pattern_literals(&spec.pattern));
+        let literals = regex_syntax::parse(&spec.pattern)
+            .ok()
+            .and_then(|hir| required_literals(&hir));
+        literal_sets.push(literals);
         rules.push(Rule {
             pattern,
             test,
@@ -176,35 +179,45 @@ struct Targets {
 
 impl Targets {
     /// One target per distinct literal of `literal_sets` (rule `i`'s literals point at rule
-    /// `i`), then the `##[group]` marker, the telling-line markers and the test runners' anchors.
+    /// `i`), then the `##[group]` marker and the telling-line markers.
     fn of(literal_sets: &[RequiredLiterals]) -> Targets {
-        let mut index = LiteralIndex::of(literal_sets);
-        let group = index.slot(b"##[group]");
-        let telling: Vec<usize> = MARKERS.iter().map(|m| index.slot(m.as_bytes())).collect();
-        let tests: Vec<usize> = testids::ANCHORS
-            .iter()
-            .map(|a| index.slot(a.as_bytes()))
-            .collect();
-        let mut targets: Vec<Target> = index
-            .holders
-            .into_iter()
-            .map(|rules| Target {
-                rules,
-                ..Target::default()
+        let mut t = Targets {
+            literals: Vec::new(),
+            targets: Vec::new(),
+            always: Vec::new(),
+        };
+        let mut index = std::collections::HashMap::<Vec<u8>, usize>::new();
+        let mut slot = |lit: &[u8], t: &mut Targets| {
+            *index.entry(lit.to_vec()).or_insert_with(|| {
+                t.literals.push(lit.to_vec());
+                t.targets.push(Target::default());
+                t.literals.len() - 1
             })
-            .collect();
-        targets[group].group = true;
-        for at in telling {
-            targets[at].telling = true;
+        };
+        for (i, set) in literal_sets.iter().enumerate() {
+            match set {
+                Some(set) => {
+                    for lit in set {
+                        let at = slot(lit, &mut t);
+                        if !t.targets[at].rules.contains(&(i as u32)) {
+                            t.targets[at].rules.push(i as u32);
+                        }
+                    }
+                }
+                None => t.always.push(i as u32),
+            }
         }
-        for at in tests {
-            targets[at].tests = true;
+        let at = slot(b"##[group]", &mut t);
+        t.targets[at].group = true;
+        for marker in MARKERS {
+            let at = slot(marker.as_bytes(), &mut t);
+            t.targets[at].telling = true;
         }
-        Targets {
-            literals: index.literals,
-            targets,
-            always: index.always,
+        for anchor in testids::ANCHORS.iter() {
+            let at = slot(anchor.as_bytes(), &mut t);
+            t.targets[at].tests = true;
         }
+        t
     }
 }
 

@@ -34,7 +34,7 @@ use crate::model::LogLine;
 
 pub(crate) use super::forms::MARKERS;
 use super::forms::{ANNOTATION, FORMS, Form, Keep, NAMED_ANNOTATION, Tier};
-use super::literals::{LiteralIndex, pattern_literals};
+use super::literals::required_literals;
 
 /// Most error lines reported per log.
 pub const MAX_ERROR_LINES: usize = 10;
@@ -70,9 +70,28 @@ static COMPILED: LazyLock<Forms> = LazyLock::new(|| {
         FORMS.len() <= 128,
         "the forms' candidate sets are u128 bit sets"
     );
-    let sets: Vec<_> = FORMS.iter().map(|f| pattern_literals(f.pattern)).collect();
-    let index = LiteralIndex::of(&sets);
-    let bits = |forms: &[u32]| forms.iter().fold(0u128, |bits, &i| bits | 1 << i);
+    let mut literals: Vec<Vec<u8>> = Vec::new();
+    let mut holders: Vec<u128> = Vec::new();
+    let mut always = 0u128;
+    for (i, f) in FORMS.iter().enumerate() {
+        let hir = regex_syntax::parse(f.pattern).expect("the forms table compiles (tested)");
+        match required_literals(&hir) {
+            Some(set) => {
+                for lit in set {
+                    let at = match literals.iter().position(|l| *l == lit) {
+                        Some(at) => at,
+                        None => {
+                            literals.push(lit);
+                            holders.push(0);
+                            literals.len() - 1
+                        }
+                    };
+                    holders[at] |= 1 << i;
+                }
+            }
+            None => always |= 1 << i,
+        }
+    }
     Forms {
         regexes: FORMS
             .iter()
@@ -83,10 +102,10 @@ static COMPILED: LazyLock<Forms> = LazyLock::new(|| {
         literals: AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::DFA))
-            .build(&index.literals)
+            .build(&literals)
             .expect("the forms' literals build an automaton"),
-        holders: index.holders.iter().map(|h| bits(h)).collect(),
-        always: bits(&index.always),
+        holders,
+        always,
     }
 });
 
