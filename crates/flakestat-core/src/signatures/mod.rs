@@ -226,3 +226,19 @@ pub(crate) fn bounded_text(text: &str) -> String {
     }
     format!("{}…", &text[..end])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::par_map;
+
+    /// Results come back in the items' order whatever the threads (large enough to use them).
+    #[test]
+    fn par_map_keeps_the_order_of_the_items() {
+        for n in [0, 1, 7, 8, 17, 1000] {
+            let items: Vec<u64> = (0..n).collect();
+            let got = par_map(&items, |&i| i * 3 + 1);
+            let want: Vec<u64> = items.iter().map(|&i| i * 3 + 1).collect();
+            assert_eq!(got, want, "{n} items");
+        }
+    }
+}
