@@ -17,6 +17,7 @@
 # Both commands run in one hyperfine invocation (its JSON export, target/bench/hyperfine.json,
 # holds every run), so both meet the same machine load; the ratio of the medians is the figure,
 # the ratio of CPU times (user + system, less sensitive to a busy machine) is printed beside it.
+# A second paired run times `classify` against `classify --tests` (issue 22: at most 10 % more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,4 +62,20 @@ awk -v f="$(field median 1)" -v r="$(field median 2)" \
     printf "flakestat %.3f s, rg %.3f s (medians, load %s): flakestat / rg = %.2f (goal <= 0.5)\n", f, r, load, f / r
     printf "CPU time (user + system): flakestat %.3f s, rg %.3f s: %.2f\n", fc + fs, rc + rs, (fc + fs) / (rc + rs)
     if (f / r > 0.5) print "classify.sh: flakestat / rg is above the goal of 0.5" > "/dev/stderr"
+}'
+
+# Issue 22's figure: what `--tests` costs on the same corpus, `classify` with and without it in
+# one paired hyperfine run (goal: at most 10 % more). The failing tests are read in the
+# matcher's one pass whether or not `--tests` is given (the store keeps them with every
+# classification), so this pair measures what the flag adds (the tests' fields in the JSON);
+# docs/matching.md has the profile share of the extraction itself.
+hyperfine -N --warmup 1 --runs "$RUNS" --output=pipe --export-json "$OUT/hyperfine-tests.json" \
+    -n classify "target/release/flakestat classify --signatures $OUT/signatures --format json $(echo "$corpus"/*.txt)" \
+    -n "classify --tests" "target/release/flakestat classify --tests --signatures $OUT/signatures --format json $(echo "$corpus"/*.txt)"
+tfield() { grep -o "\"$1\": *[0-9.e+-]*" "$OUT/hyperfine-tests.json" | sed 's/.*: *//' | sed -n "$2p"; }
+awk -v a="$(tfield median 1)" -v b="$(tfield median 2)" \
+    -v ac="$(tfield user 1)" -v as="$(tfield system 1)" -v bc="$(tfield user 2)" -v bs="$(tfield system 2)" 'BEGIN {
+    printf "classify %.3f s, classify --tests %.3f s (medians): --tests adds %+.1f %% (goal <= 10 %%)\n", a, b, (b / a - 1) * 100
+    printf "CPU time (user + system): %.3f s, %.3f s: %+.1f %%\n", ac + as, bc + bs, ((bc + bs) / (ac + as) - 1) * 100
+    if (b / a > 1.10) print "classify.sh: --tests adds more than 10 %" > "/dev/stderr"
 }'

@@ -200,6 +200,10 @@ type UnitResult = Vec<Result<Classified, InputError>>;
 
 pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
     let format = resolve_format(args.format, args.output.as_deref())?;
+    // The telling-line and test forms compile while the signatures load and compile here (all
+    // of it before the first log is read); the thread is not waited for: the first log to
+    // need the forms waits for them, if they are not ready by then.
+    std::thread::spawn(crate::signatures::warm_up);
     let signatures = Signatures::load(args.signatures.as_deref())?;
     let set: &SignatureSet = &signatures.set;
     if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {

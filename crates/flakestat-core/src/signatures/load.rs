@@ -88,27 +88,39 @@ pub fn load_dir(dir: &Path) -> Result<Vec<SignatureSpec>, SignatureError> {
             dir: dir.to_path_buf(),
         });
     }
-    let mut specs = Vec::new();
-    let mut problems = Vec::new();
-    for path in files {
+    // Each file is read and checked on its own (its regexes compiled): on several threads.
+    let parsed = super::par_map(&files, |path| {
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let text = match std::fs::read(&path) {
+        let text = match std::fs::read(path) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => text,
                 Err(_) => {
-                    problems.push(problem(&path, None, None, "the file is not UTF-8 text"));
-                    continue;
+                    return Err(vec![problem(
+                        path,
+                        None,
+                        None,
+                        "the file is not UTF-8 text",
+                    )]);
                 }
             },
             Err(e) => {
-                problems.push(problem(&path, None, None, &format!("cannot read it: {e}")));
-                continue;
+                return Err(vec![problem(
+                    path,
+                    None,
+                    None,
+                    &format!("cannot read it: {e}"),
+                )]);
             }
         };
-        match parse_spec(&stem, &text, &path) {
+        parse_spec(&stem, &text, path)
+    });
+    let mut specs = Vec::new();
+    let mut problems = Vec::new();
+    for result in parsed {
+        match result {
             Ok(spec) => specs.push(spec),
             Err(mut found) => problems.append(&mut found),
         }
@@ -239,15 +251,16 @@ fn value_problems(raw: &RawSpec, text: &str, source: &Path) -> Vec<Problem> {
         ));
     }
 
-    if let Err(p) = check_regex(source, text, &raw.pattern, "pattern") {
-        problems.push(p);
-    } else if regex::bytes::Regex::new(raw.pattern.get_ref()).is_ok_and(|re| re.is_match(b"")) {
-        problems.push(problem(
+    // The regex check compiles the pattern: the empty-line test reuses it.
+    match check_regex(source, text, &raw.pattern, "pattern") {
+        Err(p) => problems.push(p),
+        Ok(re) if re.is_match(b"") => problems.push(problem(
             source,
             at(raw.pattern.span()),
             Some("pattern"),
             "matches an empty line, so it would match every line; make it require some text",
-        ));
+        )),
+        Ok(_) => {}
     }
 
     if let Some(test) = &raw.test {

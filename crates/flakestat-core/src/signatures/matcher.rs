@@ -28,7 +28,7 @@ use super::literals::{anchors, required_literals};
 use super::normalize::{
     group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
 };
-use super::telling::{MARKERS, TellingLines};
+use super::telling::{self, MARKERS, TellingLines};
 use super::testids::{self, TestLines};
 use super::{Problem, SignatureError, SignatureSpec, bounded_text};
 use crate::model::{Classification, SignatureInfo, SignatureMatch};
@@ -74,6 +74,9 @@ struct Target {
     telling: bool,
     /// A test runner's literal (see `testids`).
     tests: bool,
+    /// The telling-line forms holding this literal (bit `i`: form `i`; see
+    /// `telling::form_literals`).
+    forms: u128,
 }
 
 /// Every signature compiled into one matcher. `Send + Sync`: classify on any number of threads.
@@ -85,7 +88,7 @@ pub struct SignatureSet {
     /// The anchors in groups, to find the next candidate line fast.
     finders: Vec<AhoCorasick>,
     targets: Vec<Target>,
-    /// Length of the longest literal.
+    /// Length of the longest literal that decides which lines are looked at.
     longest_literal: usize,
     /// Whether a literal holds U+FFFD, which lossy decoding of invalid UTF-8 produces.
     literal_has_replacement: bool,
@@ -134,9 +137,9 @@ fn compile_rules(
     specs: &[SignatureSpec],
     problems: &mut Vec<Problem>,
 ) -> (Vec<Rule>, Vec<RequiredLiterals>) {
-    let mut rules = Vec::with_capacity(specs.len());
-    let mut literal_sets = Vec::with_capacity(specs.len());
-    for spec in specs {
+    // Each spec compiles on its own: on several threads, results in the specs' order.
+    let compiled = super::par_map(specs, |spec| {
+        let mut problems = Vec::new();
         let mut compile = |key: &str, pattern: &str| {
             Regex::new(pattern)
                 .map_err(|e| {
@@ -156,16 +159,28 @@ fn compile_rules(
             .iter()
             .filter_map(|x| compile("exclude", x))
             .collect();
-        let Some(pattern) = pattern else { continue };
-        let literals = regex_syntax::parse(&spec.pattern)
-            .ok()
-            .and_then(|hir| required_literals(&hir));
-        literal_sets.push(literals);
-        rules.push(Rule {
-            pattern,
-            test,
-            exclude,
+        let rule = pattern.map(|pattern| {
+            let literals = regex_syntax::parse(&spec.pattern)
+                .ok()
+                .and_then(|hir| required_literals(&hir));
+            let rule = Rule {
+                pattern,
+                test,
+                exclude,
+            };
+            (rule, literals)
         });
+        (rule, problems)
+    });
+    let mut rules = Vec::with_capacity(specs.len());
+    let mut literal_sets = Vec::with_capacity(specs.len());
+    for (rule, mut found) in compiled {
+        problems.append(&mut found);
+        // A spec whose pattern does not compile has no rule.
+        if let Some((rule, literals)) = rule {
+            rules.push(rule);
+            literal_sets.push(literals);
+        }
     }
     (rules, literal_sets)
 }
@@ -175,6 +190,9 @@ struct Targets {
     literals: Vec<Vec<u8>>,
     targets: Vec<Target>,
     always: Vec<u32>,
+    /// `literals[..searched]` decide which lines are looked at (the anchors hold them); the
+    /// rest are the telling-line forms' own literals, only ever searched for on such a line.
+    searched: usize,
 }
 
 impl Targets {
@@ -185,6 +203,7 @@ impl Targets {
             literals: Vec::new(),
             targets: Vec::new(),
             always: Vec::new(),
+            searched: 0,
         };
         let mut index = std::collections::HashMap::<Vec<u8>, usize>::new();
         let mut slot = |lit: &[u8], t: &mut Targets| {
@@ -217,6 +236,13 @@ impl Targets {
             let at = slot(anchor.as_bytes(), &mut t);
             t.targets[at].tests = true;
         }
+        t.searched = t.literals.len();
+        // The forms' literals ride the same overlapping search of a candidate line (it runs
+        // anyway), instead of a second search of the line by the forms' own automaton.
+        for (lit, forms) in telling::form_literals() {
+            let at = slot(lit, &mut t);
+            t.targets[at].forms |= forms;
+        }
         t
     }
 }
@@ -246,6 +272,7 @@ impl SignatureSet {
             literals,
             targets,
             always,
+            searched,
         } = Targets::of(&literal_sets);
         let automaton = AhoCorasickBuilder::new()
             .match_kind(MatchKind::Standard)
@@ -258,8 +285,9 @@ impl SignatureSet {
         // anchor has (at most 3): one anchor of two bytes (`×`) makes a whole group stop on
         // every `er`, `fa`, `ex` of the text to verify. Anchors shorter than that get a finder
         // of their own (a single one is a memmem search for a rare byte pair).
-        let (short, long): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
-            anchors(&literals).into_iter().partition(|a| a.len() < 3);
+        let (short, long): (Vec<Vec<u8>>, Vec<Vec<u8>>) = anchors(&literals[..searched])
+            .into_iter()
+            .partition(|a| a.len() < 3);
         let groups = long.len().div_ceil(FINDER_LITERALS).max(1);
         let finders = long
             .chunks(long.len().div_ceil(groups).max(1))
@@ -278,8 +306,8 @@ impl SignatureSet {
             automaton,
             finders,
             targets,
-            longest_literal: literals.iter().map(Vec::len).max().unwrap_or(0),
-            literal_has_replacement: literals
+            longest_literal: literals[..searched].iter().map(Vec::len).max().unwrap_or(0),
+            literal_has_replacement: literals[..searched]
                 .iter()
                 .any(|l| l.windows(3).any(|w| w == "\u{fffd}".as_bytes())),
             always,
@@ -636,6 +664,7 @@ impl<'s> Scan<'s> {
         let mut group = false;
         let mut telling = false;
         let mut tests = self.tests.wants_lines();
+        let mut forms = 0u128;
         let mut rules = std::mem::take(&mut self.rules);
         rules.clear();
         for &lit in &self.candidates {
@@ -643,6 +672,7 @@ impl<'s> Scan<'s> {
             group |= target.group;
             telling |= target.telling;
             tests |= target.tests;
+            forms |= target.forms;
             rules.extend_from_slice(&target.rules);
         }
         rules.extend_from_slice(&self.set.always);
@@ -650,7 +680,11 @@ impl<'s> Scan<'s> {
             self.step_line(as_str);
         }
         if telling && !continuation {
-            self.telling.consider(number, as_str, is_stamped(raw));
+            // A short line was searched whole, so `forms` holds every form whose literals it
+            // holds; a long one only around its anchors, so the forms search it themselves.
+            let forms = (clean.len() <= LONG_LINE).then_some(forms);
+            self.telling
+                .consider_among(number, as_str, is_stamped(raw), forms);
         }
         if tests {
             self.tests.consider(number, as_str);
@@ -667,8 +701,10 @@ impl<'s> Scan<'s> {
     }
 
     /// Puts the ids of every literal in `text` into `self.candidates`. A long line is searched
-    /// only around its anchor hits: every literal holds an anchor, so every literal occurrence
-    /// lies within the longest literal's length of one.
+    /// only around its anchor hits: every literal that decides which lines are looked at holds
+    /// an anchor, so each of its occurrences lies within the longest one's length of one. (The
+    /// telling-line forms' own literals may be missed there: for a long line the forms search
+    /// it themselves.)
     fn collect_literals(&mut self, text: &[u8]) {
         let set = self.set;
         if text.len() <= LONG_LINE {

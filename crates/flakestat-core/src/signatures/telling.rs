@@ -57,8 +57,10 @@ pub const MAX_CONTINUATION_LINES: usize = 20;
 /// only their regexes run, in table order, until the first matches: the same answer as the set.
 struct Forms {
     regexes: Vec<Regex>,
-    /// Every form's literals.
+    /// Every form's literals, for an overlapping search of one line.
     literals: AhoCorasick,
+    /// The same literals, for the matcher (see [`form_literals`]).
+    literal_list: Vec<Vec<u8>>,
     /// Per literal of `literals`, the forms holding it (bit `i`: form `i`).
     holders: Vec<u128>,
     /// Forms without usable literals: tried on every line.
@@ -104,10 +106,17 @@ static COMPILED: LazyLock<Forms> = LazyLock::new(|| {
             .kind(Some(AhoCorasickKind::DFA))
             .build(&literals)
             .expect("the forms' literals build an automaton"),
+        literal_list: literals,
         holders,
         always,
     }
 });
+
+/// Builds the forms now (see [`super::warm_up`]).
+pub(super) fn warm_up() {
+    LazyLock::force(&COMPILED);
+    LazyLock::force(&NAMED);
+}
 
 /// The generic annotation form, the form of an annotation naming a test, a file:line or a
 /// timeout (both indices in [`FORMS`]), and the latter's pattern.
@@ -123,13 +132,36 @@ static NAMED: LazyLock<(usize, usize, Regex)> = LazyLock::new(|| {
     (at(ANNOTATION), named, pattern)
 });
 
+/// Every form's literals, each with the forms holding it (bit `i`: form `i` of [`FORMS`]).
+///
+/// The matcher puts them into its own automaton, so that its one overlapping search of a
+/// candidate line also says which forms the line could match; [`TellingLines::consider_among`]
+/// then runs only those, without a second search of the line.
+pub(super) fn form_literals() -> impl Iterator<Item = (&'static [u8], u128)> {
+    let forms = &*COMPILED;
+    forms
+        .literal_list
+        .iter()
+        .map(Vec::as_slice)
+        .zip(forms.holders.iter().copied())
+}
+
 /// The form that recognises a normalized line: its index in [`FORMS`].
 pub fn form_of(text: &str) -> Option<usize> {
     let forms = &*COMPILED;
-    let mut candidates = forms.always;
+    let mut candidates = 0;
     for m in forms.literals.find_overlapping_iter(text) {
         candidates |= forms.holders[m.pattern().as_usize()];
     }
+    form_among(text, candidates)
+}
+
+/// The first form of `candidates` (plus those without literals) that matches `text`. Exact
+/// whenever `candidates` holds every form whose literals `text` holds: a form whose literal is
+/// missing cannot match, so more candidates never change the answer.
+fn form_among(text: &str, candidates: u128) -> Option<usize> {
+    let forms = &*COMPILED;
+    let mut candidates = candidates | forms.always;
     while candidates != 0 {
         let i = candidates.trailing_zeros() as usize;
         if forms.regexes[i].is_match(text) {
@@ -176,6 +208,13 @@ impl TellingLines {
     /// with a timestamp. Lines without a marker need not be passed (they are never telling),
     /// nor the continuation lines of an open annotation ([`attach`](Self::attach) takes those).
     pub fn consider(&mut self, line: u64, text: &str, stamped: bool) {
+        self.consider_among(line, text, stamped, None);
+    }
+
+    /// [`consider`](Self::consider), for a line the matcher has searched whole: `forms` holds
+    /// every form whose literals the line holds (from [`form_literals`]), and the line holds
+    /// a marker. `None`: nothing is known, the line is searched here.
+    pub fn consider_among(&mut self, line: u64, text: &str, stamped: bool, forms: Option<u128>) {
         self.close_annotation();
         if let Some(title) = text.strip_prefix("##[group]") {
             self.header = title.starts_with("Run ").then_some(line);
@@ -194,9 +233,13 @@ impl TellingLines {
         if is_echo(text) {
             return;
         }
-        let Some(i) = form_of(text) else { return };
+        let found = match forms {
+            Some(candidates) => form_among(text, candidates),
+            None => form_of(text),
+        };
+        let Some(i) = found else { return };
         // The fast path only shows lines holding a marker; the reference shows every line.
-        if !MARKERS.iter().any(|m| text.contains(m)) {
+        if forms.is_none() && !MARKERS.iter().any(|m| text.contains(m)) {
             return;
         }
         let kept = LogLine {

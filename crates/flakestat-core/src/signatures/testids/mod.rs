@@ -67,6 +67,12 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
     mocha_entry: Regex::new(r"^(\s*)\d+\) (.+)$").expect("compiles"),
 });
 
+/// Builds the forms now (see [`super::warm_up`]).
+pub(super) fn warm_up() {
+    LazyLock::force(&COMPILED);
+    LazyLock::force(&ANCHORS);
+}
+
 /// One line read by a form: the test, what it says, and which form.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reading {
