@@ -24,6 +24,7 @@ mod fake_octocrab;
 mod fake_scenario;
 mod fake_server;
 mod fork_prs;
+mod ingest_api;
 mod nightly;
 mod nightly_report;
 mod pictures;

@@ -13,7 +13,9 @@ use http::StatusCode;
 use tokio::task::JoinSet;
 
 use super::FetchError;
-use super::survey::{LogBody, Session, encode, is_own_log, unexpected};
+use super::archive::is_own_log;
+use super::spool::LogBody;
+use super::survey::{Session, encode, unexpected};
 use flakestat_core::model::{JobId, Repo};
 use flakestat_store::{LogEntry, Store, compress_log, compress_log_reader};
 

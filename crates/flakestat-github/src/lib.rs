@@ -1,19 +1,24 @@
 //! The only place octocrab and tokio appear: the GitHub client and the survey that fills the store.
 //!
 //! `client` talks to GitHub (budget, retries, secondary limits, conditional requests, log
-//! redirects); `pages` walks a paginated listing along `Link: rel="next"`; `survey` walks a
-//! repository's runs, attempts, jobs and failed-job logs into the `store`, classifying each log
-//! as it arrives; `Session` owns the runtime so callers stay synchronous. Nothing here reads the
+//! redirects); `pages` walks a paginated listing along `Link: rel="next"`; `survey` lists a
+//! repository's runs and hands each that can have changed to `ingest`, which stores its jobs and
+//! its failed jobs' logs, classifying each log as it arrives (`Ingest`, the one public way from a
+//! run attempt to the store, which a webhook worker calls too); `Session` owns the runtime so
+//! the survey's callers stay synchronous. Nothing here reads the
 //! environment or the terminal: settings arrive in `ClientConfig` and `SurveyPlan`, and progress
 //! leaves through the `Progress` trait.
 
 mod ancestry;
+mod archive;
 mod client;
 pub mod comments;
 mod green;
+mod ingest;
 mod owners;
 mod pages;
 mod pulls;
+mod spool;
 mod survey;
 mod wire;
 
@@ -23,6 +28,7 @@ pub use client::{
     GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
 pub use green::GreenFetch;
+pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
 pub use owners::{OwnerListing, OwnerRepo};
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};

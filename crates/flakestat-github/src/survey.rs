@@ -4,15 +4,13 @@
 //! merged pull requests and the files of the PRs the caller names. It asks for what a figure
 //! needs and no more: docs/survey.md, "The minimum", and `SurveyCost` counts it.
 //!
-//! Work is a set of tasks (list a window, fetch a run's jobs, fetch a log) run concurrently; the
-//! client bounds what is in flight. Each task commits its own result in one transaction before it
+//! Work is a set of tasks (list a window, ingest a run: `ingest.rs`) run concurrently; the
+//! client bounds what is in flight. Each task commits its own results in transactions before it
 //! ends, so stopping at any point (Ctrl-C, a spent rate limit, an error) leaves a consistent
 //! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
 //! completed attempt is stored, and downloads only the logs still missing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
-use std::io::{Read, Seek, SeekFrom};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeDelta, Utc};
@@ -21,18 +19,13 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
-use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
+use super::ingest::{Ingest, LeftBehind, RunAttempt, is_stop};
 use super::pages::{End, Flow, Listing};
-use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
+use super::wire::{RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
-use flakestat_core::model::{
-    Job, JobId, PrNumber, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId,
-};
-use flakestat_core::signatures::archive::{entry_job_name, entry_names_job, log_span, span_fits};
-use flakestat_store::{
-    HISTORY_DAYS, ListedWindow, LogEntry, LogOutcome, LogPlan, Store, compress_log,
-    compress_log_reader,
-};
+use flakestat_core::model::{PrNumber, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
+use flakestat_store::{HISTORY_DAYS, ListedWindow, Store};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
@@ -188,11 +181,19 @@ impl Session {
         let (repo, default_branch) =
             self.runtime
                 .block_on(fetch_repo(&self.client, &store, &plan.repo))?;
+        let ingest = Ingest::new(
+            self.client.clone(),
+            store.clone(),
+            classifier.clone(),
+            self.progress.clone(),
+            repo.clone(),
+        );
         let survey = Survey {
             client: self.client.clone(),
             store,
             fingerprint: classifier.fingerprint(),
             classifier,
+            ingest,
             progress: self.progress.clone(),
             repo: repo.clone(),
             default_branch,
@@ -211,10 +212,6 @@ impl Session {
                 },
                 ..SurveyCost::default()
             }),
-            logs_scheduled: Mutex::new(HashSet::new()),
-            counts: LogCounts::default(),
-            downloads: tokio::sync::Semaphore::new(self.client.concurrency()),
-            stop: Mutex::new(None),
         };
         let survey = Arc::new(survey);
         let interruptible = plan.interruptible;
@@ -278,128 +275,10 @@ enum Task {
         until: Timestamp,
         role: WindowRole,
     },
-    /// Fetch every attempt's jobs of a run seen at `attempt`.
-    Jobs {
-        run: RunId,
-        attempt: u32,
-        completed: bool,
-    },
-    /// Fetch, classify and store one failed job's log.
-    Log { job: JobId },
-    /// Fetch one attempt's log archive and take these failed jobs' logs from it. `fallback`:
-    /// the jobs were not tried one by one yet (the archive was the cheaper way), so a job the
-    /// archive lacks is asked for one by one; otherwise its own endpoint served another
-    /// execution's log, and a job the archive lacks is unknown.
-    Archive {
-        run: RunId,
-        attempt: u32,
-        jobs: Vec<JobId>,
-        fallback: bool,
-    },
-}
-
-/// Counters of the log downloads, for the summary.
-#[derive(Debug, Default)]
-struct LogCounts {
-    settled: AtomicU64,
-    from_archive: AtomicU64,
-    not_own: AtomicU64,
-    unknown: AtomicU64,
-    archives: AtomicU64,
-}
-
-/// Whether one attempt's failed-job logs are cheaper fetched as the attempt's log archive (one
-/// request, every job's log in one zip) than one by one (one request per failed job): when at
-/// least two are needed, and either the attempt is an earlier one of its run (whose per-job
-/// logs GitHub may answer with the latest attempt's, costing the archive anyway) or at least a
-/// quarter of the attempt's jobs failed (the zip is then not much bigger than the logs it
-/// replaces: it also holds the jobs that passed). `needed`: failed jobs whose log is not stored;
-/// `executed`: jobs that ran in the attempt; `latest`: it is the run's latest attempt.
-pub(super) fn archive_is_cheaper(needed: usize, executed: usize, latest: bool) -> bool {
-    needed >= 2 && (!latest || needed * 4 >= executed)
-}
-
-/// Whether a log whose timestamps span `span` is the log of `job` (one execution of a job): it
-/// fits the job's `started_at..completed_at`, and no other execution of the same job in the run
-/// (another attempt's) fits it better. A log without timestamps cannot be told apart: it is
-/// taken as the job's.
-pub(super) fn is_own_log(
-    span: Option<(Timestamp, Timestamp)>,
-    job: &Job,
-    run_jobs: &[Job],
-) -> bool {
-    let Some(span) = span else {
-        return true;
-    };
-    span_fits(span, job.started_at, job.completed_at) && !fits_another_better(span, job, run_jobs)
-}
-
-/// Whether another execution of `job` (same run and name, another id) fits `span`, and starts
-/// closer to its first timestamp than `job` does.
-fn fits_another_better(span: (Timestamp, Timestamp), job: &Job, run_jobs: &[Job]) -> bool {
-    let distance = |j: &Job| j.started_at.map(|s| (span.0 - s).abs());
-    let own = distance(job);
-    run_jobs.iter().any(|other| {
-        other.id != job.id
-            && other.name == job.name
-            && span_fits(span, other.started_at, other.completed_at)
-            && match (distance(other), own) {
-                (Some(d), Some(o)) => d < o,
-                (Some(_), None) => true,
-                _ => false,
-            }
-    })
-}
-
-/// Picks, among an attempt archive's top-level entries (`(entry job name, log_span)`; a spooled
-/// entry's span is read at its head and tail, `LogBody::span`), the log of
-/// each job in `jobs`: by name, then by timestamps (the entry that fits the execution and
-/// starts nearest to it). A job whose only entry by name fits none of the run's executions is
-/// given that entry (its runner's clock may be off); one that fits another execution is not.
-/// Each entry serves at most one job. Returns the entry index per job that has one.
-fn match_archive_spans(
-    entries: &[(String, Option<(Timestamp, Timestamp)>)],
-    jobs: &[Job],
-    run_jobs: &[Job],
-) -> BTreeMap<JobId, usize> {
-    let spans: Vec<_> = entries.iter().map(|(_, span)| *span).collect();
-    let mut used = vec![false; entries.len()];
-    let mut out = BTreeMap::new();
-    for job in jobs {
-        let by_name: Vec<usize> = (0..entries.len())
-            .filter(|&i| !used[i] && entry_names_job(&entries[i].0, &job.name))
-            .collect();
-        let start = job.started_at;
-        let nearest = by_name
-            .iter()
-            .copied()
-            .filter(|&i| spans[i].is_some() && is_own_log(spans[i], job, run_jobs))
-            .min_by_key(|&i| {
-                let first = spans[i].map(|s| s.0);
-                match (first, start) {
-                    (Some(f), Some(s)) => (f - s).abs(),
-                    _ => chrono::TimeDelta::zero(),
-                }
-            });
-        let chosen = nearest.or_else(|| match by_name.as_slice() {
-            [only] => {
-                let fits_other = spans[*only].is_some_and(|span| {
-                    run_jobs.iter().any(|o| {
-                        o.id != job.id
-                            && o.name == job.name
-                            && span_fits(span, o.started_at, o.completed_at)
-                    })
-                });
-                (!fits_other).then_some(*only)
-            }
-            _ => None,
-        });
-        if let Some(i) = chosen {
-            used[i] = true;
-            out.insert(job.id, i);
-        }
-    }
-    out
+    /// Ingest a run seen at an attempt: its jobs, then its failed jobs' logs.
+    Ingest(RunAttempt),
+    /// The logs a stopped survey left behind.
+    LeftBehind(LeftBehind),
 }
 
 /// Where a listed window sits in the cover of the survey window.
@@ -463,6 +342,8 @@ struct Survey {
     store: Arc<Mutex<Store>>,
     classifier: Arc<dyn Classifier>,
     fingerprint: String,
+    /// Each run's jobs and logs, and the stop of GitHub's limit.
+    ingest: Ingest,
     progress: Arc<dyn Progress>,
     /// GitHub's spelling.
     repo: Repo,
@@ -472,26 +353,8 @@ struct Survey {
     /// Runs whose jobs task was made (scheduled or held).
     jobs_scheduled: Mutex<HashSet<RunId>>,
     workflows: Mutex<WorkflowJobs>,
-    logs_scheduled: Mutex<HashSet<JobId>>,
-    counts: LogCounts,
+    /// The repository, listing and PR requests (the jobs and logs are the ingest's).
     cost: Mutex<SurveyCost>,
-    /// Log and archive downloads under way, each from its API request until its outcome is
-    /// stored: at most the client's concurrency, so a SIGKILL loses no more than that.
-    downloads: tokio::sync::Semaphore,
-    /// Once a limit stopped the survey (`is_stop`): the logs settled by then. No task starts
-    /// after it; those under way finish.
-    stop: Mutex<Option<u64>>,
-}
-
-/// Whether an error is GitHub's limit stopping the survey (the budget spent until a reset too
-/// far away, a secondary limit that kept refusing): the API refuses for now, but the log host
-/// does not, so the downloads already redirected there finish and are stored before the survey
-/// returns it. Any other error stops at once.
-fn is_stop(err: &FetchError) -> bool {
-    matches!(
-        err,
-        FetchError::RateLimited { .. } | FetchError::SecondaryLimit(_)
-    )
 }
 
 /// Covers `[since, until)` with the windows that fitted last time (`known`, by start), and new
@@ -632,7 +495,11 @@ impl Survey {
         self.progress.event(ProgressEvent::Phase("runs"));
         let scopes: Vec<Arc<Scope>> = self.scopes().await?.into_iter().map(Arc::new).collect();
         let mut tasks = self.cover_tasks(&scopes)?;
-        tasks.extend(self.pending_log_tasks()?);
+        // Logs a stopped survey left behind, whatever the listing says now.
+        let left = self.ingest.left_behind(self.plan.since, self.plan.until)?;
+        if !left.is_empty() {
+            tasks.push(Task::LeftBehind(left));
+        }
         // The merged PRs need nothing from the runs: listed while the runs are, not after.
         let jobs_fetched = self.perform_with_pulls(tasks, &default_branch).await?;
         summary.runs_jobs_fetched = jobs_fetched;
@@ -643,6 +510,7 @@ impl Survey {
             .fetch_files_of_interest(prs_of_interest, &default_branch)
             .await?;
         summary.cost = *self.cost();
+        summary.cost.add(&self.ingest.cost());
         Ok(summary)
     }
 
@@ -662,65 +530,6 @@ impl Survey {
         Ok(tasks)
     }
 
-    /// Logs left behind by an interrupted survey, whatever the listing says now: each job with
-    /// a plan (`LogPlan`) goes to the download its plan names, the others are scheduled as a
-    /// fresh survey would.
-    fn pending_log_tasks(&self) -> Result<Vec<Task>, FetchError> {
-        let pending =
-            self.store()
-                .failed_jobs_without_log(&self.repo, self.plan.since, self.plan.until)?;
-        let ids: Vec<JobId> = pending.iter().map(|(_, job)| *job).collect();
-        let plans = self.store().load_log_plans(&ids)?;
-        let mut by_run: BTreeMap<RunId, Vec<JobId>> = BTreeMap::new();
-        let mut tasks = Vec::new();
-        let mut archives: BTreeMap<(RunId, u32), Vec<JobId>> = BTreeMap::new();
-        for (run, job) in pending {
-            match plans.get(&job) {
-                None => by_run.entry(run).or_default().push(job),
-                Some(plan) => {
-                    self.logs_scheduled.lock().expect("logs lock").insert(job);
-                    match plan {
-                        LogPlan::Job => tasks.push(Task::Log { job }),
-                        LogPlan::Archive => {
-                            let attempt = self.store().load_job(job)?.map_or(1, |j| j.run_attempt);
-                            archives.entry((run, attempt)).or_default().push(job);
-                        }
-                    }
-                }
-            }
-        }
-        let planned = tasks.len() as u64 + archives.values().map(|j| j.len() as u64).sum::<u64>();
-        if planned > 0 {
-            self.progress.event(ProgressEvent::LogsQueued(planned));
-        }
-        tasks.extend(
-            archives
-                .into_iter()
-                .map(|((run, attempt), jobs)| Task::Archive {
-                    run,
-                    attempt,
-                    jobs,
-                    fallback: false,
-                }),
-        );
-        for (run, jobs) in by_run {
-            let (run_jobs, latest) = {
-                let store = self.store();
-                (
-                    store.load_run_jobs(run)?,
-                    store.run_attempt(run)?.unwrap_or(1),
-                )
-            };
-            let failed: Vec<Job> = run_jobs
-                .iter()
-                .filter(|j| jobs.contains(&j.id))
-                .cloned()
-                .collect();
-            tasks.extend(self.schedule_logs(run, &failed, &run_jobs, latest));
-        }
-        Ok(tasks)
-    }
-
     /// The tasks (`perform_all`) and the merged PRs' listing at once. An error that is not a
     /// stop (`is_stop`) returns at once and drops the other work; a stop lets the other end in
     /// order, then returns (the closing line learns how many logs were finished meanwhile).
@@ -735,7 +544,7 @@ impl Survey {
             if let Err(e) = &listed
                 && is_stop(e)
             {
-                self.begin_stop();
+                self.ingest.begin_stop();
             }
             listed
         };
@@ -761,50 +570,35 @@ impl Survey {
                 }
             }
         }
-        if let Some(settled_then) = *self.stop.lock().expect("stop lock") {
-            let settled = self.counts.settled.load(Ordering::Relaxed);
-            self.client.note_stop(settled - settled_then);
+        if let Some(settled) = self.ingest.settled_since_stop() {
+            self.client.note_stop(settled);
         }
         let jobs = jobs.expect("awaited above")?;
         pulled.expect("awaited above")?;
         Ok(jobs)
     }
 
-    /// Marks the survey stopped by a limit (once): no task starts after this.
-    fn begin_stop(&self) {
-        let mut stop = self.stop.lock().expect("stop lock");
-        if stop.is_none() {
-            *stop = Some(self.counts.settled.load(Ordering::Relaxed));
-            self.progress.event(ProgressEvent::Detail(
-                "GitHub's limit stops the survey: finishing the downloads under way".to_string(),
-            ));
-        }
-    }
-
-    fn stopping(&self) -> bool {
-        self.stop.lock().expect("stop lock").is_some()
-    }
-
-    /// Performs the tasks and every task they uncover; returns how many jobs tasks ran. An
+    /// Performs the tasks and every task they uncover; returns how many runs were ingested. An
     /// error stops the others at once, unless it is a stop (`is_stop`): then no task starts,
     /// those under way end (the API refuses them at once; downloads redirected to the log host
     /// finish and are stored), what they uncover is left for the next survey (the store knows
     /// it), and the stop is returned.
     async fn perform_all(self: Arc<Self>, tasks: Vec<Task>) -> Result<u64, FetchError> {
         // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
-        // memory does not grow with the number of runs. Logs go first: they are what the
-        // survey is for, and a stopped survey should have as many as possible.
+        // memory does not grow with the number of runs. A run's logs are part of its ingest,
+        // which takes them before the next run: they are what the survey is for, and a stopped
+        // survey should have as many as possible.
         let in_flight = self.client.concurrency() * 2;
         let mut queue: VecDeque<Task> = tasks.into();
         let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
         let mut jobs_fetched = 0;
         let mut stopped: Option<FetchError> = None;
         loop {
-            while !self.stopping()
+            while !self.ingest.stopping()
                 && set.len() < in_flight
                 && let Some(task) = queue.pop_front()
             {
-                if let Task::Jobs { .. } = task {
+                if let Task::Ingest(_) = task {
                     jobs_fetched += 1;
                 }
                 set.spawn(self.clone().perform(task));
@@ -813,17 +607,10 @@ impl Survey {
                 break;
             };
             match joined.expect("survey tasks do not panic") {
-                Ok(_) if self.stopping() => {}
-                Ok(more) => {
-                    for task in more {
-                        match task {
-                            Task::Log { .. } | Task::Archive { .. } => queue.push_front(task),
-                            _ => queue.push_back(task),
-                        }
-                    }
-                }
+                Ok(_) if self.ingest.stopping() => {}
+                Ok(more) => queue.extend(more),
                 Err(err) if is_stop(&err) => {
-                    self.begin_stop();
+                    self.ingest.begin_stop();
                     stopped.get_or_insert(err);
                 }
                 Err(err) => {
@@ -840,12 +627,7 @@ impl Survey {
     /// The listing's and the logs' counts into `summary`, and the run listing's minimum.
     fn count_listing(&self, scopes: &[Arc<Scope>], summary: &mut SurveySummary) {
         summary.runs_listed = self.listed.lock().expect("listed lock").len() as u64;
-        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        summary.logs_settled = count(&self.counts.settled);
-        summary.logs_from_archive = count(&self.counts.from_archive);
-        summary.logs_not_own = count(&self.counts.not_own);
-        summary.logs_unknown = count(&self.counts.unknown);
-        summary.archives_fetched = count(&self.counts.archives);
+        self.ingest.count_logs(summary);
         summary.runs_jobs_skipped = std::mem::take(&mut self.workflows.lock().expect("lock").held)
             .values()
             .map(|held| held.len() as u64)
@@ -919,15 +701,7 @@ impl Survey {
     }
 
     async fn perform(self: Arc<Self>, task: Task) -> Result<Vec<Task>, FetchError> {
-        // A download holds its permit from its API request until its outcome is stored.
-        let this = self.clone();
-        let _download = match task {
-            Task::Log { .. } | Task::Archive { .. } => {
-                Some(this.downloads.acquire().await.expect("never closed"))
-            }
-            _ => None,
-        };
-        if self.stopping() {
+        if self.ingest.stopping() {
             return Ok(Vec::new());
         }
         match task {
@@ -937,18 +711,12 @@ impl Survey {
                 until,
                 role,
             } => self.list_window(scope, since, until, role).await,
-            Task::Jobs {
-                run,
-                attempt,
-                completed,
-            } => self.fetch_jobs(run, attempt, completed).await,
-            Task::Log { job } => self.fetch_log(job).await,
-            Task::Archive {
-                run,
-                attempt,
-                jobs,
-                fallback,
-            } => self.fetch_archive(run, attempt, jobs, fallback).await,
+            Task::Ingest(attempt) => self.ingest.ingest(attempt).await.map(|_| Vec::new()),
+            Task::LeftBehind(left) => self
+                .ingest
+                .settle_left_behind(left)
+                .await
+                .map(|_| Vec::new()),
         }
     }
 
@@ -1223,11 +991,7 @@ impl Survey {
                 if !need.contains(&r.id) || !scheduled.insert(r.id) {
                     continue;
                 }
-                let task = Task::Jobs {
-                    run: r.id,
-                    attempt: r.run_attempt,
-                    completed: r.is_completed(),
-                };
+                let task = Task::Ingest(RunAttempt::of(r));
                 if workflows.noisy.contains(&r.workflow_id) {
                     tasks.push(task);
                 } else {
@@ -1238,334 +1002,6 @@ impl Survey {
         self.progress
             .event(ProgressEvent::JobsQueued(tasks.len() as u64));
         Ok(tasks)
-    }
-
-    /// Every job of every attempt (`filter=all`), committed with the run in one transaction.
-    async fn fetch_jobs(
-        &self,
-        run: RunId,
-        attempt: u32,
-        completed: bool,
-    ) -> Result<Vec<Task>, FetchError> {
-        let url = self.client.url(&format!(
-            "{}/actions/runs/{run}/jobs?filter=all&per_page={PER_PAGE}",
-            self.repo_path()
-        ));
-        let mut jobs = Vec::new();
-        let walked = Listing::new(&self.client, url)
-            .walk::<JobList, FetchError>(unexpected, |page| {
-                // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning
-                // is not documented, and a short count would lose an attempt's jobs.
-                let more = !page.is_empty();
-                jobs.extend(page.into_iter().map(|j| j.into_model()));
-                Ok(if more { Flow::More } else { Flow::Stop })
-            })
-            .await?;
-        self.cost().jobs.made += walked.pages;
-        self.cost().jobs.minimum += (jobs.len() as u64).div_ceil(PER_PAGE).max(1);
-        self.store().store_jobs(run, attempt, completed, &jobs)?;
-        self.progress.event(ProgressEvent::JobsDone);
-        let mut without_log = Vec::new();
-        {
-            let store = self.store();
-            for job in jobs.iter().filter(|j| j.is_failed()) {
-                if !store.has_log(job.id)? {
-                    without_log.push(job.clone());
-                }
-            }
-        }
-        Ok(self.schedule_logs(run, &without_log, &jobs, attempt))
-    }
-
-    /// The log tasks of a run's failed jobs without a log: per attempt, its archive when that
-    /// is cheaper ([`archive_is_cheaper`]), else one task per job. `run_jobs`: every job of
-    /// every attempt of the run; `latest`: the run's latest attempt.
-    fn schedule_logs(
-        &self,
-        run: RunId,
-        failed: &[Job],
-        run_jobs: &[Job],
-        latest: u32,
-    ) -> Vec<Task> {
-        let mut scheduled = self.logs_scheduled.lock().expect("logs lock");
-        let mut by_attempt: BTreeMap<u32, Vec<JobId>> = BTreeMap::new();
-        for job in failed {
-            if scheduled.insert(job.id) {
-                by_attempt.entry(job.run_attempt).or_default().push(job.id);
-            }
-        }
-        let mut tasks = Vec::new();
-        let mut queued = 0u64;
-        for (attempt, jobs) in by_attempt {
-            queued += jobs.len() as u64;
-            let executed = run_jobs.iter().filter(|j| j.run_attempt == attempt).count();
-            if archive_is_cheaper(jobs.len(), executed, attempt >= latest) {
-                tasks.push(Task::Archive {
-                    run,
-                    attempt,
-                    jobs,
-                    fallback: true,
-                });
-            } else {
-                tasks.extend(jobs.into_iter().map(|job| Task::Log { job }));
-            }
-        }
-        self.progress.event(ProgressEvent::LogsQueued(queued));
-        tasks
-    }
-
-    /// Classifies, compresses and stores one log on a blocking thread (`settle_logs`).
-    async fn settle_log(
-        &self,
-        job: JobId,
-        log: Option<LogBody>,
-        entry: Option<LogEntry>,
-    ) -> Result<(), FetchError> {
-        self.settle_logs(vec![(job, log, entry)], Vec::new()).await
-    }
-
-    /// Classifies and compresses logs on a blocking thread (a spooled log as it is read back
-    /// from its file, never held whole), then stores them, each with its classification, and
-    /// `plans` for jobs whose log is still to come, in one transaction: an attempt archive's
-    /// logs are stored together or not at all. A log without a body is stored as `entry`
-    /// (`Missing` when none).
-    async fn settle_logs(
-        &self,
-        logs: Vec<(JobId, Option<LogBody>, Option<LogEntry>)>,
-        plans: Vec<(JobId, LogPlan)>,
-    ) -> Result<(), FetchError> {
-        let store = self.store.clone();
-        let classifier = self.classifier.clone();
-        let fingerprint = self.fingerprint.clone();
-        let sizes: Vec<u64> = logs
-            .iter()
-            .map(|(_, log, _)| log.as_ref().map_or(0, LogBody::len))
-            .collect();
-        super::blocking(move || {
-            let outcomes = logs
-                .into_iter()
-                .map(|(job, log, entry)| outcome(classifier.as_ref(), job, log, entry))
-                .collect::<Result<Vec<_>, FetchError>>()?;
-            store
-                .lock()
-                .expect("store lock")
-                .store_logs(&fingerprint, &outcomes, &plans)
-                .map_err(FetchError::from)
-        })
-        .await?;
-        for bytes in sizes {
-            if bytes > 0 {
-                self.client.note_log(bytes);
-            }
-            self.counts.settled.fetch_add(1, Ordering::Relaxed);
-            self.progress.event(ProgressEvent::LogDone { bytes });
-        }
-        Ok(())
-    }
-
-    /// Records that these jobs' logs are to be asked one by one (their attempt's archive lacks
-    /// them, or GitHub does not serve it), and returns those tasks: a survey stopped before
-    /// they run resumes with them, not with the archive again.
-    fn ask_one_by_one(&self, jobs: Vec<JobId>) -> Result<Vec<Task>, FetchError> {
-        let plans: Vec<_> = jobs.iter().map(|&job| (job, LogPlan::Job)).collect();
-        self.store().store_logs(&self.fingerprint, &[], &plans)?;
-        Ok(jobs.into_iter().map(|job| Task::Log { job }).collect())
-    }
-
-    /// `GET …/jobs/{id}/logs`: the 302 to the log host is followed without the token; 410 is an
-    /// expired log, 404 a job without one, a redirect not followed (another scheme, https to
-    /// http, too many hops) an unavailable one, said once and recorded so the survey goes on. A
-    /// log over `max_log_size` is cut there, said once. A log whose timestamps do not fit the
-    /// job's execution (GitHub answers an earlier attempt's job id with the latest attempt's log)
-    /// is not taken: the job's attempt archive is asked instead. The log is classified and
-    /// compressed on a blocking thread, then stored with its classification in one transaction.
-    async fn fetch_log(&self, job: JobId) -> Result<Vec<Task>, FetchError> {
-        let url = self
-            .client
-            .url(&format!("{}/actions/jobs/{job}/logs", self.repo_path()));
-        {
-            let mut cost = self.cost();
-            cost.logs.made += 1;
-            cost.logs.minimum += 1;
-        }
-        let what = format!("job {job}'s log");
-        let blob = match self.client.fetch_blob(&url, &what).await {
-            Ok(blob) => blob,
-            Err(FetchError::Unavailable(message)) => {
-                self.progress.event(ProgressEvent::Note(format!(
-                    "{message}; recorded as unavailable"
-                )));
-                self.settle_log(job, None, Some(LogEntry::Unavailable))
-                    .await?;
-                return Ok(Vec::new());
-            }
-            Err(e) => return Err(e),
-        };
-        if blob.truncated && blob.response.status == StatusCode::OK {
-            self.progress.event(ProgressEvent::Note(format!(
-                "{what} is larger than --max-log-size ({} bytes): only its first {} bytes were downloaded, stored and classified",
-                self.client.max_log_size(),
-                blob.len()
-            )));
-        }
-        let (response, mut body) = LogBody::of(blob);
-        let entry = match response.status {
-            StatusCode::OK => None,
-            StatusCode::GONE => Some(LogEntry::Expired),
-            StatusCode::NOT_FOUND => Some(LogEntry::Missing),
-            _ => return Err(unexpected(&url, &response)),
-        };
-        if entry.is_some() {
-            self.settle_log(job, None, entry).await?;
-            return Ok(Vec::new());
-        }
-        let (model, run_jobs) = {
-            let store = self.store();
-            let model = store.load_job(job)?;
-            let run_jobs = match &model {
-                Some(m) => store.load_run_jobs(m.run_id)?,
-                None => Vec::new(),
-            };
-            (model, run_jobs)
-        };
-        if let Some(model) = model {
-            let span = body.span().map_err(|e| {
-                FetchError::Spool(format!(
-                    "cannot read {what} back from its temporary file: {e}"
-                ))
-            })?;
-            if !is_own_log(span, &model, &run_jobs) {
-                // Learnt at the price of a download: kept, so that a survey stopped before the
-                // archive arrives asks the archive next time, not this endpoint again.
-                self.store()
-                    .store_logs(&self.fingerprint, &[], &[(job, LogPlan::Archive)])?;
-                self.counts.not_own.fetch_add(1, Ordering::Relaxed);
-                self.progress.event(ProgressEvent::Detail(format!(
-                    "the log GitHub served for job {job} ({} attempt {}) is another execution's: asking the attempt's archive",
-                    model.name, model.run_attempt
-                )));
-                return Ok(vec![Task::Archive {
-                    run: model.run_id,
-                    attempt: model.run_attempt,
-                    jobs: vec![job],
-                    fallback: false,
-                }]);
-            }
-        }
-        self.settle_log(job, Some(body), None).await?;
-        Ok(Vec::new())
-    }
-
-    /// `GET …/actions/runs/{run}/attempts/{n}/logs` (302 to a zip on the log host, followed
-    /// without the token): takes each job's log from the archive ([`match_archive_spans`]).
-    /// A job the archive lacks (or an archive GitHub does not serve) is asked one by one when
-    /// `fallback`, else recorded as unknown (`Mismatched`) — never classified as another's log.
-    async fn fetch_archive(
-        &self,
-        run: RunId,
-        attempt: u32,
-        jobs: Vec<JobId>,
-        fallback: bool,
-    ) -> Result<Vec<Task>, FetchError> {
-        let url = self.client.url(&format!(
-            "{}/actions/runs/{run}/attempts/{attempt}/logs",
-            self.repo_path()
-        ));
-        let what = format!("run {run} attempt {attempt}'s log archive");
-        let unknown = |jobs: Vec<JobId>, entry: LogEntry| -> Vec<_> {
-            jobs.into_iter()
-                .map(|job| (job, None, Some(entry.clone())))
-                .collect()
-        };
-        let Some(blob) = self.fetch_archive_blob(&url, &what).await? else {
-            if fallback {
-                return self.ask_one_by_one(jobs);
-            }
-            self.counts
-                .unknown
-                .fetch_add(jobs.len() as u64, Ordering::Relaxed);
-            self.settle_logs(unknown(jobs, LogEntry::Mismatched), Vec::new())
-                .await?;
-            return Ok(Vec::new());
-        };
-        let (response, body) = LogBody::of(blob);
-        match response.status {
-            StatusCode::OK => {}
-            StatusCode::GONE | StatusCode::NOT_FOUND if fallback => {
-                return self.ask_one_by_one(jobs);
-            }
-            StatusCode::GONE | StatusCode::NOT_FOUND => {
-                let entry = if response.status == StatusCode::GONE {
-                    LogEntry::Expired
-                } else {
-                    self.counts
-                        .unknown
-                        .fetch_add(jobs.len() as u64, Ordering::Relaxed);
-                    LogEntry::Mismatched
-                };
-                self.settle_logs(unknown(jobs, entry), Vec::new()).await?;
-                return Ok(Vec::new());
-            }
-            _ => return Err(unexpected(&url, &response)),
-        }
-        self.counts.archives.fetch_add(1, Ordering::Relaxed);
-        let (models, run_jobs) = {
-            let store = self.store();
-            let run_jobs = store.load_run_jobs(run)?;
-            let models: Vec<Job> = run_jobs
-                .iter()
-                .filter(|j| jobs.contains(&j.id))
-                .cloned()
-                .collect();
-            (models, run_jobs)
-        };
-        let max_entry = self.client.max_log_size();
-        let (entries, matched) =
-            super::blocking(move || read_archive(body, &models, &run_jobs, max_entry, url)).await?;
-        let mut entries: Vec<Option<LogBody>> = entries.into_iter().map(|(_, b)| Some(b)).collect();
-        let mut settled = Vec::new();
-        let mut retry = Vec::new();
-        for job in jobs {
-            match matched.get(&job).and_then(|&i| entries[i].take()) {
-                Some(log) => {
-                    self.counts.from_archive.fetch_add(1, Ordering::Relaxed);
-                    settled.push((job, Some(log), None));
-                }
-                None if fallback => retry.push(job),
-                None => {
-                    self.counts.unknown.fetch_add(1, Ordering::Relaxed);
-                    self.progress.event(ProgressEvent::Detail(format!(
-                        "job {job}: attempt {attempt}'s archive of run {run} has no log of it either: unknown"
-                    )));
-                    settled.push((job, None, Some(LogEntry::Mismatched)));
-                }
-            }
-        }
-        // The archive's logs and the plans of the jobs it lacks: one transaction.
-        let plans = retry.iter().map(|&job| (job, LogPlan::Job)).collect();
-        self.settle_logs(settled, plans).await?;
-        Ok(retry.into_iter().map(|job| Task::Log { job }).collect())
-    }
-
-    /// Downloads an attempt's log archive; `None` (said once) when it is over
-    /// `--max-log-size` or GitHub sends it somewhere not followed.
-    async fn fetch_archive_blob(&self, url: &str, what: &str) -> Result<Option<Blob>, FetchError> {
-        match self.client.fetch_blob(url, what).await {
-            Ok(blob) if blob.truncated => {
-                self.progress.event(ProgressEvent::Note(format!(
-                    "{what} is larger than --max-log-size ({} bytes): not read",
-                    self.client.max_log_size()
-                )));
-                Ok(None)
-            }
-            Ok(blob) => Ok(Some(blob)),
-            Err(FetchError::Unavailable(message)) => {
-                self.progress
-                    .event(ProgressEvent::Note(format!("{message}; not read")));
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
     }
 
     /// Closed PRs into the default branch, most recently updated first, until they are older
@@ -1651,167 +1087,6 @@ impl Survey {
     }
 }
 
-/// One log's outcome for the store: a body classified and compressed (a spooled one as it is
-/// read back from its file), or `entry` (`Missing` when none). Blocking.
-fn outcome(
-    classifier: &dyn Classifier,
-    job: JobId,
-    log: Option<LogBody>,
-    entry: Option<LogEntry>,
-) -> Result<LogOutcome, FetchError> {
-    let (classification, compressed) = match log {
-        Some(LogBody::Memory(log)) => (classifier.classify(&log), compress_log(&log)),
-        Some(LogBody::Spooled(mut file, _)) => {
-            let spool_error = |e: std::io::Error| {
-                FetchError::Spool(format!(
-                    "cannot read job {job}'s log back from its temporary file: {e}"
-                ))
-            };
-            file.rewind().map_err(spool_error)?;
-            let classification = classifier.classify_reader(&mut file).map_err(spool_error)?;
-            file.rewind().map_err(spool_error)?;
-            let compressed = compress_log_reader(&mut file).map_err(spool_error)?;
-            (classification, compressed)
-        }
-        None => {
-            return Ok(LogOutcome {
-                job,
-                entry: entry.unwrap_or(LogEntry::Missing),
-                classification: None,
-            });
-        }
-    };
-    Ok(LogOutcome {
-        job,
-        entry: LogEntry::Stored(compressed),
-        classification: Some(classification),
-    })
-}
-
-/// An archive's entries read (entry name, log) and the entry matched to each job.
-type ArchiveEntries = (Vec<(String, LogBody)>, BTreeMap<JobId, usize>);
-
-/// Reads the entries of an attempt's log archive named like one of `wanted`'s jobs (each up to
-/// `max_entry` bytes: a zip bomb stays bounded; into memory up to `SPOOL_AT`, past it into a
-/// temporary file), and matches them to the jobs by their times ([`match_archive_spans`]).
-/// Blocking.
-fn read_archive(
-    body: LogBody,
-    wanted: &[Job],
-    run_jobs: &[Job],
-    max_entry: u64,
-    url: String,
-) -> Result<ArchiveEntries, FetchError> {
-    let mut entries: Vec<(String, LogBody)> = Vec::new();
-    let each = |entry: Result<(&str, &mut dyn Read), String>| {
-        let Ok((path, reader)) = entry else {
-            return;
-        };
-        let Some(name) = entry_job_name(path) else {
-            return;
-        };
-        if !wanted.iter().any(|j| entry_names_job(name, &j.name)) {
-            return;
-        }
-        if let Ok(body) = LogBody::read(&mut reader.take(max_entry)) {
-            entries.push((name.to_string(), body));
-        }
-    };
-    match body {
-        LogBody::Memory(bytes) => flakestat_zip::visit_files(std::io::Cursor::new(bytes), each),
-        LogBody::Spooled(mut file, _) => {
-            if let Err(e) = file.rewind() {
-                return Err(FetchError::Spool(format!(
-                    "cannot read {url} back from its temporary file: {e}"
-                )));
-            }
-            flakestat_zip::visit_files(file, each)
-        }
-    }
-    .map_err(|e| FetchError::Parse {
-        url,
-        error: format!("the attempt's log archive is not a readable zip: {e}"),
-    })?;
-    let spans: Vec<_> = entries
-        .iter_mut()
-        .map(|(name, body)| (name.clone(), body.span().ok().flatten()))
-        .collect();
-    let matched = match_archive_spans(&spans, wanted, run_jobs);
-    Ok((entries, matched))
-}
-
-/// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large
-/// (`client::SPOOL_AT`).
-pub(super) enum LogBody {
-    Memory(Vec<u8>),
-    Spooled(std::fs::File, u64),
-}
-
-impl LogBody {
-    /// Splits a download into its response (status, headers) and its body.
-    pub(super) fn of(blob: Blob) -> (Response, LogBody) {
-        let Blob {
-            mut response,
-            spooled,
-            ..
-        } = blob;
-        let body = match spooled {
-            Some((file, len)) => LogBody::Spooled(file, len),
-            None => LogBody::Memory(std::mem::take(&mut response.body)),
-        };
-        (response, body)
-    }
-
-    /// Reads a whole body: into memory up to `SPOOL_AT`, the rest into an anonymous temporary
-    /// file.
-    fn read(reader: &mut dyn Read) -> std::io::Result<LogBody> {
-        let mut head = Vec::new();
-        reader.take(super::SPOOL_AT).read_to_end(&mut head)?;
-        if (head.len() as u64) < super::SPOOL_AT {
-            return Ok(LogBody::Memory(head));
-        }
-        let mut file = tempfile::tempfile()?;
-        std::io::Write::write_all(&mut file, &head)?;
-        let rest = std::io::copy(reader, &mut file)?;
-        file.rewind()?;
-        Ok(LogBody::Spooled(file, head.len() as u64 + rest))
-    }
-
-    pub(super) fn len(&self) -> u64 {
-        match self {
-            LogBody::Memory(bytes) => bytes.len() as u64,
-            LogBody::Spooled(_, len) => *len,
-        }
-    }
-
-    /// `log_span` of the body; a spooled one is read only at its head and tail.
-    pub(super) fn span(&mut self) -> std::io::Result<Option<(Timestamp, Timestamp)>> {
-        const EDGE: u64 = 1 << 20;
-        let (file, len) = match self {
-            LogBody::Memory(bytes) => return Ok(log_span(bytes)),
-            LogBody::Spooled(file, len) => (file, *len),
-        };
-        let mut head = Vec::new();
-        file.seek(SeekFrom::Start(0))?;
-        (&mut *file).take(EDGE).read_to_end(&mut head)?;
-        let tail_start = len.saturating_sub(EDGE);
-        let mut tail = Vec::new();
-        file.seek(SeekFrom::Start(tail_start))?;
-        file.read_to_end(&mut tail)?;
-        file.seek(SeekFrom::Start(0))?;
-        // The tail's first line may start mid-line: skip it unless the tail is the whole log.
-        if tail_start > 0 {
-            let cut = memchr::memchr(b'\n', &tail).map_or(tail.len(), |i| i + 1);
-            tail.drain(..cut);
-        }
-        Ok(match (log_span(&head), log_span(&tail)) {
-            (Some((first, _)), Some((_, last))) => Some((first, last)),
-            (Some(span), None) => Some(span),
-            _ => None,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1870,111 +1145,6 @@ mod tests {
                 (t(7), t(10)),
             ]
         );
-    }
-
-    #[test]
-    fn the_archive_replaces_per_job_downloads_only_when_cheaper() {
-        // One failed job: one request either way; the per-job log is the dependable path.
-        assert!(!archive_is_cheaper(1, 70, false));
-        assert!(!archive_is_cheaper(1, 2, true));
-        // An earlier attempt with several failed jobs: one request instead of several.
-        assert!(archive_is_cheaper(2, 70, false));
-        // The latest attempt: only when the zip is mostly failed jobs' logs.
-        assert!(!archive_is_cheaper(3, 70, true));
-        assert!(archive_is_cheaper(18, 70, true));
-        assert!(archive_is_cheaper(2, 8, true));
-    }
-
-    fn job(id: u64, attempt: u32, name: &str, start: &str, end: &str) -> Job {
-        Job {
-            id: JobId(id),
-            run_id: RunId(1),
-            run_attempt: attempt,
-            name: name.into(),
-            status: "completed".into(),
-            conclusion: Some("failure".into()),
-            created_at: start.parse().unwrap(),
-            started_at: Some(start.parse().unwrap()),
-            completed_at: Some(end.parse().unwrap()),
-            html_url: None,
-            head_sha: flakestat_core::model::Sha("a".repeat(40)),
-            labels: Vec::new(),
-        }
-    }
-
-    fn log(from: &str, to: &str) -> Vec<u8> {
-        format!("\u{feff}{from} start\n{to} end\n").into_bytes()
-    }
-
-    #[test]
-    fn a_log_is_its_job_s_only_when_its_times_fit_that_execution() {
-        let first = job(
-            1,
-            1,
-            "Test / py3.14t",
-            "2026-07-15T10:00:00Z",
-            "2026-07-15T10:20:00Z",
-        );
-        let second = job(
-            2,
-            2,
-            "Test / py3.14t",
-            "2026-07-15T11:00:00Z",
-            "2026-07-15T11:20:00Z",
-        );
-        let run = [first.clone(), second.clone()];
-        let own = log_span(&log(
-            "2026-07-15T09:59:30.0000000Z",
-            "2026-07-15T10:19:00.0000000Z",
-        ));
-        let later = log_span(&log(
-            "2026-07-15T11:00:05.0000000Z",
-            "2026-07-15T11:19:00.0000000Z",
-        ));
-        assert!(is_own_log(own, &first, &run));
-        assert!(!is_own_log(later, &first, &run), "the latest attempt's log");
-        assert!(is_own_log(later, &second, &run));
-        assert!(is_own_log(None, &first, &run), "no timestamps: cannot tell");
-
-        // The archive: the entry by name (`/` dropped), then by time; never another's.
-        let entries = vec![
-            (
-                "Test  py3.14".to_string(),
-                log(
-                    "2026-07-15T10:00:00.0000000Z",
-                    "2026-07-15T10:01:00.0000000Z",
-                ),
-            ),
-            (
-                "Test  py3.14t".to_string(),
-                log(
-                    "2026-07-15T10:00:10.0000000Z",
-                    "2026-07-15T10:19:00.0000000Z",
-                ),
-            ),
-        ];
-        let spans =
-            |entries: &[(String, Vec<u8>)]| -> Vec<(String, Option<(Timestamp, Timestamp)>)> {
-                entries
-                    .iter()
-                    .map(|(name, log)| {
-                        (
-                            name.clone(),
-                            flakestat_core::signatures::archive::log_span(log),
-                        )
-                    })
-                    .collect()
-            };
-        let matched = match_archive_spans(&spans(&entries), std::slice::from_ref(&first), &run);
-        assert_eq!(matched.get(&JobId(1)), Some(&1));
-        let stale = vec![(
-            "Test  py3.14t".to_string(),
-            log(
-                "2026-07-15T11:00:10.0000000Z",
-                "2026-07-15T11:19:00.0000000Z",
-            ),
-        )];
-        assert!(match_archive_spans(&spans(&stale), &[first], &run).is_empty());
     }
 
     #[test]

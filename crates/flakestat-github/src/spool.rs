@@ -1,0 +1,81 @@
+//! A downloaded log's bytes, in memory or, past `client::SPOOL_AT`, in an anonymous temporary
+//! file, so a large log or archive entry is never held whole; and its time span read at its
+//! head and tail only.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use super::client::{Blob, Response};
+use flakestat_core::model::Timestamp;
+use flakestat_core::signatures::archive::log_span;
+
+/// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large
+/// (`client::SPOOL_AT`).
+pub(super) enum LogBody {
+    Memory(Vec<u8>),
+    Spooled(std::fs::File, u64),
+}
+
+impl LogBody {
+    /// Splits a download into its response (status, headers) and its body.
+    pub(super) fn of(blob: Blob) -> (Response, LogBody) {
+        let Blob {
+            mut response,
+            spooled,
+            ..
+        } = blob;
+        let body = match spooled {
+            Some((file, len)) => LogBody::Spooled(file, len),
+            None => LogBody::Memory(std::mem::take(&mut response.body)),
+        };
+        (response, body)
+    }
+
+    /// Reads a whole body: into memory up to `SPOOL_AT`, the rest into an anonymous temporary
+    /// file.
+    pub(super) fn read(reader: &mut dyn Read) -> std::io::Result<LogBody> {
+        let mut head = Vec::new();
+        reader.take(super::SPOOL_AT).read_to_end(&mut head)?;
+        if (head.len() as u64) < super::SPOOL_AT {
+            return Ok(LogBody::Memory(head));
+        }
+        let mut file = tempfile::tempfile()?;
+        std::io::Write::write_all(&mut file, &head)?;
+        let rest = std::io::copy(reader, &mut file)?;
+        file.rewind()?;
+        Ok(LogBody::Spooled(file, head.len() as u64 + rest))
+    }
+
+    pub(super) fn len(&self) -> u64 {
+        match self {
+            LogBody::Memory(bytes) => bytes.len() as u64,
+            LogBody::Spooled(_, len) => *len,
+        }
+    }
+
+    /// `log_span` of the body; a spooled one is read only at its head and tail.
+    pub(super) fn span(&mut self) -> std::io::Result<Option<(Timestamp, Timestamp)>> {
+        const EDGE: u64 = 1 << 20;
+        let (file, len) = match self {
+            LogBody::Memory(bytes) => return Ok(log_span(bytes)),
+            LogBody::Spooled(file, len) => (file, *len),
+        };
+        let mut head = Vec::new();
+        file.seek(SeekFrom::Start(0))?;
+        (&mut *file).take(EDGE).read_to_end(&mut head)?;
+        let tail_start = len.saturating_sub(EDGE);
+        let mut tail = Vec::new();
+        file.seek(SeekFrom::Start(tail_start))?;
+        file.read_to_end(&mut tail)?;
+        file.seek(SeekFrom::Start(0))?;
+        // The tail's first line may start mid-line: skip it unless the tail is the whole log.
+        if tail_start > 0 {
+            let cut = memchr::memchr(b'\n', &tail).map_or(tail.len(), |i| i + 1);
+            tail.drain(..cut);
+        }
+        Ok(match (log_span(&head), log_span(&tail)) {
+            (Some((first, _)), Some((_, last))) => Some((first, last)),
+            (Some(span), None) => Some(span),
+            _ => None,
+        })
+    }
+}
