@@ -21,6 +21,7 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
+use super::artifacts::JunitArtifacts;
 use super::client::{Blob, ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::pages::{End, Flow, Listing};
 use super::wire::{JobList, RunList, WireFile, WirePull, WireRepo, WorkflowList};
@@ -73,6 +74,9 @@ pub struct SurveySummary {
     pub logs_unknown: u64,
     /// Attempt archives downloaded.
     pub archives_fetched: u64,
+    /// `--junit-artifacts`: runs whose artifacts were listed, and the matching artifacts read,
+    /// refused (caps, unreadable, unavailable) and expired (`artifacts.rs`).
+    pub artifacts: ArtifactSummary,
     pub logs_reclassified: u64,
     pub pulls_files_fetched: u64,
     /// Runs whose jobs were not fetched: their workflow had nothing failed or re-run in the
@@ -81,6 +85,15 @@ pub struct SurveySummary {
     /// Requests made against the minimum, per kind (docs/survey.md, "The minimum").
     pub cost: SurveyCost,
     pub stats: StatsSnapshot,
+}
+
+/// What `--junit-artifacts` did in a survey.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArtifactSummary {
+    pub runs_listed: u64,
+    pub read: u64,
+    pub refused: u64,
+    pub expired: u64,
 }
 
 /// Requests of one kind: made, and the fewest a perfect client would have made.
@@ -150,6 +163,7 @@ pub struct Session {
     pub(super) runtime: tokio::runtime::Runtime,
     pub(super) client: Arc<GitHubClient>,
     progress: Arc<dyn Progress>,
+    junit: Option<Arc<JunitArtifacts>>,
 }
 
 impl Session {
@@ -167,7 +181,13 @@ impl Session {
             runtime,
             client,
             progress,
+            junit: None,
         })
+    }
+
+    /// Also read JUnit XML from the artifacts of runs with a failed job (`artifacts.rs`).
+    pub fn read_junit_artifacts(&mut self, junit: Option<JunitArtifacts>) {
+        self.junit = junit.map(Arc::new);
     }
 
     pub fn stats(&self) -> StatsSnapshot {
@@ -215,6 +235,8 @@ impl Session {
             counts: LogCounts::default(),
             downloads: tokio::sync::Semaphore::new(self.client.concurrency()),
             stop: Mutex::new(None),
+            junit: self.junit.clone(),
+            artifacts: Mutex::default(),
         };
         let survey = Arc::new(survey);
         let interruptible = plan.interruptible;
@@ -286,6 +308,8 @@ enum Task {
     },
     /// Fetch, classify and store one failed job's log.
     Log { job: JobId },
+    /// Read the JUnit reports of a run's matching artifacts (`artifacts.rs`).
+    Artifacts { run: RunId },
     /// Fetch one attempt's log archive and take these failed jobs' logs from it. `fallback`:
     /// the jobs were not tried one by one yet (the archive was the cheaper way), so a job the
     /// archive lacks is asked for one by one; otherwise its own endpoint served another
@@ -481,6 +505,8 @@ struct Survey {
     /// Once a limit stopped the survey (`is_stop`): the logs settled by then. No task starts
     /// after it; those under way finish.
     stop: Mutex<Option<u64>>,
+    junit: Option<Arc<JunitArtifacts>>,
+    artifacts: Mutex<ArtifactSummary>,
 }
 
 /// Whether an error is GitHub's limit stopping the survey (the budget spent until a reset too
@@ -846,6 +872,7 @@ impl Survey {
         summary.logs_not_own = count(&self.counts.not_own);
         summary.logs_unknown = count(&self.counts.unknown);
         summary.archives_fetched = count(&self.counts.archives);
+        summary.artifacts = *self.artifacts.lock().expect("artifacts lock");
         summary.runs_jobs_skipped = std::mem::take(&mut self.workflows.lock().expect("lock").held)
             .values()
             .map(|held| held.len() as u64)
@@ -922,7 +949,7 @@ impl Survey {
         // A download holds its permit from its API request until its outcome is stored.
         let this = self.clone();
         let _download = match task {
-            Task::Log { .. } | Task::Archive { .. } => {
+            Task::Log { .. } | Task::Archive { .. } | Task::Artifacts { .. } => {
                 Some(this.downloads.acquire().await.expect("never closed"))
             }
             _ => None,
@@ -949,6 +976,7 @@ impl Survey {
                 jobs,
                 fallback,
             } => self.fetch_archive(run, attempt, jobs, fallback).await,
+            Task::Artifacts { run } => self.fetch_artifacts(run).await,
         }
     }
 
@@ -1274,7 +1302,34 @@ impl Survey {
                 }
             }
         }
-        Ok(self.schedule_logs(run, &without_log, &jobs, attempt))
+        let mut tasks = self.schedule_logs(run, &without_log, &jobs, attempt);
+        if self.junit.is_some() && jobs.iter().any(|j| j.is_failed()) {
+            tasks.push(Task::Artifacts { run });
+        }
+        Ok(tasks)
+    }
+
+    /// `--junit-artifacts`: one run's matching artifacts read and stored (`artifacts.rs`).
+    async fn fetch_artifacts(&self, run: RunId) -> Result<Vec<Task>, FetchError> {
+        let Some(junit) = &self.junit else {
+            return Ok(Vec::new());
+        };
+        let path = self.repo_path();
+        let got = super::artifacts::fetch_run_artifacts(
+            &self.client,
+            &self.store,
+            self.progress.as_ref(),
+            &path,
+            run,
+            junit,
+        )
+        .await?;
+        let mut sum = self.artifacts.lock().expect("artifacts lock");
+        sum.runs_listed += got.listed_runs;
+        sum.read += got.read;
+        sum.refused += got.refused;
+        sum.expired += got.expired;
+        Ok(Vec::new())
     }
 
     /// The log tasks of a run's failed jobs without a log: per attempt, its archive when that
