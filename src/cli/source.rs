@@ -193,6 +193,15 @@ pub struct SourceArgs {
     /// The largest API answer read; a larger one is refused (tests lower it).
     #[arg(long, value_name = "SIZE", default_value = "50MiB", value_parser = parse_size, hide = true)]
     pub max_response_size: u64,
+    /// Also read JUnit XML reports from the artifacts, named like GLOB (`junit-*`), of each run
+    /// with a failed job; their tests win over the tests read from the same job's log. Each
+    /// artifact is downloaded once (the store keeps its tests); one over --max-artifact-size,
+    /// with too many entries or inflating too much is refused with a line naming it.
+    #[arg(long, value_name = "GLOB")]
+    pub junit_artifacts: Option<String>,
+    /// The largest artifact zip downloaded (bytes, or with K, M, G, KiB, MiB, GiB).
+    #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = parse_size)]
+    pub max_artifact_size: u64,
 }
 
 /// `1048576`, `512K`, `100MB`, `1GiB`: decimal for K/M/G(B), binary for KiB/MiB/GiB.

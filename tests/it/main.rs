@@ -45,6 +45,7 @@ mod snapshot_errors;
 mod snapshot_output;
 mod store_postgres;
 mod suggest_story;
+mod survey_artifacts;
 mod survey_cli;
 mod survey_cost;
 mod survey_fetch;

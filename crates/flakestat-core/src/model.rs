@@ -299,6 +299,36 @@ impl TestOutcomes {
     pub fn is_empty(&self) -> bool {
         self.failed.is_empty() && self.flaky.is_empty()
     }
+
+    /// Adds another report's tests of the same job (several JUnit files of one artifact,
+    /// several artifacts of one job): a test failed in any report failed; one flaky in some
+    /// report and failed in none is flaky. Both lists stay sorted by id, each id once (the
+    /// first record of an id is kept).
+    pub fn merge(&mut self, more: TestOutcomes) {
+        use std::collections::btree_map::Entry;
+        let mut failed: BTreeMap<String, TestRecord> = BTreeMap::new();
+        for t in std::mem::take(&mut self.failed)
+            .into_iter()
+            .chain(more.failed)
+        {
+            if let Entry::Vacant(e) = failed.entry(t.id.clone()) {
+                e.insert(t);
+            }
+        }
+        let mut flaky: BTreeMap<String, TestRecord> = BTreeMap::new();
+        for t in std::mem::take(&mut self.flaky)
+            .into_iter()
+            .chain(more.flaky)
+        {
+            if !failed.contains_key(&t.id)
+                && let Entry::Vacant(e) = flaky.entry(t.id.clone())
+            {
+                e.insert(t);
+            }
+        }
+        self.failed = failed.into_values().collect();
+        self.flaky = flaky.into_values().collect();
+    }
 }
 
 /// Everything the analysis needs, read from the store for one repository and window.

@@ -53,6 +53,9 @@ pub struct Dataset {
     /// name. `None`: a short generic log.
     #[serde(default)]
     pub passing_log: Option<String>,
+    /// Run artifacts (`/actions/runs/{id}/artifacts`, `/actions/artifacts/{id}/zip`), any order.
+    #[serde(default)]
+    pub artifacts: Vec<FakeArtifact>,
     /// Plain issues (pull requests are issues too and need no entry here).
     #[serde(default)]
     pub issues: Vec<FakeIssue>,
@@ -108,6 +111,33 @@ pub enum FakeLog {
     Expired,
     /// 404: no log. Same as having no entry.
     Missing,
+}
+
+/// An artifact a run uploaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeArtifact {
+    pub id: u64,
+    pub run: RunId,
+    pub name: String,
+    /// When the upload step made it: inside the uploading job's execution.
+    pub created_at: Timestamp,
+    pub body: ArtifactBody,
+}
+
+/// What an artifact's download serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactBody {
+    /// A zip of these files (path → text), deflated: 302 to the log host.
+    Files(BTreeMap<String, String>),
+    /// Past retention: listed with `expired: true`, 410 on download.
+    Expired,
+    /// Listed as live, 410 on download (it expired between the listing and the download).
+    Gone,
+    /// A zip bomb: one entry `entry` of `size` zero bytes, deflated (about a thousandfold).
+    Zeros { entry: String, size: u64 },
+    /// A zip of one stored (not compressed) entry of `size` bytes that do not compress.
+    Bulk { entry: String, size: u64 },
 }
 
 /// A pull request (with the files it changed).
@@ -243,6 +273,7 @@ impl Dataset {
             branches: BTreeMap::new(),
             logs: BTreeMap::new(),
             passing_log: None,
+            artifacts: Vec::new(),
             issues: Vec::new(),
             comments: Vec::new(),
         }

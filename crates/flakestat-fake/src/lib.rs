@@ -44,9 +44,14 @@ mod stamp;
 
 pub use created::{CreatedRange, parse_created};
 pub use dataset::{
-    Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeAttempt, FakeComment,
-    FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
+    ArtifactBody, Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeArtifact,
+    FakeAttempt, FakeComment, FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
 };
 pub use minimum::SurveyMinimum;
 pub use routes::RouteKind;
 pub use server::{FakeGitHub, Faults, Hop, Listener, RecordedRequest};
+
+/// The size the fake lists for an artifact (`size_in_bytes`): its zip's length, 0 past retention.
+pub fn artifact_zip_size(artifact: &FakeArtifact) -> usize {
+    routes::artifact_bytes(artifact).map_or(0, |zip| zip.len())
+}

@@ -117,6 +117,7 @@ pub(crate) fn list_owner_repos(
         query,
         log_url: &no_log,
         archive_url: &no_archive,
+        artifact_url: &|_| String::new(),
         stale_attempt_logs: false,
         body: &[],
         login: "anonymous",

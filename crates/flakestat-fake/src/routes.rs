@@ -8,7 +8,10 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::created::parse_created;
-use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeCommit, FakeLog, FakePull, FakeRun};
+use super::dataset::{
+    ArtifactBody, Dataset, FakeArtifact, FakeAttempt, FakeComment, FakeCommit, FakeLog, FakePull,
+    FakeRun,
+};
 use flakestat_core::model::{Conclusion, Job, JobId, Run, RunId, Sha, Status, Timestamp};
 
 /// What kind of request a path is; the unit of the request counters.
@@ -31,6 +34,12 @@ pub enum RouteKind {
     LogBlob,
     /// A request to the log host for an attempt's log archive.
     ArchiveBlob,
+    /// `GET /actions/runs/{id}/artifacts`.
+    ListArtifacts,
+    /// `GET /actions/artifacts/{id}/zip` (302, or 410 when expired).
+    ArtifactZip,
+    /// A request to the log host for an artifact's zip.
+    ArtifactBlob,
     ListPulls,
     Pull,
     PullFiles,
@@ -59,6 +68,8 @@ pub(crate) enum Route {
     AttemptJobs(RunId, u32),
     JobLog(JobId),
     AttemptLogs(RunId, u32),
+    ListArtifacts(RunId),
+    ArtifactZip(u64),
     ListPulls,
     Pull(u64),
     PullFiles(u64),
@@ -83,6 +94,8 @@ impl Route {
             Route::AttemptJobs(..) => RouteKind::AttemptJobs,
             Route::JobLog(_) => RouteKind::JobLog,
             Route::AttemptLogs(..) => RouteKind::AttemptLogs,
+            Route::ListArtifacts(_) => RouteKind::ListArtifacts,
+            Route::ArtifactZip(_) => RouteKind::ArtifactZip,
             Route::ListPulls => RouteKind::ListPulls,
             Route::Pull(_) => RouteKind::Pull,
             Route::PullFiles(_) => RouteKind::PullFiles,
@@ -136,6 +149,12 @@ pub(crate) fn parse_route(method: &str, path: &str) -> Option<(String, String, R
             (Some(i), Some(n)) => Route::AttemptLogs(RunId(i), n as u32),
             _ => Route::Unknown,
         },
+        ["actions", "runs", id, "artifacts"] if get => {
+            num(id).map_or(Route::Unknown, |i| Route::ListArtifacts(RunId(i)))
+        }
+        ["actions", "artifacts", id, "zip"] if get => {
+            num(id).map_or(Route::Unknown, Route::ArtifactZip)
+        }
         ["actions", "jobs", id, "logs"] if get => {
             num(id).map_or(Route::Unknown, |i| Route::JobLog(JobId(i)))
         }
@@ -274,6 +293,8 @@ pub(crate) struct Ctx<'a> {
     pub log_url: &'a dyn Fn(JobId) -> String,
     /// Where an attempt-archive redirect points: `(run, attempt) → absolute URL`.
     pub archive_url: &'a dyn Fn(RunId, u32) -> String,
+    /// Where an artifact-zip redirect points: `(artifact id) → absolute URL`.
+    pub artifact_url: &'a dyn Fn(u64) -> String,
     /// GitHub's stale-attempt-log bug: an earlier attempt's job id is answered with the log of
     /// the latest attempt's execution of the same job.
     pub stale_attempt_logs: bool,
@@ -304,6 +325,8 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
         Route::AttemptJobs(id, n) => attempt_jobs(ds, id, n, ctx),
         Route::JobLog(id) => job_log(ds, id, ctx),
         Route::AttemptLogs(run, n) => attempt_logs(ds, run, n, ctx),
+        Route::ListArtifacts(run) => list_artifacts(ds, run, ctx),
+        Route::ArtifactZip(id) => artifact_zip(ds, *id, ctx),
         Route::ListPulls => list_pulls(ds, ctx),
         Route::Pull(n) => match ds.pull(*n) {
             Some(p) => Reply::json(200, &pull_json(ds, p, ctx.api, true)),
@@ -409,6 +432,108 @@ fn attempt_logs(ds: &Dataset, run: &RunId, n: &u32, ctx: &Ctx<'_>) -> Reply {
         },
         _ => Reply::not_found(),
     }
+}
+
+/// `GET /actions/runs/{id}/artifacts`: `{total_count, artifacts}`, by id, paginated.
+fn list_artifacts(ds: &Dataset, run: &RunId, ctx: &Ctx<'_>) -> Reply {
+    let Some(fake) = ds.run(*run) else {
+        return Reply::not_found();
+    };
+    let mut artifacts: Vec<&FakeArtifact> = ds.artifacts.iter().filter(|a| a.run == *run).collect();
+    artifacts.sort_by_key(|a| a.id);
+    let (range, link) = page_window(artifacts.len(), usize::MAX, ctx);
+    let repo = &ds.repo;
+    let page: Vec<Value> = artifacts[range]
+        .iter()
+        .map(|a| {
+            let size = artifact_bytes(a).map_or(0, |b| b.len());
+            let url = format!("{}/repos/{repo}/actions/artifacts/{}", ctx.api, a.id);
+            json!({
+                "id": a.id,
+                "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id),
+                "name": a.name,
+                "size_in_bytes": size,
+                "url": url,
+                "archive_download_url": format!("{url}/zip"),
+                "expired": matches!(a.body, ArtifactBody::Expired),
+                "digest": format!("sha256:{}{}", fake_sha(&format!("artifact {}", a.id)), "0".repeat(24)),
+                "created_at": ts(a.created_at),
+                "updated_at": ts(a.created_at),
+                "expires_at": ts(a.created_at + chrono::TimeDelta::days(90)),
+                "workflow_run": {
+                    "id": run.0,
+                    "repository_id": repo_id(ds),
+                    "head_repository_id": repo_id(ds),
+                    "head_branch": fake.run.head_branch,
+                    "head_sha": fake.run.head_sha.0,
+                },
+            })
+        })
+        .collect();
+    with_link(
+        Reply::json(
+            200,
+            &json!({"total_count": artifacts.len(), "artifacts": page}),
+        ),
+        link,
+    )
+}
+
+/// `GET /actions/artifacts/{id}/zip`: 302 to the log host, or 410 past retention.
+fn artifact_zip(ds: &Dataset, id: u64, ctx: &Ctx<'_>) -> Reply {
+    let doc = "/actions/artifacts#download-an-artifact";
+    match ds.artifacts.iter().find(|a| a.id == id) {
+        None => Reply::error(404, "Not Found", doc),
+        Some(a) if matches!(a.body, ArtifactBody::Expired | ArtifactBody::Gone) => {
+            Reply::error(410, "Artifact has expired", doc)
+        }
+        Some(_) => redirect((ctx.artifact_url)(id)),
+    }
+}
+
+/// The zip an artifact's download serves; `None` when it has none (expired).
+pub(crate) fn artifact_bytes(a: &FakeArtifact) -> Option<Vec<u8>> {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let written: Result<(), zip::result::ZipError> = match &a.body {
+        ArtifactBody::Expired | ArtifactBody::Gone => return None,
+        ArtifactBody::Files(files) => files.iter().try_for_each(|(name, text)| {
+            zip.start_file(name.as_str(), deflated)?;
+            zip.write_all(text.as_bytes())?;
+            Ok(())
+        }),
+        ArtifactBody::Zeros { entry, size } => (|| {
+            zip.start_file(entry.as_str(), deflated)?;
+            let block = vec![0u8; 1 << 16];
+            let mut left = *size;
+            while left > 0 {
+                let n = left.min(block.len() as u64) as usize;
+                zip.write_all(&block[..n])?;
+                left -= n as u64;
+            }
+            Ok(())
+        })(),
+        ArtifactBody::Bulk { entry, size } => (|| {
+            let stored = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            zip.start_file(entry.as_str(), stored)?;
+            let mut state = a.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let bytes: Vec<u8> = (0..*size)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect();
+            zip.write_all(&bytes)?;
+            Ok(())
+        })(),
+    };
+    written.ok()?;
+    zip.finish().ok().map(|c| c.into_inner())
 }
 
 fn pull_files(ds: &Dataset, n: &u64, ctx: &Ctx<'_>) -> Reply {

@@ -186,6 +186,11 @@ impl Shared {
         routes::fake_sha(&format!("{}:{job}:{expires}", self.secret))[..32].to_string()
     }
 
+    fn artifact_signature(&self, artifact: u64, expires: u64) -> String {
+        routes::fake_sha(&format!("{}:artifact:{artifact}:{expires}", self.secret))[..32]
+            .to_string()
+    }
+
     fn archive_signature(&self, run: RunId, attempt: u32, expires: u64) -> String {
         routes::fake_sha(&format!(
             "{}:archive:{run}:{attempt}:{expires}",
@@ -857,6 +862,14 @@ fn answer_api(
             shared.archive_signature(run, n, expires)
         )
     };
+    let artifact_url = |artifact: u64| {
+        let expires = epoch_now() + log_ttl;
+        format!(
+            "http://{}/artifacts/{artifact}?se={expires}&sig={}",
+            shared.log_addr,
+            shared.artifact_signature(artifact, expires)
+        )
+    };
     let api = shared.api_url();
     let login = if access { "flakestat-bot" } else { "anonymous" };
     let ctx = Ctx {
@@ -865,6 +878,7 @@ fn answer_api(
         query,
         log_url: &log_url,
         archive_url: &archive_url,
+        artifact_url: &artifact_url,
         stale_attempt_logs,
         body,
         login,
@@ -1043,8 +1057,15 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         let (run, n) = rest.split_once('/')?;
         Some((RunId(run.parse().ok()?), n.parse::<u32>().ok()?))
     });
+    let artifact = path
+        .strip_prefix("/artifacts/")
+        .and_then(|s| s.parse::<u64>().ok());
     let expires = query.get("se").and_then(|s| s.parse::<u64>().ok());
     let signed = match (job, archive, expires, query.get("sig")) {
+        _ if artifact.is_some() => match (artifact, expires, query.get("sig")) {
+            (Some(a), Some(e), Some(sig)) => shared.artifact_signature(a, e) == sig,
+            _ => false,
+        },
         (Some(j), _, Some(e), Some(sig)) => shared.log_signature(j, e) == sig,
         (_, Some((run, n)), Some(e), Some(sig)) => shared.archive_signature(run, n, e) == sig,
         _ => false,
@@ -1065,6 +1086,20 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
                 "Signed expiry time has to be after signed start time.",
             ),
         )
+    } else if let Some(id) = artifact {
+        let zip = state
+            .datasets
+            .iter()
+            .find_map(|d| d.artifacts.iter().find(|a| a.id == id))
+            .and_then(routes::artifact_bytes);
+        match zip {
+            Some(zip) => (200, "application/zip", zip),
+            None => (
+                404,
+                "application/xml",
+                azure_error("BlobNotFound", "The specified blob does not exist."),
+            ),
+        }
     } else if let Some((run, n)) = archive {
         let served = state.datasets.iter().find(|d| d.run(run).is_some());
         match served.map_or(Err(404), |d| routes::attempt_archive(d, run, n)) {
@@ -1101,7 +1136,9 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         authorization: has_auth,
         authorization_value: auth_value,
         status,
-        kind: if archive.is_some() {
+        kind: if artifact.is_some() {
+            RouteKind::ArtifactBlob
+        } else if archive.is_some() {
             RouteKind::ArchiveBlob
         } else {
             RouteKind::LogBlob

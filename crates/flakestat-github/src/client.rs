@@ -623,6 +623,28 @@ impl GitHubClient {
         })
     }
 
+    /// One download that is useless cut short (an artifact's zip): the same redirect rule as
+    /// `fetch_blob`, but a body over `limit` bytes is refused (`FetchError::TooLarge`, read no
+    /// further) instead of cut; spooled to a temporary file past `SPOOL_AT`.
+    pub async fn fetch_whole_blob(
+        &self,
+        url: &str,
+        what: &str,
+        limit: u64,
+    ) -> Result<Blob, FetchError> {
+        let policy = BodyPolicy {
+            limit,
+            oversize: Oversize::Refuse,
+            spool: true,
+        };
+        let answer = self.follow(url, None, what, policy).await?;
+        Ok(Blob {
+            response: answer.response,
+            spooled: answer.spooled,
+            truncated: answer.truncated,
+        })
+    }
+
     /// The largest log `fetch_blob` reads.
     pub fn max_log_size(&self) -> u64 {
         self.config.max_log_size

@@ -22,10 +22,13 @@ use http::StatusCode;
 use tokio::task::JoinSet;
 
 use super::archive::{archive_is_cheaper, is_own_log, read_archive};
+use super::artifacts::JunitArtifacts;
 use super::client::{Blob, GitHubClient};
 use super::pages::{Flow, Listing};
 use super::spool::LogBody;
-use super::survey::{PER_PAGE, SurveyCost, SurveySummary, encode, parse_json, unexpected};
+use super::survey::{
+    ArtifactSummary, PER_PAGE, SurveyCost, SurveySummary, encode, parse_json, unexpected,
+};
 use super::wire::{JobList, WireRun};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Timestamp};
@@ -92,6 +95,8 @@ pub(super) fn is_stop(err: &FetchError) -> bool {
 enum Step {
     /// Fetch, classify and store one failed job's log.
     Log { job: JobId },
+    /// Read the JUnit reports of a run's matching artifacts (`artifacts.rs`).
+    Artifacts { run: RunId },
     /// Fetch one attempt's log archive and take these failed jobs' logs from it. `fallback`:
     /// the jobs were not tried one by one yet (the archive was the cheaper way), so a job the
     /// archive lacks is asked for one by one; otherwise its own endpoint served another
@@ -158,6 +163,9 @@ struct Inner {
     /// Once a limit stopped the work (`is_stop`): the logs settled by then. No download starts
     /// after it; those under way finish.
     stop: Mutex<Option<u64>>,
+    /// `--junit-artifacts`: which artifacts of a run with a failed job to read, and what was.
+    junit: Option<Arc<JunitArtifacts>>,
+    artifacts: Mutex<ArtifactSummary>,
 }
 
 impl Ingest {
@@ -185,8 +193,19 @@ impl Ingest {
                 cost: Mutex::new(SurveyCost::default()),
                 downloads,
                 stop: Mutex::new(None),
+                junit: None,
+                artifacts: Mutex::default(),
             }),
         }
+    }
+
+    /// Also reads the JUnit reports of the matching artifacts of each ingested run with a
+    /// failed job (`artifacts.rs`). Set before the ingest is shared.
+    pub fn reading_junit_artifacts(mut self, junit: Option<Arc<JunitArtifacts>>) -> Ingest {
+        Arc::get_mut(&mut self.inner)
+            .expect("set before the ingest is shared")
+            .junit = junit;
+        self
     }
 
     /// Ingests one run attempt whose run the store holds: every attempt's jobs
@@ -298,6 +317,7 @@ impl Ingest {
         summary.logs_not_own = count(&counts.not_own);
         summary.logs_unknown = count(&counts.unknown);
         summary.archives_fetched = count(&counts.archives);
+        summary.artifacts = *self.inner.artifacts.lock().expect("artifacts lock");
     }
 }
 
@@ -383,6 +403,7 @@ impl Inner {
         }
         match step {
             Step::Log { job } => self.fetch_log(job).await,
+            Step::Artifacts { run } => self.fetch_artifacts(run).await,
             Step::Archive {
                 run,
                 attempt,
@@ -482,7 +503,33 @@ impl Inner {
                 }
             }
         }
-        Ok(self.schedule_logs(run, &without_log, &jobs, attempt))
+        let mut steps = self.schedule_logs(run, &without_log, &jobs, attempt);
+        if self.junit.is_some() && jobs.iter().any(|j| j.is_failed()) {
+            steps.push(Step::Artifacts { run });
+        }
+        Ok(steps)
+    }
+
+    /// `--junit-artifacts`: one run's matching artifacts read and stored (`artifacts.rs`).
+    async fn fetch_artifacts(&self, run: RunId) -> Result<Done, FetchError> {
+        let Some(junit) = &self.junit else {
+            return Ok(Done::default());
+        };
+        let got = super::artifacts::fetch_run_artifacts(
+            &self.client,
+            &self.store,
+            self.progress.as_ref(),
+            &self.repo_path(),
+            run,
+            junit,
+        )
+        .await?;
+        let mut sum = self.artifacts.lock().expect("artifacts lock");
+        sum.runs_listed += got.listed_runs;
+        sum.read += got.read;
+        sum.refused += got.refused;
+        sum.expired += got.expired;
+        Ok(Done::default())
     }
 
     /// The log tasks of a run's failed jobs without a log: per attempt, its archive when that

@@ -11,6 +11,7 @@
 
 mod ancestry;
 mod archive;
+mod artifacts;
 mod client;
 pub mod comments;
 mod green;
@@ -23,6 +24,7 @@ mod survey;
 mod wire;
 
 pub use ancestry::AncestrySummary;
+pub use artifacts::{DEFAULT_ARTIFACT_CAPS, DEFAULT_MAX_ARTIFACT_SIZE, JunitArtifacts};
 pub use client::{
     Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
     GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
@@ -31,7 +33,7 @@ pub use green::GreenFetch;
 pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
 pub use owners::{OwnerListing, OwnerRepo};
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
-pub use survey::{KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
+pub use survey::{ArtifactSummary, KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 
 // Where the survey's callers have always found them: the trait lives in the core (the store
 // re-classifies through it too), the re-classification in the store (it fetches nothing).

@@ -19,6 +19,7 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
+use super::artifacts::JunitArtifacts;
 use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::ingest::{Ingest, LeftBehind, RunAttempt, is_stop};
 use super::pages::{End, Flow, Listing};
@@ -66,6 +67,9 @@ pub struct SurveySummary {
     pub logs_unknown: u64,
     /// Attempt archives downloaded.
     pub archives_fetched: u64,
+    /// `--junit-artifacts`: runs whose artifacts were listed, and the matching artifacts read,
+    /// refused (caps, unreadable, unavailable) and expired (`artifacts.rs`).
+    pub artifacts: ArtifactSummary,
     pub logs_reclassified: u64,
     pub pulls_files_fetched: u64,
     /// Runs whose jobs were not fetched: their workflow had nothing failed or re-run in the
@@ -74,6 +78,15 @@ pub struct SurveySummary {
     /// Requests made against the minimum, per kind (docs/survey.md, "The minimum").
     pub cost: SurveyCost,
     pub stats: StatsSnapshot,
+}
+
+/// What `--junit-artifacts` did in a survey.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArtifactSummary {
+    pub runs_listed: u64,
+    pub read: u64,
+    pub refused: u64,
+    pub expired: u64,
 }
 
 /// Requests of one kind: made, and the fewest a perfect client would have made.
@@ -143,6 +156,7 @@ pub struct Session {
     pub(super) runtime: tokio::runtime::Runtime,
     pub(super) client: Arc<GitHubClient>,
     progress: Arc<dyn Progress>,
+    junit: Option<Arc<JunitArtifacts>>,
 }
 
 impl Session {
@@ -160,7 +174,13 @@ impl Session {
             runtime,
             client,
             progress,
+            junit: None,
         })
+    }
+
+    /// Also read JUnit XML from the artifacts of runs with a failed job (`artifacts.rs`).
+    pub fn read_junit_artifacts(&mut self, junit: Option<JunitArtifacts>) {
+        self.junit = junit.map(Arc::new);
     }
 
     pub fn stats(&self) -> StatsSnapshot {
@@ -187,7 +207,8 @@ impl Session {
             classifier.clone(),
             self.progress.clone(),
             repo.clone(),
-        );
+        )
+        .reading_junit_artifacts(self.junit.clone());
         let survey = Survey {
             client: self.client.clone(),
             store,

@@ -13,12 +13,12 @@ use std::time::Duration;
 use super::lock::{LockError, StoreLock};
 use super::postgres::{PgLock, PgStore, PostgresUrl};
 use super::{
-    Access, CachedResponse, ListedWindow, LogEntry, LogOutcome, LogPlan, SqliteStore, StoreCounts,
-    StoreError, store_file,
+    Access, ArtifactRecord, CachedResponse, ListedWindow, LogEntry, LogOutcome, LogPlan,
+    SqliteStore, StoreCounts, StoreError, store_file,
 };
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
-    Sha, Snapshot, Timestamp,
+    Sha, Snapshot, TestOutcomes, Timestamp,
 };
 
 /// Where a store is: a cache folder holding the SQLite store, or a PostgreSQL server.
@@ -210,8 +210,12 @@ dispatch! {
     fn store_window(&mut self, repo: &Repo, scope: &str, window: &ListedWindow)
         -> Result<(), StoreError>;
     fn counts(&self, repo: &Repo) -> Result<StoreCounts, StoreError>;
-    fn load_snapshot(&self, repo: &Repo, since: Timestamp, until: Timestamp, fingerprint: &str)
-        -> Result<Snapshot, StoreError>;
+    fn store_artifacts(&mut self, run: RunId, pattern: &str, artifacts: &[ArtifactRecord])
+        -> Result<(), StoreError>;
+    fn artifacts_listed(&self, run: RunId, pattern: &str) -> Result<bool, StoreError>;
+    fn artifact_ids(&self, run: RunId) -> Result<BTreeSet<u64>, StoreError>;
+    fn load_artifacts(&self, run: RunId) -> Result<Vec<ArtifactRecord>, StoreError>;
+    fn junit_tests(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, TestOutcomes>, StoreError>;
     fn load_runs(&self, repo: &Repo) -> Result<HashMap<RunId, Run>, StoreError>;
     fn store_mainline(&mut self, repo: &Repo, commits: &[MainlineCommit])
         -> Result<(), StoreError>;
@@ -229,6 +233,32 @@ dispatch! {
     fn store_green_log(&mut self, job: JobId, entry: &LogEntry) -> Result<(), StoreError>;
     fn green_log_statuses(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogStatus>, StoreError>;
     fn load_green_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError>;
+}
+
+impl Store {
+    /// The window's runs, jobs, logs' outcomes, classifications, pull requests and ancestry
+    /// (see `SqliteStore::load_snapshot`), with the tests of every job that has a stored JUnit
+    /// artifact taken from it instead of from its log: the runner's own report is the better
+    /// witness (`artifacts.rs`).
+    pub fn load_snapshot(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+        fingerprint: &str,
+    ) -> Result<Snapshot, StoreError> {
+        let mut snapshot = match &self.engine {
+            Engine::Sqlite(s) => s.load_snapshot(repo, since, until, fingerprint)?,
+            Engine::Postgres(p) => p.load_snapshot(repo, since, until, fingerprint)?,
+        };
+        let jobs: Vec<JobId> = snapshot.classifications.keys().copied().collect();
+        for (job, tests) in self.junit_tests(&jobs)? {
+            if let Some(classification) = snapshot.classifications.get_mut(&job) {
+                classification.tests = tests;
+            }
+        }
+        Ok(snapshot)
+    }
 }
 
 /// One writer at a time: the SQLite store's lock file (the whole store), or the PostgreSQL

@@ -16,6 +16,7 @@
 //! engines keep the same records, at the same schema version, and return them in the same order.
 
 mod ancestry;
+mod artifacts;
 mod engine;
 mod green;
 pub mod lock;
@@ -39,6 +40,7 @@ use flakestat_core::model::{
 };
 
 pub use ancestry::mainline_scope;
+pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreGuard, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;

@@ -183,6 +183,26 @@ const MIGRATIONS: &[&str] = &[
         next TEXT NOT NULL CHECK (next IN ('archive', 'job'))
     );
     ",
+    // Version 8: JUnit reports from run artifacts (`--junit-artifacts`, `artifacts.rs`): each
+    // matching artifact's outcome, the job it was matched to (NULL: unknown) and its tests as
+    // JSON; and the runs listed per pattern, so a repeat survey asks nothing.
+    "
+    CREATE TABLE artifacts (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'refused', 'unavailable')),
+        job_id INTEGER,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX artifacts_by_run ON artifacts (run_id, id);
+    CREATE INDEX artifacts_by_job ON artifacts (job_id, id);
+    CREATE TABLE artifact_listings (
+        run_id INTEGER NOT NULL,
+        pattern TEXT NOT NULL,
+        PRIMARY KEY (run_id, pattern)
+    );
+    ",
 ];
 
 /// The schema version this binary writes.
@@ -411,5 +431,45 @@ mod migration_tests {
             )
             .is_err()
         );
+    }
+
+    /// A store of version 7 gains the artifact tables on open, keeps its logs, and takes only
+    /// the four artifact statuses.
+    #[test]
+    fn version_8_adds_artifacts_and_keeps_the_rest() {
+        let mut conn = store_of_version(7);
+        assert!(
+            conn.execute(
+                "INSERT INTO artifacts (id, run_id, name, status, json) VALUES (1, 2, 'a', 'stored', '{}')",
+                []
+            )
+            .is_err(),
+            "version 7 has no artifacts"
+        );
+        migrate_keeping_the_log(&mut conn);
+        for (id, status) in [
+            (1, "stored"),
+            (2, "expired"),
+            (3, "refused"),
+            (4, "unavailable"),
+        ] {
+            conn.execute(
+                "INSERT INTO artifacts (id, run_id, name, status, json) VALUES (?1, 2, 'a', ?2, '{}')",
+                rusqlite::params![id, status],
+            )
+            .unwrap();
+        }
+        assert!(
+            conn.execute(
+                "INSERT INTO artifacts (id, run_id, name, status, json) VALUES (5, 2, 'a', 'other', '{}')",
+                []
+            )
+            .is_err()
+        );
+        conn.execute(
+            "INSERT INTO artifact_listings (run_id, pattern) VALUES (2, 'junit-*')",
+            [],
+        )
+        .unwrap();
     }
 }

@@ -11,7 +11,7 @@ use crate::cli::GlobalArgs;
 use crate::cli::error::CliError;
 use crate::cli::progress::Bars;
 use crate::cli::source::{Replay, ReplayServer, SourceArgs};
-use crate::fetch::{AncestrySummary, FetchError, PullHeadNeeds, Session};
+use crate::fetch::{AncestrySummary, FetchError, JunitArtifacts, PullHeadNeeds, Session};
 use crate::model::{PrNumber, Repo, Run, SignatureInfo, Snapshot};
 use crate::store::HISTORY_DAYS;
 
@@ -71,7 +71,18 @@ impl Connection {
     /// A session for this connection with the flags' client settings, drawing `bars`.
     pub fn session(&self, source: &SourceArgs, bars: &Arc<Bars>) -> Result<Session, CliError> {
         let config = source.client_config(self.api_url.clone(), self.token.clone());
-        Ok(Session::new(config, bars.clone())?)
+        let mut session = Session::new(config, bars.clone())?;
+        let junit = match &source.junit_artifacts {
+            Some(glob) => {
+                let mut junit = JunitArtifacts::new(glob)
+                    .map_err(|e| CliError::Invalid(format!("--junit-artifacts: {e}")))?;
+                junit.max_size = source.max_artifact_size;
+                Some(junit)
+            }
+            None => None,
+        };
+        session.read_junit_artifacts(junit);
+        Ok(session)
     }
 }
 

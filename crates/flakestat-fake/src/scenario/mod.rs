@@ -4,6 +4,7 @@
 use std::path::Path;
 
 pub mod cuda_python;
+pub mod ecosystems;
 pub mod org;
 pub mod synthetic_prs;
 

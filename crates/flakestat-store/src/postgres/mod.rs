@@ -680,6 +680,125 @@ impl PgStore {
             .collect()
     }
 
+    /// See `SqliteStore::store_artifacts`.
+    pub fn store_artifacts(
+        &self,
+        run: RunId,
+        pattern: &str,
+        artifacts: &[crate::ArtifactRecord],
+    ) -> Result<(), StoreError> {
+        let rows: Vec<(i64, String, &'static str, Option<i64>, String)> = artifacts
+            .iter()
+            .map(|a| {
+                (
+                    id(a.id),
+                    a.name.clone(),
+                    a.status.as_str(),
+                    a.job.map(|j| id(j.0)),
+                    crate::artifacts::artifact_json(a),
+                )
+            })
+            .collect();
+        let (run, pattern) = (id(run.0), pattern.to_string());
+        self.conn.call(move |c| {
+            let mut tx = c.transaction()?;
+            for (artifact, name, status, job, json) in &rows {
+                tx.execute(
+                    "INSERT INTO artifacts (id, run_id, name, status, job_id, json)
+                     VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id,
+                        name = excluded.name, status = excluded.status,
+                        job_id = excluded.job_id, json = excluded.json",
+                    &[artifact, &run, name, status, job, json],
+                )?;
+            }
+            tx.execute(
+                "INSERT INTO artifact_listings (run_id, pattern) VALUES ($1, $2)
+                 ON CONFLICT DO NOTHING",
+                &[&run, &pattern],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// See `SqliteStore::artifacts_listed`.
+    pub fn artifacts_listed(&self, run: RunId, pattern: &str) -> Result<bool, StoreError> {
+        let (run, pattern) = (id(run.0), pattern.to_string());
+        self.conn.call(move |c| {
+            Ok(c.query_opt(
+                "SELECT 1 FROM artifact_listings WHERE run_id = $1 AND pattern = $2",
+                &[&run, &pattern],
+            )?
+            .is_some())
+        })
+    }
+
+    /// See `SqliteStore::artifact_ids`.
+    pub fn artifact_ids(&self, run: RunId) -> Result<BTreeSet<u64>, StoreError> {
+        let run = id(run.0);
+        self.conn.call(move |c| {
+            Ok(
+                c.query("SELECT id FROM artifacts WHERE run_id = $1", &[&run])?
+                    .iter()
+                    .map(|row| uid(row, 0))
+                    .collect(),
+            )
+        })
+    }
+
+    /// See `SqliteStore::load_artifacts`.
+    pub fn load_artifacts(&self, run: RunId) -> Result<Vec<crate::ArtifactRecord>, StoreError> {
+        let key = id(run.0);
+        let rows: Vec<(u64, String, String, Option<i64>, String)> = self.conn.call(move |c| {
+            Ok(c.query(
+                "SELECT id, name, status, job_id, json FROM artifacts WHERE run_id = $1 ORDER BY id",
+                &[&key],
+            )?
+            .iter()
+            .map(|row| (uid(row, 0), row.get(1), row.get(2), row.get(3), row.get(4)))
+            .collect())
+        })?;
+        rows.into_iter()
+            .map(|(artifact, name, status, job, json)| {
+                let extra = crate::artifacts::parse_artifact_json(&json)?;
+                Ok(crate::ArtifactRecord {
+                    id: artifact,
+                    run,
+                    name,
+                    status: crate::ArtifactStatus::parse(&status)?,
+                    job: job.map(|j| JobId(j as u64)),
+                    tests: extra.tests,
+                    note: extra.note,
+                })
+            })
+            .collect()
+    }
+
+    /// See `SqliteStore::junit_tests`.
+    pub fn junit_tests(
+        &self,
+        jobs: &[JobId],
+    ) -> Result<BTreeMap<JobId, flakestat_core::model::TestOutcomes>, StoreError> {
+        let ids: Vec<i64> = jobs.iter().map(|j| id(j.0)).collect();
+        let rows: Vec<(u64, String)> = self.conn.call(move |c| {
+            Ok(c.query(
+                "SELECT job_id, json FROM artifacts
+                 WHERE job_id = ANY($1) AND status = 'stored' ORDER BY job_id, id",
+                &[&ids],
+            )?
+            .iter()
+            .map(|row| (uid(row, 0), row.get::<_, String>(1)))
+            .collect())
+        })?;
+        let mut out: BTreeMap<JobId, flakestat_core::model::TestOutcomes> = BTreeMap::new();
+        for (job, json) in rows {
+            let extra = crate::artifacts::parse_artifact_json(&json)?;
+            out.entry(JobId(job)).or_default().merge(extra.tests);
+        }
+        Ok(out)
+    }
+
     /// See `SqliteStore::store_green_log`.
     pub fn store_green_log(&self, job: JobId, entry: &LogEntry) -> Result<(), StoreError> {
         let (status, size, blob) = crate::green::green_row(entry);

@@ -139,6 +139,25 @@ const MIGRATIONS: &[&str] = &[
         next TEXT NOT NULL CHECK (next IN ('archive', 'job'))
     );
     ",
+    // Version 8: JUnit reports from run artifacts (`artifacts.rs`) and the runs listed per
+    // pattern.
+    "
+    CREATE TABLE artifacts (
+        id BIGINT PRIMARY KEY,
+        run_id BIGINT NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'refused', 'unavailable')),
+        job_id BIGINT,
+        json TEXT NOT NULL
+    );
+    CREATE INDEX artifacts_by_run ON artifacts (run_id, id);
+    CREATE INDEX artifacts_by_job ON artifacts (job_id, id);
+    CREATE TABLE artifact_listings (
+        run_id BIGINT NOT NULL,
+        pattern TEXT NOT NULL,
+        PRIMARY KEY (run_id, pattern)
+    );
+    ",
 ];
 
 const _: () = assert!(
