@@ -22,6 +22,7 @@ pub mod lock;
 mod owners;
 mod plans;
 pub mod postgres;
+mod queue;
 mod reclassify;
 mod schema;
 
@@ -42,6 +43,7 @@ pub use ancestry::mainline_scope;
 pub use engine::{Store, StoreGuard, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
+pub use queue::{Delivery, QueueStats, QueuedRun};
 pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
 

@@ -183,6 +183,26 @@ const MIGRATIONS: &[&str] = &[
         next TEXT NOT NULL CHECK (next IN ('archive', 'job'))
     );
     ",
+    // Version 8: the webhook queue of `flakestat serve` (`queue.rs`): each accepted delivery,
+    // once per `X-GitHub-Delivery`, stored before it is answered; `queued` until the worker
+    // has ingested the run attempt it names.
+    "
+    CREATE TABLE webhook_queue (
+        delivery TEXT PRIMARY KEY,
+        event TEXT NOT NULL,
+        action TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        name TEXT NOT NULL,
+        run_id INTEGER NOT NULL,
+        run_attempt INTEGER NOT NULL,
+        run_created_at INTEGER,
+        received_at INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'noted', 'done', 'failed')),
+        tries INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    );
+    CREATE INDEX webhook_queue_by_state ON webhook_queue (state, received_at, delivery);
+    ",
 ];
 
 /// The schema version this binary writes.
@@ -411,5 +431,26 @@ mod migration_tests {
             )
             .is_err()
         );
+    }
+
+    /// A store of version 7 gains the webhook queue on open, keeps its logs, and takes one
+    /// row per delivery id in the four states only.
+    #[test]
+    fn version_8_adds_the_webhook_queue_and_keeps_the_rest() {
+        let mut conn = store_of_version(7);
+        let insert = "INSERT INTO webhook_queue (delivery, event, action, owner, name, run_id,
+                run_attempt, received_at, state)
+             VALUES (?1, 'workflow_run', 'completed', 'o', 'r', 1, 1, 0, ?2)";
+        assert!(
+            conn.execute(insert, ["d1", "queued"]).is_err(),
+            "version 7 has no webhook queue"
+        );
+        migrate_keeping_the_log(&mut conn);
+        conn.execute(insert, ["d1", "queued"]).unwrap();
+        assert!(
+            conn.execute(insert, ["d1", "done"]).is_err(),
+            "one row per delivery"
+        );
+        assert!(conn.execute(insert, ["d2", "other"]).is_err());
     }
 }
