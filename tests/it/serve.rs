@@ -454,3 +454,56 @@ fn a_stop_keeps_the_queue_and_the_next_start_ingests_it_as_a_survey_would() {
         "the rows a survey writes"
     );
 }
+
+/// Without a secret (no file, no variable) or with an empty one, `serve` does not start: an
+/// unsigned receiver would let anyone write the store (exit 3, the flag and variable named).
+#[test]
+fn serve_refuses_to_start_without_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let out = flakestat()
+        .args([
+            "serve",
+            "--repo",
+            "octo/demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--cache-dir",
+        ])
+        .arg(&cache)
+        .env_remove("FLAKESTAT_WEBHOOK_SECRET")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--webhook-secret-file FILE or FLAKESTAT_WEBHOOK_SECRET"),
+        "{stderr}"
+    );
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = flakestat()
+        .args([
+            "serve",
+            "--repo",
+            "octo/demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--cache-dir",
+        ])
+        .arg(&cache)
+        .arg("--webhook-secret-file")
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the webhook secret is empty"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !cache.exists(),
+        "nothing written before the secret is known"
+    );
+}
