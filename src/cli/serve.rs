@@ -26,7 +26,7 @@ use super::source::{Replay, parse_size};
 use crate::analysis::AnalysisConfig;
 use crate::exit;
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY, FetchError, Session, SurveyPlan};
-use crate::model::{Repo, Run};
+use crate::model::{Repo, Run, Timestamp};
 use crate::report::sanitize;
 use crate::store::{QueuedRun, StoreLocation};
 use flakestat_serve::{
@@ -124,6 +124,9 @@ struct Settings {
     analysis: AnalysisConfig,
     resync_window: TimeDelta,
     wait: Duration,
+    /// With `--replay`, the recording's end: the resync's "now" (replays are reproducible
+    /// whatever the clock says); else the clock.
+    now: Option<Timestamp>,
 }
 
 impl Settings {
@@ -142,6 +145,7 @@ impl Settings {
             )
         };
         let secret = resolve_secret(args)?;
+        let now = replay.as_ref().map(Replay::now);
         let resync = settings::parse_duration("--resync", &args.resync)?;
         let resync_window = settings::parse_duration("--resync-window", &args.resync_window)?;
         let location = settings::resolve_store_or_replay(
@@ -165,6 +169,7 @@ impl Settings {
             analysis: settings::analysis_config(args.config.as_deref(), None)?,
             resync_window: TimeDelta::from_std(resync_window).unwrap_or(TimeDelta::MAX),
             wait: settings::parse_duration("--wait", &args.wait)?,
+            now,
         })
     }
 }
@@ -222,6 +227,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         analysis: settings.analysis,
         resync_window: settings.resync_window,
         wait: settings.wait,
+        now: settings.now,
     });
     let bound = |addr: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -308,6 +314,7 @@ struct SurveyIngest {
     analysis: AnalysisConfig,
     resync_window: TimeDelta,
     wait: Duration,
+    now: Option<Timestamp>,
 }
 
 impl SurveyIngest {
@@ -316,8 +323,8 @@ impl SurveyIngest {
     fn survey(
         &self,
         repo: &Repo,
-        since: crate::model::Timestamp,
-        until: crate::model::Timestamp,
+        since: Timestamp,
+        until: Timestamp,
         ancestry: bool,
     ) -> Result<Ingested, IngestFailure> {
         let _lock = pipeline::lock_store(&self.location, repo, self.wait, "flakestat serve")
@@ -391,7 +398,7 @@ impl IngestRun for SurveyIngest {
                     retry: true,
                 })?,
         };
-        let until = Utc::now();
+        let until = self.now.unwrap_or_else(Utc::now);
         let since = until - self.resync_window;
         let mut total = Ingested::default();
         for repo in &repos {

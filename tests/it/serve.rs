@@ -507,3 +507,51 @@ fn serve_refuses_to_start_without_a_secret() {
         "nothing written before the secret is known"
     );
 }
+
+/// The resync fills in what no delivery brought (GitHub never retries a dropped one): with no
+/// delivery at all, `--resync 1s` surveys the recording's last `--resync-window` into the
+/// store, the same runs a survey of that window stores.
+#[test]
+fn the_resync_fills_in_runs_no_delivery_brought() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--replay",
+            story_dir().to_str().unwrap(),
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--signatures",
+            signatures().to_str().unwrap(),
+            "--resync",
+            "1s",
+            "--resync-window",
+            "48h",
+        ],
+    );
+    serve.wait_until("a resync", |s| {
+        s.metric("flakestat_ingests_total{outcome=\"resync\"}") >= 1
+    });
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let dataset = Dataset::load(&story_dir()).unwrap();
+    let since = dataset.now - chrono::TimeDelta::hours(48);
+    let mut expected: Vec<i64> = dataset
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at >= since && r.run.created_at < dataset.now)
+        .map(|r| r.run.id.0 as i64)
+        .collect();
+    expected.sort();
+    assert!(!expected.is_empty(), "the story's last two days have runs");
+    let stored: Vec<i64> = query(
+        &cache,
+        &format!(
+            "SELECT id FROM runs WHERE created_at >= {} AND created_at < {} ORDER BY id",
+            since.timestamp(),
+            dataset.now.timestamp()
+        ),
+    );
+    assert_eq!(stored, expected);
+}
