@@ -15,4 +15,5 @@ pub use flakestat_core::{analysis, matrix, model, report, signatures};
 #[cfg(feature = "replay")]
 pub use flakestat_fake as fake;
 pub use flakestat_github as fetch;
+pub use flakestat_serve as serve;
 pub use flakestat_store as store;

@@ -16,6 +16,7 @@ mod pipeline;
 mod progress;
 mod report;
 mod repos;
+mod serve;
 pub mod settings;
 mod signatures;
 mod source;
@@ -93,6 +94,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// What changed since the last period: new, rising and fading flakes, new unknown failures.
     Nightly(nightly::NightlyArgs),
+    /// Receive GitHub's workflow webhooks and keep the store current (docs/serve.md).
+    Serve(Box<serve::ServeArgs>),
     /// Draft signature files for the groups of failed jobs no signature explains (from the store).
     Suggest(suggest::SuggestArgs),
     /// Print a shell completion script.
@@ -130,6 +133,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Export(args) => export::run(&global, args),
         Command::Nightly(args) => nightly::run(&global, args),
         Command::Suggest(args) => suggest::run(&global, args),
+        Command::Serve(args) => serve::run(&global, *args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
     }

@@ -277,6 +277,15 @@ pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
     })
 }
 
+/// A duration flag other than `--wait` (`serve --resync 1h`): the same words.
+pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, CliError> {
+    wait_duration(text).ok_or_else(|| {
+        CliError::Invalid(format!(
+            "{flag} {text:?} is not a duration (0, 30s, 5m, 1h)"
+        ))
+    })
+}
+
 fn wait_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     let split = text

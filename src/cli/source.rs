@@ -204,8 +204,26 @@ pub struct SourceArgs {
     pub max_artifact_size: u64,
 }
 
+/// The API root and token for GitHub itself (not a replay): `api_url` (the flag), then the
+/// environment; says once on stderr when there is no token, and with `-v` where it came from.
+pub fn github_api(api_url: Option<&str>, global: &GlobalArgs) -> (String, Option<String>) {
+    let url = settings::resolve_api_url(api_url);
+    let token = settings::resolve_token(&url);
+    if let Some((_, source)) = &token
+        && global.verbose > 0
+    {
+        eprintln!("flakestat: token from {source}");
+    }
+    if token.is_none() && !global.quiet {
+        eprintln!(
+            "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
+        );
+    }
+    (url, token.map(|(t, _)| t.expose().to_string()))
+}
+
 /// `1048576`, `512K`, `100MB`, `1GiB`: decimal for K/M/G(B), binary for KiB/MiB/GiB.
-fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -268,19 +286,7 @@ impl SourceArgs {
     /// The API root and token for GitHub itself (not a replay): `--api-url`, then the
     /// environment; says once on stderr when there is no token, and with `-v` where it came from.
     pub fn github_api(&self, global: &GlobalArgs) -> (String, Option<String>) {
-        let url = settings::resolve_api_url(self.api_url.as_deref());
-        let token = settings::resolve_token(&url);
-        if let Some((_, source)) = &token
-            && global.verbose > 0
-        {
-            eprintln!("flakestat: token from {source}");
-        }
-        if token.is_none() && !global.quiet {
-            eprintln!(
-                "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
-            );
-        }
-        (url, token.map(|(t, _)| t.expose().to_string()))
+        github_api(self.api_url.as_deref(), global)
     }
 
     /// The client settings these flags ask for.

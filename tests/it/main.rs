@@ -38,6 +38,7 @@ mod report_scenario;
 mod report_table;
 mod report_tests;
 mod security_net;
+mod serve;
 mod signatures_audit;
 mod signatures_audit_green;
 mod signatures_cli;

@@ -13,8 +13,8 @@ use std::time::Duration;
 use super::lock::{LockError, StoreLock};
 use super::postgres::{PgLock, PgStore, PostgresUrl};
 use super::{
-    Access, ArtifactRecord, CachedResponse, ListedWindow, LogEntry, LogOutcome, LogPlan,
-    SqliteStore, StoreCounts, StoreError, store_file,
+    Access, ArtifactRecord, CachedResponse, Delivery, ListedWindow, LogEntry, LogOutcome, LogPlan,
+    QueueStats, QueuedRun, SqliteStore, StoreCounts, StoreError, store_file,
 };
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, MainlineCommit, PrNumber, PullRequest, Repo, Run, RunId,
@@ -233,6 +233,12 @@ dispatch! {
     fn store_green_log(&mut self, job: JobId, entry: &LogEntry) -> Result<(), StoreError>;
     fn green_log_statuses(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogStatus>, StoreError>;
     fn load_green_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError>;
+    fn queue_delivery(&mut self, delivery: &Delivery) -> Result<bool, StoreError>;
+    fn next_queued_run(&self) -> Result<Option<QueuedRun>, StoreError>;
+    fn finish_queued_run(&mut self, run: RunId, run_attempt: u32) -> Result<u64, StoreError>;
+    fn fail_queued_run(&mut self, delivery: &str, error: &str, give_up: bool)
+        -> Result<(), StoreError>;
+    fn queue_stats(&self) -> Result<QueueStats, StoreError>;
 }
 
 impl Store {

@@ -23,6 +23,7 @@ pub mod lock;
 mod owners;
 mod plans;
 pub mod postgres;
+mod queue;
 mod reclassify;
 mod schema;
 
@@ -44,6 +45,7 @@ pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreGuard, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
+pub use queue::{Delivery, QueueStats, QueuedRun};
 pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
 

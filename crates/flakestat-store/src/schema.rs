@@ -203,6 +203,26 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, pattern)
     );
     ",
+    // Version 9: the webhook queue of `flakestat serve` (`queue.rs`): each accepted delivery,
+    // once per `X-GitHub-Delivery`, stored before it is answered; `queued` until the worker
+    // has ingested the run attempt it names.
+    "
+    CREATE TABLE webhook_queue (
+        delivery TEXT PRIMARY KEY,
+        event TEXT NOT NULL,
+        action TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        name TEXT NOT NULL,
+        run_id INTEGER NOT NULL,
+        run_attempt INTEGER NOT NULL,
+        run_created_at INTEGER,
+        received_at INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'noted', 'done', 'failed')),
+        tries INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    );
+    CREATE INDEX webhook_queue_by_state ON webhook_queue (state, received_at, delivery);
+    ",
 ];
 
 /// The schema version this binary writes.
@@ -471,5 +491,26 @@ mod migration_tests {
             [],
         )
         .unwrap();
+    }
+
+    /// A store of version 8 gains the webhook queue on open, keeps its logs, and takes one
+    /// row per delivery id in the four states only.
+    #[test]
+    fn version_9_adds_the_webhook_queue_and_keeps_the_rest() {
+        let mut conn = store_of_version(8);
+        let insert = "INSERT INTO webhook_queue (delivery, event, action, owner, name, run_id,
+                run_attempt, received_at, state)
+             VALUES (?1, 'workflow_run', 'completed', 'o', 'r', 1, 1, 0, ?2)";
+        assert!(
+            conn.execute(insert, ["d1", "queued"]).is_err(),
+            "version 8 has no webhook queue"
+        );
+        migrate_keeping_the_log(&mut conn);
+        conn.execute(insert, ["d1", "queued"]).unwrap();
+        assert!(
+            conn.execute(insert, ["d1", "done"]).is_err(),
+            "one row per delivery"
+        );
+        assert!(conn.execute(insert, ["d2", "other"]).is_err());
     }
 }

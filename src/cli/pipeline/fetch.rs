@@ -38,6 +38,17 @@ pub fn connect(
     global: &GlobalArgs,
     replay_token: Option<&str>,
 ) -> Result<Connection, CliError> {
+    connect_to(source.api_url.as_deref(), replay, global, replay_token)
+}
+
+/// As [`connect`], for a command without the survey's flags (`serve`): `api_url` is its
+/// `--api-url`.
+pub fn connect_to(
+    api_url: Option<&str>,
+    replay: Option<Replay>,
+    global: &GlobalArgs,
+    replay_token: Option<&str>,
+) -> Result<Connection, CliError> {
     match replay {
         Some(dataset) => {
             let server = dataset.start()?;
@@ -48,7 +59,7 @@ pub fn connect(
             })
         }
         None => {
-            let (api_url, token) = source.github_api(global);
+            let (api_url, token) = crate::cli::source::github_api(api_url, global);
             Ok(Connection {
                 api_url,
                 token,

@@ -18,6 +18,7 @@
 //! the password masked, and every message from the server or the driver is scrubbed of it.
 
 pub mod lock;
+mod queue;
 mod schema;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -158,6 +158,24 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, pattern)
     );
     ",
+    // Version 9: the webhook queue of `flakestat serve` (`queue.rs`).
+    "
+    CREATE TABLE webhook_queue (
+        delivery TEXT PRIMARY KEY,
+        event TEXT NOT NULL,
+        action TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        name TEXT NOT NULL,
+        run_id BIGINT NOT NULL,
+        run_attempt BIGINT NOT NULL,
+        run_created_at BIGINT,
+        received_at BIGINT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'noted', 'done', 'failed')),
+        tries INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    );
+    CREATE INDEX webhook_queue_by_state ON webhook_queue (state, received_at, delivery);
+    ",
 ];
 
 const _: () = assert!(

@@ -1,0 +1,430 @@
+//! `flakestat serve`: resolve the settings once (listen address, secret, repositories, store,
+//! signatures), then run the webhook receiver of `flakestat-serve` with an [`IngestRun`] over
+//! the survey's own path: a completed run attempt is surveyed as a one-second window around its
+//! `created_at` (every run created in that second, its jobs and failed-job logs, classified),
+//! under the store's writer lock taken for that run only, so a survey or nightly can write the
+//! same store between two runs. The resync is the survey of the recent window and its ancestry.
+//!
+//! The seam is the trait: when the `ingest` API of flakestat-github (one run attempt in, all
+//! stored) lands, `SurveyIngest::ingest` calls it instead of a one-second survey.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{TimeDelta, Utc};
+use clap::{ArgGroup, Args};
+
+use super::GlobalArgs;
+use super::error::CliError;
+use super::pipeline::fetch::{AncestryPlan, Connection, connect_to, fetch_ancestry, prs_of_runs};
+use super::pipeline::{self, SharedStore, Signatures};
+use super::settings;
+use super::source::{Replay, parse_size};
+use crate::analysis::AnalysisConfig;
+use crate::exit;
+use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY, FetchError, Session, SurveyPlan};
+use crate::model::{Repo, Run, Timestamp};
+use crate::report::sanitize;
+use crate::store::{QueuedRun, StoreLocation};
+use flakestat_serve::{
+    DEFAULT_MAX_BODY, IngestFailure, IngestRun, Ingested, Repos, Say, ServeConfig, WebhookSecret,
+};
+
+const EXAMPLES: &str = "\
+Examples:
+  flakestat serve --repo NVIDIA/cuda-python --listen 127.0.0.1:8080 \\
+      --webhook-secret-file /etc/flakestat/webhook-secret
+  FLAKESTAT_WEBHOOK_SECRET=… flakestat serve --org NVIDIA \\
+      --store postgres://flakestat@db/flakestat --listen 0.0.0.0:8080
+  flakestat serve --replay fixtures/cuda-python-flake --listen 127.0.0.1:0 \\
+      --webhook-secret-file secret.txt
+
+GitHub posts each delivery to http://ADDR/webhook (content type application/json, a secret,
+the events \"Workflow runs\" and \"Workflow jobs\"); /healthz and /metrics answer GET. The
+first line on stdout is {\"listen\":\"HOST:PORT\"}, the address bound (port 0 picks one).
+SIGTERM or Ctrl-C stops it; what is still queued is kept and the next start drains it.
+docs/serve.md: reverse proxy, GitHub's settings, a systemd unit, a container.";
+
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+#[command(group = ArgGroup::new("target").args(["repos", "org", "replay"]).required(true).multiple(true))]
+pub struct ServeArgs {
+    /// Where to listen, HOST:PORT (port 0: any free port, printed on stdout).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The webhook's secret, read from FILE (a trailing newline is not part of it). Default:
+    /// FLAKESTAT_WEBHOOK_SECRET.
+    #[arg(long, value_name = "FILE")]
+    pub webhook_secret_file: Option<PathBuf>,
+    /// A repository whose deliveries are taken, OWNER/NAME; repeatable.
+    #[arg(long = "repo", value_name = "OWNER/NAME")]
+    pub repos: Vec<String>,
+    /// Take the deliveries of every repository of this owner.
+    #[arg(long, value_name = "OWNER", conflicts_with = "repos")]
+    pub org: Option<String>,
+    /// How often to survey the recent window, filling in what a dropped delivery missed (GitHub
+    /// never retries one); 0: never.
+    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    pub resync: String,
+    /// How far back the resync reaches.
+    #[arg(long, value_name = "DURATION", default_value = "24h")]
+    pub resync_window: String,
+    /// The largest delivery body taken (bytes, or with K, M, G, KiB, MiB, GiB); larger is
+    /// refused with 413. GitHub's deliveries are at most 25 MB.
+    #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_BODY, value_parser = parse_size)]
+    pub max_body: u64,
+    /// How long an ingest waits for the store's lock while a survey or nightly holds it.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub wait: String,
+    /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
+    /// (with --replay: the replay's own store in it).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A team store on PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE). Default:
+    /// FLAKESTAT_STORE.
+    #[arg(long, value_name = "URL", conflicts_with = "cache_dir")]
+    pub store: Option<String>,
+    /// Signature files. Default: ./signatures if present, else the bundled set.
+    #[arg(long, value_name = "DIR")]
+    pub signatures: Option<PathBuf>,
+    /// Analysis settings (PR branch conventions). Default: ./flakestat.toml if present.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Ingest from a recorded dataset served by the built-in fake GitHub on 127.0.0.1 (tests,
+    /// trying it out); its repository by default.
+    #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
+    pub replay: Option<PathBuf>,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u16,
+          value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub concurrency: u16,
+    /// Send the token over plain http:// to a host that is not loopback.
+    #[arg(long)]
+    pub allow_insecure_http: bool,
+    /// Failed ingests of one delivery before it is given up (tests lower it).
+    #[arg(long, value_name = "N", default_value_t = 3, hide = true)]
+    pub max_tries: u32,
+    /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
+    #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
+    pub max_retries: u32,
+}
+
+/// Everything `serve` decided before listening.
+struct Settings {
+    config: ServeConfig,
+    replay: Option<Replay>,
+    location: StoreLocation,
+    signatures: Signatures,
+    analysis: AnalysisConfig,
+    resync_window: TimeDelta,
+    wait: Duration,
+    /// With `--replay`, the recording's end: the resync's "now" (replays are reproducible
+    /// whatever the clock says); else the clock.
+    now: Option<Timestamp>,
+}
+
+impl Settings {
+    fn resolve(args: &ServeArgs) -> Result<Settings, CliError> {
+        let replay = Replay::load(args.replay.as_deref())?;
+        let repos = if let Some(owner) = &args.org {
+            Repos::Owner(owner.clone())
+        } else if args.repos.is_empty() {
+            Repos::Some(vec![settings::resolve_repo(None, replay.as_ref())?])
+        } else {
+            Repos::Some(
+                args.repos
+                    .iter()
+                    .map(|r| settings::resolve_repo(Some(r), None))
+                    .collect::<Result<_, _>>()?,
+            )
+        };
+        let secret = resolve_secret(args)?;
+        let now = replay.as_ref().map(Replay::now);
+        let resync = settings::parse_duration("--resync", &args.resync)?;
+        let resync_window = settings::parse_duration("--resync-window", &args.resync_window)?;
+        let location = settings::resolve_store_or_replay(
+            args.store.as_deref(),
+            args.cache_dir.as_deref(),
+            args.replay.as_deref(),
+        )?
+        .location;
+        Ok(Settings {
+            config: ServeConfig {
+                listen: args.listen,
+                secret,
+                repos,
+                max_body: args.max_body,
+                resync: (!resync.is_zero()).then_some(resync),
+                max_tries: args.max_tries.max(1),
+            },
+            replay,
+            location,
+            signatures: Signatures::load(args.signatures.as_deref())?,
+            analysis: settings::analysis_config(args.config.as_deref(), None)?,
+            resync_window: TimeDelta::from_std(resync_window).unwrap_or(TimeDelta::MAX),
+            wait: settings::parse_duration("--wait", &args.wait)?,
+            now,
+        })
+    }
+}
+
+/// `--webhook-secret-file`, else `FLAKESTAT_WEBHOOK_SECRET`; never printed.
+fn resolve_secret(args: &ServeArgs) -> Result<WebhookSecret, CliError> {
+    let (bytes, from) = match &args.webhook_secret_file {
+        Some(file) => {
+            let mut bytes = std::fs::read(file).map_err(|e| {
+                CliError::Invalid(format!(
+                    "--webhook-secret-file {}: cannot read it: {e}",
+                    file.display()
+                ))
+            })?;
+            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                bytes.pop();
+            }
+            (bytes, format!("--webhook-secret-file {}", file.display()))
+        }
+        None => match std::env::var_os("FLAKESTAT_WEBHOOK_SECRET") {
+            Some(value) => (
+                value.into_encoded_bytes(),
+                "FLAKESTAT_WEBHOOK_SECRET".to_string(),
+            ),
+            None => {
+                return Err(CliError::Invalid(
+                    "serve needs the webhook's secret: --webhook-secret-file FILE or FLAKESTAT_WEBHOOK_SECRET (an unsigned webhook would let anyone write the store)".to_string(),
+                ));
+            }
+        },
+    };
+    WebhookSecret::new(bytes)
+        .ok_or_else(|| CliError::Invalid(format!("{from}: the webhook secret is empty")))
+}
+
+pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
+    let mut settings = Settings::resolve(&args)?;
+    let store = pipeline::open_store(&settings.location)?;
+    let connection = connect_to(
+        args.api_url.as_deref(),
+        settings.replay.take(),
+        global,
+        None,
+    )?;
+    let session = Session::new(client_config(&args, &connection), Arc::new(()))?;
+    let say: Arc<dyn Say> = Arc::new(Stderr {
+        quiet: global.quiet,
+    });
+    let ingest = Arc::new(SurveyIngest {
+        session,
+        store: store.clone(),
+        location: settings.location.clone(),
+        repos: settings.config.repos.clone(),
+        signatures: settings.signatures,
+        analysis: settings.analysis,
+        resync_window: settings.resync_window,
+        wait: settings.wait,
+        now: settings.now,
+    });
+    let bound = |addr: SocketAddr| {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(
+            stdout,
+            "{}",
+            serde_json::json!({ "listen": addr.to_string() })
+        );
+        let _ = stdout.flush();
+        say.say(format!(
+            "listening on http://{addr}/webhook; store {}",
+            settings.location.describe()
+        ));
+    };
+    flakestat_serve::serve(
+        settings.config,
+        store.clone(),
+        ingest,
+        say.clone(),
+        bound,
+        stop_signal(),
+    )
+    .map_err(|e| CliError::Failed(e.to_string()))?;
+    let left = store.lock().expect("store lock").queue_stats()?.queued;
+    say.say(format!(
+        "stopped; {left} run attempt deliveries still queued (the next start drains them)"
+    ));
+    drop(connection);
+    Ok(exit::SUCCESS)
+}
+
+fn client_config(args: &ServeArgs, connection: &Connection) -> ClientConfig {
+    let mut config = ClientConfig::new(connection.api_url.clone(), connection.token.clone());
+    config.concurrency = usize::from(args.concurrency);
+    config.max_retries = args.max_retries;
+    config.allow_insecure_http = args.allow_insecure_http;
+    config
+}
+
+/// SIGTERM (systemd, docker stop) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The server's lines on stderr, sanitized (they quote repository names and GitHub's answers).
+struct Stderr {
+    quiet: bool,
+}
+
+impl Say for Stderr {
+    fn say(&self, line: String) {
+        if !self.quiet {
+            eprintln!("flakestat serve: {}", sanitize::terminal(&line));
+        }
+    }
+}
+
+/// [`IngestRun`] over the survey: a one-second window for one run attempt, the recent window
+/// for the resync.
+struct SurveyIngest {
+    session: Session,
+    store: SharedStore,
+    location: StoreLocation,
+    repos: Repos,
+    signatures: Signatures,
+    analysis: AnalysisConfig,
+    resync_window: TimeDelta,
+    wait: Duration,
+    now: Option<Timestamp>,
+}
+
+impl SurveyIngest {
+    /// The survey of `[since, until)` for `repo` under the store's writer lock; with
+    /// `ancestry`, what the bisection needs after it.
+    fn survey(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+        ancestry: bool,
+    ) -> Result<Ingested, IngestFailure> {
+        let _lock = pipeline::lock_store(&self.location, repo, self.wait, "flakestat serve")
+            .map_err(|e| IngestFailure {
+                message: e.to_string(),
+                retry: true,
+            })?;
+        let before = self.session.stats();
+        let plan = SurveyPlan {
+            repo: repo.clone(),
+            since,
+            until,
+            workflows: Vec::new(),
+            branch: None,
+            event: None,
+            interruptible: false,
+        };
+        let config = &self.analysis;
+        let wanted = |runs: &[Run], default_branch: &str| prs_of_runs(runs, default_branch, config);
+        let summary = self
+            .session
+            .survey(
+                self.store.clone(),
+                self.signatures.classifier(),
+                &plan,
+                &wanted,
+            )
+            .map_err(failure)?;
+        if ancestry {
+            let repo = summary.repo.clone().unwrap_or_else(|| repo.clone());
+            let fingerprint = self.signatures.fingerprint();
+            let plan = AncestryPlan {
+                repo: &repo,
+                since,
+                until,
+                fingerprint: &fingerprint,
+                signatures: &self.signatures.infos,
+                config: &self.analysis,
+            };
+            fetch_ancestry(&self.session, &self.store, &plan).map_err(failure)?;
+        }
+        let after = self.session.stats();
+        Ok(Ingested {
+            logs_fetched: after.logs_downloaded - before.logs_downloaded,
+            rate_limit_remaining: after.rate_limit_remaining,
+        })
+    }
+}
+
+impl IngestRun for SurveyIngest {
+    fn ingest(&self, run: &QueuedRun) -> Result<Ingested, IngestFailure> {
+        let Some(created) = run.run_created_at else {
+            return Err(IngestFailure {
+                message: "the delivery names no run creation time".to_string(),
+                retry: false,
+            });
+        };
+        self.survey(&run.repo, created, created + TimeDelta::seconds(1), false)
+    }
+
+    fn resync(&self) -> Result<Ingested, IngestFailure> {
+        let repos = match &self.repos {
+            Repos::Some(repos) => repos.clone(),
+            Repos::Owner(owner) => self
+                .store
+                .lock()
+                .expect("store lock")
+                .repos_of_owner(owner)
+                .map_err(|e| IngestFailure {
+                    message: e.to_string(),
+                    retry: true,
+                })?,
+        };
+        let until = self.now.unwrap_or_else(Utc::now);
+        let since = until - self.resync_window;
+        let mut total = Ingested::default();
+        for repo in &repos {
+            let done = self.survey(repo, since, until, true)?;
+            total.logs_fetched += done.logs_fetched;
+            total.rate_limit_remaining = done.rate_limit_remaining;
+        }
+        Ok(total)
+    }
+}
+
+/// A failed survey as the worker sees it: a limit, the network or the store may pass; a
+/// refusal or a missing repository will not.
+fn failure(e: FetchError) -> IngestFailure {
+    let retry = matches!(
+        e,
+        FetchError::RateLimited { .. }
+            | FetchError::SecondaryLimit(_)
+            | FetchError::Network(_)
+            | FetchError::Store(_)
+            | FetchError::Spool(_)
+            | FetchError::Interrupted
+            | FetchError::Unexpected { .. }
+    );
+    IngestFailure {
+        message: e.to_string(),
+        retry,
+    }
+}
