@@ -18,7 +18,9 @@ use flakestat::store::postgres::{PgLock, fresh_schema_url};
 
 const REPO: &str = "NVIDIA/cuda-python";
 const SINCE: &str = "2026-06-15";
-const UNTIL: &str = "2026-08-01";
+// The recording's end: the reports read the store on the real clock, where the rest of Aug 1
+// was never listed.
+const UNTIL: &str = "2026-08-01T06:30:00Z";
 
 fn server(test: &str) -> Option<String> {
     let url = std::env::var("FLAKESTAT_TEST_POSTGRES")
