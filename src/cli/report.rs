@@ -25,7 +25,7 @@ Examples:
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
   flakestat report --repo NVIDIA/cuda-python --since 30d --tests \\
       --format markdown
-  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --ids > q.txt
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --format ids > q.txt
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d -o flakes.html
 
@@ -51,13 +51,13 @@ pub struct ReportArgs {
     /// Report format. Default: what --output's extension names, else table on a terminal and
     /// markdown otherwise.
     #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    pub format: Option<ReportFormat>,
     /// One row per failing test instead: jobs and runs failed, re-run to green, same-commit
     /// green, flaky in the job, first failure, matrix cells, signatures, verdict.
     #[arg(long, conflicts_with = "signature")]
     pub tests: bool,
-    /// With --tests: only the ids of the flaky tests, one per line (a quarantine list).
-    #[arg(long, requires = "tests")]
+    /// The same as --format ids (kept for scripts written before --format ids).
+    #[arg(long, requires = "tests", conflicts_with = "format", hide = true)]
     pub ids: bool,
     /// Write the report to FILE (atomically) instead of stdout; its extension (.md, .json,
     /// .html, .txt) picks the format when --format is not given.
@@ -69,9 +69,46 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
+/// `report`'s formats: the reports' four, and the test ids of `--tests`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Text tables for the terminal
+    Table,
+    /// GitHub-flavoured markdown, to paste into an issue
+    Markdown,
+    /// The versioned JSON document
+    Json,
+    /// One self-contained HTML page.
+    Html,
+    /// With --tests: the ids of the flaky tests, one per line (a quarantine list)
+    Ids,
+}
+
+impl ReportFormat {
+    fn report_format(self) -> Option<FormatArg> {
+        match self {
+            ReportFormat::Table => Some(FormatArg::Table),
+            ReportFormat::Markdown => Some(FormatArg::Markdown),
+            ReportFormat::Json => Some(FormatArg::Json),
+            ReportFormat::Html => Some(FormatArg::Html),
+            ReportFormat::Ids => None,
+        }
+    }
+}
+
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
+    let ids = args.ids || args.format == Some(ReportFormat::Ids);
+    if ids && !args.tests {
+        return Err(CliError::Invalid(
+            "--format ids lists the ids of flaky tests: add --tests".into(),
+        ));
+    }
     // Before the store is read: a --format the --output name contradicts fails at once.
-    let output = ReportOutput::resolve(args.format, args.output.clone(), global.color)?;
+    let output = ReportOutput::resolve(
+        args.format.and_then(ReportFormat::report_format),
+        args.output.clone(),
+        global.color,
+    )?;
     let repo = match args.target.target()? {
         Some(Target::One(repo)) => Some(repo),
         Some(Target::Many(_)) if args.tests => {
@@ -103,9 +140,11 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
             repo: loaded.snapshot.repo.clone().or(repo),
             since: loaded.snapshot.since,
             until: loaded.snapshot.until,
-            tests: analysis::tests::analyze_tests(&complete),
+            tests: analysis::tests::analyze_tests(&complete, &loaded.config),
+            survey_flags: loaded.survey_flags.clone(),
+            completeness: completeness.clone(),
         };
-        if args.ids {
+        if ids {
             write_output(args.output.as_deref(), |w| {
                 report::tests::render_ids(&tests, w)
             })?;

@@ -812,8 +812,11 @@ impl SqliteStore {
         upsert_classification(&self.conn, job, fingerprint, classification)
     }
 
-    /// Runs of the repository created in `[since, until)` with a failed job whose log matched
-    /// some signature (classified with `fingerprint`), oldest first.
+    /// Runs of the repository created in `[since, until)` with a job whose log matched some
+    /// signature or names a failed test (classified with `fingerprint`), oldest first: the
+    /// runs whose PRs' files tell whether a PR is related to a flake or to a test. (A failed
+    /// test is found in the stored JSON: `"tests":{"failed":[{` appears there only when the
+    /// list is not empty, since a log's own text is escaped inside JSON strings.)
     pub fn runs_with_hits(
         &self,
         repo: &Repo,
@@ -828,7 +831,8 @@ impl SqliteStore {
             "SELECT runs.json FROM runs WHERE runs.repo_id = ?1
                AND runs.created_at >= ?2 AND runs.created_at < ?3
                AND EXISTS (SELECT 1 FROM jobs JOIN classifications c ON c.job_id = jobs.id
-                           WHERE jobs.run_id = runs.id AND c.fingerprint = ?4 AND c.matched)
+                           WHERE jobs.run_id = runs.id AND c.fingerprint = ?4
+                             AND (c.matched OR c.json LIKE '%\"tests\":{\"failed\":[{%'))
              ORDER BY runs.created_at, runs.id",
         )?;
         let mut rows = stmt.query(params![repo_id, secs(since), secs(until), fingerprint])?;

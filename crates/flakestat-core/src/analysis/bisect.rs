@@ -387,6 +387,39 @@ pub fn needs(
         );
     }
     needs
+        .merge_files
+        .extend(test_run_prs_without_files(snapshot, config));
+    needs
+}
+
+/// The PRs of the window's runs with a failed test whose changed files are unknown: whether
+/// they touch a file beside the test decides whether the test's failures there count
+/// ([`analysis::tests`](super::tests)), with or without signatures.
+fn test_run_prs_without_files(
+    snapshot: &Snapshot,
+    config: &super::AnalysisConfig,
+) -> BTreeSet<PrNumber> {
+    let with_tests: BTreeSet<RunId> = snapshot
+        .jobs
+        .iter()
+        .filter(|j| {
+            snapshot
+                .classifications
+                .get(&j.id)
+                .is_some_and(|c| !c.tests.failed.is_empty())
+        })
+        .map(|j| j.run_id)
+        .collect();
+    let forks = prs::ForkHeads::new(&snapshot.pulls);
+    snapshot
+        .runs
+        .iter()
+        .filter(|r| with_tests.contains(&r.id) && super::in_survey_window(snapshot, r.created_at))
+        .filter_map(|r| {
+            prs::resolve_origin(r, &snapshot.default_branch, &config.pr_conventions, &forks).pr()
+        })
+        .filter(|n| snapshot.pulls.get(n).is_none_or(|p| p.files.is_none()))
+        .collect()
 }
 
 /// The evidence for one merge.

@@ -1,6 +1,11 @@
-//! One signature's account: hits, impact window, where the hits come from (default branch, PRs
-//! that touch none of its paths), re-runs to green, clean runs before, and the matrix.
+//! One failure class's account: hits, impact window, where the hits come from (default branch,
+//! PRs that touch none of its paths), re-runs to green, clean runs before, and the matrix. A
+//! class is a signature (the jobs it matched) or a test (the jobs whose log names it failed,
+//! [`analysis::tests`](super::tests)): both go through [`analyze_class`], so a test's figures
+//! leave out exactly what a signature's leave out (related and unknown PRs, runs outside the
+//! survey window) and its bisection is the signature's.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
@@ -256,8 +261,28 @@ pub(super) fn analyze_signature(
     info: &SignatureInfo,
     config: &AnalysisConfig,
 ) -> SignatureReport {
+    analyze_class(snapshot, info, FailureClass::Signature, config)
+}
+
+/// What a class's hits are.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum FailureClass<'c> {
+    /// The jobs whose classification matched the signature `info.id`.
+    Signature,
+    /// The jobs whose log names this test (its id as the runner prints it) as failed.
+    Test(&'c str),
+}
+
+/// The account of one failure class; `info` gives its id, title and the `paths` that make a
+/// PR related.
+pub(super) fn analyze_class(
+    snapshot: &Snapshot,
+    info: &SignatureInfo,
+    class: FailureClass<'_>,
+    config: &AnalysisConfig,
+) -> SignatureReport {
     let scene = Scene::new(snapshot, info, config);
-    let matched = matched_jobs(&scene, &info.id);
+    let matched = matched_jobs(&scene, &info.id, class);
     let workflows = workflows_hit(&matched);
     let hits: Vec<Hit> = matched
         .counted
@@ -327,6 +352,22 @@ pub(super) fn analyze_signature(
     }
 }
 
+/// The runs a class with `info`'s paths counts: in the survey window, no related PR's and no
+/// unknown PR's (what [`analyze_class`] counts hits over).
+pub(super) fn counted_runs(
+    snapshot: &Snapshot,
+    info: &SignatureInfo,
+    config: &AnalysisConfig,
+) -> BTreeSet<RunId> {
+    let scene = Scene::new(snapshot, info, config);
+    snapshot
+        .runs
+        .iter()
+        .filter(|r| scene.in_window(r) && scene.related(r).is_none() && !scene.unknown_pr(r))
+        .map(|r| r.id)
+        .collect()
+}
+
 /// What every phase reads: the snapshot, the signature's paths, and where each run comes from.
 struct Scene<'a> {
     snapshot: &'a Snapshot,
@@ -378,7 +419,9 @@ impl<'a> Scene<'a> {
     }
 }
 
-type Matched<'a> = (&'a Job, &'a SignatureMatch, &'a Run);
+/// A hit: the job, what matched in it (a signature's match, or one made for a failed test),
+/// its run.
+type Matched<'a> = (&'a Job, Cow<'a, SignatureMatch>, &'a Run);
 
 /// The job executions the signature matched.
 struct MatchedJobs<'a> {
@@ -391,7 +434,11 @@ struct MatchedJobs<'a> {
     hit_runs: BTreeSet<RunId>,
 }
 
-fn matched_jobs<'a>(scene: &Scene<'a>, id: &SignatureId) -> MatchedJobs<'a> {
+fn matched_jobs<'a>(
+    scene: &Scene<'a>,
+    id: &SignatureId,
+    class: FailureClass<'_>,
+) -> MatchedJobs<'a> {
     let snapshot = scene.snapshot;
     let raw: Vec<Matched<'a>> = snapshot
         .jobs
@@ -399,7 +446,23 @@ fn matched_jobs<'a>(scene: &Scene<'a>, id: &SignatureId) -> MatchedJobs<'a> {
         .filter_map(|job| {
             let run = scene.runs.get(&job.run_id)?;
             let c = snapshot.classifications.get(&job.id)?;
-            let m = c.matches.iter().find(|m| m.signature == *id)?;
+            let m = match class {
+                FailureClass::Signature => {
+                    Cow::Borrowed(c.matches.iter().find(|m| m.signature == *id)?)
+                }
+                FailureClass::Test(test) => {
+                    let t = c.tests.failed.iter().find(|t| t.id == test)?;
+                    Cow::Owned(SignatureMatch {
+                        signature: id.clone(),
+                        line: t.line,
+                        lines: vec![t.line],
+                        text: t.id.clone(),
+                        step: None,
+                        count: 1,
+                        tests: BTreeSet::from([t.id.clone()]),
+                    })
+                }
+            };
             Some((job, m, *run))
         })
         .collect();
@@ -409,7 +472,7 @@ fn matched_jobs<'a>(scene: &Scene<'a>, id: &SignatureId) -> MatchedJobs<'a> {
         .filter(|(_, _, run)| {
             scene.in_window(run) && scene.related(run).is_none() && !scene.unknown_pr(run)
         })
-        .copied()
+        .cloned()
         .collect();
     counted.sort_by_key(|(j, _, r)| (r.created_at, r.id, j.run_attempt, j.id));
     let hit_jobs = counted.iter().map(|(j, _, _)| j.id).collect();

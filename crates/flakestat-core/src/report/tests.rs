@@ -8,8 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::layout::{self, Block, Line, Span, Table, text};
 use super::{Format, RenderOptions};
-use crate::analysis::tests::TestEvidence;
+use crate::analysis::Completeness;
+use crate::analysis::tests::{Culprit, TestEvidence, Verdict};
 use crate::model::{Repo, Timestamp};
+
+pub use crate::analysis::tests::file_of;
 
 /// What `report --tests` renders.
 #[derive(Debug, Clone)]
@@ -18,6 +21,10 @@ pub struct TestsReport {
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
     pub tests: Vec<TestEvidence>,
+    /// What the store leaves out of the window (the first line of an incomplete report).
+    pub completeness: Completeness,
+    /// What the fix-it survey command repeats of the flags given.
+    pub survey_flags: Vec<String>,
 }
 
 /// The JSON document of `report --tests`, schema 1; fields are only ever added.
@@ -27,7 +34,17 @@ pub struct TestsWire {
     pub repo: Option<String>,
     pub since: Option<String>,
     pub until: Option<String>,
+    /// Whether the store holds the whole window; when not, the figures leave out
+    /// `runs_left_out` runs (as in the report's JSON).
+    #[serde(default = "yes")]
+    pub complete: bool,
+    #[serde(default)]
+    pub runs_left_out: u64,
     pub tests: Vec<TestWire>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,16 +62,65 @@ pub struct TestWire {
     pub first_failure: Option<FirstFailureWire>,
     /// Matrix dimension → the values of the jobs it failed in.
     pub cells: std::collections::BTreeMap<String, Vec<String>>,
+    /// Matrix dimension → the values of the impact window's jobs it never failed in.
+    #[serde(default)]
+    pub cells_never_hit: std::collections::BTreeMap<String, Vec<String>>,
     /// Signature id → failed jobs of this test it matched in.
     pub signatures: std::collections::BTreeMap<String, u64>,
-    /// `flaky` or `unknown`.
+    /// Failed jobs left out of the figures: runs of PRs related to the test (changing a file
+    /// beside it) or whose PR is unknown.
+    #[serde(default)]
+    pub jobs_left_out: u64,
+    /// `flaky`, `broken`, `new` or `unknown`.
     pub verdict: String,
+    /// What a `broken` or `new` verdict names: the PR it fails on, or the merge it followed.
+    #[serde(default)]
+    pub culprit: Option<CulpritWire>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CulpritWire {
+    /// `pull_request` (fails on this PR's runs only) or `merge` (first failed after it).
+    pub kind: String,
+    pub pr: Option<u64>,
+    pub title: Option<String>,
+    pub sha: Option<String>,
+    pub merged_at: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FirstFailureWire {
     pub run_id: u64,
     pub created_at: String,
+}
+
+/// RFC 3339 in UTC with `Z`, as every timestamp of the JSON documents.
+fn rfc(t: Timestamp) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn culprit_wire(c: &Culprit) -> CulpritWire {
+    match c {
+        Culprit::PullRequest { pr, title } => CulpritWire {
+            kind: "pull_request".into(),
+            pr: Some(pr.0),
+            title: title.clone(),
+            sha: None,
+            merged_at: None,
+        },
+        Culprit::Merge {
+            pr,
+            title,
+            sha,
+            merged_at,
+        } => CulpritWire {
+            kind: "merge".into(),
+            pr: pr.map(|p| p.0),
+            title: Some(title.clone()),
+            sha: Some(sha.0.clone()),
+            merged_at: Some(rfc(*merged_at)),
+        },
+    }
 }
 
 /// The test's name within `file` (`path.py::test_x[3.14t]` → `test_x[3.14t]`), for the table
@@ -67,31 +133,14 @@ fn name_in_file<'a>(id: &'a str, file: Option<&str>) -> &'a str {
         .unwrap_or(id)
 }
 
-/// The file a test id names, for the runners whose ids start with one.
-pub fn file_of(id: &str) -> Option<&str> {
-    if let Some((file, _)) = id.split_once("::")
-        && file.contains('.')
-        && !file.contains(' ')
-    {
-        return Some(file);
-    }
-    if let Some((file, _)) = id.split_once(" > ")
-        && (file.contains(".test.") || file.contains(".spec."))
-    {
-        return Some(file);
-    }
-    if id.starts_with("./") {
-        return Some(id.split([':', '[']).next().unwrap_or(id));
-    }
-    None
-}
-
 fn to_wire(r: &TestsReport) -> TestsWire {
     TestsWire {
         schema: super::SCHEMA_VERSION,
         repo: r.repo.as_ref().map(ToString::to_string),
-        since: r.since.map(|t| t.to_rfc3339()),
-        until: r.until.map(|t| t.to_rfc3339()),
+        since: r.since.map(rfc),
+        until: r.until.map(rfc),
+        complete: r.completeness.is_complete(),
+        runs_left_out: r.completeness.runs_left_out,
         tests: r
             .tests
             .iter()
@@ -107,13 +156,20 @@ fn to_wire(r: &TestsReport) -> TestsWire {
                 flaky_in_job: t.flaky_in_job,
                 first_failure: t.first_failure.map(|(run, at)| FirstFailureWire {
                     run_id: run.0,
-                    created_at: at.to_rfc3339(),
+                    created_at: rfc(at),
                 }),
                 cells: t
                     .cells
                     .iter()
                     .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
                     .collect(),
+                cells_never_hit: t
+                    .cells_never_hit
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+                    .collect(),
+                jobs_left_out: t.jobs_left_out,
+                culprit: t.culprit.as_ref().map(culprit_wire),
                 signatures: t
                     .signatures
                     .iter()
@@ -137,9 +193,18 @@ fn document(r: &TestsReport) -> Vec<Block> {
     let flaky = r
         .tests
         .iter()
-        .filter(|t| t.verdict == crate::analysis::tests::Verdict::Flaky)
+        .filter(|t| t.verdict == Verdict::Flaky)
         .count();
-    let mut blocks = vec![
+    let mut blocks: Vec<Block> = layout::incomplete_line(
+        &r.completeness,
+        r.repo.as_ref(),
+        r.since,
+        r.until,
+        &r.survey_flags,
+    )
+    .into_iter()
+    .collect();
+    blocks.extend([
         Block::Heading(1, vec![text(format!("Failing tests in {repo}"))]),
         Block::Paragraph(vec![text(format!(
             "{} tests failed in the window{}{}; {flaky} of them flaky (failed and passed on the same code).",
@@ -149,7 +214,7 @@ fn document(r: &TestsReport) -> Vec<Block> {
             r.until
                 .map_or_else(String::new, |u| format!(" to {}", layout::date(u))),
         ))]),
-    ];
+    ]);
     if r.tests.is_empty() {
         return blocks;
     }
@@ -161,7 +226,16 @@ fn document(r: &TestsReport) -> Vec<Block> {
                 .cells
                 .iter()
                 .filter(|(k, _)| k.as_str() != crate::matrix::JOB)
-                .map(|(k, v)| format!("{k}={}", v.iter().cloned().collect::<Vec<_>>().join(",")))
+                .map(|(k, v)| {
+                    let hit = v.iter().cloned().collect::<Vec<_>>().join(",");
+                    match t.cells_never_hit.get(k) {
+                        Some(never) => format!(
+                            "{k}={hit} (never {})",
+                            never.iter().cloned().collect::<Vec<_>>().join(",")
+                        ),
+                        None => format!("{k}={hit}"),
+                    }
+                })
                 .collect();
             let signatures: Vec<String> = t
                 .signatures
@@ -184,7 +258,7 @@ fn document(r: &TestsReport) -> Vec<Block> {
                 )],
                 vec![text(cells.join("; "))],
                 vec![text(signatures.join(", "))],
-                vec![Span::Strong(t.verdict.as_str().to_string())],
+                verdict_cell(t),
             ]
         })
         .collect();
@@ -210,6 +284,19 @@ fn document(r: &TestsReport) -> Vec<Block> {
     blocks
 }
 
+/// The verdict in bold, with the PR or merge a `broken` or `new` one names.
+fn verdict_cell(t: &TestEvidence) -> Line {
+    let mut line = vec![Span::Strong(t.verdict.as_str().to_string())];
+    if let Some(c) = &t.culprit {
+        let at = match c {
+            Culprit::PullRequest { .. } => "on",
+            Culprit::Merge { .. } => "since",
+        };
+        line.push(text(format!(" {at} {}", c.describe())));
+    }
+    line
+}
+
 /// Renders the tests report; `Format::Html` is the one page of the other reports.
 pub fn render(
     r: &TestsReport,
@@ -231,7 +318,7 @@ pub fn render(
 /// One test id per line, flaky ones only: a quarantine list.
 pub fn render_ids(r: &TestsReport, out: &mut dyn Write) -> io::Result<()> {
     for t in &r.tests {
-        if t.verdict == crate::analysis::tests::Verdict::Flaky {
+        if t.verdict == Verdict::Flaky {
             writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
         }
     }

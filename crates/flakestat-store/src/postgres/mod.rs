@@ -902,7 +902,8 @@ impl PgStore {
                 "SELECT runs.json FROM runs WHERE runs.repo_id = $1
                    AND runs.created_at >= $2 AND runs.created_at < $3
                    AND EXISTS (SELECT 1 FROM jobs JOIN classifications c ON c.job_id = jobs.id
-                               WHERE jobs.run_id = runs.id AND c.fingerprint = $4 AND c.matched)
+                               WHERE jobs.run_id = runs.id AND c.fingerprint = $4
+                             AND (c.matched OR c.json LIKE '%\"tests\":{\"failed\":[{%'))
                  ORDER BY runs.created_at, runs.id",
                 &[&repo_id, &secs(since), &secs(until), &fingerprint],
             )?
