@@ -303,8 +303,8 @@ impl Say for Stderr {
     }
 }
 
-/// [`IngestRun`] over the survey: a one-second window for one run attempt, the recent window
-/// for the resync.
+/// [`IngestRun`] over the survey's crate: one run through its `Ingest`, the recent window's
+/// survey for the resync.
 struct SurveyIngest {
     session: Session,
     store: SharedStore,
@@ -318,14 +318,13 @@ struct SurveyIngest {
 }
 
 impl SurveyIngest {
-    /// The survey of `[since, until)` for `repo` under the store's writer lock; with
-    /// `ancestry`, what the bisection needs after it.
+    /// The survey of `[since, until)` for `repo` under the store's writer lock, then what the
+    /// bisection needs after it.
     fn survey(
         &self,
         repo: &Repo,
         since: Timestamp,
         until: Timestamp,
-        ancestry: bool,
     ) -> Result<Ingested, IngestFailure> {
         let _lock = pipeline::lock_store(&self.location, repo, self.wait, "flakestat serve")
             .map_err(|e| IngestFailure {
@@ -353,19 +352,17 @@ impl SurveyIngest {
                 &wanted,
             )
             .map_err(failure)?;
-        if ancestry {
-            let repo = summary.repo.clone().unwrap_or_else(|| repo.clone());
-            let fingerprint = self.signatures.fingerprint();
-            let plan = AncestryPlan {
-                repo: &repo,
-                since,
-                until,
-                fingerprint: &fingerprint,
-                signatures: &self.signatures.infos,
-                config: &self.analysis,
-            };
-            fetch_ancestry(&self.session, &self.store, &plan).map_err(failure)?;
-        }
+        let repo = summary.repo.clone().unwrap_or_else(|| repo.clone());
+        let fingerprint = self.signatures.fingerprint();
+        let plan = AncestryPlan {
+            repo: &repo,
+            since,
+            until,
+            fingerprint: &fingerprint,
+            signatures: &self.signatures.infos,
+            config: &self.analysis,
+        };
+        fetch_ancestry(&self.session, &self.store, &plan).map_err(failure)?;
         let after = self.session.stats();
         Ok(Ingested {
             logs_fetched: after.logs_downloaded - before.logs_downloaded,
@@ -375,14 +372,29 @@ impl SurveyIngest {
 }
 
 impl IngestRun for SurveyIngest {
+    /// The run through the survey's own per-run path (`Session::ingest_one`, `Ingest`), under
+    /// the repository's writer lock for that run only. No window is recorded as listed: the
+    /// run counts as outside what a listing covered until a resync lists its window.
     fn ingest(&self, run: &QueuedRun) -> Result<Ingested, IngestFailure> {
-        let Some(created) = run.run_created_at else {
-            return Err(IngestFailure {
-                message: "the delivery names no run creation time".to_string(),
-                retry: false,
-            });
-        };
-        self.survey(&run.repo, created, created + TimeDelta::seconds(1), false)
+        let _lock = pipeline::lock_store(&self.location, &run.repo, self.wait, "flakestat serve")
+            .map_err(|e| IngestFailure {
+            message: e.to_string(),
+            retry: true,
+        })?;
+        let before = self.session.stats();
+        self.session
+            .ingest_one(
+                self.store.clone(),
+                self.signatures.classifier(),
+                &run.repo,
+                run.run,
+            )
+            .map_err(failure)?;
+        let after = self.session.stats();
+        Ok(Ingested {
+            logs_fetched: after.logs_downloaded - before.logs_downloaded,
+            rate_limit_remaining: after.rate_limit_remaining,
+        })
     }
 
     fn resync(&self) -> Result<Ingested, IngestFailure> {
@@ -402,7 +414,7 @@ impl IngestRun for SurveyIngest {
         let since = until - self.resync_window;
         let mut total = Ingested::default();
         for repo in &repos {
-            let done = self.survey(repo, since, until, true)?;
+            let done = self.survey(repo, since, until)?;
             total.logs_fetched += done.logs_fetched;
             total.rate_limit_remaining = done.rate_limit_remaining;
         }

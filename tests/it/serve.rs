@@ -366,8 +366,9 @@ fn rows_of_runs(cache: &Path, runs: &[(u64, String)]) -> Vec<String> {
 }
 
 /// Completed run attempts delivered while GitHub cannot be reached stay queued through a stop
-/// (SIGTERM); started again (against the story's fake GitHub), the server drains the queue, and
-/// the runs' jobs, logs and classifications are the rows a survey of the story writes.
+/// (SIGTERM); started again (against the story's fake GitHub), the server drains the queue
+/// through the survey's per-run ingest, and the runs' jobs, logs and classifications are the
+/// rows a survey of the story writes, with no other run stored and no window recorded as listed.
 #[test]
 fn a_stop_keeps_the_queue_and_the_next_start_ingests_it_as_a_survey_would() {
     let dir = tempfile::tempdir().unwrap();
@@ -453,6 +454,15 @@ fn a_stop_keeps_the_queue_and_the_next_start_ingests_it_as_a_survey_would() {
         rows_of_runs(surveyed_story(), &runs),
         "the rows a survey writes"
     );
+    // Only the delivered runs, and no window claimed as listed: runs a delivery brought are
+    // not a listing's cover.
+    let mut stored: Vec<i64> = query(&cache, "SELECT id FROM runs ORDER BY id");
+    let mut delivered: Vec<i64> = runs.iter().map(|(id, _)| *id as i64).collect();
+    stored.sort_unstable();
+    delivered.sort_unstable();
+    assert_eq!(stored, delivered);
+    let windows: Vec<i64> = query(&cache, "SELECT count(*) FROM windows");
+    assert_eq!(windows, [0], "a delivery lists no window");
 }
 
 /// Without a secret (no file, no variable) or with an empty one, `serve` does not start: an

@@ -21,7 +21,7 @@ use tokio::task::JoinSet;
 
 use super::artifacts::JunitArtifacts;
 use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
-use super::ingest::{Ingest, LeftBehind, RunAttempt, is_stop};
+use super::ingest::{Ingest, Ingested, LeftBehind, RunAttempt, is_stop, parse_run};
 use super::pages::{End, Flow, Listing};
 use super::wire::{RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
@@ -185,6 +185,48 @@ impl Session {
 
     pub fn stats(&self) -> StatsSnapshot {
         self.client.stats()
+    }
+
+    /// One run, as a webhook names it, into the store through [`Ingest`]: the repository
+    /// (`GET /repos/{o}/{r}`, which also stores its identity), the run as GitHub shows it now
+    /// (`GET …/actions/runs/{id}`), then [`Ingest::ingest_run`]: its jobs, failed jobs' logs or
+    /// attempt archives and classification, stored; nothing fetched again for a run the store
+    /// already holds at this attempt, completed. No window is recorded as listed: only a
+    /// listing covers a window.
+    pub fn ingest_one(
+        &self,
+        store: Arc<Mutex<Store>>,
+        classifier: Arc<dyn Classifier>,
+        repo: &Repo,
+        run: RunId,
+    ) -> Result<Ingested, FetchError> {
+        self.runtime.block_on(async {
+            let (repo, _) = fetch_repo(&self.client, &store, repo).await?;
+            let url = self.client.url(&format!(
+                "/repos/{}/{}/actions/runs/{run}",
+                encode(&repo.owner),
+                encode(&repo.name)
+            ));
+            let response = self.client.get(&url, None).await?;
+            if response.status == StatusCode::NOT_FOUND {
+                return Err(FetchError::NotFound(format!(
+                    "GitHub knows no run {run} in {repo} (or the token cannot see it)"
+                )));
+            }
+            if response.status != StatusCode::OK {
+                return Err(unexpected(&url, &response));
+            }
+            let run = parse_run(&url, &response.body)?;
+            let ingest = Ingest::new(
+                self.client.clone(),
+                store,
+                classifier,
+                self.progress.clone(),
+                repo,
+            )
+            .reading_junit_artifacts(self.junit.clone());
+            ingest.ingest_run(&run).await
+        })
     }
 
     /// Runs the whole survey. `prs_of_interest` names, from the window's runs with a signature
