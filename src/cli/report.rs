@@ -25,7 +25,8 @@ Examples:
   flakestat report --org NVIDIA --since 30d --signature wait-until-timeout
   flakestat report --repo NVIDIA/cuda-python --since 30d --tests \\
       --format markdown
-  flakestat report --repo NVIDIA/cuda-python --since 30d --tests --format ids > q.txt
+  flakestat report --repo NVIDIA/cuda-python --since 30d --tests \\
+      --format ids > quarantine.txt
   flakestat report --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d -o flakes.html
 
