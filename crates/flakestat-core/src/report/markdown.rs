@@ -203,10 +203,11 @@ const MENTION_BREAK: &str = "&#8203;";
 
 /// Whether `chars[i]` is an `@` GitHub would turn into a mention (`@user`, `@org/team`): a
 /// letter or digit follows, and no word character precedes (`x@y` is an address, not a
-/// mention). Errs on the side of breaking: any such `@` outside a code span is neutralised.
+/// mention). Errs on the side of breaking: any such `@` outside a code span is neutralised, and
+/// so is one that ends the text, since the next span (`**@**` then `**a**`) may begin the name.
 fn is_mention_at(chars: &[char], i: usize) -> bool {
     chars[i] == '@'
-        && chars.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.get(i + 1).is_none_or(|c| c.is_ascii_alphanumeric())
         && (i == 0 || !is_word_char(chars[i - 1]))
 }
 
