@@ -471,19 +471,17 @@ fn a_stop_keeps_the_queue_and_the_next_start_ingests_it_as_a_survey_would() {
 fn serve_refuses_to_start_without_a_secret() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let out = flakestat()
-        .args([
-            "serve",
-            "--repo",
-            "octo/demo",
-            "--listen",
-            "127.0.0.1:0",
-            "--cache-dir",
-        ])
-        .arg(&cache)
-        .env_remove("FLAKESTAT_WEBHOOK_SECRET")
-        .output()
-        .unwrap();
+    let serve = |extra: &[&std::ffi::OsStr]| {
+        flakestat()
+            .args(["serve", "--repo", "octo/demo", "--listen", "127.0.0.1:0"])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(extra)
+            .env_remove("FLAKESTAT_WEBHOOK_SECRET")
+            .output()
+            .unwrap()
+    };
+    let out = serve(&[]);
     assert_eq!(out.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -492,20 +490,7 @@ fn serve_refuses_to_start_without_a_secret() {
     );
     let empty = dir.path().join("empty");
     std::fs::write(&empty, "\n").unwrap();
-    let out = flakestat()
-        .args([
-            "serve",
-            "--repo",
-            "octo/demo",
-            "--listen",
-            "127.0.0.1:0",
-            "--cache-dir",
-        ])
-        .arg(&cache)
-        .arg("--webhook-secret-file")
-        .arg(&empty)
-        .output()
-        .unwrap();
+    let out = serve(&["--webhook-secret-file".as_ref(), empty.as_os_str()]);
     assert_eq!(out.status.code(), Some(3));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("the webhook secret is empty"),
