@@ -439,9 +439,10 @@ fn a_survey_until_past_the_present_lists_only_to_it() {
 /// that fills it with the flags the user typed (`--cache-dir`, `--signatures`).
 #[test]
 fn nightlys_incomplete_line_repeats_the_flags_given() {
+    // A store of its own: copying the shared one races the tests that write beside it.
     let cache = tempfile::tempdir().unwrap();
-    crate::common::copy_dir(crate::common::surveyed_story(), cache.path());
     let sigs = crate::common::signatures();
+    crate::common::survey_story(cache.path(), &sigs);
     let out = crate::common::flakestat()
         .args(["nightly", "--offline", "--repo", "NVIDIA/cuda-python"])
         .args([
