@@ -15,5 +15,7 @@ pub use flakestat_core::{analysis, matrix, model, report, signatures};
 #[cfg(feature = "replay")]
 pub use flakestat_fake as fake;
 pub use flakestat_github as fetch;
+#[cfg(feature = "parquet")]
+pub use flakestat_parquet as parquet_export;
 pub use flakestat_serve as serve;
 pub use flakestat_store as store;

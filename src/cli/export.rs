@@ -14,6 +14,7 @@ use super::error::CliError;
 use super::pipeline::{self, load_from_store};
 use super::source::WindowArgs;
 use crate::analysis::export::export;
+#[cfg(feature = "parquet")]
 use flakestat_parquet as parquet;
 
 const EXAMPLES: &str = "\
@@ -29,7 +30,9 @@ Examples:
 
 Writes runs.parquet, jobs.parquet, hits.parquet, pulls.parquet and suspects.parquet into DIR
 (created 0700 if missing; other files in it are left alone). Reads only the store that
-`flakestat survey` filled. The columns and example queries: docs/warehouse.md.";
+`flakestat survey` filled. The columns and example queries: docs/warehouse.md. Parquet is the
+cargo feature `parquet`: in the release binaries and `cargo install --features parquet`, not in
+the default build.";
 
 /// Export format, as the command line names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -55,9 +58,33 @@ pub struct ExportArgs {
     pub allow_incomplete: bool,
 }
 
+/// What a build without the `parquet` feature says, before anything is read or written.
+pub const WITHOUT_PARQUET: &str = "export --format parquet: this flakestat was built without \
+     Parquet (cargo feature `parquet`, left out of the default build to keep it quick); the \
+     release binaries have it, or build it with `cargo install --locked --path . --features \
+     parquet` (`cargo run --features parquet -- export ...` from a clone)";
+
+#[cfg(feature = "parquet")]
+fn render_parquet(
+    tables: &crate::analysis::export::ExportData,
+) -> Result<Vec<(&'static str, Vec<u8>)>, CliError> {
+    parquet::render(tables).map_err(|e| CliError::Failed(format!("writing Parquet: {e}")))
+}
+
+#[cfg(not(feature = "parquet"))]
+fn render_parquet(
+    _tables: &crate::analysis::export::ExportData,
+) -> Result<Vec<(&'static str, Vec<u8>)>, CliError> {
+    Err(CliError::Failed(WITHOUT_PARQUET.to_string()))
+}
+
 pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     // Before the store is read: a wrong --output fails at once.
     let existed = check_output(&args.output)?;
+    // A build without Parquet refuses before it reads the store or makes --output.
+    if cfg!(not(feature = "parquet")) {
+        return Err(CliError::Failed(WITHOUT_PARQUET.to_string()));
+    }
     let loaded = load_from_store(&args.window, None, "flakestat export")?;
     let (infos, snapshot, config, classified) = (
         &loaded.signatures.infos,
@@ -71,8 +98,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     let data = loaded.analyze();
     let tables = export(snapshot, infos, config, &data);
     let files = match args.format {
-        ExportFormat::Parquet => parquet::render(&tables)
-            .map_err(|e| CliError::Failed(format!("writing Parquet: {e}")))?,
+        ExportFormat::Parquet => render_parquet(&tables)?,
     };
     write_all(&args.output, existed, &files)?;
     if !global.quiet {

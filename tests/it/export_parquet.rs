@@ -2,7 +2,8 @@
 //! fixtures/cuda-python-flake` into a temporary store), read back with the `parquet` crate and,
 //! where Python has `duckdb`, with DuckDB: one row per run of the window and per failed job
 //! execution, and each signature's hits as the report's JSON counts them. Bad `--output`s get one
-//! message, their exit code, and leave nothing half-written.
+//! message, their exit code, and leave nothing half-written. Built with the cargo feature
+//! `parquet` (`cargo test --features parquet`; `.ci/run` runs it), whose crates it reads with.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -11,16 +12,16 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use crate::common::{self, STORY_WINDOW, ok, surveyed_story};
-use arrow_array::{
-    Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
-};
 use flakestat::fake::scenario::cuda_python::{
     BETWEEN_PR, CULPRIT_PR, FORK_PR, FORK_REPO, RELATED_PR,
 };
+use flakestat::parquet_export::arrow_array::{
+    Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
+};
+use flakestat::parquet_export::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use flakestat::parquet_export::parquet::basic::{LogicalType, TimeUnit};
+use flakestat::parquet_export::parquet::file::reader::{FileReader, SerializedFileReader};
 use flakestat::report::wire;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::basic::{LogicalType, TimeUnit};
-use parquet::file::reader::{FileReader, SerializedFileReader};
 
 fn flakestat(cache: &Path, args: &[&str]) -> Output {
     common::flakestat()

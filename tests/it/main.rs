@@ -19,7 +19,10 @@ mod classify_pytorch;
 mod classify_real;
 mod classify_tests;
 mod cli_docs;
+#[cfg(feature = "parquet")]
 mod export_parquet;
+#[cfg(not(feature = "parquet"))]
+mod export_without_parquet;
 mod fake_octocrab;
 mod fake_scenario;
 mod fake_server;

@@ -180,7 +180,8 @@ fn small_numbers_read_right() {
 }
 
 /// `export --format parquet`: what it says, and the files it writes (their bytes are read back
-/// by `export_parquet`).
+/// by `export_parquet`). Needs the cargo feature `parquet`.
+#[cfg(feature = "parquet")]
 #[test]
 fn export_of_the_story() {
     let (story, _turn) = story();

@@ -12,6 +12,12 @@
 
 use std::sync::Arc;
 
+/// The two crates the files are written with, for a reader in the same build (the root
+/// package's tests read the export back through these, so they need no second copy of
+/// parquet as a dev-dependency, which `cargo test` would build even without the feature).
+pub use arrow_array;
+pub use parquet;
+
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,

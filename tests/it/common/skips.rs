@@ -20,6 +20,7 @@ pub enum Need {
     Script,
     ReadOnlyFile,
     UnwritableFolder,
+    ParquetFeature,
 }
 
 impl Need {
@@ -41,6 +42,9 @@ impl Need {
                 "a file chmod can make read-only (not as root on this filesystem)"
             }
             Need::UnwritableFolder => "an unwritable folder (as root without /sys)",
+            Need::ParquetFeature => {
+                "the cargo feature parquet (cargo test --features parquet; .ci/run runs its checks)"
+            }
         }
     }
 }
