@@ -125,11 +125,16 @@ impl Serve {
 
     /// Waits (up to two minutes) until `done` holds.
     pub(crate) fn wait_until(&self, what: &str, done: impl Fn(&Serve) -> bool) {
+        self.wait_up_to(Duration::from_secs(120), what, done);
+    }
+
+    /// Waits up to `limit` until `done` holds (a guard against a hang, not a speed goal).
+    pub(crate) fn wait_up_to(&self, limit: Duration, what: &str, done: impl Fn(&Serve) -> bool) {
         let start = Instant::now();
         while !done(self) {
             assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "{what}: not after two minutes; metrics:\n{}",
+                start.elapsed() < limit,
+                "{what}: not after {limit:?}; metrics:\n{}",
                 self.metrics()
             );
             std::thread::sleep(Duration::from_millis(100));

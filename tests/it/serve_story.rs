@@ -5,6 +5,7 @@
 //! end in the same store as in order.
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::common::{flakestat, ok, signatures, story_dir};
 use crate::serve::{SECRET, Serve, query};
@@ -84,7 +85,8 @@ fn the_storys_webhooks_with_mischief_and_one_resync_report_as_a_survey_does() {
     assert_eq!(forged[0]["status"], 401);
     assert_eq!(sent["answers"]["401"], 1, "only the forged one refused");
 
-    serve.wait_until("the queue drained", |s| {
+    // A long guard: some 130 run attempts are ingested, on a machine that may be busy.
+    serve.wait_up_to(Duration::from_secs(600), "the queue drained", |s| {
         s.metric("flakestat_queue_depth") == 0
     });
     assert_eq!(
@@ -132,7 +134,7 @@ fn the_storys_webhooks_with_mischief_and_one_resync_report_as_a_survey_does() {
             &format!("{window_seconds}s"),
         ],
     );
-    serve.wait_until("a resync", |s| {
+    serve.wait_up_to(Duration::from_secs(600), "a resync", |s| {
         s.metric("flakestat_ingests_total{outcome=\"resync\"}") >= 1
     });
     let (code, stderr) = serve.stop();
