@@ -11,6 +11,10 @@ from a delivery to its run's classified jobs.
 2. Lag: `serve --replay fixtures/cuda-python-flake`; one `workflow_run completed` delivery of a
    failed story run; the time until /metrics counts the ingest done (its jobs, failed-job logs
    and their classifications committed). Repeated for RUNS runs; the median is printed.
+3. The story: `flakestat replay deliver` posts the story's deliveries of its last week (every
+   run's and job's events as GitHub sends them, SINCE) from C connections to `serve --replay`;
+   the figures are the deliveries acknowledged per second and the time from the last answer
+   until the queue is drained (every completed run attempt ingested and classified).
 
 Only the standard library; the client runs on the same machine, so both figures are lower
 bounds of what the server alone would do.
@@ -22,6 +26,7 @@ BIN = os.environ.get("FLAKESTAT", os.path.join(ROOT, "target/release/flakestat")
 N = int(os.environ.get("N", "2000"))
 C = int(os.environ.get("C", "4"))
 RUNS = int(os.environ.get("RUNS", "5"))
+SINCE = os.environ.get("SINCE", "2026-07-25")
 SECRET = b"bench-secret"
 
 
@@ -102,6 +107,25 @@ def lag(tmp):
     return lags
 
 
+def story(tmp):
+    story = os.path.join(ROOT, "fixtures/cuda-python-flake")
+    proc, host, port = start(tmp, "--replay", story, "--cache-dir", os.path.join(tmp, "w"),
+                             "--signatures", os.path.join(ROOT, "signatures"), "--resync", "0")
+    out = subprocess.run([BIN, "-q", "replay", "deliver", "--replay", story, "--since", SINCE,
+                          "--to", f"http://{host}:{port}/webhook", "--webhook-secret-file",
+                          os.path.join(tmp, "secret"), "--connections", str(C)],
+                         check=True, stdout=subprocess.PIPE)
+    sent = json.loads(out.stdout)
+    t0 = time.perf_counter()
+    while metric(host, port, "flakestat_queue_depth") > 0:
+        time.sleep(0.05)
+    drained = time.perf_counter() - t0
+    runs = metric(host, port, 'flakestat_ingests_total{outcome="done"}')
+    proc.terminate()
+    proc.wait()
+    return sent["sent"] / sent["seconds"], sent["sent"], runs, drained
+
+
 def failed_runs(tmp, story):
     """Failed first attempts of the story, from a survey of it into a store of its own."""
     import sqlite3
@@ -122,6 +146,10 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         rate = throughput(tmp)
         lags = lag(tmp)
+        story_rate, story_sent, story_runs, drained = story(tmp)
     print(f"{BIN}: {rate:.0f} deliveries/s acknowledged and queued (N={N}, C={C}); "
           f"delivery to classified run: median {statistics.median(lags) * 1000:.0f} ms "
           f"(min {min(lags) * 1000:.0f}, max {max(lags) * 1000:.0f}, {len(lags)} runs)")
+    print(f"{BIN}: the story since {SINCE}: {story_sent} deliveries at {story_rate:.0f}/s "
+          f"acknowledged (C={C}); queue drained {drained:.1f} s after the last answer "
+          f"({story_runs:.0f} run attempts ingested)")

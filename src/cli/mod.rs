@@ -14,6 +14,8 @@ mod nightly;
 pub mod output;
 mod pipeline;
 mod progress;
+#[cfg(feature = "replay")]
+mod replay;
 mod report;
 mod repos;
 mod serve;
@@ -96,6 +98,12 @@ pub enum Command {
     Nightly(nightly::NightlyArgs),
     /// Receive GitHub's workflow webhooks and keep the store current (docs/serve.md).
     Serve(Box<serve::ServeArgs>),
+    /// The fake GitHub's tools for tests and benchmarks (docs/serve.md).
+    // Hidden from --help and the man pages (clap's completions still list it); only in builds
+    // with the fake.
+    #[cfg(feature = "replay")]
+    #[command(subcommand, hide = true)]
+    Replay(replay::ReplayCommand),
     /// Draft signature files for the groups of failed jobs no signature explains (from the store).
     Suggest(suggest::SuggestArgs),
     /// Print a shell completion script.
@@ -134,6 +142,8 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Nightly(args) => nightly::run(&global, args),
         Command::Suggest(args) => suggest::run(&global, args),
         Command::Serve(args) => serve::run(&global, *args),
+        #[cfg(feature = "replay")]
+        Command::Replay(cmd) => replay::run(&global, cmd),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
     }

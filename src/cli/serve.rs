@@ -176,33 +176,13 @@ impl Settings {
 
 /// `--webhook-secret-file`, else `FLAKESTAT_WEBHOOK_SECRET`; never printed.
 fn resolve_secret(args: &ServeArgs) -> Result<WebhookSecret, CliError> {
-    let (bytes, from) = match &args.webhook_secret_file {
-        Some(file) => {
-            let mut bytes = std::fs::read(file).map_err(|e| {
-                CliError::Invalid(format!(
-                    "--webhook-secret-file {}: cannot read it: {e}",
-                    file.display()
-                ))
-            })?;
-            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                bytes.pop();
-            }
-            (bytes, format!("--webhook-secret-file {}", file.display()))
-        }
-        None => match std::env::var_os("FLAKESTAT_WEBHOOK_SECRET") {
-            Some(value) => (
-                value.into_encoded_bytes(),
-                "FLAKESTAT_WEBHOOK_SECRET".to_string(),
-            ),
-            None => {
-                return Err(CliError::Invalid(
-                    "serve needs the webhook's secret: --webhook-secret-file FILE or FLAKESTAT_WEBHOOK_SECRET (an unsigned webhook would let anyone write the store)".to_string(),
-                ));
-            }
-        },
-    };
+    let bytes = settings::resolve_webhook_secret(
+        args.webhook_secret_file.as_deref(),
+        "serve needs the webhook's secret",
+        "an unsigned webhook would let anyone write the store",
+    )?;
     WebhookSecret::new(bytes)
-        .ok_or_else(|| CliError::Invalid(format!("{from}: the webhook secret is empty")))
+        .ok_or_else(|| CliError::Invalid("the webhook secret is empty".to_string()))
 }
 
 pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {

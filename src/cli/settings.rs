@@ -268,6 +268,47 @@ pub fn end_by_now(
     now
 }
 
+/// A webhook's secret: `--webhook-secret-file FILE` (a trailing newline is not part of it),
+/// else `FLAKESTAT_WEBHOOK_SECRET`; never empty, never printed. `needed` and `why` open and
+/// close the message when neither is given (`serve` refuses to run unsigned).
+pub fn resolve_webhook_secret(
+    file: Option<&Path>,
+    needed: &str,
+    why: &str,
+) -> Result<Vec<u8>, CliError> {
+    let (bytes, from) = match file {
+        Some(file) => {
+            let mut bytes = std::fs::read(file).map_err(|e| {
+                CliError::Invalid(format!(
+                    "--webhook-secret-file {}: cannot read it: {e}",
+                    file.display()
+                ))
+            })?;
+            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                bytes.pop();
+            }
+            (bytes, format!("--webhook-secret-file {}", file.display()))
+        }
+        None => match std::env::var_os("FLAKESTAT_WEBHOOK_SECRET") {
+            Some(value) => (
+                value.into_encoded_bytes(),
+                "FLAKESTAT_WEBHOOK_SECRET".to_string(),
+            ),
+            None => {
+                return Err(CliError::Invalid(format!(
+                    "{needed}: --webhook-secret-file FILE or FLAKESTAT_WEBHOOK_SECRET ({why})"
+                )));
+            }
+        },
+    };
+    if bytes.is_empty() {
+        return Err(CliError::Invalid(format!(
+            "{from}: the webhook secret is empty"
+        )));
+    }
+    Ok(bytes)
+}
+
 /// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`.
 pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
     wait_duration(text).ok_or_else(|| {

@@ -42,6 +42,7 @@ mod report_table;
 mod report_tests;
 mod security_net;
 mod serve;
+mod serve_story;
 mod signatures_audit;
 mod signatures_audit_green;
 mod signatures_cli;

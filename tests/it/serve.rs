@@ -13,19 +13,19 @@ use flakestat::fake::Dataset;
 use flakestat::model::Conclusion;
 use flakestat::serve::WebhookSecret;
 
-const SECRET: &str = "It's a Secret to Everybody";
+pub(crate) const SECRET: &str = "It's a Secret to Everybody";
 
 /// A running `flakestat serve`; killed if a test fails before stopping it.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
     _stdout: BufReader<ChildStdout>,
 }
 
 impl Serve {
     /// Starts `flakestat serve ARGS --listen 127.0.0.1:0` with the secret in a file of `dir`,
     /// and reads the address from its first stdout line.
-    fn start(dir: &Path, args: &[&str]) -> Serve {
+    pub(crate) fn start(dir: &Path, args: &[&str]) -> Serve {
         let secret = dir.join("secret");
         std::fs::write(&secret, format!("{SECRET}\n")).unwrap();
         let mut child = flakestat()
@@ -51,7 +51,7 @@ impl Serve {
     }
 
     /// One request (HTTP/1.1, `Connection: close`): the status and the body.
-    fn request(
+    pub(crate) fn request(
         &self,
         method: &str,
         path: &str,
@@ -87,7 +87,7 @@ impl Serve {
     }
 
     /// A delivery as GitHub sends it: JSON, signed with `secret`, with its event and id.
-    fn deliver(
+    pub(crate) fn deliver(
         &self,
         event: &str,
         id: &str,
@@ -109,14 +109,14 @@ impl Serve {
         )
     }
 
-    fn metrics(&self) -> String {
+    pub(crate) fn metrics(&self) -> String {
         let (status, body) = self.request("GET", "/metrics", &[], b"");
         assert_eq!(status, 200);
         body
     }
 
     /// The value of one metric line (`name{labels}`), 0 when absent.
-    fn metric(&self, series: &str) -> u64 {
+    pub(crate) fn metric(&self, series: &str) -> u64 {
         self.metrics()
             .lines()
             .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
@@ -124,12 +124,17 @@ impl Serve {
     }
 
     /// Waits (up to two minutes) until `done` holds.
-    fn wait_until(&self, what: &str, done: impl Fn(&Serve) -> bool) {
+    pub(crate) fn wait_until(&self, what: &str, done: impl Fn(&Serve) -> bool) {
+        self.wait_up_to(Duration::from_secs(120), what, done);
+    }
+
+    /// Waits up to `limit` until `done` holds (a guard against a hang, not a speed goal).
+    pub(crate) fn wait_up_to(&self, limit: Duration, what: &str, done: impl Fn(&Serve) -> bool) {
         let start = Instant::now();
         while !done(self) {
             assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "{what}: not after two minutes; metrics:\n{}",
+                start.elapsed() < limit,
+                "{what}: not after {limit:?}; metrics:\n{}",
                 self.metrics()
             );
             std::thread::sleep(Duration::from_millis(100));
@@ -137,7 +142,7 @@ impl Serve {
     }
 
     /// SIGTERM, then its exit status and stderr.
-    fn stop(mut self) -> (i32, String) {
+    pub(crate) fn stop(mut self) -> (i32, String) {
         let pid = self.child.id().to_string();
         let killed = std::process::Command::new("kill")
             .args(["-TERM", &pid])
@@ -168,7 +173,7 @@ fn example(name: &str) -> Vec<u8> {
         .unwrap()
 }
 
-fn query<T: rusqlite::types::FromSql>(cache: &Path, sql: &str) -> Vec<T> {
+pub(crate) fn query<T: rusqlite::types::FromSql>(cache: &Path, sql: &str) -> Vec<T> {
     let db = cache.join("store-v1/flakestat.sqlite3");
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut statement = conn.prepare(sql).unwrap();

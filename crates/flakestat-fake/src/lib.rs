@@ -41,6 +41,7 @@ mod routes;
 pub mod scenario;
 mod server;
 mod stamp;
+pub mod webhooks;
 
 pub use created::{CreatedRange, parse_created};
 pub use dataset::{

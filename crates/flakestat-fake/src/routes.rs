@@ -1026,7 +1026,7 @@ fn workflows(ds: &Dataset) -> Vec<&flakestat_core::model::Run> {
     by_id.into_values().collect()
 }
 
-fn workflow_json(ds: &Dataset, r: &flakestat_core::model::Run, api: &str) -> Value {
+pub(crate) fn workflow_json(ds: &Dataset, r: &flakestat_core::model::Run, api: &str) -> Value {
     let repo = &ds.repo;
     let id = r.workflow_id.0;
     let first = ds
@@ -1297,7 +1297,7 @@ fn head_repo_json(ds: &Dataset, fork: Option<&str>, api: &str) -> Value {
     })
 }
 
-fn repo_full_json(ds: &Dataset, api: &str) -> Value {
+pub(crate) fn repo_full_json(ds: &Dataset, api: &str) -> Value {
     let mut v = repo_min_json(ds, api);
     let created = ds.commits.iter().map(|c| c.date).min().unwrap_or(ds.now);
     let extra = json!({
@@ -1324,7 +1324,7 @@ pub(crate) fn ts(t: Timestamp) -> String {
     crate::stamp::api(t)
 }
 
-fn commit_author(ds: &Dataset, sha: &Sha) -> (String, Timestamp, String) {
+pub(crate) fn commit_author(ds: &Dataset, sha: &Sha) -> (String, Timestamp, String) {
     match ds.commit(&sha.0) {
         Some(c) => (c.author.clone(), c.date, c.message.clone()),
         None => ("github-actions".to_string(), ds.now, String::new()),
@@ -1400,7 +1400,12 @@ fn run_pull_json(ds: &Dataset, r: &Run, n: u64, api: &str) -> Value {
     })
 }
 
-fn run_json(ds: &Dataset, fake: &FakeRun, attempt: Option<&FakeAttempt>, api: &str) -> Value {
+pub(crate) fn run_json(
+    ds: &Dataset,
+    fake: &FakeRun,
+    attempt: Option<&FakeAttempt>,
+    api: &str,
+) -> Value {
     let r = &fake.run;
     let repo = &ds.repo;
     let id = r.id.0;
@@ -1499,7 +1504,7 @@ pub(crate) fn job_labels(name: &str) -> Vec<String> {
     }
 }
 
-fn job_json(ds: &Dataset, run: &FakeRun, j: &Job, api: &str) -> Value {
+pub(crate) fn job_json(ds: &Dataset, run: &FakeRun, j: &Job, api: &str) -> Value {
     let repo = &ds.repo;
     let labels = job_labels(&j.name);
     let done = j.status == Status::Completed;

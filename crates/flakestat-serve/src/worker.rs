@@ -87,7 +87,12 @@ fn run(shared: &Shared, ingest: &dyn IngestRun) {
         let run = match next {
             Ok(Some(run)) => run,
             Ok(None) => {
-                if !shared.wake.sleep(IDLE) {
+                // Idle until a delivery, the next look at the queue, or the resync's time.
+                let resync_due = shared
+                    .config
+                    .resync
+                    .map_or(IDLE, |every| every.saturating_sub(last_resync.elapsed()));
+                if !shared.wake.sleep(IDLE.min(resync_due)) {
                     return;
                 }
                 continue;
