@@ -37,6 +37,7 @@ mod report_markdown;
 mod report_scenario;
 mod report_table;
 mod report_tests;
+mod report_verdicts;
 mod security_net;
 mod serve;
 mod signatures_audit;

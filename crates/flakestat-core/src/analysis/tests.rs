@@ -331,7 +331,13 @@ fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culp
         // Every failure on one PR's runs.
         let prs: BTreeSet<Option<PrNumber>> = report.hits.iter().map(|h| h.pr).collect();
         if let [Some(pr)] = prs.into_iter().collect::<Vec<_>>()[..] {
-            let title = snapshot.pulls.get(&pr).map(|p| p.title.clone());
+            // A PR only known by number (an open PR the survey had no reason to list) is
+            // stored without a title: unknown, not empty.
+            let title = snapshot
+                .pulls
+                .get(&pr)
+                .map(|p| p.title.clone())
+                .filter(|t| !t.is_empty());
             return (Verdict::Broken, Some(Culprit::PullRequest { pr, title }));
         }
         // Every counted run from the merge on failed.
