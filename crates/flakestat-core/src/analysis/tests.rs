@@ -37,7 +37,8 @@ use crate::model::{
 pub const MIN_BROKEN_JOBS: u64 = 2;
 
 /// What the evidence says of a test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Failed and passed on the same code.
     Flaky,
