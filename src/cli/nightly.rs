@@ -46,12 +46,15 @@ Examples:
       --until 2026-07-17T00:00:00Z
   flakestat nightly --org NVIDIA --repo-pattern 'cuda-*' \\
       --post-comment NVIDIA/ci-health#7 --fail-on new
+  flakestat nightly --repo NVIDIA/cuda-python --fail-on new-flaky-test
 
 The period is [--since, --until); the baseline is the span before it (--baseline 14d: the 14 days
 before --since; a date or datetime is its start). A signature is new when the period hits it and
 the baseline never did; rising when its period hits are improbable at the baseline's rate
 (binomial tail below 0.01, at least 2 runs hit); fading when the period has no hit although the
-baseline's rate predicted at least 3. See docs/nightly.md.
+baseline's rate predicted at least 3. A test is newly flaky when it failed and passed on the same
+code in the period (re-run to green, green on the same commit, retried to a pass) and not in the
+baseline. See docs/nightly.md.
 
 Exit codes: 0 done; 10 --fail-on found that kind of change (after writing and posting the report);
 4 GitHub refused (credentials, no permission to comment, a locked issue); 5 no such repository or
@@ -87,7 +90,8 @@ pub struct NightlyArgs {
     #[arg(long, requires = "post_comment")]
     pub dry_run: bool,
     /// Exit 10 when the report holds this kind of change: new (signature or unclassified
-    /// failure), rising, or any (either; fading never alerts).
+    /// failure), rising, any (either; fading never alerts), or new-flaky-test (a test flaky in
+    /// the period and not in the baseline).
     #[arg(long, value_enum, value_name = "KIND")]
     pub fail_on: Option<FailOnArg>,
     /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
@@ -106,6 +110,7 @@ pub enum FailOnArg {
     New,
     Rising,
     Any,
+    NewFlakyTest,
 }
 
 impl From<FailOnArg> for AlertOn {
@@ -114,6 +119,7 @@ impl From<FailOnArg> for AlertOn {
             FailOnArg::New => AlertOn::New,
             FailOnArg::Rising => AlertOn::Rising,
             FailOnArg::Any => AlertOn::Any,
+            FailOnArg::NewFlakyTest => AlertOn::NewFlakyTest,
         }
     }
 }
@@ -528,6 +534,7 @@ fn alert_exit(
                 FailOnArg::New => "new",
                 FailOnArg::Rising => "rising",
                 FailOnArg::Any => "any",
+                FailOnArg::NewFlakyTest => "new-flaky-test",
             },
             exit::ALERT
         );

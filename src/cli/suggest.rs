@@ -214,6 +214,7 @@ mod tests {
             last_seen: Default::default(),
             examples: Vec::new(),
             samples: Vec::new(),
+            tests: Default::default(),
         }
     }
 

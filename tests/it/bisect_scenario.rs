@@ -23,7 +23,21 @@ use flakestat::report::wire;
 
 const TEST_ID: &str = "tests/graph/test_lifetime.py::test_release";
 
-fn t(hours: i64) -> Timestamp {
+/// What a run's one job fails: nothing, the marker flake ([`TEST_ID`], the signature's line),
+/// or these tests (each with a pytest summary line of its own, no signature's).
+pub(crate) enum Fails<'a> {
+    Nothing,
+    Marker,
+    Tests(&'a [&'a str]),
+}
+
+impl Fails<'_> {
+    fn of(hit: bool) -> Fails<'static> {
+        if hit { Fails::Marker } else { Fails::Nothing }
+    }
+}
+
+pub(crate) fn t(hours: i64) -> Timestamp {
     Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap() + Duration::hours(hours)
 }
 
@@ -42,15 +56,17 @@ fn sha(tag: &str) -> Sha {
 
 /// How a run is triggered.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     /// `pull_request` of PR #900 (an open PR touching nothing of interest), on top of `main`.
     PullRequest,
+    /// `pull_request` of PR `n` (its branch `topic-n`), on top of `main`.
+    Pr(u64),
     /// A push to `side`, whose head forks from main as it stood at the given hour.
     Side { forked_at: i64 },
 }
 
-struct Builder {
-    ds: Dataset,
+pub(crate) struct Builder {
+    pub(crate) ds: Dataset,
     /// Main's commits, oldest first: (sha, date).
     main: Vec<(Sha, Timestamp)>,
     next_run: u64,
@@ -60,7 +76,7 @@ struct Builder {
 }
 
 impl Builder {
-    fn new() -> Builder {
+    pub(crate) fn new() -> Builder {
         let repo = Repo::parse("octo/flaky").unwrap();
         let mut ds = Dataset::new(repo, t(24 * 30));
         ds.auth.tokens = vec!["tok".into()];
@@ -97,7 +113,7 @@ impl Builder {
 
     /// Merges PR `n` at hour `h` as a squash commit on main, with a push run for it (which
     /// hits when `hit`). `culprit` marks the merge that introduces the flake.
-    fn merge(&mut self, n: u64, title: &str, h: i64, files: &[&str], culprit: bool) {
+    pub(crate) fn merge(&mut self, n: u64, title: &str, h: i64, files: &[&str], culprit: bool) {
         let parent = self.main.last().unwrap().0.clone();
         let commit = sha(&format!("merge {n}"));
         self.ds.commits.push(FakeCommit {
@@ -148,6 +164,11 @@ impl Builder {
 
     /// A run at hour `h`; `hit` says whether it fails with the flake.
     fn run(&mut self, h: i64, kind: Kind, hit: bool) -> RunId {
+        self.run_failing(h, kind, Fails::of(hit))
+    }
+
+    /// A run at hour `h` failing what `fails` says.
+    pub(crate) fn run_failing(&mut self, h: i64, kind: Kind, fails: Fails<'_>) -> RunId {
         self.next_run += 1000;
         let id = RunId(self.next_run);
         let at = t(h) + Duration::minutes(7);
@@ -164,6 +185,18 @@ impl Builder {
                 });
                 ("pull_request", "topic-900".to_string(), head, vec![900])
             }
+            Kind::Pr(n) => {
+                let head = sha(&format!("pr-head {id}"));
+                self.ds.commits.push(FakeCommit {
+                    sha: head.clone(),
+                    parents: vec![self.main_at(at)],
+                    message: format!("PR {n} change"),
+                    author: "dev".into(),
+                    date: at - Duration::minutes(1),
+                    files: Vec::new(),
+                });
+                ("pull_request", format!("topic-{n}"), head, vec![n])
+            }
             Kind::Side { forked_at } => {
                 let head = sha(&format!("side-head {id}"));
                 self.ds.commits.push(FakeCommit {
@@ -178,12 +211,17 @@ impl Builder {
                 ("push", "side".to_string(), head, vec![])
             }
         };
-        self.add_run(id, at, event, &branch, head, prs, hit);
+        self.add_run(id, at, event, &branch, head, prs, fails);
         id
     }
 
     /// The push run of the latest merge, `minutes` after it.
     fn push_run(&mut self, minutes: i64, hit: bool) -> RunId {
+        self.push_run_failing(minutes, Fails::of(hit))
+    }
+
+    /// The push run of the latest merge, `minutes` after it, failing what `fails` says.
+    pub(crate) fn push_run_failing(&mut self, minutes: i64, fails: Fails<'_>) -> RunId {
         self.next_run += 1000;
         let id = RunId(self.next_run);
         let (head, date) = self.main.last().unwrap().clone();
@@ -194,7 +232,7 @@ impl Builder {
             "main",
             head,
             vec![],
-            hit,
+            fails,
         );
         id
     }
@@ -208,8 +246,9 @@ impl Builder {
         branch: &str,
         head: Sha,
         prs: Vec<u64>,
-        hit: bool,
+        fails: Fails<'_>,
     ) {
+        let hit = !matches!(fails, Fails::Nothing);
         let job = Job {
             id: JobId(id.0 * 10 + 1),
             run_id: id,
@@ -227,16 +266,32 @@ impl Builder {
             labels: Vec::new(),
             head_sha: head.clone(),
         };
-        if hit {
-            self.ds.logs.insert(
-                job.id,
-                FakeLog::Text(format!(
-                    "\u{feff}2026-06-01T00:00:00.0000000Z ##[group]Run pytest\n\
-                     2026-06-01T00:00:01.0000000Z E       AssertionError: FLAKE-MARKER not released\n\
-                     2026-06-01T00:00:02.0000000Z FAILED {TEST_ID} - AssertionError: FLAKE-MARKER not released\n\
-                     2026-06-01T00:00:03.0000000Z ##[error]Process completed with exit code 1.\n"
-                )),
-            );
+        match fails {
+            Fails::Nothing => {}
+            Fails::Marker => {
+                self.ds.logs.insert(
+                    job.id,
+                    FakeLog::Text(format!(
+                        "\u{feff}2026-06-01T00:00:00.0000000Z ##[group]Run pytest\n\
+                         2026-06-01T00:00:01.0000000Z E       AssertionError: FLAKE-MARKER not released\n\
+                         2026-06-01T00:00:02.0000000Z FAILED {TEST_ID} - AssertionError: FLAKE-MARKER not released\n\
+                         2026-06-01T00:00:03.0000000Z ##[error]Process completed with exit code 1.\n"
+                    )),
+                );
+            }
+            Fails::Tests(tests) => {
+                let mut log =
+                    "\u{feff}2026-06-01T00:00:00.0000000Z ##[group]Run pytest\n".to_string();
+                for test in tests {
+                    log.push_str(&format!(
+                        "2026-06-01T00:00:02.0000000Z FAILED {test} - assert 1 == 2\n"
+                    ));
+                }
+                log.push_str(
+                    "2026-06-01T00:00:03.0000000Z ##[error]Process completed with exit code 1.\n",
+                );
+                self.ds.logs.insert(job.id, FakeLog::Text(log));
+            }
         }
         let run = Run {
             id,
@@ -288,7 +343,12 @@ impl Builder {
     }
 }
 
-fn pull(n: u64, title: &str, merged: Option<(Timestamp, Sha)>, files: &[&str]) -> FakePull {
+pub(crate) fn pull(
+    n: u64,
+    title: &str,
+    merged: Option<(Timestamp, Sha)>,
+    files: &[&str],
+) -> FakePull {
     FakePull {
         number: n,
         title: title.into(),
@@ -319,7 +379,7 @@ fn pull(n: u64, title: &str, merged: Option<(Timestamp, Sha)>, files: &[&str]) -
     }
 }
 
-fn signatures_dir() -> tempfile::TempDir {
+pub(crate) fn signatures_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("marker-flake.toml"),
@@ -337,7 +397,7 @@ no_match = ["E       AssertionError: assert 1 == 2"]
     dir
 }
 
-fn flakestat(args: &[&str]) -> Output {
+pub(crate) fn flakestat(args: &[&str]) -> Output {
     crate::common::flakestat()
         .args(args)
         .env("GH_TOKEN", "tok")

@@ -40,6 +40,7 @@ mod report_markdown;
 mod report_scenario;
 mod report_table;
 mod report_tests;
+mod report_verdicts;
 mod security_net;
 mod serve;
 mod serve_story;

@@ -215,13 +215,45 @@ fn a_new_signature_is_reported_with_its_jobs_and_fail_on_new_alerts() {
     assert_eq!(change.period.hits, 1);
     // Every hit job is linked (the hit run was re-run, and hit again).
     assert_eq!(change.jobs.len() as u64, change.jobs_total);
-    let runs: std::collections::BTreeSet<u64> = change.jobs.iter().map(|j| j.run_id).collect();
+    let runs: Vec<u64> = change
+        .jobs
+        .iter()
+        .map(|j| j.run_id)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .into_iter()
+        .collect();
     assert_eq!(runs.len(), 1);
     assert!(
         change.jobs.iter().all(|j| j.url.contains("/job/")),
         "{:?}",
         change.jobs
     );
+
+    // The flake's tests failed in that run and passed on the same commit in another: newly
+    // flaky (none of them was flaky in the baseline), and --fail-on new-flaky-test alerts.
+    let flaky: Vec<&str> = report
+        .new_flaky_tests
+        .iter()
+        .map(|t| t.id.as_str())
+        .collect();
+    assert_eq!(report.counts.new_flaky_tests, flaky.len() as u64);
+    assert!(
+        flaky.contains(
+            &"tests/graph/test_graph_definition_lifetime.py::test_kernel_args_buffer_lifetime"
+        ),
+        "{flaky:?}"
+    );
+    for t in &report.new_flaky_tests {
+        assert!(t.id.starts_with("tests/graph/"), "{t:?}");
+        assert!(
+            t.rerun_to_green + t.same_commit_green + t.flaky_in_job > 0,
+            "{t:?}"
+        );
+        assert_ne!(t.baseline_verdict.as_deref(), Some("flaky"), "{t:?}");
+        assert_eq!(t.first_failure.as_ref().unwrap().run_id, runs[0]);
+    }
+    let out = run(flakestat(&base).args(["--fail-on", "new-flaky-test"]));
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
 
     // Nothing rising that day: --fail-on rising does not alert, and exits 0.
     let out = run(flakestat(&base).args(["--fail-on", "rising"]));
@@ -264,6 +296,9 @@ fn a_rising_signature_says_its_counts_and_chance() {
     assert!(r.probability < report.rules.rising_p, "{}", r.probability);
     let runs: std::collections::BTreeSet<u64> = r.jobs.iter().map(|j| j.run_id).collect();
     assert_eq!(runs.len(), 2, "{:?}", r.jobs);
+    // The flake's tests were flaky in the baseline already: none is newly flaky.
+    assert_eq!(report.new_flaky_tests, vec![]);
+    assert_eq!(report.counts.new_flaky_tests, 0);
 
     // The markdown says the same, with the rule.
     let out = run(&mut flakestat(&[

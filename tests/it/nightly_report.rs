@@ -6,8 +6,10 @@ use chrono::{TimeDelta, TimeZone, Utc};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use flakestat::analysis::nightly::{
-    ChangeKind, Count, JobLink, NightlyData, SignatureChange, SignatureSeen, WindowSummary,
+    ChangeKind, Count, JobLink, NewFlakyTest, NightlyData, SignatureChange, SignatureSeen,
+    WindowSummary,
 };
+use flakestat::analysis::tests::Verdict;
 use flakestat::analysis::{JobRef, UnclassifiedGroup};
 use flakestat::model::{JobId, Repo, RunId, SignatureId};
 use flakestat::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment, wire};
@@ -88,6 +90,8 @@ fn data(n: usize) -> NightlyData {
             id: format!("u{i:012x}"),
             cells: vec![],
             samples: vec![],
+            // A test id is hostile text like the lines: it stays in its cell and makes no HTML.
+            tests: [(format!("tests/x.py::test_{i}[`|</details>@user]"), 3)].into(),
             lines: vec![
                 format!(
                     "E   RuntimeError: thing {i} | failed ``` with </details> {}",
@@ -122,6 +126,19 @@ fn data(n: usize) -> NightlyData {
         changes,
         seen,
         new_unclassified,
+        new_flaky_tests: (0..n)
+            .map(|i| NewFlakyTest {
+                id: format!("tests/x.py::test_flaky_{i}[|</details>`@user`]"),
+                runner: "pytest".into(),
+                jobs_failed: 4,
+                runs_failed: 3,
+                rerun_to_green: 2,
+                same_commit_green: 1,
+                flaky_in_job: 0,
+                first_failure: Some((job(i).run_id, since)),
+                baseline: (i % 2 == 0).then_some(Verdict::Unknown),
+            })
+            .collect(),
         completeness: Default::default(),
         survey_flags: Vec::new(),
     }
@@ -172,7 +189,11 @@ fn a_huge_night_still_fits_one_comment_trimmed_by_whole_rows() {
 
     let (tables, html) = parse(&body);
     // Every kind still has its table, every row whole.
-    assert_eq!(tables.len(), 5, "new, rising, fading, unclassified, seen");
+    assert_eq!(
+        tables.len(),
+        6,
+        "new, rising, fading, unclassified, newly flaky tests, seen"
+    );
     for t in &tables {
         assert!(!t.rows.is_empty());
         assert!(t.rows.iter().all(|r| *r == t.header), "a row lost cells");
@@ -188,6 +209,7 @@ fn a_huge_night_still_fits_one_comment_trimmed_by_whole_rows() {
         "… and {} more (New unclassified failures",
         3000 - shown
     )));
+    assert!(body.contains(&format!("… and {} more (Newly flaky tests", 3000 - shown)));
     // Only our own marker is HTML: nothing from the data made any.
     assert_eq!(html, vec![format!("{marker}\n")]);
     assert!(!body.contains("<script>"));
@@ -212,8 +234,11 @@ fn a_small_night_is_not_trimmed_and_the_markdown_format_matches_the_comment() {
     let (tables, _) = parse(&body);
     assert_eq!(
         tables.iter().map(|t| t.rows.len()).collect::<Vec<_>>(),
-        [3, 3, 3, 3, 3]
+        [3, 3, 3, 3, 3, 3]
     );
+    // The newly flaky tests have their section, with what the baseline said.
+    assert!(body.contains("## Newly flaky tests"), "{body}");
+    assert!(body.contains("| failed (unknown) |") && body.contains("| did not fail |"));
     // Five job links shown of 37, the rest counted.
     assert!(body.contains(" and 32 more"), "{body}");
 }
@@ -230,6 +255,13 @@ fn the_json_reads_back_with_every_row() {
     assert_eq!(report.counts.rising, 40);
     assert_eq!(report.counts.fading, 40);
     assert_eq!(report.counts.new_unclassified, 40);
+    assert_eq!(report.counts.new_flaky_tests, 40);
+    assert_eq!(report.new_flaky_tests.len(), 40);
+    let t = &report.new_flaky_tests[0];
+    assert_eq!(t.file.as_deref(), Some("tests/x.py"));
+    assert_eq!((t.jobs_failed, t.rerun_to_green), (4, 2));
+    assert_eq!(t.baseline_verdict.as_deref(), Some("unknown"));
+    assert_eq!(report.new_flaky_tests[1].baseline_verdict, None);
     assert_eq!(report.changes.len(), 120);
     assert_eq!(report.changes[0].kind, "new");
     assert_eq!(report.changes[0].jobs.len(), 20);

@@ -225,9 +225,10 @@ fn hostile_log_text_stays_in_its_cell_and_makes_no_html() {
         .iter()
         .find(|r| r[2].starts_with("E |"))
         .expect("the hostile group");
-    assert_eq!(row.len(), 6);
+    // Jobs, runs, error lines, failing tests, job names, last seen, example.
+    assert_eq!(row.len(), 7);
     assert_eq!(row[2], expected);
-    assert_eq!(row[3], test_job("linux-64", "3.12"));
+    assert_eq!(row[4], test_job("linux-64", "3.12"));
     assert!(!md.contains('\u{1b}'));
     // `<script>` appears only as code.
     assert!(p.codes.iter().any(|c| c.contains("<script>")));
@@ -425,7 +426,7 @@ fn random_hostile_names_and_lines_never_break_a_table() {
                     "round {round}: {line:?}\n{md}"
                 );
                 assert_eq!(
-                    groups.rows[0][3],
+                    groups.rows[0][4],
                     as_read(&name),
                     "round {round}: {name:?}\n{md}"
                 );

@@ -254,3 +254,116 @@ fn format_ids_needs_tests_and_an_incomplete_window_is_named_first() {
     );
     assert!(md.contains("# Failing tests in NVIDIA/cuda-python"), "{md}");
 }
+
+/// `report` over the story (no `--tests`) in `format`, with `extra` flags.
+fn story_report(format: &str, extra: &[&str]) -> String {
+    let out = ok(flakestat()
+        .args(["-q", "report", "--format", format])
+        .args(STORY_WINDOW)
+        .arg("--cache-dir")
+        .arg(surveyed_story())
+        .arg("--signatures")
+        .arg(signatures())
+        .args(extra)
+        .env("COLUMNS", "400")
+        .output()
+        .unwrap())
+    .stdout;
+    String::from_utf8(out).unwrap()
+}
+
+/// The one unclassified failure of the story that names a test: a pytest run of
+/// `test_send_buffers.py` whose child process never reported ready.
+const IPC_TEST: &str =
+    "tests/memory_ipc/test_send_buffers.py::TestIpcReexport::test_main[DeviceMR]";
+
+#[test]
+fn the_unclassified_table_names_the_failing_tests_of_unclassified_jobs() {
+    let doc: Value = serde_json::from_str(&story_report("json", &[])).unwrap();
+    let groups = doc["unclassified"].as_array().unwrap();
+    let ipc = groups
+        .iter()
+        .find(|g| {
+            g["lines"][0]
+                .as_str()
+                .unwrap()
+                .contains("test_send_buffers")
+        })
+        .unwrap_or_else(|| panic!("no IPC group: {groups:#?}"));
+    assert_eq!(ipc["tests"], serde_json::json!({ IPC_TEST: 1 }), "{ipc:#}");
+    // The build failures name no test: an empty map, not a missing field.
+    let builds: Vec<&Value> = groups
+        .iter()
+        .filter(|g| g["job_names"][0].as_str().unwrap().starts_with("Build"))
+        .collect();
+    assert_eq!(builds.len(), 2, "{groups:#?}");
+    assert!(builds.iter().all(|g| g["tests"] == serde_json::json!({})));
+
+    // Markdown: the column, and the id with its job count in the IPC group's row.
+    let md = story_report("markdown", &[]);
+    assert!(
+        md.contains(
+            "| Jobs | Runs | Error lines | Failing tests | Job names | Last seen | Example |"
+        ),
+        "{md}"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 1 | 1 | `FAILED tests/memory_ipc"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains(&format!("| `{IPC_TEST}` (1) |")), "{row}");
+    // The terminal table and the page name it too.
+    let table = story_report("table", &[]);
+    assert!(table.contains("Failing tests"), "{table}");
+    assert!(table.contains(&format!("{IPC_TEST} (1)")), "{table}");
+    let html = story_report("html", &[]).replace("<wbr>", "");
+    assert!(html.contains("<th>Failing tests</th>"), "{html}");
+    assert!(html.contains(IPC_TEST), "{html}");
+}
+
+#[test]
+fn the_signature_account_lists_its_tests_with_their_job_counts_in_every_format() {
+    let focus = ["--signature", "wait-until-timeout"];
+    let doc: Value = serde_json::from_str(&story_report("json", &focus)).unwrap();
+    let tests = doc["signatures"][0]["tests"].as_object().unwrap().clone();
+    let counts: Vec<(String, u64)> = FLAKE_TESTS
+        .iter()
+        .map(|name| {
+            let id = format!("{FLAKE_FILE}::{name}");
+            let n = tests[&id].as_u64().unwrap();
+            (id, n)
+        })
+        .collect();
+    assert_eq!(
+        counts.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+        [9, 12, 5, 9]
+    );
+    let md = story_report("markdown", &focus);
+    let section = &md[md.find("### Tests").expect("a Tests section")..];
+    let section = &section[..section.find("### Failing jobs").unwrap()];
+    assert!(section.contains("| Test | Hits |"), "{section}");
+    for (id, n) in &counts {
+        assert!(section.contains(&format!("| `{id}` | {n} |")), "{section}");
+    }
+    let table = story_report("table", &focus);
+    for (id, n) in &counts {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.contains(id.as_str()) && l.trim_end().ends_with(&format!("{n} │"))),
+            "{id} {n}: {table}"
+        );
+    }
+    // Long words wrap at their separators (`<wbr>`): read the page without them.
+    let html = story_report("html", &focus).replace("<wbr>", "");
+    assert!(html.contains("<h3>Tests</h3>"), "{html}");
+    for (id, n) in &counts {
+        let name = id.rsplit("::").next().unwrap();
+        assert!(html.contains(name), "{id}");
+        let at = html.find(name).unwrap();
+        assert!(
+            html[at..].contains(&format!("<td class=\"num\">{n}</td>")),
+            "{id} {n}"
+        );
+    }
+}

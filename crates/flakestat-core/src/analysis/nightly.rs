@@ -9,6 +9,8 @@
 //! - **fading**: no hit in the period although the baseline rate predicted at least
 //!   [`MIN_EXPECTED_FADING`] hits (so `P(0 hits)` is small).
 //! - **new unclassified**: unclassified failure groups seen in the period and not in the baseline.
+//! - **newly flaky tests**: tests whose verdict is `flaky` over the period
+//!   ([`super::tests::analyze_tests`], the period alone) and was not over the baseline.
 //!
 //! [`nightly`] reads both windows from one `Snapshot` through [`super::analyze`] (so hits are
 //! counted exactly as in the survey report: related PRs' runs excluded, every attempt) and returns
@@ -19,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::tests::{TestEvidence, Verdict as TestVerdict, analyze_tests};
 use super::{AnalysisConfig, Hit, LogGap, ReportData, UnclassifiedGroup, analyze};
 use crate::model::{PrNumber, Repo, RunId, SignatureId, SignatureInfo, Snapshot, Timestamp};
 
@@ -241,6 +244,24 @@ pub struct SignatureSeen {
     pub jobs_total: u64,
 }
 
+/// A test flaky in the period (failed and passed on the same code there) that was not flaky in
+/// the baseline: the period's evidence, and what the baseline said of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewFlakyTest {
+    pub id: String,
+    pub runner: String,
+    /// The period's counted failed job executions naming it.
+    pub jobs_failed: u64,
+    pub runs_failed: u64,
+    pub rerun_to_green: u64,
+    pub same_commit_green: u64,
+    pub flaky_in_job: u64,
+    /// The period's first counted run in which it failed.
+    pub first_failure: Option<(RunId, Timestamp)>,
+    /// Its verdict over the baseline; `None` when it did not fail there at all.
+    pub baseline: Option<TestVerdict>,
+}
+
 /// What changed: everything the nightly renderers show. Renderers compute nothing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NightlyData {
@@ -253,6 +274,8 @@ pub struct NightlyData {
     pub seen: Vec<SignatureSeen>,
     /// Unclassified failure groups of the period whose grouping key the baseline never had.
     pub new_unclassified: Vec<UnclassifiedGroup>,
+    /// Tests flaky in the period and not in the baseline, most failed jobs first.
+    pub new_flaky_tests: Vec<NewFlakyTest>,
     /// What the store does not hold yet over the baseline and the period; left out of both.
     pub completeness: super::Completeness,
     /// What a fix-it survey command repeats of the flags given (set by the CLI; empty here).
@@ -268,6 +291,8 @@ pub enum AlertOn {
     Rising,
     /// Either.
     Any,
+    /// A test flaky in the period that was not in the baseline.
+    NewFlakyTest,
 }
 
 impl NightlyData {
@@ -283,6 +308,7 @@ impl NightlyData {
             AlertOn::New => new,
             AlertOn::Rising => rising,
             AlertOn::Any => new || rising,
+            AlertOn::NewFlakyTest => !self.new_flaky_tests.is_empty(),
         }
     }
 }
@@ -342,9 +368,11 @@ pub fn nightly(
     view.since = Some(baseline_since);
     view.until = Some(period_since);
     let baseline = analyze(&view, signatures, &config);
+    let baseline_tests = analyze_tests(&view, &config);
     view.since = Some(period_since);
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
+    let period_tests = analyze_tests(&view, &config);
 
     let windows = Windows {
         infos: signatures.iter().map(|s| (&s.id, s)).collect(),
@@ -362,6 +390,7 @@ pub fn nightly(
         changes,
         seen,
         new_unclassified: new_unclassified(&period, &baseline),
+        new_flaky_tests: new_flaky_tests(period_tests, &baseline_tests),
         completeness,
         survey_flags: Vec::new(),
     }
@@ -445,6 +474,31 @@ impl Windows<'_> {
         seen.sort_by(|a, b| b.period.hits.cmp(&a.period.hits).then(a.id.cmp(&b.id)));
         seen
     }
+}
+
+/// The period's flaky tests that were not flaky in the baseline, in the period's order (most
+/// failed jobs first).
+fn new_flaky_tests(period: Vec<TestEvidence>, baseline: &[TestEvidence]) -> Vec<NewFlakyTest> {
+    let before: BTreeMap<&str, TestVerdict> = baseline
+        .iter()
+        .map(|t| (t.id.as_str(), t.verdict))
+        .collect();
+    period
+        .into_iter()
+        .filter(|t| t.verdict == TestVerdict::Flaky)
+        .filter(|t| before.get(t.id.as_str()) != Some(&TestVerdict::Flaky))
+        .map(|t| NewFlakyTest {
+            baseline: before.get(t.id.as_str()).copied(),
+            id: t.id,
+            runner: t.runner,
+            jobs_failed: t.jobs_failed,
+            runs_failed: t.runs_failed,
+            rerun_to_green: t.rerun_to_green,
+            same_commit_green: t.same_commit_green,
+            flaky_in_job: t.flaky_in_job,
+            first_failure: t.first_failure,
+        })
+        .collect()
 }
 
 /// The period's unclassified groups the baseline did not have.

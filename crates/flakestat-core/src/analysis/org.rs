@@ -417,6 +417,9 @@ fn merge_unclassified<'a>(
                 m.job_names = names.into_iter().collect();
                 let cells: BTreeSet<String> = m.cells.iter().chain(&g.cells).cloned().collect();
                 m.cells = cells.into_iter().collect();
+                for (id, jobs) in &g.tests {
+                    *m.tests.entry(id.clone()).or_default() += jobs;
+                }
                 m.first_seen = m.first_seen.min(g.first_seen);
                 m.last_seen = m.last_seen.max(g.last_seen);
                 let keep = m.examples.len().max(g.examples.len());

@@ -539,6 +539,7 @@ mod tests {
                 html_url: None,
             }],
             samples: samples.iter().map(|s| s.to_string()).collect(),
+            tests: Default::default(),
         }
     }
 

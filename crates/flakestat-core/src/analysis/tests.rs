@@ -37,7 +37,8 @@ use crate::model::{
 pub const MIN_BROKEN_JOBS: u64 = 2;
 
 /// What the evidence says of a test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Failed and passed on the same code.
     Flaky,
@@ -331,7 +332,13 @@ fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culp
         // Every failure on one PR's runs.
         let prs: BTreeSet<Option<PrNumber>> = report.hits.iter().map(|h| h.pr).collect();
         if let [Some(pr)] = prs.into_iter().collect::<Vec<_>>()[..] {
-            let title = snapshot.pulls.get(&pr).map(|p| p.title.clone());
+            // A PR only known by number (an open PR the survey had no reason to list) is
+            // stored without a title: unknown, not empty.
+            let title = snapshot
+                .pulls
+                .get(&pr)
+                .map(|p| p.title.clone())
+                .filter(|t| !t.is_empty());
             return (Verdict::Broken, Some(Culprit::PullRequest { pr, title }));
         }
         // Every counted run from the merge on failed.

@@ -48,6 +48,8 @@ pub struct UnclassifiedGroup {
     pub examples: Vec<JobRef>,
     /// The distinct telling lines of the group's jobs (at most 200), in the order first seen.
     pub samples: Vec<String>,
+    /// The tests the group's jobs' logs name as failed: test id → jobs naming it.
+    pub tests: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -266,6 +268,7 @@ impl GroupAcc {
                 last_seen: job.created_at,
                 examples: Vec::new(),
                 samples: Vec::new(),
+                tests: BTreeMap::new(),
             },
             runs: BTreeSet::new(),
             names: BTreeSet::new(),
@@ -281,6 +284,10 @@ impl GroupAcc {
         self.cells.insert(cell(matrix, &job.name));
         g.first_seen = g.first_seen.min(job.created_at);
         g.last_seen = g.last_seen.max(job.created_at);
+        let failed: BTreeSet<&str> = c.tests.failed.iter().map(|t| t.id.as_str()).collect();
+        for id in failed {
+            *g.tests.entry(id.to_string()).or_default() += 1;
+        }
         if let Some(line) = telling(c)
             && g.samples.len() < SAMPLES
             && !g.samples.contains(&line)

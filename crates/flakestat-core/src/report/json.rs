@@ -421,6 +421,10 @@ pub mod wire {
         pub first_seen: Timestamp,
         pub last_seen: Timestamp,
         pub examples: Vec<JobRef>,
+        /// The tests the group's jobs' logs name as failed: test id → jobs naming it (added
+        /// within schema 1: absent from older documents).
+        #[serde(default)]
+        pub tests: BTreeMap<String, u64>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -786,35 +790,37 @@ pub fn to_wire(data: &ReportData) -> wire::Report {
             })
             .collect(),
         signatures: data.signatures.iter().map(signature).collect(),
-        unclassified: data
-            .unclassified
-            .iter()
-            .map(|g| wire::UnclassifiedGroup {
-                key: g.key.clone(),
-                lines: g.lines.clone(),
-                jobs: g.jobs,
-                runs: g.runs,
-                job_names: g.job_names.clone(),
-                first_seen: g.first_seen,
-                last_seen: g.last_seen,
-                examples: g
-                    .examples
-                    .iter()
-                    .map(|e| wire::JobRef {
-                        run_id: e.run_id.0,
-                        attempt: e.attempt,
-                        job_id: e.job_id.0,
-                        job: e.job.clone(),
-                        created_at: e.created_at,
-                        html_url: e.html_url.clone(),
-                    })
-                    .collect(),
-            })
-            .collect(),
+        unclassified: data.unclassified.iter().map(unclassified_group).collect(),
         cost: cost(&data.cost),
         owner: None,
         repos: Vec::new(),
         repos_without_runs: Vec::new(),
+    }
+}
+
+/// An unclassified group as the report's and nightly's JSON write it.
+pub(crate) fn unclassified_group(g: &analysis::UnclassifiedGroup) -> wire::UnclassifiedGroup {
+    wire::UnclassifiedGroup {
+        key: g.key.clone(),
+        lines: g.lines.clone(),
+        jobs: g.jobs,
+        runs: g.runs,
+        job_names: g.job_names.clone(),
+        first_seen: g.first_seen,
+        last_seen: g.last_seen,
+        examples: g
+            .examples
+            .iter()
+            .map(|e| wire::JobRef {
+                run_id: e.run_id.0,
+                attempt: e.attempt,
+                job_id: e.job_id.0,
+                job: e.job.clone(),
+                created_at: e.created_at,
+                html_url: e.html_url.clone(),
+            })
+            .collect(),
+        tests: g.tests.clone(),
     }
 }
 

@@ -3,6 +3,8 @@
 //! `markdown.rs` and `table.rs` escape it for their medium. Nothing is computed here beyond
 //! wording and formatting the figures `ReportData` carries.
 
+use std::collections::BTreeMap;
+
 use crate::analysis::bisect::{self, Bisection, Suspect, Verdict};
 use crate::analysis::cost::Cost;
 use crate::analysis::heatmap::HeatMap;
@@ -698,11 +700,12 @@ fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
             "Jobs",
             "Runs",
             "Error lines",
+            "Failing tests",
             "Job names",
             "Last seen",
             "Example",
         ],
-        numeric: vec![true, true, false, false, false, false],
+        numeric: vec![true, true, false, false, false, false, false],
         rows: groups
             .iter()
             .map(|g| {
@@ -721,6 +724,7 @@ fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
                     vec![text(g.jobs.to_string())],
                     vec![text(g.runs.to_string())],
                     lines,
+                    failing_tests_cell(&g.tests),
                     names,
                     vec![text(date(g.last_seen))],
                     example,
@@ -741,6 +745,28 @@ pub fn error_lines_cell(error_lines: &[String]) -> Line {
             cell.push(text(" "));
         }
         cell.push(code(l.clone()));
+    }
+    cell
+}
+
+/// Failing tests a cell names at most; the rest are counted.
+const TESTS_PER_CELL: usize = 5;
+
+/// An unclassified group's failing tests, most jobs first (then by id), each with the jobs
+/// naming it, then how many more; empty when its logs name none.
+pub fn failing_tests_cell(tests: &BTreeMap<String, u64>) -> Line {
+    let mut ranked: Vec<(&String, &u64)> = tests.iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let mut cell: Line = Vec::new();
+    for (i, (id, jobs)) in ranked.iter().take(TESTS_PER_CELL).enumerate() {
+        if i > 0 {
+            cell.push(text("; "));
+        }
+        cell.push(code((*id).clone()));
+        cell.push(text(format!(" ({jobs})")));
+    }
+    if ranked.len() > TESTS_PER_CELL {
+        cell.push(text(format!("; {} more", ranked.len() - TESTS_PER_CELL)));
     }
     cell
 }

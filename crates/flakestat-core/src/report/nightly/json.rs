@@ -41,6 +41,9 @@ pub mod wire {
         pub seen: Vec<Seen>,
         /// Unclassified failure groups of the period unknown to the baseline.
         pub new_unclassified: Vec<UnclassifiedGroup>,
+        /// Tests flaky in the period that were not in the baseline (added within schema 1).
+        #[serde(default)]
+        pub new_flaky_tests: Vec<NewFlakyTest>,
     }
 
     /// Over several repositories (`nightly --org`, `--repo` repeated): the counts added up, and
@@ -84,6 +87,9 @@ pub mod wire {
         pub rising: u64,
         pub fading: u64,
         pub new_unclassified: u64,
+        /// Added within schema 1.
+        #[serde(default)]
+        pub new_flaky_tests: u64,
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +125,31 @@ pub mod wire {
         pub url: String,
         pub branch: Option<String>,
         pub pr: Option<PrNumber>,
+    }
+
+    /// A test flaky in the period (failed and passed on the same code) and not in the baseline.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct NewFlakyTest {
+        pub id: String,
+        pub runner: String,
+        /// The file part of the id, when it has one.
+        pub file: Option<String>,
+        /// The period's figures, as `report --tests` counts them.
+        pub jobs_failed: u64,
+        pub runs_failed: u64,
+        pub rerun_to_green: u64,
+        pub same_commit_green: u64,
+        pub flaky_in_job: u64,
+        pub first_failure: Option<FirstFailure>,
+        /// Its verdict over the baseline (`broken`, `new` or `unknown`); `null` when it did not
+        /// fail in the baseline.
+        pub baseline_verdict: Option<String>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct FirstFailure {
+        pub run_id: u64,
+        pub created_at: Timestamp,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +235,7 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
             rising: data.count(ChangeKind::Rising) as u64,
             fading: data.count(ChangeKind::Fading) as u64,
             new_unclassified: data.new_unclassified.len() as u64,
+            new_flaky_tests: data.new_flaky_tests.len() as u64,
         },
         changes: data
             .changes
@@ -236,26 +268,25 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
         new_unclassified: data
             .new_unclassified
             .iter()
-            .map(|g| wire::UnclassifiedGroup {
-                key: g.key.clone(),
-                lines: g.lines.clone(),
-                jobs: g.jobs,
-                runs: g.runs,
-                job_names: g.job_names.clone(),
-                first_seen: g.first_seen,
-                last_seen: g.last_seen,
-                examples: g
-                    .examples
-                    .iter()
-                    .map(|e| crate::report::wire::JobRef {
-                        run_id: e.run_id.0,
-                        attempt: e.attempt,
-                        job_id: e.job_id.0,
-                        job: e.job.clone(),
-                        created_at: e.created_at,
-                        html_url: e.html_url.clone(),
-                    })
-                    .collect(),
+            .map(crate::report::json::unclassified_group)
+            .collect(),
+        new_flaky_tests: data
+            .new_flaky_tests
+            .iter()
+            .map(|t| wire::NewFlakyTest {
+                id: t.id.clone(),
+                runner: t.runner.clone(),
+                file: crate::analysis::tests::file_of(&t.id).map(String::from),
+                jobs_failed: t.jobs_failed,
+                runs_failed: t.runs_failed,
+                rerun_to_green: t.rerun_to_green,
+                same_commit_green: t.same_commit_green,
+                flaky_in_job: t.flaky_in_job,
+                first_failure: t.first_failure.map(|(run, at)| wire::FirstFailure {
+                    run_id: run.0,
+                    created_at: at,
+                }),
+                baseline_verdict: t.baseline.map(|v| v.as_str().to_string()),
             })
             .collect(),
     }
@@ -273,6 +304,7 @@ pub fn to_wire_many(many: &NightlyMany) -> wire::NightlyMany {
             rising: sum(|c| c.rising),
             fading: sum(|c| c.fading),
             new_unclassified: sum(|c| c.new_unclassified),
+            new_flaky_tests: sum(|c| c.new_flaky_tests),
         },
         repos,
     }

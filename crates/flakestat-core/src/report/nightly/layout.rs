@@ -8,7 +8,8 @@ use crate::analysis::nightly::{
     NightlyData, NightlyMany, RISING_P, SignatureChange, WindowSummary,
 };
 use crate::report::layout::{
-    Block, Line, Span, Table, date, error_lines_cell, incomplete_line, job_names_cell,
+    Block, Line, Span, Table, date, error_lines_cell, failing_tests_cell, incomplete_line,
+    job_names_cell,
 };
 
 /// Job links shown per row.
@@ -68,6 +69,7 @@ pub fn longest_section(data: &NightlyData) -> usize {
         data.count(ChangeKind::Rising),
         data.count(ChangeKind::Fading),
         data.new_unclassified.len(),
+        data.new_flaky_tests.len(),
         data.seen.len(),
     ]
     .into_iter()
@@ -119,6 +121,7 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     blocks.push(headline(data));
     change_sections(&mut blocks, data, limit);
     unclassified_section(&mut blocks, data, limit);
+    flaky_tests_section(&mut blocks, data, limit);
     seen_section(&mut blocks, data, limit);
     blocks.extend(gaps_paragraph(data));
     blocks
@@ -173,7 +176,8 @@ pub fn document_many(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
     blocks
 }
 
-/// "N new, N rising, N fading signatures; N new unclassified failures.", or "Nothing changed".
+/// "N new, N rising, N fading signatures; N new unclassified failures." (and "; N newly flaky
+/// tests" when there are any), or "Nothing changed".
 fn headline(data: &NightlyData) -> Block {
     let (new, rising, fading) = (
         data.count(ChangeKind::New),
@@ -181,26 +185,35 @@ fn headline(data: &NightlyData) -> Block {
         data.count(ChangeKind::Fading),
     );
     let unclassified = data.new_unclassified.len();
-    if new + rising + fading + unclassified == 0 {
-        Block::Paragraph(vec![Span::Strong(
-            "Nothing changed: no new, rising or fading signature, no new unclassified failure."
+    let flaky = data.new_flaky_tests.len();
+    if new + rising + fading + unclassified + flaky == 0 {
+        return Block::Paragraph(vec![Span::Strong(
+            "Nothing changed: no new, rising or fading signature, no new unclassified failure, \
+             no newly flaky test."
                 .into(),
-        )])
-    } else {
-        Block::Paragraph(vec![Span::Strong(format!(
-            "{new} new, {rising} rising, {fading} fading {}; {}.",
-            if new + rising + fading == 1 {
-                "signature"
-            } else {
-                "signatures"
-            },
-            plural(
-                unclassified as u64,
-                "new unclassified failure",
-                "new unclassified failures"
-            )
-        ))])
+        )]);
     }
+    let tests = if flaky > 0 {
+        format!(
+            "; {}",
+            plural(flaky as u64, "newly flaky test", "newly flaky tests")
+        )
+    } else {
+        String::new()
+    };
+    Block::Paragraph(vec![Span::Strong(format!(
+        "{new} new, {rising} rising, {fading} fading {}; {}{tests}.",
+        if new + rising + fading == 1 {
+            "signature"
+        } else {
+            "signatures"
+        },
+        plural(
+            unclassified as u64,
+            "new unclassified failure",
+            "new unclassified failures"
+        )
+    ))])
 }
 
 /// One section per kind of change (new, rising, fading), each a table of at most `limit` rows.
@@ -253,6 +266,55 @@ fn unclassified_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Opti
         blocks.push(Block::Table(unclassified_table(&groups[..shown])));
         more(blocks, groups.len() - shown, "New unclassified failures");
     }
+}
+
+/// Tests flaky in the period (failed and passed on the same code) that were not in the baseline.
+fn flaky_tests_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Option<usize>) {
+    let tests = &data.new_flaky_tests;
+    if tests.is_empty() {
+        return;
+    }
+    blocks.push(Block::Heading(2, vec![text("Newly flaky tests")]));
+    blocks.push(Block::Paragraph(vec![text(
+        "Failed and passed on the same code in the period (re-run to green, green on the same \
+         commit, or retried to a pass by its runner), and not in the baseline:",
+    )]));
+    let shown = limit.map_or(tests.len(), |l| l.min(tests.len()));
+    blocks.push(Block::Table(Table {
+        headers: vec![
+            "Test",
+            "Jobs failed",
+            "Re-run to green",
+            "Same-commit green",
+            "Flaky in job",
+            "First failure",
+            "Baseline",
+        ],
+        numeric: vec![false, true, true, true, true, false, false],
+        rows: tests[..shown]
+            .iter()
+            .map(|t| {
+                let count = |n: u64| vec![text(n.to_string())];
+                vec![
+                    vec![code(t.id.clone())],
+                    count(t.jobs_failed),
+                    count(t.rerun_to_green),
+                    count(t.same_commit_green),
+                    count(t.flaky_in_job),
+                    vec![text(
+                        t.first_failure.map_or_else(String::new, |(run, at)| {
+                            format!("{} (run {run})", date(at))
+                        }),
+                    )],
+                    vec![text(match t.baseline {
+                        Some(v) => format!("failed ({})", v.as_str()),
+                        None => "did not fail".to_string(),
+                    })],
+                ]
+            })
+            .collect(),
+    }));
+    more(blocks, tests.len() - shown, "Newly flaky tests");
 }
 
 /// Signatures hit in the period with no change worth a section.
@@ -391,8 +453,15 @@ fn change_table(kind: ChangeKind, items: &[&SignatureChange]) -> Table {
 
 fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
     Table {
-        headers: vec!["Jobs", "Runs", "Error lines", "Job names", "Jobs seen"],
-        numeric: vec![true, true, false, false, false],
+        headers: vec![
+            "Jobs",
+            "Runs",
+            "Error lines",
+            "Failing tests",
+            "Job names",
+            "Jobs seen",
+        ],
+        numeric: vec![true, true, false, false, false, false],
         rows: groups
             .iter()
             .map(|g| {
@@ -416,6 +485,7 @@ fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {
                     vec![text(g.jobs.to_string())],
                     vec![text(g.runs.to_string())],
                     lines,
+                    failing_tests_cell(&g.tests),
                     names,
                     jobs_cell(&links, g.jobs),
                 ]
