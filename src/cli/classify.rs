@@ -204,7 +204,12 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
     // of it before the first log is read); the thread is not waited for: the first log to
     // need the forms waits for them, if they are not ready by then.
     std::thread::spawn(crate::signatures::warm_up);
-    let signatures = Signatures::load(args.signatures.as_deref())?;
+    // Without --tests there is nothing to do without signatures; with it, the tests are named.
+    let signatures = if args.tests {
+        Signatures::load(args.signatures.as_deref())?
+    } else {
+        Signatures::load_strict(args.signatures.as_deref())?
+    };
     let set: &SignatureSet = &signatures.set;
     if args.logs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(CliError::Invalid(

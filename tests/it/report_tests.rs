@@ -166,7 +166,24 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
             })
             .collect()
     };
-    assert_eq!(strip(tests_of(&bare)), strip(tests));
+    assert_eq!(strip(tests_of(&bare)), strip(tests.clone()));
+
+    // A survey with no signature files at all (a repository nobody has written one for yet):
+    // one line says so, and the tests and their figures are the same again.
+    let none = tempfile::tempdir().unwrap();
+    let store = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    survey_story(store.path(), none.path());
+    let unsigned: Value =
+        serde_json::from_slice(&report(store.path(), none.path(), &["--format", "json"])).unwrap();
+    for test in tests_of(&unsigned) {
+        let with = &test["signatures"];
+        assert!(
+            with.as_array().is_some_and(|a| a.is_empty())
+                || with.as_object().is_some_and(|o| o.is_empty()),
+            "no signature co-occurs without signatures: {test}"
+        );
+    }
+    assert_eq!(strip(tests_of(&unsigned)), strip(tests));
 
     // The quarantine list: the flaky ids, one per line; `--ids` is the old spelling.
     let ids = String::from_utf8(report(

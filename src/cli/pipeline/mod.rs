@@ -18,7 +18,9 @@ use super::when::{Bound, WhenError, parse_when};
 use crate::analysis::{AnalysisConfig, Completeness};
 use crate::exit;
 use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
-use crate::signatures::{Classifier, SignatureSet, SignatureSource, SignatureSpec, resolve_dir};
+use crate::signatures::{
+    Classifier, SignatureError, SignatureSet, SignatureSource, SignatureSpec, resolve_dir,
+};
 use crate::store::lock::LockError;
 use crate::store::{Access, Store, StoreGuard, StoreLocation, enclosing_store, reclassify_stored};
 
@@ -33,16 +35,47 @@ pub struct Signatures {
 
 impl Signatures {
     /// `--signatures DIR`, else `./signatures`, else the bundled set. A broken file is invalid
-    /// input (exit 3), every problem named.
+    /// input (exit 3), every problem named. A folder without signature files is no error here:
+    /// a repository with no signatures yet still has its failing tests named and analysed
+    /// (`report --tests`), so nothing is classified by signature, and one stderr line says so
+    /// (a mistyped folder shows at once).
     pub fn load(dir: Option<&Path>) -> Result<Signatures, CliError> {
+        let source = resolve_dir(dir);
+        match source.load() {
+            Ok(specs) => Signatures::compiled(source, specs, SIGNATURES_FLAG_HINT),
+            Err(SignatureError::Empty { dir }) => {
+                eprintln!(
+                    "flakestat: no signature files (*.toml) in {}: no failure is classified by \
+                     signature; failing tests are still named (report --tests)",
+                    dir.display()
+                );
+                Signatures::compiled(source, Vec::new(), SIGNATURES_FLAG_HINT)
+            }
+            Err(e) => Err(CliError::signatures(&source, e, SIGNATURES_FLAG_HINT)),
+        }
+    }
+
+    /// As [`Signatures::load`], but a folder without signature files is invalid input (exit 3):
+    /// for `classify` without `--tests`, which has nothing else to do.
+    pub fn load_strict(dir: Option<&Path>) -> Result<Signatures, CliError> {
         Signatures::load_from(resolve_dir(dir), SIGNATURES_FLAG_HINT)
     }
 
     /// From `source`; `hint` says how this command is pointed at other signatures when the
     /// folder holds none.
     pub fn load_from(source: SignatureSource, hint: &'static str) -> Result<Signatures, CliError> {
+        let specs = source
+            .load()
+            .map_err(|e| CliError::signatures(&source, e, hint))?;
+        Signatures::compiled(source, specs, hint)
+    }
+
+    fn compiled(
+        source: SignatureSource,
+        specs: Vec<SignatureSpec>,
+        hint: &'static str,
+    ) -> Result<Signatures, CliError> {
         let invalid = |e| CliError::signatures(&source, e, hint);
-        let specs = source.load().map_err(invalid)?;
         let set = SignatureSet::compile(specs.clone()).map_err(invalid)?;
         let infos = set.info();
         Ok(Signatures {
