@@ -384,3 +384,64 @@ fn the_installation_token_never_follows_a_log_off_the_api_origin() {
     assert_eq!(hops[2].listener, Listener::Api);
     assert_installation_tokens_only_at_home(&gh);
 }
+
+/// `--org` as an App: the organisation's installation is looked up once and serves every
+/// repository; an owner that is a user (no `/orgs/{user}/installation`) is found as a user. The
+/// reports equal a token survey's.
+#[test]
+fn an_org_survey_as_an_app_finds_the_owners_installation_once() {
+    use flakestat::fake::scenario::org::three_repos;
+    let public = std::fs::read_to_string(key("app-key.pub.pem")).unwrap();
+    let org_survey = |gh: &FakeGitHub, env_token: bool| {
+        let cache = tempfile::tempdir().unwrap();
+        let mut cmd = crate::common::flakestat();
+        cmd.args([
+            "survey",
+            "--org",
+            "octo-org",
+            "--since",
+            "2026-06-01",
+            "--until",
+            "2026-06-30",
+            "--api-url",
+            &gh.api_url(),
+            "--format",
+            "json",
+            "--max-retries",
+            "1",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "--signatures",
+        ])
+        .arg(crate::common::signatures());
+        if env_token {
+            cmd.env("GH_TOKEN", TOKEN);
+        } else {
+            cmd.args(app_flags("app-key.pem"));
+        }
+        json(&run(cmd))
+    };
+    let plain = FakeGitHub::start_many_blocking(three_repos(), Faults::default()).unwrap();
+    let expected = org_survey(&plain, true);
+    for user in [false, true] {
+        let gh = FakeGitHub::start_many_blocking(three_repos(), Faults::default()).unwrap();
+        if user {
+            gh.set_users(&["octo-org"]);
+        }
+        gh.set_app(FakeApp::new(APP_ID, &public, "octo-org", 9))
+            .unwrap();
+        assert_eq!(org_survey(&gh, false), expected, "owner a user: {user}");
+        let lookups: Vec<(String, u16)> = requests_of(&gh, RouteKind::AppInstallation)
+            .into_iter()
+            .map(|r| (r.path, r.status))
+            .collect();
+        let mut want = vec![("/orgs/octo-org/installation".to_string(), 200)];
+        if user {
+            want[0].1 = 404;
+            want.push(("/users/octo-org/installation".to_string(), 200));
+        }
+        assert_eq!(lookups, want);
+        assert_eq!(requests_of(&gh, RouteKind::AppToken).len(), 1);
+        assert_installation_tokens_only_at_home(&gh);
+    }
+}

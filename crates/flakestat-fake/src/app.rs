@@ -15,7 +15,7 @@
 //!
 //! [`FakeGitHub::set_app`]: crate::FakeGitHub::set_app
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -112,12 +112,14 @@ impl AppState {
         })
     }
 
-    /// The App's answer to `method path` (without `/api/v3`) with this `Authorization`.
+    /// The App's answer to `method path` (without `/api/v3`) with this `Authorization`;
+    /// `users` are the owners that are users (`/orgs/{user}/installation` is 404 for them).
     pub(crate) fn decide(
         &mut self,
         method: &str,
         path: &str,
         authorization: Option<&str>,
+        users: &BTreeSet<String>,
     ) -> Decision {
         let bearer = authorization.map(|value| {
             value
@@ -139,8 +141,11 @@ impl AppState {
             ("GET", ["repos", owner, _, "installation"])
             | ("GET", ["orgs", owner, "installation"])
             | ("GET", ["users", owner, "installation"]) => {
+                let user_as_org =
+                    segments[0] == "orgs" && users.contains(&owner.to_ascii_lowercase());
                 let reply = match self.check_jwt(bearer) {
                     Err(refused) => refused,
+                    Ok(()) if user_as_org => Reply::not_found(),
                     Ok(()) => self.installation(owner),
                 };
                 Decision::Reply(reply, Some(RouteKind::AppInstallation))

@@ -647,11 +647,11 @@ async fn serve_api(
     let head = ApiRequest::read(&req);
     let agents = user_agents(&req);
     let api_path = head.path.strip_prefix("/api/v3").unwrap_or(&head.path);
-    let decision = shared
-        .lock()
-        .app
-        .as_mut()
-        .map(|app| app.decide(&head.method, api_path, head.auth_value.as_deref()));
+    let decision = {
+        let State { app, users, .. } = &mut *shared.lock();
+        app.as_mut()
+            .map(|app| app.decide(&head.method, api_path, head.auth_value.as_deref(), users))
+    };
     let who = match decision {
         Some(Decision::Reply(reply, kind)) => {
             return Ok(answer_as_app(&shared, &head, agents, reply, kind));

@@ -295,8 +295,14 @@ impl GitHubClient {
         jwt: &str,
         account: &Account,
     ) -> Result<u64, FetchError> {
-        let path = account.discovery_path();
-        let response = self.as_app(http::Method::GET, &path, jwt).await?;
+        let mut path = account.discovery_path();
+        let mut response = self.as_app(http::Method::GET, &path, jwt).await?;
+        if let (StatusCode::NOT_FOUND, Account::Org(owner)) = (response.status, account) {
+            // `--org` names users too (their listing is `/users/{u}/repos`), whose installation
+            // `/orgs/{org}/installation` does not know.
+            path = Account::User(owner.clone()).discovery_path();
+            response = self.as_app(http::Method::GET, &path, jwt).await?;
+        }
         match response.status {
             StatusCode::OK => serde_json::from_slice::<WireInstallation>(&response.body)
                 .map(|i| i.id)
