@@ -155,6 +155,9 @@ fn fetch_hint(err: &FetchError) -> &'static str {
         FetchError::InsecureHttp { .. } => {
             ", or pass --allow-insecure-http if this is a test setup you trust"
         }
+        FetchError::AppRefused { .. } => {
+            "; the App comes from --app-id and --app-key, else APP_ID and PRIVATE_KEY_PATH"
+        }
         FetchError::Store(e) => store_hint(e),
         _ => "",
     }
@@ -193,7 +196,9 @@ impl ExitCode for CliError {
 impl ExitCode for FetchError {
     fn exit_code(&self) -> u8 {
         match self {
-            FetchError::Unauthorized { .. } | FetchError::Forbidden { .. } => exit::GITHUB_AUTH,
+            FetchError::Unauthorized { .. }
+            | FetchError::Forbidden { .. }
+            | FetchError::AppRefused { .. } => exit::GITHUB_AUTH,
             FetchError::NotFound(_) => exit::GITHUB_NOT_FOUND,
             FetchError::RateLimited { .. } | FetchError::SecondaryLimit(_) => exit::RATE_LIMITED,
             FetchError::Network(_) => exit::NETWORK,

@@ -36,6 +36,8 @@ pub struct GreenArgs {
     /// Default: GITHUB_API_URL, else https://api.github.com.
     #[arg(long, value_name = "URL", conflicts_with = "replay")]
     pub api_url: Option<String>,
+    #[command(flatten)]
+    pub app: super::source::AppArgs,
     /// Send the token over plain http:// to a host that is not loopback.
     #[arg(long)]
     pub allow_insecure_http: bool,
@@ -192,26 +194,34 @@ fn download(
     sample: &[JobId],
 ) -> Result<(GreenFetch, crate::fetch::StatsSnapshot, Option<FetchError>), CliError> {
     let _fake; // keeps the replay server alive while the sample downloads
-    let (api_url, token) = match replay {
+    let (api_url, token, app) = match replay {
         Some(dir) => {
             let replay = super::source::Replay::load(Some(dir))?.expect("a --replay folder");
             let gh = replay.start()?;
             let url = gh.api_url();
             _fake = gh;
-            (url, None)
+            (url, None, None)
         }
         None => {
             let url = settings::resolve_api_url(args.api_url.as_deref());
-            let token = settings::resolve_token(&url);
-            if token.is_none() && !global.quiet {
-                eprintln!(
-                    "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): GitHub may refuse to serve job logs anonymously"
-                );
+            match settings::resolve_credentials(&url, &args.app)? {
+                settings::Credentials::App(app) => (url, None, Some(app.auth)),
+                settings::Credentials::Token(token, _) => {
+                    (url, Some(token.expose().to_string()), None)
+                }
+                settings::Credentials::Anonymous => {
+                    if !global.quiet {
+                        eprintln!(
+                            "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): GitHub may refuse to serve job logs anonymously"
+                        );
+                    }
+                    (url, None, None)
+                }
             }
-            (url, token.map(|(t, _)| t.expose().to_string()))
         }
     };
     let mut config = ClientConfig::new(api_url, token);
+    config.app = app;
     config.max_retries = args.max_retries;
     config.allow_insecure_http = args.allow_insecure_http;
     let session = Session::new(config, Arc::new(()))?;

@@ -234,7 +234,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
 
 /// `--post-comment` needs a token unless `--dry-run`.
 fn check_token(args: &NightlyArgs, posting: bool, connection: &Connection) -> Result<(), CliError> {
-    if posting && !args.dry_run && connection.token.is_none() {
+    if posting && !args.dry_run && connection.token.is_none() && connection.app.is_none() {
         return Err(CliError::NoToken(
             "--post-comment needs a token that may write issues: set GITHUB_TOKEN or GH_TOKEN (or use --dry-run)".into(),
         ));

@@ -22,7 +22,7 @@ use super::error::CliError;
 use super::pipeline::fetch::{AncestryPlan, Connection, connect_to, fetch_ancestry, prs_of_runs};
 use super::pipeline::{self, SharedStore, Signatures};
 use super::settings;
-use super::source::{Replay, parse_size};
+use super::source::{AppArgs, Replay, parse_size};
 use crate::analysis::AnalysisConfig;
 use crate::exit;
 use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY, FetchError, Session, SurveyPlan};
@@ -41,6 +41,9 @@ Examples:
       --store postgres://flakestat@db/flakestat --listen 0.0.0.0:8080
   flakestat serve --replay fixtures/cuda-python-flake --listen 127.0.0.1:0 \\
       --webhook-secret-file secret.txt
+  flakestat serve --org NVIDIA --app-id 123456 \\
+      --app-key /etc/flakestat/app.pem \\
+      --webhook-secret-file /etc/flakestat/webhook-secret
 
 GitHub posts each delivery to http://ADDR/webhook (content type application/json, a secret,
 the events \"Workflow runs\" and \"Workflow jobs\"); /healthz and /metrics answer GET. The
@@ -96,6 +99,8 @@ pub struct ServeArgs {
     /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,
+    #[command(flatten)]
+    pub app: AppArgs,
     /// Ingest from a recorded dataset served by the built-in fake GitHub on 127.0.0.1 (tests,
     /// trying it out); its repository by default.
     #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
@@ -190,6 +195,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     let store = pipeline::open_store(&settings.location)?;
     let connection = connect_to(
         args.api_url.as_deref(),
+        &args.app,
         settings.replay.take(),
         global,
         None,
@@ -241,6 +247,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
 
 fn client_config(args: &ServeArgs, connection: &Connection) -> ClientConfig {
     let mut config = ClientConfig::new(connection.api_url.clone(), connection.token.clone());
+    config.app = connection.app.clone();
     config.concurrency = usize::from(args.concurrency);
     config.max_retries = args.max_retries;
     config.allow_insecure_http = args.allow_insecure_http;

@@ -371,6 +371,96 @@ pub fn resolve_api_url(flag: Option<&str>) -> String {
     url.trim_end_matches('/').to_string()
 }
 
+/// How a command authenticates to GitHub: as a GitHub App's installation, with a token, or not.
+#[derive(Debug)]
+pub enum Credentials {
+    App(AppSettings),
+    Token(Token, TokenSource),
+    Anonymous,
+}
+
+/// A GitHub App's id and key, and where they came from (for messages). Its `Debug` never
+/// shows the key.
+#[derive(Debug)]
+pub struct AppSettings {
+    pub auth: crate::fetch::AppAuth,
+    /// `--app-key FILE` or `PRIVATE_KEY_PATH FILE`.
+    pub key_from: String,
+}
+
+/// The environment variables of GitHub App authentication: Probot's (`APP_ID`,
+/// `PRIVATE_KEY_PATH`), which GitHub's own `actions/create-github-app-token` examples name too.
+pub const APP_ID_VAR: &str = "APP_ID";
+pub const PRIVATE_KEY_PATH_VAR: &str = "PRIVATE_KEY_PATH";
+
+/// A GitHub App when `--app-id`/`--app-key` are given (each else from `APP_ID` /
+/// `PRIVATE_KEY_PATH`), or when both variables are set (one alone is another program's, and
+/// ignored); else the token ([`resolve_token`]). Flags beat the environment, and an App beats a
+/// token: who sets both means the App. `--installation-id` names the installation; without it
+/// each repository's account's installation is looked up.
+pub fn resolve_credentials(
+    api_url: &str,
+    app: &super::source::AppArgs,
+) -> Result<Credentials, CliError> {
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let (env_id, env_key) = (env(APP_ID_VAR), env(PRIVATE_KEY_PATH_VAR));
+    let flagged = app.app_id.is_some() || app.app_key.is_some();
+    if !flagged && (env_id.is_none() || env_key.is_none()) {
+        if app.installation_id.is_some() {
+            return Err(CliError::Invalid(
+                "--installation-id is a GitHub App's: pass --app-id and --app-key too (or set APP_ID and PRIVATE_KEY_PATH)".into(),
+            ));
+        }
+        return Ok(match resolve_token(api_url) {
+            Some((token, source)) => Credentials::Token(token, source),
+            None => Credentials::Anonymous,
+        });
+    }
+    let app_id = match (app.app_id, env_id) {
+        (Some(id), _) => id,
+        (None, Some(text)) => text.parse().map_err(|_| {
+            CliError::Invalid(format!(
+                "{APP_ID_VAR} {text:?} is not a GitHub App id (the number on the App's settings page)"
+            ))
+        })?,
+        (None, None) => {
+            return Err(CliError::Invalid(
+                "--app-key needs the App's id: pass --app-id ID (or set APP_ID)".into(),
+            ));
+        }
+    };
+    let (key_path, from) = match (&app.app_key, env_key) {
+        (Some(path), _) => (path.clone(), "--app-key"),
+        (None, Some(path)) => (PathBuf::from(path), PRIVATE_KEY_PATH_VAR),
+        (None, None) => {
+            return Err(CliError::Invalid(
+                "--app-id needs the App's private key: pass --app-key FILE, the .pem file GitHub generated (or set PRIVATE_KEY_PATH)".into(),
+            ));
+        }
+    };
+    let key_from = format!("{from} {}", key_path.display());
+    let pem = std::fs::read(&key_path).map_err(|e| {
+        CliError::Invalid(format!(
+            "{key_from}: cannot read the GitHub App's private key: {e}"
+        ))
+    })?;
+    let key = crate::fetch::AppKey::parse_pem(&pem)
+        .map_err(|e| CliError::Invalid(format!("{key_from}: {e}")))?;
+    Ok(Credentials::App(AppSettings {
+        auth: crate::fetch::AppAuth {
+            app_id,
+            key: std::sync::Arc::new(key),
+            installation: app.installation_id,
+        },
+        key_from,
+    }))
+}
+
 /// `GITHUB_TOKEN`, else `GH_TOKEN`, else what `gh auth token` prints when gh is installed and
 /// logged in (for the API's host: `--hostname HOST` for GitHub Enterprise Server); `None` means
 /// anonymous requests.

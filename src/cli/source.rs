@@ -160,6 +160,8 @@ pub struct SourceArgs {
     /// The API root. Default: GITHUB_API_URL, else https://api.github.com.
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,
+    #[command(flatten)]
+    pub app: AppArgs,
     /// Run against a recorded dataset served by the built-in fake GitHub on 127.0.0.1: no token,
     /// no network.
     #[arg(long, value_name = "DIR", conflicts_with = "api_url")]
@@ -204,22 +206,73 @@ pub struct SourceArgs {
     pub max_artifact_size: u64,
 }
 
-/// The API root and token for GitHub itself (not a replay): `api_url` (the flag), then the
-/// environment; says once on stderr when there is no token, and with `-v` where it came from.
-pub fn github_api(api_url: Option<&str>, global: &GlobalArgs) -> (String, Option<String>) {
+/// GitHub App authentication, the alternative to a token (`settings::resolve_credentials`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AppArgs {
+    /// Authenticate as this GitHub App (its numeric App ID) instead of with a token; needs
+    /// --app-key. Default: APP_ID, when PRIVATE_KEY_PATH is set too.
+    #[arg(long, value_name = "ID", help_heading = "GitHub App")]
+    pub app_id: Option<u64>,
+    /// The App's private key: the .pem file GitHub generated (PKCS#1, or PKCS#8). Default:
+    /// PRIVATE_KEY_PATH.
+    #[arg(long, value_name = "FILE", help_heading = "GitHub App")]
+    pub app_key: Option<PathBuf>,
+    /// The App's installation to act as. Default: the installation on each repository's owner,
+    /// looked up.
+    #[arg(long, value_name = "ID", help_heading = "GitHub App")]
+    pub installation_id: Option<u64>,
+}
+
+/// Where requests go and how they authenticate (GitHub itself, not a replay).
+pub struct GitHubApi {
+    pub url: String,
+    pub token: Option<String>,
+    pub app: Option<crate::fetch::AppAuth>,
+}
+
+/// The API root and credentials for GitHub itself (not a replay): `api_url` (the flag), then
+/// the environment; says once on stderr when there are none, and with `-v` where they came
+/// from.
+pub fn github_api(
+    api_url: Option<&str>,
+    app: &AppArgs,
+    global: &GlobalArgs,
+) -> Result<GitHubApi, CliError> {
     let url = settings::resolve_api_url(api_url);
-    let token = settings::resolve_token(&url);
-    if let Some((_, source)) = &token
-        && global.verbose > 0
-    {
-        eprintln!("flakestat: token from {source}");
+    let mut api = GitHubApi {
+        url,
+        token: None,
+        app: None,
+    };
+    match settings::resolve_credentials(&api.url, app)? {
+        settings::Credentials::App(app) => {
+            if global.verbose > 0 {
+                let installation = app.auth.installation.map_or_else(
+                    || "the installation on each repository's owner".to_string(),
+                    |id| format!("installation {id}"),
+                );
+                eprintln!(
+                    "flakestat: as GitHub App {} ({installation}), key from {}",
+                    app.auth.app_id, app.key_from
+                );
+            }
+            api.app = Some(app.auth);
+        }
+        settings::Credentials::Token(token, source) => {
+            if global.verbose > 0 {
+                eprintln!("flakestat: token from {source}");
+            }
+            api.token = Some(token.expose().to_string());
+        }
+        settings::Credentials::Anonymous => {
+            if !global.quiet {
+                eprintln!(
+                    "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
+                );
+            }
+        }
     }
-    if token.is_none() && !global.quiet {
-        eprintln!(
-            "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
-        );
-    }
-    (url, token.map(|(t, _)| t.expose().to_string()))
+    Ok(api)
 }
 
 /// `1048576`, `512K`, `100MB`, `1GiB`: decimal for K/M/G(B), binary for KiB/MiB/GiB.
@@ -281,12 +334,6 @@ impl SourceArgs {
             self.cache_dir.as_deref(),
             self.replay.as_deref(),
         )
-    }
-
-    /// The API root and token for GitHub itself (not a replay): `--api-url`, then the
-    /// environment; says once on stderr when there is no token, and with `-v` where it came from.
-    pub fn github_api(&self, global: &GlobalArgs) -> (String, Option<String>) {
-        github_api(self.api_url.as_deref(), global)
     }
 
     /// The client settings these flags ask for.

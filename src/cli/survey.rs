@@ -42,15 +42,19 @@ Examples:
   flakestat survey --org NVIDIA --repo-pattern 'cuda-*' --since 30d
   flakestat survey --repo NVIDIA/cuda-python --repo NVIDIA/cuda-quantum \\
       --since 30d
+  flakestat survey --org NVIDIA --since 1d --app-id 123456 \\
+      --app-key /etc/flakestat/app.private-key.pem
 
 WHEN is a date (2026-06-15, UTC), an RFC 3339 datetime (2026-06-15T08:00:00Z) or a span back
 from now (30m, 24h, 7d, 2w). --since is inclusive; a date given to --until means through the end
 of that day.
 
 The token comes from GITHUB_TOKEN, else GH_TOKEN, else `gh auth token`; without one, public
-repositories work within GitHub's anonymous limit (60 requests an hour). The store lives in
---cache-dir, else FLAKESTAT_CACHE_DIR, else the platform cache folder; a repeated survey only
-asks GitHub for what can have changed.";
+repositories work within GitHub's anonymous limit (60 requests an hour). As a GitHub App:
+--app-id and --app-key (else APP_ID and PRIVATE_KEY_PATH); its installation on each owner is
+looked up unless --installation-id names it, and its tokens are renewed before they expire.
+The store lives in --cache-dir, else FLAKESTAT_CACHE_DIR, else the platform cache folder; a
+repeated survey only asks GitHub for what can have changed.";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]

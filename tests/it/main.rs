@@ -11,6 +11,7 @@
 mod common;
 mod report_fixture;
 
+mod app_auth;
 mod attempt_logs;
 mod bisect_scenario;
 mod classify_cli;

@@ -555,3 +555,84 @@ fn the_resync_fills_in_runs_no_delivery_brought() {
     );
     assert_eq!(stored, expected);
 }
+
+/// `serve` as a GitHub App (the team setup of docs/serve.md): the fake GitHub takes only the
+/// App's installation tokens; the installation of the repository's owner is looked up, and the
+/// delivered runs end in the rows a survey writes, with the installation token sent to the API
+/// origin only.
+#[test]
+fn serve_as_a_github_app_ingests_what_a_survey_stores() {
+    use flakestat::fake::{FakeApp, FakeGitHub, Faults, Listener, RouteKind};
+    let app_keys = crate::common::root().join("fixtures/github-app");
+    let public = std::fs::read_to_string(app_keys.join("app-key.pub.pem")).unwrap();
+    let gh = FakeGitHub::start_blocking(Dataset::load(&story_dir()).unwrap(), Faults::default())
+        .unwrap();
+    gh.set_app(FakeApp::new(4242, &public, "NVIDIA", 31))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let api = gh.api_url();
+    let key = app_keys.join("app-key.pem");
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--repo",
+            "NVIDIA/cuda-python",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--signatures",
+            signatures().to_str().unwrap(),
+            "--api-url",
+            &api,
+            "--app-id",
+            "4242",
+            "--app-key",
+            key.to_str().unwrap(),
+            "--resync",
+            "0",
+        ],
+    );
+    let runs = failed_story_runs(2);
+    for (i, (id, created)) in runs.iter().enumerate() {
+        let (status, _) = serve.deliver(
+            "workflow_run",
+            &format!("app-run-{i}"),
+            &completed_run(*id, created),
+            None,
+        );
+        assert_eq!(status, 202);
+    }
+    serve.wait_until("both runs ingested", |s| {
+        s.metric("flakestat_ingests_total{outcome=\"done\"}") >= 2
+    });
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        rows_of_runs(&cache, &runs),
+        rows_of_runs(surveyed_story(), &runs),
+        "the rows a survey writes"
+    );
+    let requests = gh.requests();
+    let lookups: Vec<&str> = requests
+        .iter()
+        .filter(|r| r.kind == RouteKind::AppInstallation)
+        .map(|r| r.path.as_str())
+        .collect();
+    assert_eq!(lookups, ["/repos/NVIDIA/cuda-python/installation"]);
+    let tokens = requests
+        .iter()
+        .filter(|r| r.kind == RouteKind::AppToken && r.status == 201)
+        .count();
+    assert_eq!(tokens, 1, "one token serves both ingests");
+    for r in &requests {
+        let value = r.authorization_value.as_deref().unwrap_or("");
+        match (r.listener, r.kind) {
+            (Listener::Api, RouteKind::AppToken | RouteKind::AppInstallation) => {
+                assert!(value.starts_with("Bearer ey"), "{r:#?}")
+            }
+            (Listener::Api, _) => assert!(value.starts_with("Bearer ghs_"), "{r:#?}"),
+            _ => assert_eq!(value, "", "a token left the API origin: {r:#?}"),
+        }
+    }
+    assert!(requests.iter().any(|r| r.listener == Listener::LogHost));
+}

@@ -33,6 +33,7 @@
 //! never triggered by concurrency; comments get timestamps from the dataset's `now`, not the
 //! clock.
 
+mod app;
 mod created;
 mod dataset;
 pub mod minimum;
@@ -43,6 +44,7 @@ mod server;
 mod stamp;
 pub mod webhooks;
 
+pub use app::FakeApp;
 pub use created::{CreatedRange, parse_created};
 pub use dataset::{
     ArtifactBody, Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeArtifact,

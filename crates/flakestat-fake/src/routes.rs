@@ -52,6 +52,10 @@ pub enum RouteKind {
     UpdateComment,
     /// `GET /orgs/{org}/repos` or `GET /users/{username}/repos`: an owner's repositories.
     OwnerRepos,
+    /// `POST /app/installations/{id}/access_tokens`: an App's installation token (`app.rs`).
+    AppToken,
+    /// `GET /repos/{o}/{r}/installation` (or an org's, a user's): an App's installation.
+    AppInstallation,
     Unknown,
 }
 

@@ -17,6 +17,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use super::app::{AppState, Decision, FakeApp};
 use super::dataset::{Dataset, FakeAttempt, FakeComment, FakeLog, FakeRun};
 use super::owners::{self, OwnerRoute};
 use super::routes::{self, Ctx, Query, Reply, Route, RouteKind};
@@ -153,6 +154,8 @@ struct State {
     anonymous_budget: Budget,
     /// Scripted redirect chains of job logs.
     redirects: BTreeMap<JobId, Vec<Hop>>,
+    /// A GitHub App (`app.rs`): while set, its installation tokens are the only credentials.
+    app: Option<AppState>,
 }
 
 struct Shared {
@@ -272,6 +275,7 @@ impl FakeGitHub {
                 token_budget: Budget { used: 0, reset: 0 },
                 anonymous_budget: Budget { used: 0, reset: 0 },
                 redirects: BTreeMap::new(),
+                app: None,
             }),
             api_addr,
             log_addr,
@@ -365,6 +369,13 @@ impl FakeGitHub {
         } else {
             state.redirects.insert(job, hops);
         }
+    }
+
+    /// Serves a GitHub App's routes (`app.rs`) from the next request on; from then the API
+    /// takes only that App's current installation tokens. `Err` when its public key is not PEM.
+    pub fn set_app(&self, app: FakeApp) -> Result<(), String> {
+        self.shared.lock().app = Some(AppState::new(app)?);
+        Ok(())
     }
 
     /// Every request so far, in arrival order.
@@ -635,7 +646,20 @@ async fn serve_api(
     }
     let head = ApiRequest::read(&req);
     let agents = user_agents(&req);
-    let who = caller(&shared.lock().datasets[0], &req);
+    let api_path = head.path.strip_prefix("/api/v3").unwrap_or(&head.path);
+    let decision = {
+        let State { app, users, .. } = &mut *shared.lock();
+        app.as_mut()
+            .map(|app| app.decide(&head.method, api_path, head.auth_value.as_deref(), users))
+    };
+    let who = match decision {
+        Some(Decision::Reply(reply, kind)) => {
+            return Ok(answer_as_app(&shared, &head, agents, reply, kind));
+        }
+        Some(Decision::Admit) => Caller::Token { access: true },
+        Some(Decision::Anonymous) => Caller::Anonymous,
+        None => caller(&shared.lock().datasets[0], &req),
+    };
     let body = if head.method == "GET" {
         Bytes::new()
     } else {
@@ -722,6 +746,34 @@ async fn serve_api(
     record(&mut state, reply.status);
     drop(state);
     Ok(build_response(reply, &rate, n))
+}
+
+/// An answer of the App side (`app.rs`), recorded like any other; App routes are free and
+/// fault-free.
+fn answer_as_app(
+    shared: &Shared,
+    head: &ApiRequest,
+    agents: Vec<String>,
+    reply: Reply,
+    kind: Option<RouteKind>,
+) -> HttpResponse {
+    let mut state = shared.lock();
+    state.api_count += 1;
+    let n = state.api_count;
+    state.requests.push(RecordedRequest {
+        answered: std::time::Instant::now(),
+        user_agents: agents,
+        listener: Listener::Api,
+        host: shared.api_addr.to_string(),
+        method: head.method.clone(),
+        path: head.path_and_query.clone(),
+        authorization: head.has_auth,
+        authorization_value: head.auth_value.clone(),
+        status: reply.status,
+        kind: kind.unwrap_or(head.kind),
+    });
+    drop(state);
+    build_response(reply, &[], n)
 }
 
 /// The faults for request `n` (`key`: its method and path). A request a fault hit is answered

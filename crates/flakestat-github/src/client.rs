@@ -29,13 +29,19 @@ use tokio::sync::Semaphore;
 use super::{FetchError, Progress, ProgressEvent};
 use flakestat_core::model::Timestamp;
 
+mod app;
+pub use app::{AppAuth, AppKey, AppKeyError};
+
 /// How the client talks to GitHub. Its `Debug` never shows the token.
 #[derive(Clone)]
 pub struct ClientConfig {
     /// API root without trailing slash, e.g. `https://api.github.com`, `https://HOST/api/v3`.
     pub api_url: String,
-    /// Sent only to the API host. `None`: anonymous.
+    /// Sent only to the API host. `None`: anonymous (unless `app`).
     pub token: Option<String>,
+    /// Authenticate as a GitHub App's installation instead (`app.rs`): its tokens are fetched
+    /// and renewed here, and sent by the same rule as `token`.
+    pub app: Option<AppAuth>,
     /// Requests in flight at once.
     pub concurrency: usize,
     /// Retries of one request after a 5xx, a timeout or a dropped connection.
@@ -64,6 +70,7 @@ impl std::fmt::Debug for ClientConfig {
         f.debug_struct("ClientConfig")
             .field("api_url", &self.api_url)
             .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("app", &self.app)
             .field("concurrency", &self.concurrency)
             .field("max_retries", &self.max_retries)
             .field("backoff_base", &self.backoff_base)
@@ -100,6 +107,7 @@ impl ClientConfig {
         ClientConfig {
             api_url: api_url.into().trim_end_matches('/').to_string(),
             token,
+            app: None,
             concurrency: DEFAULT_CONCURRENCY,
             max_retries: 5,
             backoff_base: Duration::from_millis(250),
@@ -199,8 +207,10 @@ struct Budget {
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
-    /// Sends the token to the API origin (octocrab adds it only there).
+    /// Sends the token to the API origin (octocrab adds it only there). With App
+    /// authentication each installation token has one of its own (`app_tokens`).
     crab: Octocrab,
+    app_tokens: app::AppTokens,
     /// Never sends a token: every hop after a chain left the API origin.
     anonymous: Octocrab,
     config: ClientConfig,
@@ -218,6 +228,7 @@ impl std::fmt::Debug for GitHubClient {
         f.debug_struct("GitHubClient")
             .field("api_url", &self.config.api_url)
             .field("token", &self.config.token.as_ref().map(|_| "***"))
+            .field("app", &self.config.app)
             .finish()
     }
 }
@@ -458,13 +469,14 @@ impl GitHubClient {
     ) -> Result<GitHubClient, FetchError> {
         check_api_url(
             &config.api_url,
-            config.token.is_some(),
+            config.token.is_some() || config.app.is_some(),
             config.allow_insecure_http,
         )?;
         let crab = octocrab_client(&config.api_url, config.token.as_deref())?;
         let anonymous = octocrab_client(&config.api_url, None)?;
         Ok(GitHubClient {
             crab,
+            app_tokens: app::AppTokens::default(),
             anonymous,
             origin: origin_of(&config.api_url),
             permits: Semaphore::new(config.concurrency.max(1)),
@@ -667,12 +679,16 @@ impl GitHubClient {
         }
         let mut current = url::Url::parse(url)
             .map_err(|e| FetchError::Config(format!("{url:?} is not a URL: {e}")))?;
+        // Whose installation's token the chain's hops on the API origin carry (App auth).
+        let account = url
+            .strip_prefix(self.config.api_url.as_str())
+            .and_then(app::Account::of_path);
         // True while every hop so far stayed on the API origin: only then is the token sent.
         let mut at_home = true;
         for hop in 0..=self.config.max_redirects {
             let etag = if hop == 0 { etag } else { None };
             let answer = self
-                .get_once(current.as_str(), etag, at_home, policy)
+                .get_once(current.as_str(), etag, at_home, account.as_ref(), policy)
                 .await?;
             let location = answer
                 .response
@@ -694,16 +710,18 @@ impl GitHubClient {
     }
 
     /// One hop: one GET with retries, budget and secondary-limit handling. `at_home`: the hop
-    /// is on the API origin and every hop before it was, so it may carry the token and its
-    /// rate-limit headers count.
+    /// is on the API origin and every hop before it was, so it may carry the token (of
+    /// `account`'s installation, with App auth) and its rate-limit headers count.
     async fn get_once(
         &self,
         url: &str,
         etag: Option<&str>,
         at_home: bool,
+        account: Option<&app::Account>,
         policy: BodyPolicy,
     ) -> Result<Answer, FetchError> {
-        let crab = if at_home { &self.crab } else { &self.anonymous };
+        // An App's installation token refused once (revoked, clocks apart) is renewed once.
+        let mut renewed = false;
         // Off the API origin the query is a signed link's credential: never in a message.
         let display = match (at_home, url::Url::parse(url)) {
             (false, Ok(parsed)) => shown(&parsed),
@@ -712,10 +730,13 @@ impl GitHubClient {
         let mut failures = 0u32;
         let mut secondary_waits = 0u32;
         loop {
-            if at_home {
+            let (crab, generation) = if at_home {
                 self.wait_for_budget().await?;
-            }
-            let transient = match self.send(crab, url, etag, policy).await {
+                self.api_crab(account).await?
+            } else {
+                (self.anonymous.clone(), 0)
+            };
+            let transient = match self.send(&crab, url, etag, policy).await {
                 None => format!("no answer within {:?}", self.config.request_timeout),
                 Some(Err(TryError::TooLarge(size))) => {
                     return Err(FetchError::TooLarge {
@@ -737,6 +758,11 @@ impl GitHubClient {
                         && (status == StatusCode::FORBIDDEN
                             || status == StatusCode::TOO_MANY_REQUESTS);
                     if limited && self.waited_for_limit(&response, &mut secondary_waits)? {
+                        continue;
+                    }
+                    if status == StatusCode::UNAUTHORIZED && generation > 0 && !renewed {
+                        renewed = true;
+                        self.forget_app_token(generation).await;
                         continue;
                     }
                     // A refusal (403, 429 included) is the caller's to read.
@@ -976,12 +1002,16 @@ impl GitHubClient {
             )));
         }
         self.wait_for_budget().await?;
+        let account = url
+            .strip_prefix(self.config.api_url.as_str())
+            .and_then(app::Account::of_path);
+        let (crab, _) = self.api_crab(account.as_ref()).await?;
         let sent = self
             .under_permit(async {
                 let response = if method == http::Method::PATCH {
-                    self.crab._patch(url, Some(body)).await?
+                    crab._patch(url, Some(body)).await?
                 } else {
-                    self.crab._post(url, Some(body)).await?
+                    crab._post(url, Some(body)).await?
                 };
                 let (parts, body) = response.into_parts();
                 let policy = BodyPolicy {

@@ -26,8 +26,8 @@ mod wire;
 pub use ancestry::AncestrySummary;
 pub use artifacts::{DEFAULT_ARTIFACT_CAPS, DEFAULT_MAX_ARTIFACT_SIZE, JunitArtifacts};
 pub use client::{
-    Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE, DEFAULT_MAX_RESPONSE_SIZE,
-    GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
+    AppAuth, AppKey, AppKeyError, Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE,
+    DEFAULT_MAX_RESPONSE_SIZE, GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
 pub use green::GreenFetch;
 pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
@@ -63,6 +63,11 @@ pub enum FetchError {
         "GitHub denied access ({status}: {message}); the token needs read access to the repository's Actions (repo or public_repo scope, or `actions: read`)"
     )]
     Forbidden { status: u16, message: String },
+    /// GitHub refused the App's JWT (a key not the App's, an unknown App id, a clock far off).
+    #[error(
+        "GitHub refused the GitHub App's credentials ({status}: {message}); check that the App id and the private key belong to the same App, that the key is still listed in the App's settings, and that this machine's clock is right"
+    )]
+    AppRefused { status: u16, message: String },
     #[error("{0}")]
     NotFound(String),
     #[error(

@@ -221,6 +221,15 @@ fn cases_1(_t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             exit::GITHUB_AUTH,
             "GITHUB_TOKEN",
         ),
+        (
+            "the App's JWT refused",
+            fetch(FetchError::AppRefused {
+                status: 401,
+                message: "A JSON web token could not be decoded".into(),
+            }),
+            exit::GITHUB_AUTH,
+            "--app-key",
+        ),
     ]
 }
 

@@ -10,15 +10,17 @@ use crate::analysis::{self, AnalysisConfig};
 use crate::cli::GlobalArgs;
 use crate::cli::error::CliError;
 use crate::cli::progress::Bars;
-use crate::cli::source::{Replay, ReplayServer, SourceArgs};
+use crate::cli::source::{AppArgs, Replay, ReplayServer, SourceArgs};
 use crate::fetch::{AncestrySummary, FetchError, JunitArtifacts, PullHeadNeeds, Session};
 use crate::model::{PrNumber, Repo, Run, SignatureInfo, Snapshot};
 use crate::store::HISTORY_DAYS;
 
-/// Where requests go, with what token; keeps the replay server (if any) serving while it lives.
+/// Where requests go, with what token (or GitHub App); keeps the replay server (if any)
+/// serving while it lives.
 pub struct Connection {
     pub api_url: String,
     pub token: Option<String>,
+    pub app: Option<crate::fetch::AppAuth>,
     _server: Option<ReplayServer>,
 }
 
@@ -38,31 +40,45 @@ pub fn connect(
     global: &GlobalArgs,
     replay_token: Option<&str>,
 ) -> Result<Connection, CliError> {
-    connect_to(source.api_url.as_deref(), replay, global, replay_token)
+    connect_to(
+        source.api_url.as_deref(),
+        &source.app,
+        replay,
+        global,
+        replay_token,
+    )
 }
 
 /// As [`connect`], for a command without the survey's flags (`serve`): `api_url` is its
-/// `--api-url`.
+/// `--api-url`, `app` its GitHub App flags. A replay takes no credentials: App flags with it
+/// are refused.
 pub fn connect_to(
     api_url: Option<&str>,
+    app: &AppArgs,
     replay: Option<Replay>,
     global: &GlobalArgs,
     replay_token: Option<&str>,
 ) -> Result<Connection, CliError> {
     match replay {
+        Some(_) if app.app_id.is_some() || app.app_key.is_some() => Err(CliError::Invalid(
+            "--replay serves a recording without credentials: leave out --app-id and --app-key"
+                .into(),
+        )),
         Some(dataset) => {
             let server = dataset.start()?;
             Ok(Connection {
                 api_url: server.api_url(),
                 token: replay_token.map(str::to_string),
+                app: None,
                 _server: Some(server),
             })
         }
         None => {
-            let (api_url, token) = crate::cli::source::github_api(api_url, global);
+            let api = crate::cli::source::github_api(api_url, app, global)?;
             Ok(Connection {
-                api_url,
-                token,
+                api_url: api.url,
+                token: api.token,
+                app: api.app,
                 _server: None,
             })
         }
@@ -75,13 +91,15 @@ impl Connection {
         Connection {
             api_url: String::new(),
             token: None,
+            app: None,
             _server: None,
         }
     }
 
     /// A session for this connection with the flags' client settings, drawing `bars`.
     pub fn session(&self, source: &SourceArgs, bars: &Arc<Bars>) -> Result<Session, CliError> {
-        let config = source.client_config(self.api_url.clone(), self.token.clone());
+        let mut config = source.client_config(self.api_url.clone(), self.token.clone());
+        config.app = self.app.clone();
         let mut session = Session::new(config, bars.clone())?;
         let junit = match &source.junit_artifacts {
             Some(glob) => {

@@ -44,7 +44,7 @@ pub fn signatures() -> PathBuf {
     root().join("signatures")
 }
 
-/// The binary, with GitHub's and flakestat's variables removed (a token, an API root, a cache
+/// The binary, with GitHub's and flakestat's variables removed (a token, a GitHub App, an API root, a cache
 /// folder or a store of the machine running the tests) and no stdin. The platform cache folder
 /// is one of its own under the target folder (`XDG_CACHE_HOME`), never the machine's: a replay
 /// surveyed without `--cache-dir` keeps its store there.
@@ -59,6 +59,8 @@ pub fn flakestat() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakestat"));
     cmd.env_remove("GITHUB_TOKEN")
         .env_remove("GH_TOKEN")
+        .env_remove("APP_ID")
+        .env_remove("PRIVATE_KEY_PATH")
         .env_remove("GITHUB_API_URL")
         .env_remove("FLAKESTAT_CACHE_DIR")
         .env_remove("FLAKESTAT_STORE")
