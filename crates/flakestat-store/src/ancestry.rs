@@ -51,9 +51,7 @@ impl dyn Db + '_ {
         repo: &Repo,
         until: Timestamp,
     ) -> Result<Vec<MainlineCommit>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT sha, committed_at, title, files FROM mainline
              WHERE repo_id = ?1 AND committed_at <= ?2 ORDER BY committed_at, rowid",
@@ -93,9 +91,7 @@ impl dyn Db + '_ {
 
     /// Sha → parents, for the mainline commits whose parents are known.
     pub fn load_parents(&self, repo: &Repo) -> Result<BTreeMap<Sha, Vec<Sha>>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(BTreeMap::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT sha, parents FROM mainline WHERE repo_id = ?1 AND parents IS NOT NULL",
             params![repo_id],
@@ -147,9 +143,7 @@ impl dyn Db + '_ {
 
     /// Head sha → fork point, for every head whose fork point is known.
     pub fn load_fork_points(&self, repo: &Repo) -> Result<BTreeMap<Sha, Sha>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(BTreeMap::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT head_sha, fork_sha FROM fork_points WHERE repo_id = ?1 AND fork_sha IS NOT NULL",
             params![repo_id],
@@ -159,9 +153,7 @@ impl dyn Db + '_ {
 
     /// Every head sha already asked about, answered or not: never asked again.
     pub fn asked_fork_points(&self, repo: &Repo) -> Result<BTreeSet<Sha>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(BTreeSet::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT head_sha FROM fork_points WHERE repo_id = ?1",
             params![repo_id],

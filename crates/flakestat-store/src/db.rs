@@ -42,19 +42,15 @@ pub enum Tx {
     Migrate,
 }
 
-/// The advisory-lock class under which PostgreSQL migrations are serialized ("FLKM").
-const MIGRATION_LOCK: i32 = 0x464C_4B4D;
-
 impl Dialect {
-    pub(crate) fn begin(self, tx: Tx) -> String {
+    pub(crate) fn begin(self, tx: Tx) -> &'static str {
         match (self, tx) {
-            (_, Tx::Write) | (Dialect::Sqlite, Tx::Read) => "BEGIN".to_string(),
-            (Dialect::Sqlite, Tx::Migrate) => "BEGIN IMMEDIATE".to_string(),
-            (Dialect::Postgres, Tx::Read) => {
-                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string()
-            }
+            (_, Tx::Write) | (Dialect::Sqlite, Tx::Read) => "BEGIN",
+            (Dialect::Sqlite, Tx::Migrate) => "BEGIN IMMEDIATE",
+            (Dialect::Postgres, Tx::Read) => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            // 1179405133 is "FLKM", the advisory-lock class under which migrations queue.
             (Dialect::Postgres, Tx::Migrate) => {
-                format!("BEGIN; SELECT pg_advisory_xact_lock({MIGRATION_LOCK}, 0)")
+                "BEGIN; SELECT pg_advisory_xact_lock(1179405133, 0)"
             }
         }
     }
@@ -216,7 +212,7 @@ impl dyn Db + '_ {
         tx: Tx,
         f: impl FnOnce(&dyn Db) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.batch(&self.dialect().begin(tx))?;
+        self.batch(self.dialect().begin(tx))?;
         let done = f(self).and_then(|value| self.batch("COMMIT").map(|()| value));
         if done.is_err() {
             let _ = self.batch("ROLLBACK");

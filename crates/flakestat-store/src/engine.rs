@@ -32,55 +32,38 @@ impl StoreLocation {
     }
 }
 
+#[derive(Debug)]
 enum Engine {
     Sqlite(SqliteStore),
     Postgres(PgStore),
 }
 
 /// The store, on either engine. Not `Sync`: share it behind a mutex.
+#[derive(Debug)]
 pub struct Store {
     engine: Engine,
 }
 
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.engine {
-            Engine::Sqlite(s) => s.fmt(f),
-            Engine::Postgres(p) => p.fmt(f),
-        }
-    }
-}
-
-impl From<SqliteStore> for Store {
-    fn from(store: SqliteStore) -> Store {
-        Store {
-            engine: Engine::Sqlite(store),
-        }
-    }
-}
-
-impl From<PgStore> for Store {
-    fn from(store: PgStore) -> Store {
-        Store {
-            engine: Engine::Postgres(store),
-        }
+impl From<Engine> for Store {
+    fn from(engine: Engine) -> Store {
+        Store { engine }
     }
 }
 
 impl Store {
     /// Opens (creating if needed) the SQLite store in `cache_dir`.
     pub fn open(cache_dir: &Path) -> Result<Store, StoreError> {
-        SqliteStore::open(cache_dir).map(Store::from)
+        SqliteStore::open(cache_dir).map(|s| Engine::Sqlite(s).into())
     }
 
     /// Opens (creating if needed) the SQLite store at exactly `path`.
     pub fn open_file(path: &Path) -> Result<Store, StoreError> {
-        SqliteStore::open_file(path).map(Store::from)
+        SqliteStore::open_file(path).map(|s| Engine::Sqlite(s).into())
     }
 
     /// Connects to the PostgreSQL store at `url`, creating or migrating its tables.
     pub fn open_postgres(url: &PostgresUrl) -> Result<Store, StoreError> {
-        PgStore::open(url).map(Store::from)
+        PgStore::open(url).map(|p| Engine::Postgres(p).into())
     }
 
     /// Opens the store wherever it is.
@@ -106,9 +89,9 @@ impl Store {
             return Ok(None);
         }
         match SqliteStore::open_file(&path) {
-            Ok(store) => Ok(Some((store.into(), Access::ReadWrite))),
+            Ok(store) => Ok(Some((Engine::Sqlite(store).into(), Access::ReadWrite))),
             Err(StoreError::ReadOnly { .. }) => Ok(Some((
-                SqliteStore::open_read_only(&path)?.into(),
+                Engine::Sqlite(SqliteStore::open_read_only(&path)?).into(),
                 Access::ReadOnly,
             ))),
             Err(e) => Err(e),

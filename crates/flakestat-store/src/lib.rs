@@ -493,6 +493,12 @@ impl dyn Db + '_ {
         )
     }
 
+    /// The repository's row, or 0 when the store does not know it: no row has id 0 (both
+    /// engines number from 1), so a query of its rows finds none.
+    fn repo_key(&self, repo: &Repo) -> Result<i64, StoreError> {
+        Ok(self.repo_id(repo)?.unwrap_or(0))
+    }
+
     /// The repository's row, made if missing; two writers making it at once make one.
     fn ensure_repo(&self, repo: &Repo) -> Result<i64, StoreError> {
         if let Some(id) = self.repo_id(repo)? {
@@ -681,9 +687,7 @@ impl dyn Db + '_ {
         since: Timestamp,
         until: Timestamp,
     ) -> Result<Vec<(RunId, JobId)>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT jobs.run_id, jobs.id FROM jobs JOIN runs ON runs.id = jobs.run_id
              LEFT JOIN logs ON logs.job_id = jobs.id
@@ -760,9 +764,7 @@ impl dyn Db + '_ {
         repo: &Repo,
         fingerprint: &str,
     ) -> Result<Vec<JobId>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT logs.job_id FROM logs JOIN jobs ON jobs.id = logs.job_id
              JOIN runs ON runs.id = jobs.run_id
@@ -817,9 +819,7 @@ impl dyn Db + '_ {
         until: Timestamp,
         fingerprint: &str,
     ) -> Result<Vec<Run>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT runs.json FROM runs WHERE runs.repo_id = ?1
                AND runs.created_at >= ?2 AND runs.created_at < ?3
@@ -873,9 +873,7 @@ impl dyn Db + '_ {
         repo: &Repo,
         number: PrNumber,
     ) -> Result<Option<PullRequest>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(None);
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_row(
             "SELECT json, files FROM pulls WHERE repo_id = ?1 AND number = ?2",
             params![repo_id, number.0],
@@ -941,9 +939,7 @@ impl dyn Db + '_ {
         from: Timestamp,
         to: Timestamp,
     ) -> Result<Vec<ListedWindow>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT since, until, runs FROM windows
              WHERE repo_id = ?1 AND scope = ?2 AND since >= ?3 AND until <= ?4 ORDER BY since",
@@ -985,26 +981,17 @@ impl dyn Db + '_ {
 
     /// What the store holds for a repository.
     pub fn counts(&self, repo: &Repo) -> Result<StoreCounts, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(StoreCounts::default());
-        };
-        let logs = |status: &str| {
-            format!(
-                "(SELECT count(*) FROM logs JOIN jobs ON jobs.id = logs.job_id
-                  JOIN runs ON runs.id = jobs.run_id
-                  WHERE runs.repo_id = ?1 AND logs.status = '{status}')"
-            )
-        };
-        let sql = format!(
-            "SELECT (SELECT count(*) FROM runs WHERE repo_id = ?1),
+        let repo_id = self.repo_key(repo)?;
+        let sql = "SELECT (SELECT count(*) FROM runs WHERE repo_id = ?1),
                 (SELECT count(*) FROM jobs JOIN runs ON runs.id = jobs.run_id
-                 WHERE runs.repo_id = ?1), {}, {}, {}",
-            logs("stored"),
-            logs("expired"),
-            logs("missing")
-        );
+                 WHERE runs.repo_id = ?1),
+                count(*) FILTER (WHERE logs.status = 'stored'),
+                count(*) FILTER (WHERE logs.status = 'expired'),
+                count(*) FILTER (WHERE logs.status = 'missing')
+            FROM logs JOIN jobs ON jobs.id = logs.job_id JOIN runs ON runs.id = jobs.run_id
+            WHERE runs.repo_id = ?1";
         Ok(self
-            .query_row(&sql, params![repo_id], |r| {
+            .query_row(sql, params![repo_id], |r| {
                 Ok(StoreCounts {
                     runs: r.get(0)?,
                     jobs: r.get(1)?,
@@ -1142,9 +1129,7 @@ impl dyn Db + '_ {
     /// The end of the latest run listing of `repo` ([`RUN_LISTINGS`]): where what the store
     /// has surveyed ends. `None` when no listing finished.
     pub fn surveyed_to(&self, repo: &Repo) -> Result<Option<Timestamp>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(None);
-        };
+        let repo_id = self.repo_key(repo)?;
         let end: Option<Option<i64>> = self.query_row(
             &format!("SELECT max(until) FROM windows WHERE repo_id = ?1 AND {RUN_LISTINGS}"),
             params![repo_id],
@@ -1174,9 +1159,7 @@ impl dyn Db + '_ {
 
     /// Every stored run of the repository, by id (for tests and `report`).
     pub fn load_runs(&self, repo: &Repo) -> Result<HashMap<RunId, Run>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(HashMap::new());
-        };
+        let repo_id = self.repo_key(repo)?;
         self.query_map(
             "SELECT json FROM runs WHERE repo_id = ?1",
             params![repo_id],

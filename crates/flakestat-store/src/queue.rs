@@ -92,21 +92,17 @@ impl dyn Db + '_ {
              ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
             params![],
             |r| {
-                let delivery: String = r.get(0)?;
-                let run_attempt = r.get(4).map_err(|_| {
-                    StoreError::Corrupt(format!("the run attempt of queued delivery {delivery}"))
-                })?;
                 Ok(QueuedRun {
                     repo: Repo {
                         owner: r.get(1)?,
                         name: r.get(2)?,
                     },
                     run: RunId(r.get(3)?),
-                    run_attempt,
+                    run_attempt: r.get(4)?,
                     run_created_at: r.get::<Option<i64>>(5)?.map(from_secs),
                     received_at: from_secs(r.get(6)?),
                     tries: r.get(7)?,
-                    delivery,
+                    delivery: r.get(0)?,
                 })
             },
         )

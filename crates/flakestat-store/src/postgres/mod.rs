@@ -26,7 +26,10 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use postgres::types::{ToSql, Type};
+use std::error::Error;
+
+use bytes::BytesMut;
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 
 use super::StoreError;
@@ -307,44 +310,34 @@ impl Drop for Conn {
 
 /// Each parameter as the type the server inferred for it: where `INTEGER`, `BIGINT` and
 /// `BOOLEAN` columns meet the store's one integer.
-fn bind(types: &[Type], params: &[Value]) -> Result<Vec<Box<dyn ToSql + Sync + Send>>, StoreError> {
-    if types.len() != params.len() {
-        return Err(StoreError::Corrupt(format!(
-            "a statement takes {} parameters, given {}",
-            types.len(),
-            params.len()
-        )));
-    }
-    types
-        .iter()
-        .zip(params)
-        .map(
-            |(ty, value)| -> Result<Box<dyn ToSql + Sync + Send>, StoreError> {
-                let int = |n: i64| -> Result<Box<dyn ToSql + Sync + Send>, StoreError> {
-                    let narrow = |_| StoreError::Corrupt(format!("{n} does not fit a {ty}"));
-                    Ok(match *ty {
-                        Type::BOOL => Box::new(n != 0),
-                        Type::INT2 => Box::new(i16::try_from(n).map_err(narrow)?),
-                        Type::INT4 => Box::new(i32::try_from(n).map_err(narrow)?),
-                        _ => Box::new(n),
-                    })
-                };
-                Ok(match value {
-                    Value::Int(n) => int(*n)?,
-                    Value::Text(s) => Box::new(s.clone()),
-                    Value::Blob(b) => Box::new(b.clone()),
-                    Value::Null => match *ty {
-                        Type::BOOL => Box::new(None::<bool>),
-                        Type::INT2 => Box::new(None::<i16>),
-                        Type::INT4 => Box::new(None::<i32>),
-                        Type::INT8 => Box::new(None::<i64>),
-                        Type::BYTEA => Box::new(None::<Vec<u8>>),
-                        _ => Box::new(None::<String>),
-                    },
-                })
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(n) => match *ty {
+                Type::BOOL => (*n != 0).to_sql(ty, out),
+                Type::INT2 => i16::try_from(*n)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*n)?.to_sql(ty, out),
+                _ => n.to_sql(ty, out),
             },
-        )
-        .collect()
+            Value::Text(s) => s.to_sql(ty, out),
+            Value::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+fn refs(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as _).collect()
 }
 
 /// A row as plain values: integers of every width and booleans as `Int`.
@@ -377,9 +370,7 @@ impl Db for Conn {
         let (sql, params) = (sql.to_string(), params.to_vec());
         self.run(move |session| {
             let statement = session.prepare(&sql)?;
-            let bound = bind(statement.params(), &params)?;
-            let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| &**b as _).collect();
-            Ok(session.client.execute(&statement, &refs)?)
+            Ok(session.client.execute(&statement, &refs(&params))?)
         })
     }
 
@@ -387,14 +378,8 @@ impl Db for Conn {
         let (sql, params) = (sql.to_string(), params.to_vec());
         self.run(move |session| {
             let statement = session.prepare(&sql)?;
-            let bound = bind(statement.params(), &params)?;
-            let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| &**b as _).collect();
-            session
-                .client
-                .query(&statement, &refs)?
-                .iter()
-                .map(decode)
-                .collect()
+            let rows = session.client.query(&statement, &refs(&params))?;
+            rows.iter().map(decode).collect()
         })
     }
 
