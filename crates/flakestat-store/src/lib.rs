@@ -13,7 +13,9 @@
 //!
 //! `Store` (`engine.rs`) is what the rest of flakestat holds: this SQLite store, or the same
 //! tables on a PostgreSQL server for a team (`postgres/`), chosen by a `StoreLocation`. Both
-//! engines keep the same records, at the same schema version, and return them in the same order.
+//! engines keep the same records, at the same schema version, and return them in the same order:
+//! every statement, algorithm and migration is written once, over the database seam (`db.rs`),
+//! as a method of `dyn Db` (below, and in `ancestry.rs`, `queue.rs` …).
 
 mod ancestry;
 mod artifacts;
