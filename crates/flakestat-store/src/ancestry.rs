@@ -8,9 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rusqlite::params;
-
-use super::{SqliteStore, StoreError, from_json, from_secs, secs, to_json};
+use super::{StoreError, from_json, from_secs, secs, to_json};
+use crate::db::{Db, Tx, params};
 use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
 
 /// The `windows` scope under which listed stretches of `branch`'s history are recorded.
@@ -18,7 +17,14 @@ pub fn mainline_scope(branch: &str) -> String {
     format!("mainline {branch}")
 }
 
-impl SqliteStore {
+/// A mainline commit, added once; a title missing from one stored as a bare fork point is
+/// filled in.
+const INSERT_MAINLINE: &str = "
+    INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
+    ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
+    WHERE mainline.title = '' AND excluded.title != ''";
+
+impl dyn Db + '_ {
     /// Adds commits of the default branch's history (already known ones are kept; a title
     /// missing from one stored as a bare fork point is filled in).
     pub fn store_mainline(
@@ -26,53 +32,43 @@ impl SqliteStore {
         repo: &Repo,
         commits: &[MainlineCommit],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
-                 WHERE mainline.title = '' AND excluded.title != ''",
-            )?;
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
             for c in commits {
-                insert.execute(params![repo_id, c.sha.0, secs(c.committed_at), c.title])?;
+                db.execute(
+                    INSERT_MAINLINE,
+                    params![repo_id, &c.sha.0, secs(c.committed_at), &c.title],
+                )?;
             }
-        }
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
-    /// The default branch's history the store knows, committed before `until`, oldest first.
+    /// The default branch's history the store knows, committed before `until`, oldest first
+    /// (ties in the order first stored).
     pub fn load_mainline(
         &self,
         repo: &Repo,
         until: Timestamp,
     ) -> Result<Vec<MainlineCommit>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT sha, committed_at, title, files FROM mainline
              WHERE repo_id = ?1 AND committed_at <= ?2 ORDER BY committed_at, rowid",
-        )?;
-        let rows = stmt.query_map(params![repo_id, secs(until)], |row| {
-            Ok((
-                MainlineCommit {
-                    sha: Sha(row.get(0)?),
-                    committed_at: from_secs(row.get(1)?),
-                    title: row.get(2)?,
-                    files: None,
-                },
-                row.get::<_, Option<String>>(3)?,
-            ))
-        })?;
-        let mut commits = Vec::new();
-        for row in rows {
-            let (mut commit, files) = row?;
-            commit.files = files.as_deref().map(from_json).transpose()?;
-            commits.push(commit);
-        }
-        Ok(commits)
+            params![repo_id, secs(until)],
+            |r| {
+                Ok(MainlineCommit {
+                    sha: Sha(r.get(0)?),
+                    committed_at: from_secs(r.get(1)?),
+                    title: r.get(2)?,
+                    files: r
+                        .get::<Option<String>>(3)?
+                        .as_deref()
+                        .map(from_json)
+                        .transpose()?,
+                })
+            },
+        )
     }
 
     /// Stores the parents of listed default-branch commits (first parent first).
@@ -81,37 +77,26 @@ impl SqliteStore {
         repo: &Repo,
         parents: &[(Sha, Vec<Sha>)],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        {
-            let mut update = tx.prepare_cached(
-                "UPDATE mainline SET parents = ?1 WHERE repo_id = ?2 AND sha = ?3",
-            )?;
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
             for (sha, ps) in parents {
-                update.execute(params![to_json(ps), repo_id, sha.0])?;
+                db.execute(
+                    "UPDATE mainline SET parents = ?1 WHERE repo_id = ?2 AND sha = ?3",
+                    params![to_json(ps), repo_id, &sha.0],
+                )?;
             }
-        }
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Sha → parents, for the mainline commits whose parents are known.
     pub fn load_parents(&self, repo: &Repo) -> Result<BTreeMap<Sha, Vec<Sha>>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(BTreeMap::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT sha, parents FROM mainline WHERE repo_id = ?1 AND parents IS NOT NULL",
-        )?;
-        let rows = stmt.query_map([repo_id], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-        })?;
-        let mut out = BTreeMap::new();
-        for row in rows {
-            let (sha, parents) = row?;
-            out.insert(Sha(sha), from_json(&parents)?);
-        }
-        Ok(out)
+            params![repo_id],
+            |r| Ok((Sha(r.get(0)?), from_json(&r.get::<String>(1)?)?)),
+        )
     }
 
     /// Stores the files a default-branch commit changed.
@@ -121,14 +106,14 @@ impl SqliteStore {
         sha: &Sha,
         files: &[String],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        tx.execute(
-            "UPDATE mainline SET files = ?1 WHERE repo_id = ?2 AND sha = ?3",
-            params![to_json(&files), repo_id, sha.0],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
+            db.execute(
+                "UPDATE mainline SET files = ?1 WHERE repo_id = ?2 AND sha = ?3",
+                params![to_json(&files), repo_id, &sha.0],
+            )?;
+            Ok(())
+        })
     }
 
     /// Records the fork point of `head` (the merge base with the default branch, itself a
@@ -139,46 +124,41 @@ impl SqliteStore {
         head: &Sha,
         fork: Option<&MainlineCommit>,
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        if let Some(fork) = fork {
-            tx.execute(
-                "INSERT INTO mainline (repo_id, sha, committed_at, title) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
-                 WHERE mainline.title = '' AND excluded.title != ''",
-                params![repo_id, fork.sha.0, secs(fork.committed_at), fork.title],
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
+            if let Some(f) = fork {
+                db.execute(
+                    INSERT_MAINLINE,
+                    params![repo_id, &f.sha.0, secs(f.committed_at), &f.title],
+                )?;
+            }
+            db.execute(
+                "INSERT INTO fork_points (repo_id, head_sha, fork_sha) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (repo_id, head_sha) DO UPDATE SET fork_sha = excluded.fork_sha",
+                params![repo_id, &head.0, fork.map(|f| &f.sha.0)],
             )?;
-        }
-        tx.execute(
-            "INSERT OR REPLACE INTO fork_points (repo_id, head_sha, fork_sha) VALUES (?1, ?2, ?3)",
-            params![repo_id, head.0, fork.map(|f| f.sha.0.clone())],
-        )?;
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Head sha → fork point, for every head whose fork point is known.
     pub fn load_fork_points(&self, repo: &Repo) -> Result<BTreeMap<Sha, Sha>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(BTreeMap::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT head_sha, fork_sha FROM fork_points WHERE repo_id = ?1 AND fork_sha IS NOT NULL",
-        )?;
-        let rows = stmt.query_map([repo_id], |row| Ok((Sha(row.get(0)?), Sha(row.get(1)?))))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            params![repo_id],
+            |r| Ok((Sha(r.get(0)?), Sha(r.get(1)?))),
+        )
     }
 
     /// Every head sha already asked about, answered or not: never asked again.
     pub fn asked_fork_points(&self, repo: &Repo) -> Result<BTreeSet<Sha>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(BTreeSet::new());
-        };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT head_sha FROM fork_points WHERE repo_id = ?1")?;
-        let rows = stmt.query_map([repo_id], |row| Ok(Sha(row.get(0)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
+            "SELECT head_sha FROM fork_points WHERE repo_id = ?1",
+            params![repo_id],
+            |r| Ok(Sha(r.get(0)?)),
+        )
     }
 }
 

@@ -9,9 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{SqliteStore, StoreError};
+use super::StoreError;
+use crate::db::{Db, Tx, id_list, params};
 use flakestat_core::model::{JobId, RunId, TestOutcomes};
 
 /// What became of one matching artifact.
@@ -88,7 +87,7 @@ pub(crate) fn parse_artifact_json(text: &str) -> Result<ArtifactJson, StoreError
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-impl SqliteStore {
+impl dyn Db + '_ {
     /// Stores a run's matching artifacts and records that the run was listed for `pattern`, in
     /// one transaction: a survey stopped half-way lists the run again.
     pub fn store_artifacts(
@@ -97,87 +96,86 @@ impl SqliteStore {
         pattern: &str,
         artifacts: &[ArtifactRecord],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        for a in artifacts {
-            tx.execute(
-                "INSERT OR REPLACE INTO artifacts (id, run_id, name, status, job_id, json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    a.id,
-                    a.run.0,
-                    a.name,
-                    a.status.as_str(),
-                    a.job.map(|j| j.0),
-                    artifact_json(a)
-                ],
+        self.transaction(Tx::Write, |db| {
+            for a in artifacts {
+                db.execute(
+                    "INSERT INTO artifacts (id, run_id, name, status, job_id, json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (id) DO UPDATE SET run_id = excluded.run_id,
+                        name = excluded.name, status = excluded.status,
+                        job_id = excluded.job_id, json = excluded.json",
+                    params![
+                        a.id,
+                        a.run.0,
+                        &a.name,
+                        a.status.as_str(),
+                        a.job.map(|j| j.0),
+                        artifact_json(a)
+                    ],
+                )?;
+            }
+            db.execute(
+                "INSERT INTO artifact_listings (run_id, pattern) VALUES (?1, ?2)
+                 ON CONFLICT DO NOTHING",
+                params![run.0, pattern],
             )?;
-        }
-        tx.execute(
-            "INSERT OR IGNORE INTO artifact_listings (run_id, pattern) VALUES (?1, ?2)",
-            params![run.0, pattern],
-        )?;
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Whether the run's artifacts were listed for `pattern` before.
     pub fn artifacts_listed(&self, run: RunId, pattern: &str) -> Result<bool, StoreError> {
         Ok(self
-            .conn
             .query_row(
                 "SELECT 1 FROM artifact_listings WHERE run_id = ?1 AND pattern = ?2",
                 params![run.0, pattern],
                 |_| Ok(()),
-            )
-            .optional()?
+            )?
             .is_some())
     }
 
     /// The ids of the run's artifacts whose outcome is stored, whatever it was.
     pub fn artifact_ids(&self, run: RunId) -> Result<BTreeSet<u64>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id FROM artifacts WHERE run_id = ?1")?;
-        let rows = stmt.query_map([run.0], |r| r.get::<_, u64>(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.query_map(
+            "SELECT id FROM artifacts WHERE run_id = ?1",
+            params![run.0],
+            |r| r.get(0),
+        )
     }
 
     /// A run's stored artifacts, by id.
     pub fn load_artifacts(&self, run: RunId) -> Result<Vec<ArtifactRecord>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
+        self.query_map(
             "SELECT id, name, status, job_id, json FROM artifacts WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let mut rows = stmt.query([run.0])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let status: String = row.get(2)?;
-            let json: String = row.get(4)?;
-            let extra = parse_artifact_json(&json)?;
-            out.push(ArtifactRecord {
-                id: row.get(0)?,
-                run,
-                name: row.get(1)?,
-                status: ArtifactStatus::parse(&status)?,
-                job: row.get::<_, Option<u64>>(3)?.map(JobId),
-                tests: extra.tests,
-                note: extra.note,
-            });
-        }
-        Ok(out)
+            params![run.0],
+            |r| {
+                let extra = parse_artifact_json(&r.get::<String>(4)?)?;
+                Ok(ArtifactRecord {
+                    id: r.get(0)?,
+                    run,
+                    name: r.get(1)?,
+                    status: ArtifactStatus::parse(&r.get::<String>(2)?)?,
+                    job: r.get::<Option<u64>>(3)?.map(JobId),
+                    tests: extra.tests,
+                    note: extra.note,
+                })
+            },
+        )
     }
 
     /// The tests the stored JUnit artifacts give these jobs (several artifacts of one job
-    /// merged); a job absent from the map has none.
+    /// merged, by id); a job absent from the map has none.
     pub fn junit_tests(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, TestOutcomes>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT json FROM artifacts WHERE job_id = ?1 AND status = 'stored' ORDER BY id",
-        )?;
+        let ids: Vec<u64> = jobs.iter().map(|j| j.0).collect();
         let mut out: BTreeMap<JobId, TestOutcomes> = BTreeMap::new();
-        for &job in jobs {
-            let mut rows = stmt.query([job.0])?;
-            while let Some(row) = rows.next()? {
-                let extra = parse_artifact_json(&row.get::<_, String>(0)?)?;
-                out.entry(job).or_default().merge(extra.tests);
+        for ids in id_list(&ids) {
+            let sql = format!(
+                "SELECT job_id, json FROM artifacts
+                 WHERE job_id IN ({ids}) AND status = 'stored' ORDER BY job_id, id"
+            );
+            for r in self.query(&sql, params![])? {
+                let extra = parse_artifact_json(&r.get::<String>(1)?)?;
+                out.entry(JobId(r.get(0)?)).or_default().merge(extra.tests);
             }
         }
         Ok(out)

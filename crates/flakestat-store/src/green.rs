@@ -8,18 +8,18 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{LogEntry, SqliteStore, StoreError};
+use super::{LogEntry, StoreError, log_row};
+use crate::db::{Db, params};
 use flakestat_core::model::{JobId, LogStatus};
 
-impl SqliteStore {
+impl dyn Db + '_ {
     /// Records what became of one sampled green log (stored, expired, missing, …).
     pub fn store_green_log(&mut self, job: JobId, entry: &LogEntry) -> Result<(), StoreError> {
-        let (status, size, blob) = green_row(entry);
-        self.conn.execute(
-            "INSERT OR REPLACE INTO green_logs (job_id, status, raw_size, zstd)
-             VALUES (?1, ?2, ?3, ?4)",
+        let (status, size, blob) = log_row(entry);
+        self.execute(
+            "INSERT INTO green_logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (job_id) DO UPDATE SET
+                status = excluded.status, raw_size = excluded.raw_size, zstd = excluded.zstd",
             params![job.0, status, size, blob],
         )?;
         Ok(())
@@ -32,7 +32,7 @@ impl SqliteStore {
         jobs: &[JobId],
     ) -> Result<BTreeMap<JobId, LogStatus>, StoreError> {
         self.per_job(
-            "SELECT status FROM green_logs WHERE job_id = ?1",
+            "SELECT job_id, status FROM green_logs WHERE job_id IN ({ids})",
             jobs,
             parse_green_status,
         )
@@ -40,32 +40,16 @@ impl SqliteStore {
 
     /// A stored green log, decompressed; `None` when not stored.
     pub fn load_green_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT zstd FROM green_logs WHERE job_id = ?1 AND status = 'stored'",
-                [job.0],
-                |row| row.get(0),
-            )
-            .optional()?;
-        blob.map(|b| zstd::decode_all(&b[..]).map_err(StoreError::Log))
-            .transpose()
+        self.query_row(
+            "SELECT zstd FROM green_logs WHERE job_id = ?1 AND status = 'stored'",
+            params![job.0],
+            crate::zstd_column,
+        )
     }
 }
 
-/// A green log's row: its status, raw size and compressed bytes (both engines write the same).
-pub(crate) fn green_row(entry: &LogEntry) -> (&'static str, u64, Option<&[u8]>) {
-    match entry {
-        LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
-        LogEntry::Expired => ("expired", 0, None),
-        LogEntry::Missing => ("missing", 0, None),
-        LogEntry::Mismatched => ("mismatched", 0, None),
-        LogEntry::Unavailable => ("unavailable", 0, None),
-    }
-}
-
-/// A stored green log status, read back (both engines).
-pub(crate) fn parse_green_status(job: JobId, status: &str) -> Result<LogStatus, StoreError> {
+/// A stored green log status, read back.
+fn parse_green_status(job: JobId, status: &str) -> Result<LogStatus, StoreError> {
     Ok(match status {
         "stored" => LogStatus::Stored,
         "expired" => LogStatus::Expired,

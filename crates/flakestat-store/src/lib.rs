@@ -13,10 +13,13 @@
 //!
 //! `Store` (`engine.rs`) is what the rest of flakestat holds: this SQLite store, or the same
 //! tables on a PostgreSQL server for a team (`postgres/`), chosen by a `StoreLocation`. Both
-//! engines keep the same records, at the same schema version, and return them in the same order.
+//! engines keep the same records, at the same schema version, and return them in the same order:
+//! every statement, algorithm and migration is written once, over the database seam (`db.rs`),
+//! as a method of `dyn Db` (below, and in `ancestry.rs`, `queue.rs` …).
 
 mod ancestry;
 mod artifacts;
+mod db;
 mod engine;
 mod green;
 pub mod lock;
@@ -33,7 +36,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::Connection;
+
+use db::{Db, Row, Tx, id_list, params};
 
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, PrNumber, PullRequest, Repo, Run, RunId, Snapshot,
@@ -429,7 +434,7 @@ impl SqliteStore {
             }
         })?;
         let open_err = |source| open_error(path, source);
-        let mut conn = Connection::open(path).map_err(open_err)?;
+        let conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(open_err)?;
         // Fails on a read-only file or folder, which is the moment to say so.
@@ -439,7 +444,7 @@ impl SqliteStore {
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_err)?;
-        schema::migrate(&mut conn).map_err(|e| match e {
+        schema::migrate(&conn).map_err(|e| match e {
             StoreError::Sql(source) => open_err(source),
             StoreError::TooNew { found, known, .. } => StoreError::TooNew {
                 path: path.to_path_buf(),
@@ -461,49 +466,64 @@ impl SqliteStore {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
 
+/// The SQLite store is a database: the store's operations (`impl dyn Db`) on its connection.
+impl std::ops::Deref for SqliteStore {
+    type Target = dyn Db;
+    fn deref(&self) -> &(dyn Db + 'static) {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for SqliteStore {
+    fn deref_mut(&mut self) -> &mut (dyn Db + 'static) {
+        &mut self.conn
+    }
+}
+
+/// The store's operations, written once for both engines (see `db.rs`). Writes take `&mut`
+/// as `Store`'s do; each is one transaction where it writes more than one row.
+impl dyn Db + '_ {
     /// The repository's row: its name compared without case, as GitHub does (`nvidia/x` is
     /// `NVIDIA/x`), so any spelling finds what a survey stored.
     fn repo_id(&self, repo: &Repo) -> Result<Option<i64>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT id FROM repos WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
-                params![repo.owner, repo.name],
-                |row| row.get(0),
-            )
-            .optional()?)
+        self.query_row(
+            "SELECT id FROM repos WHERE lower(owner) = lower(?1) AND lower(name) = lower(?2)",
+            params![&repo.owner, &repo.name],
+            |r| r.get(0),
+        )
     }
 
-    fn ensure_repo(tx: &Transaction<'_>, repo: &Repo) -> Result<i64, StoreError> {
-        let find = |tx: &Transaction<'_>| {
-            tx.query_row(
-                "SELECT id FROM repos WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
-                params![repo.owner, repo.name],
-                |row| row.get(0),
-            )
-            .optional()
-        };
-        if let Some(id) = find(tx)? {
+    /// The repository's row, or 0 when the store does not know it: no row has id 0 (both
+    /// engines number from 1), so a query of its rows finds none.
+    fn repo_key(&self, repo: &Repo) -> Result<i64, StoreError> {
+        Ok(self.repo_id(repo)?.unwrap_or(0))
+    }
+
+    /// The repository's row, made if missing; two writers making it at once make one.
+    fn ensure_repo(&self, repo: &Repo) -> Result<i64, StoreError> {
+        if let Some(id) = self.repo_id(repo)? {
             return Ok(id);
         }
-        tx.execute(
-            "INSERT INTO repos (owner, name) VALUES (?1, ?2)",
-            params![repo.owner, repo.name],
+        self.execute(
+            "INSERT INTO repos (owner, name) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![&repo.owner, &repo.name],
         )?;
-        Ok(tx.last_insert_rowid())
+        self.repo_id(repo)?
+            .ok_or_else(|| StoreError::Corrupt("a repository row vanished".into()))
     }
 
     /// Records the repository and its default branch.
     pub fn store_repo(&mut self, repo: &Repo, default_branch: &str) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let id = SqliteStore::ensure_repo(&tx, repo)?;
-        tx.execute(
-            "UPDATE repos SET default_branch = ?1 WHERE id = ?2",
-            params![default_branch, id],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.transaction(Tx::Write, |db| {
+            let id = db.ensure_repo(repo)?;
+            db.execute(
+                "UPDATE repos SET default_branch = ?1 WHERE id = ?2",
+                params![default_branch, id],
+            )?;
+            Ok(())
+        })
     }
 
     /// Records the repository as GitHub names it (`full_name`), under its GitHub id: the row
@@ -516,98 +536,81 @@ impl SqliteStore {
         github_id: u64,
         default_branch: &str,
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let by_id: Option<i64> = tx
-            .query_row(
+        let (owner, name) = (&canonical.owner, &canonical.name);
+        self.transaction(Tx::Write, |db| {
+            let by_id: Option<i64> = db.query_row(
                 "SELECT id FROM repos WHERE github_id = ?1",
-                [github_id],
-                |row| row.get(0),
-            )
-            .optional()?;
-        let by_name: Option<(i64, Option<u64>)> = tx
-            .query_row(
+                params![github_id],
+                |r| r.get(0),
+            )?;
+            let by_name: Option<(i64, Option<u64>)> = db.query_row(
                 "SELECT id, github_id FROM repos
-                 WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
-                params![canonical.owner, canonical.name],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .optional()?;
-        let id = match (by_id, by_name) {
-            (Some(id), Some((other, _))) if other != id => {
-                // Another repository held this name: it keeps its data under a name no
-                // `--repo` can spell (`owner/name#id`), until a survey of it names it again.
-                tx.execute(
-                    "UPDATE repos SET name = name || '#' || coalesce(github_id, id) WHERE id = ?1",
-                    [other],
-                )?;
-                id
-            }
-            (Some(id), _) => id,
-            (None, Some((id, None))) => id,
-            (None, Some((other, Some(_)))) => {
-                tx.execute(
-                    "UPDATE repos SET name = name || '#' || github_id WHERE id = ?1",
-                    [other],
-                )?;
-                tx.execute(
-                    "INSERT INTO repos (owner, name) VALUES (?1, ?2)",
-                    params![canonical.owner, canonical.name],
-                )?;
-                tx.last_insert_rowid()
-            }
-            (None, None) => {
-                tx.execute(
-                    "INSERT INTO repos (owner, name) VALUES (?1, ?2)",
-                    params![canonical.owner, canonical.name],
-                )?;
-                tx.last_insert_rowid()
-            }
-        };
-        tx.execute(
-            "UPDATE repos SET owner = ?1, name = ?2, github_id = ?3, default_branch = ?4
-             WHERE id = ?5",
-            params![
-                canonical.owner,
-                canonical.name,
-                github_id,
-                default_branch,
-                id
-            ],
-        )?;
-        tx.commit()?;
-        Ok(())
+                 WHERE lower(owner) = lower(?1) AND lower(name) = lower(?2)",
+                params![owner, name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let insert = || -> Result<i64, StoreError> {
+                db.query_row(
+                    "INSERT INTO repos (owner, name) VALUES (?1, ?2) RETURNING id",
+                    params![owner, name],
+                    |r| r.get(0),
+                )?
+                .ok_or_else(|| StoreError::Corrupt("an inserted repository row".into()))
+            };
+            let id = match (by_id, by_name) {
+                (Some(id), Some((other, _))) if other != id => {
+                    // Another repository held this name: it keeps its data under a name no
+                    // `--repo` can spell (`owner/name#id`), until a survey of it names it again.
+                    db.execute(
+                        "UPDATE repos SET name = name || '#' || coalesce(github_id, id) WHERE id = ?1",
+                        params![other],
+                    )?;
+                    id
+                }
+                (Some(id), _) => id,
+                (None, Some((id, None))) => id,
+                (None, Some((other, Some(_)))) => {
+                    db.execute(
+                        "UPDATE repos SET name = name || '#' || github_id WHERE id = ?1",
+                        params![other],
+                    )?;
+                    insert()?
+                }
+                (None, None) => insert()?,
+            };
+            db.execute(
+                "UPDATE repos SET owner = ?1, name = ?2, github_id = ?3, default_branch = ?4
+                 WHERE id = ?5",
+                params![owner, name, github_id, default_branch, id],
+            )?;
+            Ok(())
+        })
     }
 
     /// The repository as stored (GitHub's spelling once a survey resolved it) for any spelling
     /// of its name; `None` when the store does not know it.
     pub fn stored_repo(&self, repo: &Repo) -> Result<Option<Repo>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT owner, name FROM repos
-                 WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
-                params![repo.owner, repo.name],
-                |row| {
-                    Ok(Repo {
-                        owner: row.get(0)?,
-                        name: row.get(1)?,
-                    })
-                },
-            )
-            .optional()?)
+        self.query_row(
+            "SELECT owner, name FROM repos WHERE lower(owner) = lower(?1) AND lower(name) = lower(?2)",
+            params![&repo.owner, &repo.name],
+            |r| {
+                Ok(Repo {
+                    owner: r.get(0)?,
+                    name: r.get(1)?,
+                })
+            },
+        )
     }
 
     /// The default branch recorded by `store_repo`, if any.
     pub fn default_branch(&self, repo: &Repo) -> Result<Option<String>, StoreError> {
         Ok(self
-            .conn
             .query_row(
                 "SELECT default_branch FROM repos
-                 WHERE owner = ?1 COLLATE NOCASE AND name = ?2 COLLATE NOCASE",
-                params![repo.owner, repo.name],
-                |row| row.get::<_, Option<String>>(0),
-            )
-            .optional()?
+                 WHERE lower(owner) = lower(?1) AND lower(name) = lower(?2)",
+                params![&repo.owner, &repo.name],
+                |r| r.get::<Option<String>>(0),
+            )?
             .flatten())
     }
 
@@ -615,20 +618,17 @@ impl SqliteStore {
     /// transaction. Returns the ids of those whose jobs must be (re)fetched: new runs, runs with a
     /// new attempt, and runs whose stored attempt was not completed when its jobs were fetched.
     pub fn store_runs(&mut self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        let mut need_jobs = Vec::new();
-        {
-            let mut upsert = tx.prepare_cached(
-                "INSERT INTO runs (id, repo_id, created_at, run_attempt, status, json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (id) DO UPDATE SET
-                    created_at = excluded.created_at, run_attempt = excluded.run_attempt,
-                    status = excluded.status, json = excluded.json
-                 RETURNING jobs_attempt, jobs_completed",
-            )?;
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
+            let mut need_jobs = Vec::new();
             for run in runs {
-                let (jobs_attempt, jobs_completed): (Option<u32>, bool) = upsert.query_row(
+                let stored: Option<(Option<u32>, bool)> = db.query_row(
+                    "INSERT INTO runs (id, repo_id, created_at, run_attempt, status, json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (id) DO UPDATE SET
+                        created_at = excluded.created_at, run_attempt = excluded.run_attempt,
+                        status = excluded.status, json = excluded.json
+                     RETURNING jobs_attempt, jobs_completed",
                     params![
                         run.id.0,
                         repo_id,
@@ -637,16 +637,14 @@ impl SqliteStore {
                         run.status.as_str(),
                         to_json(run)
                     ],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )?;
-                let up_to_date = jobs_attempt == Some(run.run_attempt) && jobs_completed;
-                if !up_to_date {
+                if stored != Some((Some(run.run_attempt), true)) {
                     need_jobs.push(run.id);
                 }
             }
-        }
-        tx.commit()?;
-        Ok(need_jobs)
+            Ok(need_jobs)
+        })
     }
 
     /// Stores every job of every attempt of a run up to `run_attempt`, in one transaction, and
@@ -658,30 +656,29 @@ impl SqliteStore {
         completed: bool,
         jobs: &[Job],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        {
-            let mut upsert = tx.prepare_cached(
-                "INSERT INTO jobs (id, run_id, run_attempt, failed, json) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (id) DO UPDATE SET
-                    run_attempt = excluded.run_attempt, failed = excluded.failed,
-                    json = excluded.json",
-            )?;
+        self.transaction(Tx::Write, |db| {
             for job in jobs {
-                upsert.execute(params![
-                    job.id.0,
-                    job.run_id.0,
-                    job.run_attempt,
-                    job.is_failed(),
-                    to_json(job)
-                ])?;
+                db.execute(
+                    "INSERT INTO jobs (id, run_id, run_attempt, failed, json)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (id) DO UPDATE SET
+                        run_attempt = excluded.run_attempt, failed = excluded.failed,
+                        json = excluded.json",
+                    params![
+                        job.id.0,
+                        job.run_id.0,
+                        job.run_attempt,
+                        job.is_failed(),
+                        to_json(job)
+                    ],
+                )?;
             }
-        }
-        tx.execute(
-            "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2 WHERE id = ?3",
-            params![run_attempt, completed, run.0],
-        )?;
-        tx.commit()?;
-        Ok(())
+            db.execute(
+                "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2 WHERE id = ?3",
+                params![run_attempt, completed, run.0],
+            )?;
+            Ok(())
+        })
     }
 
     /// Failed jobs (failure, timed_out) of the repository's runs created in `[since, until)`
@@ -692,64 +689,53 @@ impl SqliteStore {
         since: Timestamp,
         until: Timestamp,
     ) -> Result<Vec<(RunId, JobId)>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT jobs.run_id, jobs.id FROM jobs JOIN runs ON runs.id = jobs.run_id
              LEFT JOIN logs ON logs.job_id = jobs.id
              WHERE runs.repo_id = ?1 AND runs.created_at >= ?2 AND runs.created_at < ?3
                AND jobs.failed AND logs.job_id IS NULL
              ORDER BY runs.created_at, jobs.run_id, jobs.id",
-        )?;
-        let rows = stmt.query_map(params![repo_id, secs(since), secs(until)], |row| {
-            Ok((RunId(row.get(0)?), JobId(row.get(1)?)))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            params![repo_id, secs(since), secs(until)],
+            |r| Ok((RunId(r.get(0)?), JobId(r.get(1)?))),
+        )
     }
 
     /// One stored job.
     pub fn load_job(&self, job: JobId) -> Result<Option<Job>, StoreError> {
-        let json: Option<String> = self
-            .conn
-            .query_row("SELECT json FROM jobs WHERE id = ?1", [job.0], |row| {
-                row.get(0)
-            })
-            .optional()?;
-        json.map(|j| from_json(&j)).transpose()
+        self.query_row(
+            "SELECT json FROM jobs WHERE id = ?1",
+            params![job.0],
+            json_column,
+        )
     }
 
     /// Every stored job of a run, of every attempt, by (attempt, id).
     pub fn load_run_jobs(&self, run: RunId) -> Result<Vec<Job>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT json FROM jobs WHERE run_id = ?1 ORDER BY run_attempt, id")?;
-        let mut rows = stmt.query([run.0])?;
-        let mut jobs = Vec::new();
-        while let Some(row) = rows.next()? {
-            jobs.push(from_json(&row.get::<_, String>(0)?)?);
-        }
-        Ok(jobs)
+        self.query_map(
+            "SELECT json FROM jobs WHERE run_id = ?1 ORDER BY run_attempt, id",
+            params![run.0],
+            json_column,
+        )
     }
 
     /// The attempt a run was last listed at; `None` when the run is not stored.
     pub fn run_attempt(&self, run: RunId) -> Result<Option<u32>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT run_attempt FROM runs WHERE id = ?1",
-                [run.0],
-                |row| row.get(0),
-            )
-            .optional()?)
+        self.query_row(
+            "SELECT run_attempt FROM runs WHERE id = ?1",
+            params![run.0],
+            |r| r.get(0),
+        )
     }
 
     /// Whether a job's log outcome (stored, expired or missing) is recorded.
     pub fn has_log(&self, job: JobId) -> Result<bool, StoreError> {
         Ok(self
-            .conn
-            .query_row("SELECT 1 FROM logs WHERE job_id = ?1", [job.0], |_| Ok(()))
-            .optional()?
+            .query_row(
+                "SELECT 1 FROM logs WHERE job_id = ?1",
+                params![job.0],
+                |_| Ok(()),
+            )?
             .is_some())
     }
 
@@ -761,24 +747,16 @@ impl SqliteStore {
         entry: &LogEntry,
         classification: Option<(&str, &Classification)>,
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        plans::write_log(&tx, job, entry, classification)?;
-        tx.commit()?;
-        Ok(())
+        self.transaction(Tx::Write, |db| db.write_log(job, entry, classification))
     }
 
     /// A stored log, decompressed; `None` when not stored.
     pub fn load_log(&self, job: JobId) -> Result<Option<Vec<u8>>, StoreError> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT zstd FROM logs WHERE job_id = ?1 AND status = 'stored'",
-                [job.0],
-                |row| row.get(0),
-            )
-            .optional()?;
-        blob.map(|b| zstd::decode_all(&b[..]).map_err(StoreError::Log))
-            .transpose()
+        self.query_row(
+            "SELECT zstd FROM logs WHERE job_id = ?1 AND status = 'stored'",
+            params![job.0],
+            zstd_column,
+        )
     }
 
     /// Stored logs of the repository with no classification for `fingerprint` (the signatures
@@ -788,28 +766,47 @@ impl SqliteStore {
         repo: &Repo,
         fingerprint: &str,
     ) -> Result<Vec<JobId>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT logs.job_id FROM logs JOIN jobs ON jobs.id = logs.job_id
              JOIN runs ON runs.id = jobs.run_id
              LEFT JOIN classifications c ON c.job_id = logs.job_id AND c.fingerprint = ?2
              WHERE runs.repo_id = ?1 AND logs.status = 'stored' AND c.job_id IS NULL
              ORDER BY logs.job_id",
-        )?;
-        let rows = stmt.query_map(params![repo_id, fingerprint], |row| Ok(JobId(row.get(0)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            params![repo_id, fingerprint],
+            |r| Ok(JobId(r.get(0)?)),
+        )
     }
 
-    /// Stores one classification.
+    /// Stores one classification, replacing one made before under `fingerprint`.
     pub fn store_classification(
         &mut self,
         job: JobId,
         fingerprint: &str,
         classification: &Classification,
     ) -> Result<(), StoreError> {
-        upsert_classification(&self.conn, job, fingerprint, classification)
+        self.upsert_classification(job, fingerprint, classification)
+    }
+
+    fn upsert_classification(
+        &self,
+        job: JobId,
+        fingerprint: &str,
+        classification: &Classification,
+    ) -> Result<(), StoreError> {
+        self.execute(
+            "INSERT INTO classifications (job_id, fingerprint, matched, json)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (job_id, fingerprint) DO UPDATE SET
+                matched = excluded.matched, json = excluded.json",
+            params![
+                job.0,
+                fingerprint,
+                !classification.is_unclassified(),
+                to_json(classification)
+            ],
+        )?;
+        Ok(())
     }
 
     /// Runs of the repository created in `[since, until)` with a job whose log matched some
@@ -824,43 +821,35 @@ impl SqliteStore {
         until: Timestamp,
         fingerprint: &str,
     ) -> Result<Vec<Run>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT runs.json FROM runs WHERE runs.repo_id = ?1
                AND runs.created_at >= ?2 AND runs.created_at < ?3
                AND EXISTS (SELECT 1 FROM jobs JOIN classifications c ON c.job_id = jobs.id
                            WHERE jobs.run_id = runs.id AND c.fingerprint = ?4
                              AND (c.matched OR c.json LIKE '%\"tests\":{\"failed\":[{%'))
              ORDER BY runs.created_at, runs.id",
-        )?;
-        let mut rows = stmt.query(params![repo_id, secs(since), secs(until), fingerprint])?;
-        let mut runs = Vec::new();
-        while let Some(row) = rows.next()? {
-            runs.push(from_json(&row.get::<_, String>(0)?)?);
-        }
-        Ok(runs)
+            params![repo_id, secs(since), secs(until), fingerprint],
+            json_column,
+        )
     }
 
     /// Inserts or updates pull requests; files already stored are kept when `files` is `None`.
     pub fn store_pulls(&mut self, repo: &Repo, pulls: &[PullRequest]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        {
-            let mut upsert = tx.prepare_cached(
-                "INSERT INTO pulls (repo_id, number, json, files) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (repo_id, number) DO UPDATE SET
-                    json = excluded.json, files = coalesce(excluded.files, pulls.files)",
-            )?;
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
             for pull in pulls {
                 let mut bare = pull.clone();
                 let files = bare.files.take().map(|f| to_json(&f));
-                upsert.execute(params![repo_id, pull.number.0, to_json(&bare), files])?;
+                db.execute(
+                    "INSERT INTO pulls (repo_id, number, json, files) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (repo_id, number) DO UPDATE SET
+                        json = excluded.json, files = coalesce(excluded.files, pulls.files)",
+                    params![repo_id, pull.number.0, to_json(&bare), files],
+                )?;
             }
-        }
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Stores the files a pull request changed.
@@ -870,14 +859,14 @@ impl SqliteStore {
         number: PrNumber,
         files: &[String],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        tx.execute(
-            "UPDATE pulls SET files = ?1 WHERE repo_id = ?2 AND number = ?3",
-            params![to_json(&files), repo_id, number.0],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
+            db.execute(
+                "UPDATE pulls SET files = ?1 WHERE repo_id = ?2 AND number = ?3",
+                params![to_json(&files), repo_id, number.0],
+            )?;
+            Ok(())
+        })
     }
 
     /// One stored pull request (with its files when fetched).
@@ -886,38 +875,26 @@ impl SqliteStore {
         repo: &Repo,
         number: PrNumber,
     ) -> Result<Option<PullRequest>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(None);
-        };
-        let row: Option<(String, Option<String>)> = self
-            .conn
-            .query_row(
-                "SELECT json, files FROM pulls WHERE repo_id = ?1 AND number = ?2",
-                params![repo_id, number.0],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .optional()?;
-        row.map(|(json, files)| pull_from_row(&json, files.as_deref()))
-            .transpose()
+        let repo_id = self.repo_key(repo)?;
+        self.query_row(
+            "SELECT json, files FROM pulls WHERE repo_id = ?1 AND number = ?2",
+            params![repo_id, number.0],
+            pull_from_row,
+        )
     }
 
     /// The body and ETag last stored for `url`.
     pub fn cached_response(&self, url: &str) -> Result<Option<CachedResponse>, StoreError> {
-        let row: Option<(String, Vec<u8>)> = self
-            .conn
-            .query_row(
-                "SELECT etag, zstd FROM etags WHERE url = ?1",
-                [url],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .optional()?;
-        row.map(|(etag, zstd)| {
-            Ok(CachedResponse {
-                etag,
-                body: zstd::decode_all(&zstd[..]).map_err(StoreError::Log)?,
-            })
-        })
-        .transpose()
+        self.query_row(
+            "SELECT zstd, etag FROM etags WHERE url = ?1",
+            params![url],
+            |r| {
+                Ok(CachedResponse {
+                    etag: r.get(1)?,
+                    body: zstd_column(r)?,
+                })
+            },
+        )
     }
 
     /// Keeps a response body with its ETag, used at `now`.
@@ -929,8 +906,10 @@ impl SqliteStore {
         now: Timestamp,
     ) -> Result<(), StoreError> {
         let zstd = zstd::encode_all(body, LOG_ZSTD_LEVEL).map_err(StoreError::Log)?;
-        self.conn.execute(
-            "INSERT OR REPLACE INTO etags (url, etag, zstd, used_at) VALUES (?1, ?2, ?3, ?4)",
+        self.execute(
+            "INSERT INTO etags (url, etag, zstd, used_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (url) DO UPDATE SET
+                etag = excluded.etag, zstd = excluded.zstd, used_at = excluded.used_at",
             params![url, etag, zstd, secs(now)],
         )?;
         Ok(())
@@ -938,7 +917,7 @@ impl SqliteStore {
 
     /// Notes that a kept body was used again (a 304) at `now`.
     pub fn touch_response(&mut self, url: &str, now: Timestamp) -> Result<(), StoreError> {
-        self.conn.execute(
+        self.execute(
             "UPDATE etags SET used_at = ?2 WHERE url = ?1",
             params![url, secs(now)],
         )?;
@@ -948,9 +927,10 @@ impl SqliteStore {
     /// Forgets kept bodies not used since `before` (URLs of windows that ended at a past "now"
     /// are never asked again); returns how many.
     pub fn prune_responses(&mut self, before: Timestamp) -> Result<u64, StoreError> {
-        Ok(self
-            .conn
-            .execute("DELETE FROM etags WHERE used_at < ?1", [secs(before)])? as u64)
+        self.execute(
+            "DELETE FROM etags WHERE used_at < ?1",
+            params![secs(before)],
+        )
     }
 
     /// Listing windows that fitted under the cap last time, inside `[from, to)`, by start.
@@ -961,21 +941,19 @@ impl SqliteStore {
         from: Timestamp,
         to: Timestamp,
     ) -> Result<Vec<ListedWindow>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
             "SELECT since, until, runs FROM windows
              WHERE repo_id = ?1 AND scope = ?2 AND since >= ?3 AND until <= ?4 ORDER BY since",
-        )?;
-        let rows = stmt.query_map(params![repo_id, scope, secs(from), secs(to)], |row| {
-            Ok(ListedWindow {
-                since: from_secs(row.get(0)?),
-                until: from_secs(row.get(1)?),
-                runs: row.get(2)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            params![repo_id, scope, secs(from), secs(to)],
+            |r| {
+                Ok(ListedWindow {
+                    since: from_secs(r.get(0)?),
+                    until: from_secs(r.get(1)?),
+                    runs: r.get(2)?,
+                })
+            },
+        )
     }
 
     /// Records that a window was listed completely; windows overlapping it recorded before are
@@ -986,54 +964,49 @@ impl SqliteStore {
         scope: &str,
         window: &ListedWindow,
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let repo_id = SqliteStore::ensure_repo(&tx, repo)?;
-        tx.execute(
-            "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3",
-            params![repo_id, scope, secs(window.since), secs(window.until)],
-        )?;
-        tx.execute(
-            "INSERT INTO windows (repo_id, scope, since, until, runs) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                repo_id,
-                scope,
-                secs(window.since),
-                secs(window.until),
-                window.runs
-            ],
-        )?;
-        tx.commit()?;
-        Ok(())
+        let (since, until) = (secs(window.since), secs(window.until));
+        self.transaction(Tx::Write, |db| {
+            let repo_id = db.ensure_repo(repo)?;
+            db.execute(
+                "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3",
+                params![repo_id, scope, since, until],
+            )?;
+            db.execute(
+                "INSERT INTO windows (repo_id, scope, since, until, runs) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (repo_id, scope, since) DO UPDATE SET
+                    until = excluded.until, runs = excluded.runs",
+                params![repo_id, scope, since, until, window.runs],
+            )?;
+            Ok(())
+        })
     }
 
     /// What the store holds for a repository.
     pub fn counts(&self, repo: &Repo) -> Result<StoreCounts, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(StoreCounts::default());
-        };
-        let count = |sql: &str| -> Result<u64, StoreError> {
-            Ok(self.conn.query_row(sql, [repo_id], |row| row.get(0))?)
-        };
-        let logs = |status: &str| -> Result<u64, StoreError> {
-            Ok(self.conn.query_row(
-                "SELECT count(*) FROM logs JOIN jobs ON jobs.id = logs.job_id
-                 JOIN runs ON runs.id = jobs.run_id WHERE runs.repo_id = ?1 AND logs.status = ?2",
-                params![repo_id, status],
-                |row| row.get(0),
-            )?)
-        };
-        Ok(StoreCounts {
-            runs: count("SELECT count(*) FROM runs WHERE repo_id = ?1")?,
-            jobs: count(
-                "SELECT count(*) FROM jobs JOIN runs ON runs.id = jobs.run_id WHERE runs.repo_id = ?1",
-            )?,
-            logs_stored: logs("stored")?,
-            logs_expired: logs("expired")?,
-            logs_missing: logs("missing")?,
-        })
+        let repo_id = self.repo_key(repo)?;
+        let sql = "SELECT (SELECT count(*) FROM runs WHERE repo_id = ?1),
+                (SELECT count(*) FROM jobs JOIN runs ON runs.id = jobs.run_id
+                 WHERE runs.repo_id = ?1),
+                count(*) FILTER (WHERE logs.status = 'stored'),
+                count(*) FILTER (WHERE logs.status = 'expired'),
+                count(*) FILTER (WHERE logs.status = 'missing')
+            FROM logs JOIN jobs ON jobs.id = logs.job_id JOIN runs ON runs.id = jobs.run_id
+            WHERE runs.repo_id = ?1";
+        Ok(self
+            .query_row(sql, params![repo_id], |r| {
+                Ok(StoreCounts {
+                    runs: r.get(0)?,
+                    jobs: r.get(1)?,
+                    logs_stored: r.get(2)?,
+                    logs_expired: r.get(3)?,
+                    logs_missing: r.get(4)?,
+                })
+            })?
+            .unwrap_or_default())
     }
 
-    /// Everything the analysis needs for `repo` and the window `[since, until)`:
+    /// Everything the analysis needs for `repo` and the window `[since, until)`, read in one
+    /// transaction (a survey writing meanwhile never shows half):
     ///
     /// - `runs`: the stored runs of the repository created in `[since − HISTORY_DAYS, until)`
     ///   (the earlier ones let the analysis count clean runs before a first hit), sorted by
@@ -1046,6 +1019,18 @@ impl SqliteStore {
     /// - `pulls`: every pull request the store holds for the repository, with files when fetched;
     /// - `mainline`, `fork_points`: the commit ancestry the store holds (`store/ancestry.rs`).
     pub fn load_snapshot(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+        fingerprint: &str,
+    ) -> Result<Snapshot, StoreError> {
+        self.transaction(Tx::Read, |db| {
+            db.read_snapshot(repo, since, until, fingerprint)
+        })
+    }
+
+    fn read_snapshot(
         &self,
         repo: &Repo,
         since: Timestamp,
@@ -1066,65 +1051,52 @@ impl SqliteStore {
         let from = secs(since - TimeDelta::days(HISTORY_DAYS));
         let to = secs(until);
 
-        let mut stmt = self.conn.prepare_cached(
+        snapshot.runs = self.query_map(
             "SELECT json FROM runs WHERE repo_id = ?1 AND created_at >= ?2 AND created_at < ?3
              ORDER BY created_at, id",
+            params![repo_id, from, to],
+            json_column,
         )?;
-        let mut rows = stmt.query(params![repo_id, from, to])?;
-        while let Some(row) = rows.next()? {
-            let run: Run = from_json(&row.get::<_, String>(0)?)?;
-            snapshot.runs.push(run);
-        }
-        // SQLite orders by the creation second; ties by id as documented.
+        // Stored by the creation second; ties by id as documented.
         snapshot.runs.sort_by_key(|r| (r.created_at, r.id));
 
-        let mut stmt = self.conn.prepare_cached(
+        for r in self.query(
             "SELECT jobs.json, jobs.failed, logs.status, c.json
              FROM jobs JOIN runs ON runs.id = jobs.run_id
              LEFT JOIN logs ON logs.job_id = jobs.id
              LEFT JOIN classifications c ON c.job_id = jobs.id AND c.fingerprint = ?4
              WHERE runs.repo_id = ?1 AND runs.created_at >= ?2 AND runs.created_at < ?3
              ORDER BY jobs.run_id, jobs.run_attempt, jobs.id",
-        )?;
-        let mut rows = stmt.query(params![repo_id, from, to, fingerprint])?;
-        while let Some(row) = rows.next()? {
-            let job: Job = from_json(&row.get::<_, String>(0)?)?;
-            let failed: bool = row.get(1)?;
-            let status: Option<String> = row.get(2)?;
-            let classification: Option<String> = row.get(3)?;
-            if failed {
-                let status = log_status(status.as_deref());
+            params![repo_id, from, to, fingerprint],
+        )? {
+            let job: Job = json_column(&r)?;
+            if r.get::<bool>(1)? {
+                let status = log_status(r.get::<Option<String>>(2)?.as_deref());
                 snapshot.logs.insert(job.id, status);
-                if let (LogStatus::Stored, Some(c)) = (status, classification) {
-                    snapshot
-                        .classifications
-                        .insert(job.id, from_json::<Classification>(&c)?);
+                if let (LogStatus::Stored, Some(c)) = (status, r.get::<Option<String>>(3)?) {
+                    snapshot.classifications.insert(job.id, from_json(&c)?);
                 }
             }
             snapshot.jobs.push(job);
         }
 
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT json, files FROM pulls WHERE repo_id = ?1 ORDER BY number")?;
-        let mut rows = stmt.query([repo_id])?;
-        let mut pulls = BTreeMap::new();
-        while let Some(row) = rows.next()? {
-            let json: String = row.get(0)?;
-            let files: Option<String> = row.get(1)?;
-            let pull = pull_from_row(&json, files.as_deref())?;
-            pulls.insert(pull.number, pull);
-        }
-        snapshot.pulls = pulls;
+        snapshot.pulls = self
+            .query_map::<PullRequest, Vec<_>>(
+                "SELECT json, files FROM pulls WHERE repo_id = ?1 ORDER BY number",
+                params![repo_id],
+                pull_from_row,
+            )?
+            .into_iter()
+            .map(|pull| (pull.number, pull))
+            .collect();
         snapshot.mainline = self.load_mainline(repo, until)?;
         snapshot.fork_points = self.load_fork_points(repo)?;
-
-        let mut stmt = self.conn.prepare_cached(
+        snapshot.runs_without_jobs = self.query_map(
             "SELECT id FROM runs WHERE repo_id = ?1 AND created_at >= ?2 AND created_at < ?3
                AND (jobs_attempt IS NULL OR jobs_attempt < run_attempt) ORDER BY id",
+            params![repo_id, from, to],
+            |r| Ok(RunId(r.get(0)?)),
         )?;
-        let rows = stmt.query_map(params![repo_id, from, to], |row| Ok(RunId(row.get(0)?)))?;
-        snapshot.runs_without_jobs = rows.collect::<Result<_, _>>()?;
         snapshot.unlisted = self.unlisted(repo_id, since, until)?;
         snapshot.surveyed_to = self.surveyed_to(repo)?;
         snapshot.parents = self.load_parents(repo)?;
@@ -1142,15 +1114,14 @@ impl SqliteStore {
         until: Timestamp,
     ) -> Result<Vec<(Timestamp, Timestamp)>, StoreError> {
         let (from, to) = (secs(since), secs(until));
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT since, until FROM windows WHERE repo_id = ?1 AND {RUN_LISTINGS}
-               AND until > ?2 AND since < ?3 ORDER BY since, until"
-        ))?;
-        let windows = stmt
-            .query_map(params![repo_id, from, to], |row| {
-                Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?))
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+        let windows: Vec<(i64, i64)> = self.query_map(
+            &format!(
+                "SELECT since, until FROM windows WHERE repo_id = ?1 AND {RUN_LISTINGS}
+                   AND until > ?2 AND since < ?3 ORDER BY since, until"
+            ),
+            params![repo_id, from, to],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         Ok(gaps(from, to, &windows)
             .into_iter()
             .map(|(a, b)| (from_secs(a), from_secs(b)))
@@ -1160,31 +1131,29 @@ impl SqliteStore {
     /// The end of the latest run listing of `repo` ([`RUN_LISTINGS`]): where what the store
     /// has surveyed ends. `None` when no listing finished.
     pub fn surveyed_to(&self, repo: &Repo) -> Result<Option<Timestamp>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(None);
-        };
-        let end: Option<i64> = self.conn.query_row(
+        let repo_id = self.repo_key(repo)?;
+        let end: Option<Option<i64>> = self.query_row(
             &format!("SELECT max(until) FROM windows WHERE repo_id = ?1 AND {RUN_LISTINGS}"),
-            [repo_id],
-            |row| row.get(0),
+            params![repo_id],
+            |r| r.get(0),
         )?;
-        Ok(end.map(from_secs))
+        Ok(end.flatten().map(from_secs))
     }
 
-    /// For each of `jobs` with a row, the word `sql` reads of it (one column; `?1` is the
-    /// job), parsed; a job without a row is absent from the map.
+    /// For each of `jobs` with a row, the word `sql` reads of it, parsed; a job without a row
+    /// is absent from the map. `sql` selects `(job_id, word)` of the jobs `IN ({ids})`.
     fn per_job<T>(
         &self,
         sql: &str,
         jobs: &[JobId],
         parse: impl Fn(JobId, &str) -> Result<T, StoreError>,
     ) -> Result<BTreeMap<JobId, T>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
+        let ids: Vec<u64> = jobs.iter().map(|j| j.0).collect();
         let mut out = BTreeMap::new();
-        for &job in jobs {
-            let word: Option<String> = stmt.query_row([job.0], |r| r.get(0)).optional()?;
-            if let Some(word) = word {
-                out.insert(job, parse(job, &word)?);
+        for ids in id_list(&ids) {
+            for r in self.query(&sql.replace("{ids}", &ids), params![])? {
+                let job = JobId(r.get(0)?);
+                out.insert(job, parse(job, &r.get::<String>(1)?)?);
             }
         }
         Ok(out)
@@ -1192,41 +1161,26 @@ impl SqliteStore {
 
     /// Every stored run of the repository, by id (for tests and `report`).
     pub fn load_runs(&self, repo: &Repo) -> Result<HashMap<RunId, Run>, StoreError> {
-        let Some(repo_id) = self.repo_id(repo)? else {
-            return Ok(HashMap::new());
-        };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT json FROM runs WHERE repo_id = ?1")?;
-        let mut rows = stmt.query([repo_id])?;
-        let mut runs = HashMap::new();
-        while let Some(row) = rows.next()? {
-            let run: Run = from_json(&row.get::<_, String>(0)?)?;
-            runs.insert(run.id, run);
-        }
-        Ok(runs)
+        let repo_id = self.repo_key(repo)?;
+        self.query_map(
+            "SELECT json FROM runs WHERE repo_id = ?1",
+            params![repo_id],
+            |r| {
+                let run: Run = json_column(r)?;
+                Ok((run.id, run))
+            },
+        )
     }
 }
 
-/// Writes `job`'s classification under `fingerprint`, replacing one made before (`conn` may be
-/// a transaction's).
-fn upsert_classification(
-    conn: &Connection,
-    job: JobId,
-    fingerprint: &str,
-    classification: &Classification,
-) -> Result<(), StoreError> {
-    conn.execute(
-        "INSERT OR REPLACE INTO classifications (job_id, fingerprint, matched, json)
-         VALUES (?1, ?2, ?3, ?4)",
-        params![
-            job.0,
-            fingerprint,
-            !classification.is_unclassified(),
-            to_json(classification)
-        ],
-    )?;
-    Ok(())
+/// Column 0 as JSON of a `T`.
+fn json_column<T: serde::de::DeserializeOwned>(row: &Row) -> Result<T, StoreError> {
+    from_json(&row.get::<String>(0)?)
+}
+
+/// Column 0 as a compressed log or body, decompressed.
+fn zstd_column(row: &Row) -> Result<Vec<u8>, StoreError> {
+    zstd::decode_all(&row.get::<Vec<u8>>(0)?[..]).map_err(StoreError::Log)
 }
 
 /// The `windows` scopes of run listings, as an SQL condition both engines read alike: the
@@ -1264,7 +1218,8 @@ fn log_status(status: Option<&str>) -> LogStatus {
     }
 }
 
-/// A `LogEntry` as written: status, raw size and the compressed bytes.
+/// A `LogEntry` as written (in `logs` and `green_logs`): status, raw size and the compressed
+/// bytes.
 fn log_row(entry: &LogEntry) -> (&'static str, u64, Option<&[u8]>) {
     match entry {
         LogEntry::Stored(log) => ("stored", log.raw_size, Some(&log.zstd[..])),
@@ -1275,9 +1230,14 @@ fn log_row(entry: &LogEntry) -> (&'static str, u64, Option<&[u8]>) {
     }
 }
 
-fn pull_from_row(json: &str, files: Option<&str>) -> Result<PullRequest, StoreError> {
-    let mut pull: PullRequest = from_json(json)?;
-    pull.files = files.map(from_json).transpose()?;
+/// A `(json, files)` row of `pulls`.
+fn pull_from_row(row: &Row) -> Result<PullRequest, StoreError> {
+    let mut pull: PullRequest = json_column(row)?;
+    pull.files = row
+        .get::<Option<String>>(1)?
+        .as_deref()
+        .map(from_json)
+        .transpose()?;
     Ok(pull)
 }
 

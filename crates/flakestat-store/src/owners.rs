@@ -5,35 +5,29 @@
 //!
 //! Both engines return them in the same order, sorted here rather than by SQL (collations
 //! differ between SQLite and a PostgreSQL server): by name without ASCII case, then as spelled.
-//! The PostgreSQL query is `PgStore::repos_of_owner`.
 
-use rusqlite::params;
-
-use super::{SqliteStore, StoreError};
+use super::StoreError;
+use crate::db::{Db, params};
 use flakestat_core::model::Repo;
 
-/// The order every engine lists an owner's repositories in.
-pub(crate) fn sorted(mut repos: Vec<Repo>) -> Vec<Repo> {
-    repos.sort_by(|a, b| {
-        (a.name.to_ascii_lowercase(), &a.name).cmp(&(b.name.to_ascii_lowercase(), &b.name))
-    });
-    repos
-}
-
-impl SqliteStore {
-    /// The repositories stored under `owner` (in any case), by name.
+impl dyn Db + '_ {
+    /// The repositories stored under `owner` (in any case), by name without case, then as
+    /// spelled (sorted here: collations differ between SQLite and a PostgreSQL server).
     pub fn repos_of_owner(&self, owner: &str) -> Result<Vec<Repo>, StoreError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT owner, name FROM repos WHERE owner = ?1 COLLATE NOCASE
-             AND instr(name, '#') = 0",
+        let mut repos: Vec<Repo> = self.query_map(
+            "SELECT owner, name FROM repos WHERE lower(owner) = lower(?1) AND name NOT LIKE '%#%'",
+            params![owner],
+            |r| {
+                Ok(Repo {
+                    owner: r.get(0)?,
+                    name: r.get(1)?,
+                })
+            },
         )?;
-        let rows = stmt.query_map(params![owner], |row| {
-            Ok(Repo {
-                owner: row.get(0)?,
-                name: row.get(1)?,
-            })
-        })?;
-        Ok(sorted(rows.collect::<Result<Vec<_>, _>>()?))
+        repos.sort_by(|a, b| {
+            (a.name.to_ascii_lowercase(), &a.name).cmp(&(b.name.to_ascii_lowercase(), &b.name))
+        });
+        Ok(repos)
     }
 }
 

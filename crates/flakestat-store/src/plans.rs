@@ -12,9 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Transaction, params};
-
-use super::{LogEntry, SqliteStore, StoreError, log_row, upsert_classification};
+use super::{LogEntry, StoreError, log_row};
+use crate::db::{Db, Tx, params};
 use flakestat_core::model::{Classification, JobId};
 
 /// The next download a failed job's log needs, when it is not the job's own endpoint.
@@ -54,7 +53,7 @@ pub struct LogOutcome {
     pub classification: Option<Classification>,
 }
 
-impl SqliteStore {
+impl dyn Db + '_ {
     /// Stores log outcomes (each with its classification under `fingerprint`), forgets their
     /// plans, and records `plans` for jobs whose log is still to come, in one transaction.
     pub fn store_logs(
@@ -63,52 +62,52 @@ impl SqliteStore {
         logs: &[LogOutcome],
         plans: &[(JobId, LogPlan)],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        for log in logs {
-            write_log(
-                &tx,
-                log.job,
-                &log.entry,
-                log.classification.as_ref().map(|c| (fingerprint, c)),
-            )?;
-        }
-        for (job, plan) in plans {
-            tx.execute(
-                "INSERT OR REPLACE INTO log_plans (job_id, next) VALUES (?1, ?2)",
-                params![job.0, plan.as_str()],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
+        self.transaction(Tx::Write, |db| {
+            for log in logs {
+                let classification = log.classification.as_ref().map(|c| (fingerprint, c));
+                db.write_log(log.job, &log.entry, classification)?;
+            }
+            for (job, plan) in plans {
+                db.execute(
+                    "INSERT INTO log_plans (job_id, next) VALUES (?1, ?2)
+                     ON CONFLICT (job_id) DO UPDATE SET next = excluded.next",
+                    params![job.0, plan.as_str()],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// The plans recorded for these jobs; a job absent from the map has none.
     pub fn load_log_plans(&self, jobs: &[JobId]) -> Result<BTreeMap<JobId, LogPlan>, StoreError> {
         self.per_job(
-            "SELECT next FROM log_plans WHERE job_id = ?1",
+            "SELECT job_id, next FROM log_plans WHERE job_id IN ({ids})",
             jobs,
             LogPlan::parse,
         )
     }
-}
 
-/// Writes one log outcome and its classification inside `tx`, and forgets the job's plan.
-pub(crate) fn write_log(
-    tx: &Transaction<'_>,
-    job: JobId,
-    entry: &LogEntry,
-    classification: Option<(&str, &Classification)>,
-) -> Result<(), StoreError> {
-    let (status, size, blob) = log_row(entry);
-    tx.execute(
-        "INSERT OR REPLACE INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)",
-        params![job.0, status, size, blob],
-    )?;
-    if let Some((fingerprint, classification)) = classification {
-        upsert_classification(tx, job, fingerprint, classification)?;
+    /// Writes one log outcome and its classification (inside the caller's transaction), and
+    /// forgets the job's plan.
+    pub(crate) fn write_log(
+        &self,
+        job: JobId,
+        entry: &LogEntry,
+        classification: Option<(&str, &Classification)>,
+    ) -> Result<(), StoreError> {
+        let (status, size, blob) = log_row(entry);
+        self.execute(
+            "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (job_id) DO UPDATE SET
+                status = excluded.status, raw_size = excluded.raw_size, zstd = excluded.zstd",
+            params![job.0, status, size, blob],
+        )?;
+        if let Some((fingerprint, classification)) = classification {
+            self.upsert_classification(job, fingerprint, classification)?;
+        }
+        self.execute("DELETE FROM log_plans WHERE job_id = ?1", params![job.0])?;
+        Ok(())
     }
-    tx.execute("DELETE FROM log_plans WHERE job_id = ?1", [job.0])?;
-    Ok(())
 }
 
 #[cfg(test)]

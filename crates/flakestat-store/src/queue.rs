@@ -9,9 +9,8 @@
 //! the record, nothing to do. The rows are read oldest first, ties by delivery id, on both
 //! engines alike.
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{SqliteStore, StoreError, from_secs, secs};
+use super::{StoreError, from_secs, secs};
+use crate::db::{Db, params};
 use flakestat_core::model::{Repo, RunId, Timestamp};
 
 /// One accepted delivery, as `serve` read it from the headers and the payload.
@@ -59,91 +58,64 @@ pub struct QueueStats {
     pub noted: u64,
 }
 
-/// The state word a new delivery's row starts in (both engines).
-pub(crate) fn initial_state(delivery: &Delivery) -> &'static str {
-    if delivery.work { "queued" } else { "noted" }
-}
-
-pub(crate) fn parse_attempt(delivery: &str, attempt: i64) -> Result<u32, StoreError> {
-    u32::try_from(attempt).map_err(|_| {
-        StoreError::Corrupt(format!(
-            "run attempt {attempt} of queued delivery {delivery}"
-        ))
-    })
-}
-
-impl SqliteStore {
+impl dyn Db + '_ {
     /// Stores one delivery; `false` when a delivery of this id is stored already (a
     /// redelivery), which is then left as it was.
     pub fn queue_delivery(&mut self, delivery: &Delivery) -> Result<bool, StoreError> {
-        let added = self.conn.execute(
-            "INSERT OR IGNORE INTO webhook_queue (delivery, event, action, owner, name, run_id,
+        let added = self.execute(
+            "INSERT INTO webhook_queue (delivery, event, action, owner, name, run_id,
                 run_attempt, run_created_at, received_at, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (delivery) DO NOTHING",
             params![
-                delivery.id,
-                delivery.event,
-                delivery.action,
-                delivery.repo.owner,
-                delivery.repo.name,
+                &delivery.id,
+                &delivery.event,
+                &delivery.action,
+                &delivery.repo.owner,
+                &delivery.repo.name,
                 delivery.run.0,
                 delivery.run_attempt,
                 delivery.run_created_at.map(secs),
                 secs(delivery.received_at),
-                initial_state(delivery),
+                if delivery.work { "queued" } else { "noted" },
             ],
         )?;
         Ok(added == 1)
     }
 
-    /// The oldest queued run attempt, if any.
+    /// The oldest queued run attempt, if any (ties by delivery id, byte by byte).
     pub fn next_queued_run(&self) -> Result<Option<QueuedRun>, StoreError> {
-        let row = self
-            .conn
-            .query_row(
-                "SELECT delivery, owner, name, run_id, run_attempt, run_created_at, received_at,
-                    tries
-                 FROM webhook_queue WHERE state = 'queued'
-                 ORDER BY received_at, delivery LIMIT 1",
-                [],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, u64>(3)?,
-                        r.get::<_, i64>(4)?,
-                        r.get::<_, Option<i64>>(5)?,
-                        r.get::<_, i64>(6)?,
-                        r.get::<_, u32>(7)?,
-                    ))
-                },
-            )
-            .optional()?;
-        let Some((delivery, owner, name, run, attempt, created, received, tries)) = row else {
-            return Ok(None);
-        };
-        let run_attempt = parse_attempt(&delivery, attempt)?;
-        Ok(Some(QueuedRun {
-            delivery,
-            repo: Repo { owner, name },
-            run: RunId(run),
-            run_attempt,
-            run_created_at: created.map(from_secs),
-            received_at: from_secs(received),
-            tries,
-        }))
+        self.query_row(
+            "SELECT delivery, owner, name, run_id, run_attempt, run_created_at, received_at,
+                tries
+             FROM webhook_queue WHERE state = 'queued'
+             ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
+            params![],
+            |r| {
+                Ok(QueuedRun {
+                    repo: Repo {
+                        owner: r.get(1)?,
+                        name: r.get(2)?,
+                    },
+                    run: RunId(r.get(3)?),
+                    run_attempt: r.get(4)?,
+                    run_created_at: r.get::<Option<i64>>(5)?.map(from_secs),
+                    received_at: from_secs(r.get(6)?),
+                    tries: r.get(7)?,
+                    delivery: r.get(0)?,
+                })
+            },
+        )
     }
 
     /// Marks every queued delivery of this run attempt done (several deliveries can name one
     /// attempt: one ingest serves them all).
     pub fn finish_queued_run(&mut self, run: RunId, run_attempt: u32) -> Result<u64, StoreError> {
-        let done = self.conn.execute(
+        self.execute(
             "UPDATE webhook_queue SET state = 'done', error = NULL
              WHERE state = 'queued' AND run_id = ?1 AND run_attempt = ?2",
             params![run.0, run_attempt],
-        )?;
-        Ok(done as u64)
+        )
     }
 
     /// Records a failed ingest of a queued delivery: it stays queued for another try, or with
@@ -155,7 +127,7 @@ impl SqliteStore {
         give_up: bool,
     ) -> Result<(), StoreError> {
         let state = if give_up { "failed" } else { "queued" };
-        self.conn.execute(
+        self.execute(
             "UPDATE webhook_queue SET tries = tries + 1, error = ?2, state = ?3
              WHERE delivery = ?1 AND state = 'queued'",
             params![delivery, error, state],
@@ -166,27 +138,19 @@ impl SqliteStore {
     /// How many deliveries are in each state, and when the oldest queued one arrived.
     pub fn queue_stats(&self) -> Result<QueueStats, StoreError> {
         let mut stats = QueueStats::default();
-        let mut statement = self.conn.prepare(
+        for r in self.query(
             "SELECT state, count(*), min(received_at) FROM webhook_queue GROUP BY state",
-        )?;
-        let rows = statement.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, u64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })?;
-        for row in rows {
-            let (state, count, oldest) = row?;
-            stats.add(&state, count, oldest)?;
+            params![],
+        )? {
+            stats.add(&r.get::<String>(0)?, r.get(1)?, r.get(2)?)?;
         }
         Ok(stats)
     }
 }
 
 impl QueueStats {
-    /// Adds one state's row of `SELECT state, count(*), min(received_at)` (both engines).
-    pub(crate) fn add(&mut self, state: &str, count: u64, oldest: i64) -> Result<(), StoreError> {
+    /// Adds one state's row of `SELECT state, count(*), min(received_at)`.
+    fn add(&mut self, state: &str, count: u64, oldest: i64) -> Result<(), StoreError> {
         match state {
             "queued" => {
                 self.queued = count;

@@ -1,68 +1,95 @@
-//! The store's schema and its forward migrations.
+//! The store's schema and its forward migrations, one list for both engines.
 //!
-//! `PRAGMA user_version` holds the number of migrations applied. A new table or column is a new
-//! entry at the end of `MIGRATIONS`, never an edit of an old one: a store written by an older
-//! flakestat is brought forward on open. A store written by a newer flakestat (a higher version
-//! than this binary knows) is refused rather than guessed at.
+//! The version is the number of migrations applied: SQLite's `PRAGMA user_version`, PostgreSQL's
+//! one-row table `flakestat_schema`. A new table or column is a new entry at the end of
+//! `VERSIONS`, never an edit of an old one: a store written by an older flakestat is brought
+//! forward on open. A store written by a newer flakestat (a higher version than this binary
+//! knows) is refused rather than guessed at, and so is a database holding tables but no version
+//! (another program's). Each migration is one transaction that only one process applies at a
+//! time (`Tx::Migrate`). PostgreSQL tables live in the connection's current schema
+//! (`search_path`), so one database can hold several stores.
+//!
+//! Migrations name PostgreSQL's types; SQLite reads them as its own (`Dialect::schema`:
+//! `BIGINT`→`INTEGER`, `BOOLEAN`→`INTEGER`, `BYTEA`→`BLOB`, `BIGSERIAL`→`INTEGER`), so an
+//! `INTEGER PRIMARY KEY` is still SQLite's rowid. Rows keep the columns queries filter or join
+//! on, and the full record as JSON (`json`) so a field added to `model` does not need a
+//! migration to be carried through.
 
-use rusqlite::{Connection, TransactionBehavior};
+use std::sync::LazyLock;
+
+#[cfg(test)]
+use rusqlite::Connection;
 
 use super::StoreError;
+use crate::db::{Db, Dialect, Tx, params};
 
-/// One SQL batch per schema version; index 0 takes an empty database to version 1.
-///
-/// Rows keep the columns queries filter or join on, and the full record as JSON (`json`) so a
-/// field added to `model` does not need a migration to be carried through.
-const MIGRATIONS: &[&str] = &[
+/// One schema version: what both engines run, then what each runs of its own.
+struct Migration {
+    both: &'static str,
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+const fn same(both: &'static str) -> Migration {
+    Migration {
+        both,
+        sqlite: "",
+        postgres: "",
+    }
+}
+
+/// Index 0 takes an empty database to version 1.
+const VERSIONS: &[Migration] = &[
     // Version 1.
-    "
+    same(
+        "
     CREATE TABLE repos (
-        id INTEGER PRIMARY KEY,
+        id BIGSERIAL PRIMARY KEY,
         owner TEXT NOT NULL,
         name TEXT NOT NULL,
         default_branch TEXT,
         UNIQUE (owner, name)
     );
     CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        repo_id INTEGER NOT NULL REFERENCES repos(id),
-        created_at INTEGER NOT NULL,
+        id BIGINT PRIMARY KEY,
+        repo_id BIGINT NOT NULL REFERENCES repos(id),
+        created_at BIGINT NOT NULL,
         run_attempt INTEGER NOT NULL,
         status TEXT NOT NULL,
         -- The attempt whose jobs (of every attempt up to it) are stored, and whether that attempt
         -- was completed then: a completed attempt never changes, so it needs no new jobs request.
         jobs_attempt INTEGER,
-        jobs_completed INTEGER NOT NULL DEFAULT 0,
+        jobs_completed BOOLEAN NOT NULL DEFAULT FALSE,
         json TEXT NOT NULL
     );
     CREATE INDEX runs_by_repo_created ON runs (repo_id, created_at);
     CREATE TABLE jobs (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id),
+        id BIGINT PRIMARY KEY,
+        run_id BIGINT NOT NULL REFERENCES runs(id),
         run_attempt INTEGER NOT NULL,
-        failed INTEGER NOT NULL,
+        failed BOOLEAN NOT NULL,
         json TEXT NOT NULL
     );
     CREATE INDEX jobs_by_run ON jobs (run_id, run_attempt, id);
     -- Written in the same transaction as the log's classification: a row here is a whole log.
     CREATE TABLE logs (
-        job_id INTEGER PRIMARY KEY,
-        status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'missing')),
-        raw_size INTEGER NOT NULL DEFAULT 0,
-        zstd BLOB
+        job_id BIGINT PRIMARY KEY,
+        status TEXT NOT NULL CONSTRAINT logs_status CHECK (status IN ('stored', 'expired', 'missing')),
+        raw_size BIGINT NOT NULL DEFAULT 0,
+        zstd BYTEA
     );
     CREATE TABLE classifications (
-        job_id INTEGER NOT NULL,
+        job_id BIGINT NOT NULL,
         fingerprint TEXT NOT NULL,
         -- Whether some signature matched: finds the runs with a hit without parsing JSON.
-        matched INTEGER NOT NULL,
+        matched BOOLEAN NOT NULL,
         json TEXT NOT NULL,
         PRIMARY KEY (job_id, fingerprint)
     );
     CREATE TABLE pulls (
-        repo_id INTEGER NOT NULL REFERENCES repos(id),
-        number INTEGER NOT NULL,
-        updated_at INTEGER,
+        repo_id BIGINT NOT NULL REFERENCES repos(id),
+        number BIGINT NOT NULL,
+        updated_at BIGINT,
         json TEXT NOT NULL,
         -- JSON array of paths; NULL until fetched.
         files TEXT,
@@ -72,54 +99,67 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE etags (
         url TEXT PRIMARY KEY,
         etag TEXT NOT NULL,
-        zstd BLOB NOT NULL,
-        used_at INTEGER NOT NULL
+        zstd BYTEA NOT NULL,
+        used_at BIGINT NOT NULL
     );
     -- Listing windows (`created=` ranges) that fitted under the 1,000-result cap last time, per
     -- listing scope (workflow, branch, event): a repeat starts from them instead of re-splitting.
     CREATE TABLE windows (
-        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        repo_id BIGINT NOT NULL REFERENCES repos(id),
         scope TEXT NOT NULL,
-        since INTEGER NOT NULL,
-        until INTEGER NOT NULL,
+        since BIGINT NOT NULL,
+        until BIGINT NOT NULL,
         -- GitHub's `total_count` for the window when it was listed.
-        runs INTEGER NOT NULL,
+        runs BIGINT NOT NULL,
         PRIMARY KEY (repo_id, scope, since)
     );
     ",
-    // Version 2: commit ancestry for the bisection (`store/ancestry.rs`).
-    "
+    ),
+    // Version 2: commit ancestry for the bisection (`store/ancestry.rs`). PostgreSQL's `seq`
+    // stands for SQLite's rowid: the order of first storing, which breaks ties of
+    // `committed_at` the same way on both engines.
+    Migration {
+        both: "
     -- Commits of the default branch's history; ordered by committed_at.
     CREATE TABLE mainline (
-        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        repo_id BIGINT NOT NULL REFERENCES repos(id),
         sha TEXT NOT NULL,
-        committed_at INTEGER NOT NULL,
+        committed_at BIGINT NOT NULL,
+        {seq}
         PRIMARY KEY (repo_id, sha)
     );
-    CREATE INDEX mainline_by_date ON mainline (repo_id, committed_at);
     -- A run head's merge base with the default branch (NULL: GitHub could not say). Immutable.
     CREATE TABLE fork_points (
-        repo_id INTEGER NOT NULL REFERENCES repos(id),
+        repo_id BIGINT NOT NULL REFERENCES repos(id),
         head_sha TEXT NOT NULL,
         fork_sha TEXT,
         PRIMARY KEY (repo_id, head_sha)
     );
     ",
+        sqlite: "CREATE INDEX mainline_by_date ON mainline (repo_id, committed_at);",
+        postgres: "CREATE INDEX mainline_by_date ON mainline (repo_id, committed_at, seq);",
+    },
     // Version 3: direct pushes to the default branch as merges (`analysis/bisect.rs`): each
     // mainline commit's title, and the changed files of those that end up suspects.
-    "
+    same(
+        "
     ALTER TABLE mainline ADD COLUMN title TEXT NOT NULL DEFAULT '';
     -- JSON array of paths; NULL until fetched.
     ALTER TABLE mainline ADD COLUMN files TEXT;
     ",
+    ),
     // Version 4: one repository however it is typed (`NVIDIA/x` and `nvidia/x` are one on
     // GitHub): its GitHub id, a case-insensitive name, and rows stored under a second spelling
     // merged into the first; and logs that GitHub served for another execution of the job and
     // that the attempt's archive did not hold either (`mismatched`); and logs whose download was
     // refused (`unavailable`: a redirect to another scheme, from https to http, or too many hops).
-    // SQLite cannot change a CHECK: the logs table is rebuilt.
-    "
-    ALTER TABLE repos ADD COLUMN github_id INTEGER;
+    // SQLite cannot change a CHECK: the logs table is rebuilt. (PostgreSQL has nothing to merge:
+    // no PostgreSQL store predates this version's case-insensitive lookups.)
+    Migration {
+        both: "
+    ALTER TABLE repos ADD COLUMN github_id BIGINT;
+    ",
+        sqlite: "
     CREATE TEMP TABLE repo_merge AS
         SELECT r.id AS old,
                (SELECT min(k.id) FROM repos k
@@ -156,110 +196,199 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE logs;
     ALTER TABLE logs_v4 RENAME TO logs;
     ",
+        postgres: "
+    CREATE UNIQUE INDEX repos_by_name_nocase ON repos (lower(owner), lower(name));
+    CREATE UNIQUE INDEX repos_by_github_id ON repos (github_id);
+    ALTER TABLE logs DROP CONSTRAINT logs_status;
+    ALTER TABLE logs ADD CONSTRAINT logs_status
+        CHECK (status IN ('stored', 'expired', 'missing', 'mismatched', 'unavailable'));
+    ",
+    },
     // Version 5: each mainline commit's parents (JSON array of shas, first parent first; NULL
     // when unknown), so the bisection places commits on the first-parent chain, not by date.
-    "
+    same(
+        "
     ALTER TABLE mainline ADD COLUMN parents TEXT;
     ",
+    ),
     // Version 6: logs of *successful* jobs sampled by `signatures audit --green-sample`
     // (`store/green.rs`). A table of their own, never `logs`: no failure figure, no
     // re-classification and no snapshot reads it, so a green log can never pass for a failure's.
-    "
+    same(
+        "
     CREATE TABLE green_logs (
-        job_id INTEGER PRIMARY KEY,
+        job_id BIGINT PRIMARY KEY,
         status TEXT NOT NULL
             CHECK (status IN ('stored', 'expired', 'missing', 'mismatched', 'unavailable')),
-        raw_size INTEGER NOT NULL DEFAULT 0,
-        zstd BLOB
+        raw_size BIGINT NOT NULL DEFAULT 0,
+        zstd BYTEA
     );
     ",
+    ),
     // Version 7: the next download a failed job's log needs when it is not the job's own
     // endpoint (`plans.rs`): `archive` when that endpoint served another execution's log, `job`
     // when the attempt's archive, asked first, lacked it. Gone once the log's outcome is stored,
     // so a stopped survey resumes with the download still needed, not the one that taught it.
-    "
+    same(
+        "
     CREATE TABLE log_plans (
-        job_id INTEGER PRIMARY KEY,
+        job_id BIGINT PRIMARY KEY,
         next TEXT NOT NULL CHECK (next IN ('archive', 'job'))
     );
     ",
+    ),
     // Version 8: JUnit reports from run artifacts (`--junit-artifacts`, `artifacts.rs`): each
     // matching artifact's outcome, the job it was matched to (NULL: unknown) and its tests as
     // JSON; and the runs listed per pattern, so a repeat survey asks nothing.
-    "
+    same(
+        "
     CREATE TABLE artifacts (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL,
+        id BIGINT PRIMARY KEY,
+        run_id BIGINT NOT NULL,
         name TEXT NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('stored', 'expired', 'refused', 'unavailable')),
-        job_id INTEGER,
+        job_id BIGINT,
         json TEXT NOT NULL
     );
     CREATE INDEX artifacts_by_run ON artifacts (run_id, id);
     CREATE INDEX artifacts_by_job ON artifacts (job_id, id);
     CREATE TABLE artifact_listings (
-        run_id INTEGER NOT NULL,
+        run_id BIGINT NOT NULL,
         pattern TEXT NOT NULL,
         PRIMARY KEY (run_id, pattern)
     );
     ",
+    ),
     // Version 9: the webhook queue of `flakestat serve` (`queue.rs`): each accepted delivery,
     // once per `X-GitHub-Delivery`, stored before it is answered; `queued` until the worker
     // has ingested the run attempt it names.
-    "
+    same(
+        "
     CREATE TABLE webhook_queue (
         delivery TEXT PRIMARY KEY,
         event TEXT NOT NULL,
         action TEXT NOT NULL,
         owner TEXT NOT NULL,
         name TEXT NOT NULL,
-        run_id INTEGER NOT NULL,
-        run_attempt INTEGER NOT NULL,
-        run_created_at INTEGER,
-        received_at INTEGER NOT NULL,
+        run_id BIGINT NOT NULL,
+        run_attempt BIGINT NOT NULL,
+        run_created_at BIGINT,
+        received_at BIGINT NOT NULL,
         state TEXT NOT NULL CHECK (state IN ('queued', 'noted', 'done', 'failed')),
         tries INTEGER NOT NULL DEFAULT 0,
         error TEXT
     );
     CREATE INDEX webhook_queue_by_state ON webhook_queue (state, received_at, delivery);
     ",
+    ),
 ];
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+pub const SCHEMA_VERSION: u32 = VERSIONS.len() as u32;
 
-/// Brings the database to `SCHEMA_VERSION`, one transaction per migration.
-///
-/// The version is read inside a write transaction, so two processes opening a new store at once
-/// do not both apply the same migration.
-pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+fn render(dialect: Dialect) -> Vec<String> {
+    VERSIONS
+        .iter()
+        .map(|m| {
+            let own = match dialect {
+                Dialect::Sqlite => m.sqlite,
+                Dialect::Postgres => m.postgres,
+            };
+            dialect.schema(&format!("{}\n{own}", m.both))
+        })
+        .collect()
+}
+
+/// Each version's SQL as SQLite runs it.
+static MIGRATIONS: LazyLock<Vec<String>> = LazyLock::new(|| render(Dialect::Sqlite));
+/// Each version's SQL as PostgreSQL runs it.
+static POSTGRES_MIGRATIONS: LazyLock<Vec<String>> = LazyLock::new(|| render(Dialect::Postgres));
+
+/// Brings the database to `SCHEMA_VERSION`, one transaction per migration. The version is read
+/// inside the migration's transaction, so two processes opening a new store at once do not
+/// both apply the same migration. Errors name no store: the engine's `open` does.
+pub(super) fn migrate(db: &dyn Db) -> Result<(), StoreError> {
+    let dialect = db.dialect();
+    let migrations = match dialect {
+        Dialect::Sqlite => &*MIGRATIONS,
+        Dialect::Postgres => &*POSTGRES_MIGRATIONS,
+    };
     loop {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let current: u32 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
-        if current > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: Default::default(),
-                found: current,
-                known: SCHEMA_VERSION,
-            });
-        }
-        // A database with tables but no version is some other program's: never write into it.
-        if current == 0 {
-            let tables: u32 =
-                tx.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
-            if tables > 0 {
-                return Err(StoreError::NotAStore {
+        let done = db.transaction(Tx::Migrate, |db| {
+            let current = match version(db)? {
+                Some(v) => v,
+                // Tables but no version: some other program's; never write into it.
+                None if tables(db)? > 0 => {
+                    return Err(StoreError::NotAStore {
+                        path: Default::default(),
+                    });
+                }
+                None => {
+                    if dialect == Dialect::Postgres {
+                        db.batch(
+                            "CREATE TABLE flakestat_schema (version INTEGER NOT NULL);
+                             INSERT INTO flakestat_schema (version) VALUES (0);",
+                        )?;
+                    }
+                    0
+                }
+            };
+            if current > SCHEMA_VERSION {
+                return Err(StoreError::TooNew {
                     path: Default::default(),
+                    found: current,
+                    known: SCHEMA_VERSION,
                 });
             }
-        }
-        let Some(sql) = MIGRATIONS.get(current as usize) else {
+            let Some(sql) = migrations.get(current as usize) else {
+                return Ok(true);
+            };
+            db.batch(sql)?;
+            match dialect {
+                Dialect::Sqlite => db.batch(&format!("PRAGMA user_version = {}", current + 1))?,
+                Dialect::Postgres => {
+                    db.execute(
+                        "UPDATE flakestat_schema SET version = ?1",
+                        params![current + 1],
+                    )?;
+                }
+            }
+            Ok(false)
+        })?;
+        if done {
             return Ok(());
-        };
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", current + 1)?;
-        tx.commit()?;
+        }
     }
+}
+
+/// The schema version the database records; `None` when it records none.
+fn version(db: &dyn Db) -> Result<Option<u32>, StoreError> {
+    let sql = match db.dialect() {
+        Dialect::Sqlite => "SELECT user_version FROM pragma_user_version() WHERE user_version > 0",
+        Dialect::Postgres => {
+            let exists = db.query_row(
+                "SELECT to_regclass('flakestat_schema') IS NOT NULL",
+                params![],
+                |r| r.get::<bool>(0),
+            )?;
+            if exists != Some(true) {
+                return Ok(None);
+            }
+            "SELECT version FROM flakestat_schema"
+        }
+    };
+    db.query_row(sql, params![], |r| r.get(0))
+}
+
+/// How many tables the database (PostgreSQL: the current schema) holds.
+fn tables(db: &dyn Db) -> Result<u64, StoreError> {
+    let sql = match db.dialect() {
+        Dialect::Sqlite => "SELECT count(*) FROM sqlite_master",
+        Dialect::Postgres => {
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+    };
+    Ok(db.query_row(sql, params![], |r| r.get(0))?.unwrap_or(0))
 }
 
 #[cfg(test)]

@@ -604,3 +604,55 @@ fn parsed_password(url: &str) -> String {
         .expect("the test server's URL has a password")];
     userinfo[userinfo.find(':').unwrap() + 1..].to_string()
 }
+
+/// The one migration list makes the same tables on both engines: every table and column in
+/// the same order, their types the same modulo the substitutions (`BIGINT`, `BOOLEAN` →
+/// `INTEGER`, `BYTEA` → `BLOB`). PostgreSQL's own are left out: its version table, and `seq`,
+/// which stands for SQLite's `rowid`.
+#[test]
+fn both_engines_migrate_to_the_same_tables_and_columns() {
+    let described: Vec<_> = engines()
+        .into_iter()
+        .map(|(engine, _dir, store)| {
+            let sql = match engine {
+                "sqlite" => {
+                    "SELECT m.name, p.name, p.type FROM sqlite_master m, pragma_table_info(m.name) p
+                     WHERE m.type = 'table' ORDER BY m.name, p.cid"
+                }
+                _ => {
+                    "SELECT table_name::text, column_name::text, upper(data_type::text)
+                     FROM information_schema.columns WHERE table_schema = current_schema()
+                       AND table_name <> 'flakestat_schema' AND column_name <> 'seq'
+                     ORDER BY table_name, ordinal_position"
+                }
+            };
+            let mut columns: Vec<(String, String, String)> = store
+                .db()
+                .query_map(sql, params![], |r| {
+                    let ty: String = r.get(2)?;
+                    let ty = match ty.as_str() {
+                        "BIGINT" | "BOOLEAN" => "INTEGER".to_string(),
+                        "BYTEA" => "BLOB".to_string(),
+                        _ => ty,
+                    };
+                    Ok((r.get(0)?, r.get(1)?, ty))
+                })
+                .unwrap();
+            // By table without the server's collation; each table's columns stay in order.
+            columns.sort_by(|a, b| a.0.cmp(&b.0));
+            (engine, columns)
+        })
+        .collect();
+    let (_, sqlite) = &described[0];
+    assert!(
+        sqlite.contains(&("runs".into(), "jobs_completed".into(), "INTEGER".into())),
+        "{sqlite:?}"
+    );
+    assert_eq!(
+        sqlite.iter().filter(|(t, ..)| t == "webhook_queue").count(),
+        12
+    );
+    for (engine, columns) in &described[1..] {
+        assert_eq!(columns, sqlite, "{engine}");
+    }
+}
