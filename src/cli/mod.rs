@@ -102,7 +102,7 @@ pub enum Command {
     // Hidden from --help and the man pages (clap's completions still list it); only in builds
     // with the fake.
     #[cfg(feature = "replay")]
-    #[command(subcommand, hide = true)]
+    #[command(subcommand, hide = true, after_help = replay::EXAMPLES)]
     Replay(replay::ReplayCommand),
     /// Draft signature files for the groups of failed jobs no signature explains (from the store).
     Suggest(suggest::SuggestArgs),

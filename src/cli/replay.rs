@@ -22,12 +22,23 @@ const DELIVER_EXAMPLES: &str = "\
 Examples:
   flakestat serve --replay fixtures/cuda-python-flake --listen 127.0.0.1:8080 \\
       --webhook-secret-file secret.txt &
-  flakestat replay deliver --replay fixtures/cuda-python-flake --since 2026-07-20 \\
-      --to http://127.0.0.1:8080/webhook --webhook-secret-file secret.txt \\
+  flakestat replay deliver --replay fixtures/cuda-python-flake \\
+      --since 2026-07-20 --to http://127.0.0.1:8080/webhook \\
+      --webhook-secret-file secret.txt \\
       --duplicates 10% --reorder 10% --drop 5% --forge 1
 
 stdout: one JSON object, what was sent and answered. Exit 2 when a genuine delivery was not
 answered 2xx or a forged one was.";
+
+/// `flakestat replay --help`: its one command, as `replay deliver --help` shows it.
+pub const EXAMPLES: &str = "\
+Examples:
+  flakestat replay deliver --replay fixtures/cuda-python-flake \\
+      --since 2026-07-20 --to http://127.0.0.1:8080/webhook \\
+      --webhook-secret-file secret.txt
+
+Sends a recorded scenario's webhooks to a `flakestat serve` (docs/serve.md); the scenario's
+other tools are the flags --replay gives survey, report and serve.";
 
 /// The fake GitHub's tools (tests, benchmarks, trying `serve` out).
 #[derive(Debug, Subcommand)]
