@@ -372,7 +372,7 @@ fn check_regex(
                 &format!("regex does not compile at pattern column {column}: {kind}"),
             ))
         }
-        Ok(_) => regex::bytes::Regex::new(pattern).map_err(|e| {
+        Ok(_) => super::compile_regex(pattern).map_err(|e| {
             problem(
                 source,
                 Some(line_column(text, span.start)),

@@ -141,7 +141,7 @@ fn compile_rules(
     let compiled = super::par_map(specs, |spec| {
         let mut problems = Vec::new();
         let mut compile = |key: &str, pattern: &str| {
-            Regex::new(pattern)
+            super::compile_regex(pattern)
                 .map_err(|e| {
                     problems.push(Problem {
                         file: spec.source.clone(),
