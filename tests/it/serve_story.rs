@@ -137,8 +137,16 @@ fn the_storys_webhooks_with_mischief_and_one_resync_report_as_a_survey_does() {
     serve.wait_up_to(Duration::from_secs(600), "a resync", |s| {
         s.metric("flakestat_ingests_total{outcome=\"resync\"}") >= 1
     });
+    // `report` reads the store while serve still has it open (SQLite in WAL mode): the same
+    // report as after serve stopped.
+    let live = report(&cache, "json");
     let (code, stderr) = serve.stop();
     assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        live,
+        report(&cache, "json"),
+        "read while serve ran, the report is the one read after it stopped"
+    );
     let stored: Vec<i64> = query(&cache, "SELECT id FROM runs ORDER BY id");
     assert_eq!(stored, in_window, "the window's runs, no other");
 
