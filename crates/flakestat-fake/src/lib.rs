@@ -38,6 +38,7 @@ mod created;
 mod dataset;
 pub mod minimum;
 mod owners;
+mod rng;
 mod routes;
 pub mod scenario;
 mod server;

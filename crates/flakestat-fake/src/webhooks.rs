@@ -17,6 +17,7 @@
 //! forged deliveries (a real-looking `workflow_run completed` of a run the receiver has not
 //! seen, signed with another key).
 
+use crate::rng::Rng;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -582,22 +583,8 @@ impl Target {
     }
 }
 
-/// splitmix64: seedable and stable (the plans of one seed never change).
-struct Rng(u64);
-
+/// The draws this module adds to the fake's generator (`crate::rng`).
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-
     /// True with probability `p`.
     fn chance(&mut self, p: f64) -> bool {
         let draw = (self.next() >> 11) as f64 / (1u64 << 53) as f64;

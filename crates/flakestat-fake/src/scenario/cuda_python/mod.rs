@@ -5,6 +5,7 @@
 //! the logs are rendered from templates cut from a real-format job log (`logs/`, `tails/`).
 //! `fixtures/cuda-python-flake/README.md` tells the story; `tests/it/fake_scenario.rs` checks it.
 
+use crate::rng::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -93,22 +94,8 @@ fn at(text: &str) -> Timestamp {
         .with_timezone(&Utc)
 }
 
-/// splitmix64: tiny, seedable, and stable forever (unlike a crate's generator across versions).
-struct Rng(u64);
-
+/// The draws this module adds to the fake's generator (`crate::rng`).
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-
     /// Inclusive.
     fn between(&mut self, lo: i64, hi: i64) -> i64 {
         lo + self.below((hi - lo + 1) as u64) as i64
