@@ -11,11 +11,13 @@ use clap::Args;
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::pipeline::{self, load_from_store};
 use super::source::WindowArgs;
-use crate::analysis::export::export;
 #[cfg(feature = "parquet")]
-use flakestat_parquet as parquet;
+use {
+    super::pipeline::{self, load_from_store},
+    crate::analysis::export::export,
+    flakestat_parquet as parquet,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -59,32 +61,28 @@ pub struct ExportArgs {
 }
 
 /// What a build without the `parquet` feature says, before anything is read or written.
+#[cfg(not(feature = "parquet"))]
 pub const WITHOUT_PARQUET: &str = "export --format parquet: this flakestat was built without \
      Parquet (cargo feature `parquet`, left out of the default build to keep it quick); the \
      release binaries have it, or build it with `cargo install --locked --path . --features \
      parquet` (`cargo run --features parquet -- export ...` from a clone)";
 
-#[cfg(feature = "parquet")]
-fn render_parquet(
-    tables: &crate::analysis::export::ExportData,
-) -> Result<Vec<(&'static str, Vec<u8>)>, CliError> {
-    parquet::render(tables).map_err(|e| CliError::Failed(format!("writing Parquet: {e}")))
-}
-
-#[cfg(not(feature = "parquet"))]
-fn render_parquet(
-    _tables: &crate::analysis::export::ExportData,
-) -> Result<Vec<(&'static str, Vec<u8>)>, CliError> {
-    Err(CliError::Failed(WITHOUT_PARQUET.to_string()))
-}
-
 pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     // Before the store is read: a wrong --output fails at once.
     let existed = check_output(&args.output)?;
     // A build without Parquet refuses before it reads the store or makes --output.
-    if cfg!(not(feature = "parquet")) {
-        return Err(CliError::Failed(WITHOUT_PARQUET.to_string()));
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (global, existed);
+        Err(CliError::Failed(WITHOUT_PARQUET.to_string()))
     }
+    #[cfg(feature = "parquet")]
+    export_to(global, &args, existed)
+}
+
+/// Reads the store's window, renders every file and writes them all into `--output`.
+#[cfg(feature = "parquet")]
+fn export_to(global: &GlobalArgs, args: &ExportArgs, existed: bool) -> Result<u8, CliError> {
     let loaded = load_from_store(&args.window, None, "flakestat export")?;
     let (infos, snapshot, config, classified) = (
         &loaded.signatures.infos,
@@ -98,7 +96,8 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     let data = loaded.analyze();
     let tables = export(snapshot, infos, config, &data);
     let files = match args.format {
-        ExportFormat::Parquet => render_parquet(&tables)?,
+        ExportFormat::Parquet => parquet::render(&tables)
+            .map_err(|e| CliError::Failed(format!("writing Parquet: {e}")))?,
     };
     write_all(&args.output, existed, &files)?;
     if !global.quiet {
@@ -151,6 +150,7 @@ pub(super) fn check_output(dir: &Path) -> Result<bool, CliError> {
 /// Creates `dir` when missing (0700: the files name private repositories' jobs and log lines),
 /// writes every file to a temporary file in it, then renames them into place. On an error
 /// before the renames, the temporary files are removed and so is `dir` if this call made it.
+#[cfg(feature = "parquet")]
 fn write_all(dir: &Path, existed: bool, files: &[(&str, Vec<u8>)]) -> Result<(), CliError> {
     // A folder (or device) where a file goes would fail its rename after the others were
     // renamed: refused before anything is written.
@@ -204,6 +204,7 @@ fn write_all(dir: &Path, existed: bool, files: &[(&str, Vec<u8>)]) -> Result<(),
     Ok(())
 }
 
+#[cfg(feature = "parquet")]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);

@@ -133,6 +133,7 @@ pub fn main() -> u8 {
 
 fn run(cli: Cli) -> Result<u8, CliError> {
     let global = cli.global;
+    pipeline::quiet_notices(global.quiet);
     match cli.command {
         Command::Classify(args) => classify::run(&global, args),
         Command::Signatures(cmd) => signatures::run(&global, cmd),

@@ -204,3 +204,43 @@ fn the_tests_markdown_escapes_ids_and_breaks_mentions() {
     );
     assert!(!md.contains("@octocat"), "{md}");
 }
+
+/// A folder without signature files is no error for `classify --tests`: one stderr line says
+/// nothing is classified by signature, naming the folder, and `-q` leaves that line out while
+/// the tests are still listed.
+#[test]
+fn an_empty_signatures_folder_is_said_once_and_quiet_hides_it() {
+    let cwd = tempfile::tempdir().unwrap();
+    let empty = cwd.path().join("no-sigs");
+    std::fs::create_dir(&empty).unwrap();
+    let go = root().join("fixtures/tests/go.log");
+    let run = |quiet: bool| {
+        let mut cmd = flakestat();
+        if quiet {
+            cmd.arg("-q");
+        }
+        cmd.args(["classify", "--tests", "--format", "json", "--signatures"])
+            .arg(&empty)
+            .arg(&go)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap()
+    };
+    let loud = run(false);
+    assert_eq!(loud.status.code(), Some(0), "{loud:?}");
+    let stderr = String::from_utf8(loud.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no signature files") && stderr.contains("no-sigs"),
+        "{stderr}"
+    );
+    let quiet = run(true);
+    assert_eq!(quiet.status.code(), Some(0), "{quiet:?}");
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+    assert_eq!(quiet.stdout, loud.stdout);
+    let doc: Value = serde_json::from_slice(&quiet.stdout).unwrap();
+    assert_eq!(
+        ids(&doc["files"][0], "tests_failed"),
+        vec!["TestParse", "TestParse/empty_input"]
+    );
+}

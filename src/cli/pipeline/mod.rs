@@ -33,6 +33,15 @@ pub struct Signatures {
     pub infos: Vec<SignatureInfo>,
 }
 
+/// `-q`: the notices that loading prints (a folder without signature files) are left out. Set
+/// once by the command line before any command runs; loading is reached from every command's
+/// own path (and the stored window's), which do not all carry the global flags.
+static QUIET_NOTICES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn quiet_notices(quiet: bool) {
+    QUIET_NOTICES.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
 impl Signatures {
     /// `--signatures DIR`, else `./signatures`, else the bundled set. A broken file is invalid
     /// input (exit 3), every problem named. A folder without signature files is no error here:
@@ -44,11 +53,13 @@ impl Signatures {
         match source.load() {
             Ok(specs) => Signatures::compiled(source, specs, SIGNATURES_FLAG_HINT),
             Err(SignatureError::Empty { dir }) => {
-                eprintln!(
-                    "flakestat: no signature files (*.toml) in {}: no failure is classified by \
+                if !QUIET_NOTICES.load(std::sync::atomic::Ordering::Relaxed) {
+                    eprintln!(
+                        "flakestat: no signature files (*.toml) in {}: no failure is classified by \
                      signature; failing tests are still named (report --tests)",
-                    dir.display()
-                );
+                        dir.display()
+                    );
+                }
                 Signatures::compiled(source, Vec::new(), SIGNATURES_FLAG_HINT)
             }
             Err(e) => Err(CliError::signatures(&source, e, SIGNATURES_FLAG_HINT)),
