@@ -166,6 +166,44 @@ fn facts(ds: &Dataset) -> BTreeMap<&'static str, String> {
         "flaky job executions (related PR excluded)",
         flaky_jobs.len().to_string(),
     );
+    // One failing test per flaky job, as the seed's hand survey counted them, and the jobs
+    // that hung before pytest reported a failure.
+    let named = |name: &str| {
+        let summary = format!("FAILED tests/graph/test_graph_definition_lifetime.py::{name} - ");
+        flaky_jobs
+            .iter()
+            .filter(|j| log_text(ds, j).is_some_and(|l| l.contains(&summary)))
+            .count()
+            .to_string()
+    };
+    for (key, name) in [
+        (
+            "flaky jobs failing test_kernel_args_buffer_lifetime",
+            "test_kernel_args_buffer_lifetime",
+        ),
+        (
+            "flaky jobs failing test_memcpy_…",
+            "test_memcpy_buffer_allocations_released_after_graph_destroyed",
+        ),
+        (
+            "flaky jobs failing test_host_callback_…",
+            "test_host_callback_closure_released_after_graph_destroyed",
+        ),
+        (
+            "flaky jobs failing test_conditional_handle_…",
+            "test_conditional_handle_released_with_graph",
+        ),
+    ] {
+        f.insert(key, named(name));
+    }
+    f.insert(
+        "flaky jobs naming no test (hung, interrupted)",
+        flaky_jobs
+            .iter()
+            .filter(|j| log_text(ds, j).is_some_and(|l| !l.contains("FAILED")))
+            .count()
+            .to_string(),
+    );
     f.insert("first hit", first.to_rfc3339());
     f.insert("first hit after the merge", span(first - merged));
     f.insert(
@@ -500,11 +538,24 @@ fn logs_have_the_raw_format() {
         assert!(body.contains("\u{1b}[36;1m"), "script lines are coloured");
     }
     let flaky: Vec<&&str> = texts.iter().filter(|t| t.contains(FLAKE_MESSAGE)).collect();
+    // A flake log names its failing test and ends with pytest's exit code 1; or its job hung on
+    // the worker-thread test, `run-tests` interrupted pytest (`timeout`'s exit code 124), and
+    // no pytest line names a failed test (three such jobs).
+    let (named, hung): (Vec<&&str>, Vec<&&str>) = flaky
+        .iter()
+        .partition(|t| t.contains("FAILED tests/graph/"));
     assert!(
-        flaky
+        named
             .iter()
             .all(|t| t.contains("##[error]Process completed with exit code 1."))
     );
+    assert_eq!(hung.len(), 3);
+    for t in &hung {
+        assert!(t.contains("##[error]Process completed with exit code 124."));
+        assert!(t.contains(" KeyboardInterrupt "));
+        assert!(t.contains("PytestUnhandledThreadExceptionWarning"));
+        assert!(!t.contains("FAILED"), "{t}");
+    }
     assert!(flaky.iter().all(|t| t.contains("\u{1b}[31m")));
     for needle in [
         "Connection reset by peer",

@@ -6,13 +6,15 @@ use chrono::{TimeDelta, TimeZone, Utc};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use flakestat::analysis::nightly::{
-    ChangeKind, Count, JobLink, NewFlakyTest, NightlyData, SignatureChange, SignatureSeen,
-    WindowSummary,
+    ChangeKind, Count, JobLink, NewFlakyTest, NightlyData, NightlyMany, SignatureChange,
+    SignatureSeen, WindowSummary,
 };
 use flakestat::analysis::tests::Verdict;
 use flakestat::analysis::{JobRef, UnclassifiedGroup};
 use flakestat::model::{JobId, Repo, RunId, SignatureId};
-use flakestat::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment, wire};
+use flakestat::report::nightly::{
+    MAX_COMMENT_BYTES, marker, render, render_comment, render_many, wire,
+};
 use flakestat::report::{Format, RenderOptions};
 
 /// GitHub's limit on a comment body, in characters.
@@ -278,4 +280,35 @@ fn the_terminal_table_shows_everything_untrimmed() {
     assert!(!text.contains("… and"));
     assert!(text.contains("new-signature-00029"));
     assert!(!text.contains('\u{1b}'), "no colour when not asked");
+}
+
+/// The summary of several repositories counts each one's newly flaky tests beside its changed
+/// signatures, as each repository's own section lists them.
+#[test]
+fn the_summary_of_several_repositories_counts_their_newly_flaky_tests() {
+    let mut busy = data(3);
+    busy.new_flaky_tests.truncate(2);
+    let mut quiet = data(0);
+    quiet.repo = Some(Repo::parse("octo/quiet").unwrap());
+    let many = NightlyMany::new(vec![busy, quiet], Some("octo".into()));
+    let mut out = Vec::new();
+    render_many(&many, Format::Markdown, &RenderOptions::default(), &mut out).unwrap();
+    let md = String::from_utf8(out).unwrap();
+    let header = "| Repository | New | Rising | Fading | New unclassified | Newly flaky tests | Period runs |";
+    assert!(md.contains(header), "{md}");
+    assert!(
+        md.contains("| octo/demo | 3 | 3 | 3 | 3 | 2 | 1000 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| octo/quiet | 0 | 0 | 0 | 0 | 0 | 1000 |"),
+        "{md}"
+    );
+    // Each repository's own section still lists them.
+    assert!(md.contains("\n### Newly flaky tests\n"), "{md}");
+
+    let mut out = Vec::new();
+    render_many(&many, Format::Table, &RenderOptions::default(), &mut out).unwrap();
+    let table = String::from_utf8(out).unwrap();
+    assert!(table.contains("Newly flaky tests"), "{table}");
 }

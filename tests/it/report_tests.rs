@@ -2,13 +2,14 @@
 //! are named with their job counts and the verdict `flaky`, and the figures are the same from a
 //! survey whose signatures match none of the story's failures. The expected counts are read
 //! from the generated dataset (its logs' `FAILED` summary lines), leaving out what the analysis
-//! must leave out: runs outside the window and runs of PRs changing a file beside the test.
+//! must leave out: runs outside the window and runs of PRs changing a file beside the test; they
+//! are also the seed's own hand-survey counts, 6, 5, 4 and 6 jobs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use flakestat::fake::scenario::cuda_python::expected;
+use flakestat::fake::scenario::cuda_python::{FLAKE_MESSAGE, expected};
 use flakestat::fake::{Dataset, FakeLog, FakeRun};
 use serde_json::Value;
 
@@ -17,6 +18,8 @@ use crate::common::{
 };
 
 const FLAKE_FILE: &str = "tests/graph/test_graph_definition_lifetime.py";
+/// The jobs in which each of `FLAKE_TESTS` failed, as the seed's hand survey counted them.
+const SURVEY_JOBS: [u64; 4] = [6, 5, 4, 6];
 const FLAKE_TESTS: [&str; 4] = [
     "test_kernel_args_buffer_lifetime",
     "test_memcpy_buffer_allocations_released_after_graph_destroyed",
@@ -42,11 +45,20 @@ fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
-/// Per flaky test: failed job executions (every attempt) in the story's window (`--until` is a
-/// whole day: up to 2026-08-01 00:00) whose log's
-/// summary names it, leaving out the runs of PRs that change a file in `tests/graph/` (the
-/// related PR #2362 edits the test file itself, the fork PR #2370 a test beside it).
-fn expected_job_counts() -> BTreeMap<&'static str, u64> {
+/// The flake's failed job executions (every attempt) in the story's window (`--until` is a
+/// whole day: up to 2026-08-01 00:00), leaving out the runs of PRs that change a file in
+/// `tests/graph/` (the related PR #2362 edits the test file itself, the fork PR #2370 a test
+/// beside it), as read from their logs.
+struct Hits {
+    /// Per flaky test: the jobs whose log's summary names it.
+    per_test: BTreeMap<&'static str, u64>,
+    /// Jobs whose log holds the assertion.
+    jobs: u64,
+    /// Of `jobs`, those whose log names no failing test (no `FAILED` line, summary or verbose).
+    unnamed: u64,
+}
+
+fn expected_hits() -> Hits {
     let ds = Dataset::load(&story_dir()).unwrap();
     let (since, until) = (at("2026-06-15T00:00:00Z"), at("2026-08-01T00:00:00Z"));
     let related = |run: &FakeRun| {
@@ -56,7 +68,11 @@ fn expected_job_counts() -> BTreeMap<&'static str, u64> {
             })
         })
     };
-    let mut counts = BTreeMap::new();
+    let mut hits = Hits {
+        per_test: BTreeMap::new(),
+        jobs: 0,
+        unnamed: 0,
+    };
     for run in ds
         .runs
         .iter()
@@ -66,15 +82,22 @@ fn expected_job_counts() -> BTreeMap<&'static str, u64> {
             let Some(FakeLog::Text(log)) = ds.logs.get(&job.id) else {
                 continue;
             };
+            if !log.contains(FLAKE_MESSAGE) {
+                continue;
+            }
+            hits.jobs += 1;
+            if !log.contains("FAILED") {
+                hits.unnamed += 1;
+            }
             for name in FLAKE_TESTS {
                 let summary = format!("FAILED {FLAKE_FILE}::{name} - ");
                 if log.contains(&summary) {
-                    *counts.entry(name).or_insert(0) += 1;
+                    *hits.per_test.entry(name).or_insert(0) += 1;
                 }
             }
         }
     }
-    counts
+    hits
 }
 
 fn tests_of(doc: &Value) -> Vec<Value> {
@@ -84,7 +107,8 @@ fn tests_of(doc: &Value) -> Vec<Value> {
 
 #[test]
 fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatures() {
-    let expected = expected_job_counts();
+    let hits = expected_hits();
+    let expected = &hits.per_test;
     let json = report(surveyed_story(), &signatures(), &["--format", "json"]);
     let doc: Value = serde_json::from_slice(&json).unwrap();
     let tests = tests_of(&doc);
@@ -121,12 +145,21 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
         assert!(first >= expected::FIRST_HIT, "{t}");
         assert!(first.ends_with('Z'), "{t}");
     }
-    // The figures themselves, as counted from the dataset today (a change to the story shows
-    // here): the signature's own per-test counts.
+    // The figures themselves: the seed's hand survey counted 6, 5, 4 and 6 jobs, one failing
+    // test each, and the story's logs say the same.
     assert_eq!(
         FLAKE_TESTS.map(|n| expected[n]),
-        [9, 12, 5, 9],
+        SURVEY_JOBS,
         "{expected:?}"
+    );
+    // The signature hits 24 jobs: the three beyond the 21 named ones hung on the worker-thread
+    // test, interrupted before pytest reported a failure, so their logs name no test.
+    assert_eq!(hits.jobs, expected::FLAKY_JOBS as u64);
+    assert_eq!(hits.unnamed, 3);
+    assert_eq!(
+        SURVEY_JOBS.iter().sum::<u64>() + hits.unnamed,
+        hits.jobs,
+        "one failing test in every job that names one"
     );
     let counts: BTreeMap<String, u64> = tests
         .iter()
@@ -142,6 +175,16 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
         let id = format!("{FLAKE_FILE}::{name}");
         assert_eq!(sig["tests"][&id].as_u64(), counts.get(&id).copied(), "{id}");
     }
+    // The jobs that name no test are the signature's all the same: it counts every job whose
+    // log holds the assertion, and its tests account for all the others.
+    assert_eq!(sig["jobs_hit"], hits.jobs, "{sig:#}");
+    let named: u64 = sig["tests"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(named + hits.unnamed, hits.jobs, "{sig:#}");
     assert!(doc["since"].as_str().unwrap().ends_with('Z'), "{doc}");
     assert_eq!(doc["complete"], true);
 
@@ -353,7 +396,7 @@ fn the_signature_account_lists_its_tests_with_their_job_counts_in_every_format()
         .collect();
     assert_eq!(
         counts.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
-        [9, 12, 5, 9]
+        SURVEY_JOBS
     );
     let md = story_report("markdown", &focus);
     let section = &md[md.find("### Tests").expect("a Tests section")..];

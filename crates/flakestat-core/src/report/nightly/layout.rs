@@ -151,6 +151,7 @@ pub fn document_many(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
                 count(d.count(ChangeKind::Rising)),
                 count(d.count(ChangeKind::Fading)),
                 count(d.new_unclassified.len()),
+                count(d.new_flaky_tests.len()),
                 vec![text(d.period.runs_total.to_string())],
             ]
         })
@@ -162,9 +163,10 @@ pub fn document_many(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
             "Rising",
             "Fading",
             "New unclassified",
+            "Newly flaky tests",
             "Period runs",
         ],
-        numeric: vec![false, true, true, true, true, true],
+        numeric: vec![false, true, true, true, true, true, true],
         rows,
     }));
     for data in &many.repos {

@@ -36,14 +36,17 @@ pub fn a_day_later(ds: &mut Dataset) -> DayLater {
             .is_some_and(|b| b.starts_with("pull-request/"))
     };
     let related = format!("pull-request/{RELATED_PR}");
-    // A flake log to copy, from a PR run other than the related one.
+    // A flake log to copy, from a run other than the related PR's, naming its failed test (not
+    // one of the jobs that hung, `Cause::FlakeHung`).
     let (source_name, source_log) = ds
         .runs
         .iter()
         .filter(|r| r.run.head_branch.as_deref() != Some(related.as_str()))
         .flat_map(|r| r.all_jobs())
         .find_map(|j| match ds.logs.get(&j.id) {
-            Some(FakeLog::Text(t)) if t.contains(FLAKE_MESSAGE) => {
+            Some(FakeLog::Text(t))
+                if t.contains(FLAKE_MESSAGE) && t.contains("FAILED tests/graph/") =>
+            {
                 Some((j.name.clone(), t.clone()))
             }
             _ => None,

@@ -323,6 +323,78 @@ impl LogContext {
     }
 }
 
+/// Appends the test steps of a job in which `tests` failed, and pytest's report of them.
+fn push_flake(lines: &mut Vec<Line>, t: &Templates, tests: &[usize], salt: u64) -> Option<u32> {
+    push_section(lines, &t.tests, TimeDelta::milliseconds(40));
+    let progress = flake_progress(tests).join("\n");
+    let core = t.core.replace("{{FAILED_PROGRESS}}", &progress);
+    push_section(lines, &core, TimeDelta::milliseconds(60));
+    push_lines(
+        lines,
+        &flake_failures(tests, salt),
+        TimeDelta::milliseconds(300),
+    );
+    Some(1)
+}
+
+/// The test file of the flake, as pytest names it (from `cuda_core/`).
+const TEST_FILE: &str = "tests/graph/test_graph_definition_lifetime.py";
+
+/// From the hung test's id line to pytest's interruption: `run-tests` bounds the core session
+/// with `timeout --signal=INT 25m`, and the session started 2 min 50 s before the test.
+const HUNG_FOR: TimeDelta = TimeDelta::milliseconds(1_329_780);
+
+/// What pytest 9 prints when SIGINT interrupts a session whose test waits for a worker thread
+/// that died: the interruption, the summary of what finished (no test failed), and the
+/// thread's exception as a warning when pytest unconfigures. Shape checked against pytest 9.2
+/// on CPython 3.13 (`timeout -s INT` around a test whose thread raised); the stdlib line numbers
+/// are 3.13's.
+fn hung_interrupt(salt: u64) -> Vec<String> {
+    let lib = "/opt/hostedtoolcache/Python/{{PYFULL}}/{{PYARCH}}/lib/python{{PY}}";
+    let repo = "/__w/cuda-python/cuda-python/cuda_core";
+    let call = "_wait_until(lambda: buf_weak() is None)";
+    vec![
+        String::new(),
+        format!("{:!^80}", " KeyboardInterrupt "),
+        format!("\\e[1m\\e[31m{lib}/threading.py\\e[0m:359: KeyboardInterrupt"),
+        "\\e[33m(to show a full traceback on KeyboardInterrupt use --full-trace)\\e[0m".into(),
+        format!(
+            "\\e[32m{:=^80}\\e[0m",
+            " 1215 passed, 81 skipped in 1500.03s (0:25:00) "
+        ),
+        format!(
+            "{lib}/site-packages/_pytest/threadexception.py:54: \
+             PytestUnhandledThreadExceptionWarning: Exception in thread Thread-{} \
+             (destroy_on_worker)",
+            30 + salt % 90
+        ),
+        String::new(),
+        "Traceback (most recent call last):".into(),
+        format!("  File \"{lib}/threading.py\", line 1041, in _bootstrap_inner"),
+        "    self.run()".into(),
+        "    ~~~~~~~~^^".into(),
+        format!("  File \"{lib}/threading.py\", line 992, in run"),
+        "    self._target(*self._args, **self._kwargs)".into(),
+        "    ~~~~~~~~~~~~^^^^^^^^^^^^^^^^^^^^^^^^^^^^^".into(),
+        format!("  File \"{repo}/{TEST_FILE}\", line 1347, in destroy_on_worker"),
+        format!("    {call}"),
+        format!(
+            "    {}{}",
+            "~".repeat("_wait_until".len()),
+            "^".repeat(call.len() - "_wait_until".len())
+        ),
+        format!("  File \"{repo}/{TEST_FILE}\", line 75, in _wait_until"),
+        "    raise AssertionError(f\"condition not satisfied within {timeout}s\")".into(),
+        FLAKE_MESSAGE.into(),
+        String::new(),
+        "Enable tracemalloc to get traceback where the object was allocated.".into(),
+        "See https://docs.pytest.org/en/stable/how-to/capture-warnings.html#resource-warnings \
+         for more info."
+            .into(),
+        "  warnings.warn(pytest.PytestUnhandledThreadExceptionWarning(msg))".into(),
+    ]
+}
+
 /// Renders a failed job's log from `start` (when the job was queued). Returns the text and the
 /// time of its last line.
 pub(super) fn render_log(
@@ -341,18 +413,21 @@ pub(super) fn render_log(
         .map(|l| format!("{l}\n"))
         .collect();
     let exit = match cause {
-        Cause::Flake(tests) | Cause::Related(tests) => {
+        Cause::FlakeHung => {
             push_section(&mut lines, &t.tests, TimeDelta::milliseconds(40));
-            let progress = flake_progress(tests).join("\n");
-            let core = t.core.replace("{{FAILED_PROGRESS}}", &progress);
-            push_section(&mut lines, &core, TimeDelta::milliseconds(60));
+            push_section(&mut lines, &core_head, TimeDelta::milliseconds(60));
+            // pytest -v prints a test's id when the test starts and its outcome when it ends:
+            // the hung test's line never gets one.
             push_lines(
                 &mut lines,
-                &flake_failures(tests, salt),
-                TimeDelta::milliseconds(300),
+                &[format!("{TEST_FILE}::{HUNG_TEST} ")],
+                TimeDelta::milliseconds(5_370),
             );
-            Some(1)
+            push_lines(&mut lines, &hung_interrupt(salt), HUNG_FOR);
+            Some(124)
         }
+        Cause::Flake(test) => push_flake(&mut lines, t, &[*test], salt),
+        Cause::Related(tests) => push_flake(&mut lines, t, tests, salt),
         Cause::Noise(name, _) => {
             let tail = &t.tails[*name];
             match tail.prefix {

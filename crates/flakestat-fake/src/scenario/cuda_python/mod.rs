@@ -496,8 +496,12 @@ struct RunPlan {
 /// What makes a job fail.
 #[derive(Debug, Clone)]
 enum Cause {
-    /// The 3.14t flake: indices into `FLAKE_TESTS`.
-    Flake(Vec<usize>),
+    /// The 3.14t flake failing one test: an index into `FLAKE_TESTS`.
+    Flake(usize),
+    /// The 3.14t flake on the worker-thread test ([`HUNG_TEST`]): the thread's `_wait_until`
+    /// times out, the test waits for it forever and `run-tests` interrupts pytest, which names
+    /// no failing test (the assertion is in the log, its test is not).
+    FlakeHung,
     /// The related PR's own failure: same assertion.
     Related(Vec<usize>),
     /// Background noise: a tail template, and what the log endpoint answers.
@@ -513,6 +517,14 @@ enum LogKind {
 
 /// Failures of one attempt: matrix index → cause. An empty map is a green attempt.
 type AttemptPlan = BTreeMap<usize, Cause>;
+
+/// The jobs in which each of `FLAKE_TESTS` failed, as the seed's hand survey of the story
+/// counted them (its `FAILED` summary lines); [`assign_flake_tests`] deals them out.
+const SURVEY_JOBS: [usize; 4] = [6, 5, 4, 6];
+
+/// The test that releases a graph on a worker thread: when its `_wait_until` times out there,
+/// the test hangs (see [`Cause::FlakeHung`]).
+const HUNG_TEST: &str = "test_buffers_released_when_graph_destroyed_on_worker_thread";
 
 const FLAKE_TESTS: [(&str, u32, &str); 4] = [
     (
@@ -977,13 +989,16 @@ fn plan_failures(runs: &[RunPlan], jobs: &[MatrixJob], rng: &mut Rng) -> Vec<Vec
                 for _ in 0..count {
                     let job = t_jobs[cursor % t_jobs.len()];
                     cursor += 1 + rng.below(2) as usize;
-                    let tests = if rng.percent(40) {
-                        let a = rng.below(4) as usize;
-                        vec![a, (a + 1 + rng.below(3) as usize) % 4]
+                    // These draws once chose the failing tests; they stay so that every later
+                    // draw, and so every other figure of the story, is as it was. The hit is
+                    // planned as one naming no test until `assign_flake_tests` deals the tests.
+                    if rng.percent(40) {
+                        rng.below(4);
+                        rng.below(3);
                     } else {
-                        vec![rng.below(4) as usize]
-                    };
-                    plan.insert(job, Cause::Flake(tests));
+                        rng.below(4);
+                    }
+                    plan.insert(job, Cause::FlakeHung);
                 }
             }
             plans[run].push(plan);
@@ -1039,6 +1054,44 @@ fn plan_failures(runs: &[RunPlan], jobs: &[MatrixJob], rng: &mut Rng) -> Vec<Vec
     plans
 }
 
+/// Deals the failing tests out to the flake's jobs (every attempt, in run order): each of
+/// `FLAKE_TESTS` fails alone in as many jobs as the seed's survey counted ([`SURVEY_JOBS`]), and
+/// the jobs beyond those hung on the worker-thread test ([`Cause::FlakeHung`]), naming no test.
+/// The order comes from a generator of its own, so the draws of the rest of the story stay.
+fn assign_flake_tests(plans: &mut [Vec<AttemptPlan>], seed: u64) {
+    let mut deck: Vec<Cause> = SURVEY_JOBS
+        .iter()
+        .enumerate()
+        .flat_map(|(test, &jobs)| std::iter::repeat_n(Cause::Flake(test), jobs))
+        .collect();
+    // A re-run attempt runs only the jobs that failed in the attempt before it: a failure
+    // planned for another job never happens, and gets no test.
+    let mut hits: Vec<&mut Cause> = Vec::new();
+    for attempts in plans.iter_mut() {
+        let mut ran: Option<BTreeSet<usize>> = None;
+        for attempt in attempts.iter_mut() {
+            let failed: BTreeSet<usize> = attempt
+                .keys()
+                .copied()
+                .filter(|j| ran.as_ref().is_none_or(|r| r.contains(j)))
+                .collect();
+            hits.extend(
+                attempt
+                    .iter_mut()
+                    .filter(|(j, c)| failed.contains(j) && matches!(c, Cause::FlakeHung))
+                    .map(|(_, c)| c),
+            );
+            ran = Some(failed);
+        }
+    }
+    deck.resize(hits.len(), Cause::FlakeHung);
+    let mut rng = Rng(seed ^ 0x07e5_71d5);
+    let dealt = rng.sample(&deck, deck.len());
+    for (hit, cause) in hits.into_iter().zip(dealt) {
+        *hit = cause;
+    }
+}
+
 /// The fork PR's pushes: (time, whether its run hits the flake).
 const FORK_PUSHES: [(&str, bool); 3] = [
     ("2026-07-13T11:20:00Z", false),
@@ -1090,7 +1143,7 @@ fn plan_fork(
         let mut plan = AttemptPlan::new();
         if *hit {
             let job = t_jobs[rng.below(t_jobs.len() as u64) as usize];
-            plan.insert(job, Cause::Flake(vec![rng.below(4) as usize]));
+            plan.insert(job, Cause::Flake(rng.below(4) as usize));
         }
         plans.push(vec![plan]);
     }
@@ -1114,9 +1167,10 @@ fn stale_prs(prs: &[PrPlan], runs: &[RunPlan], plans: &[Vec<AttemptPlan>]) -> BT
         .filter(|(r, _)| matches!(r.kind, RunKind::PrPush | RunKind::PrEvent))
         .filter(|(r, _)| r.created > merged)
         .filter(|(_, attempts)| {
-            attempts
-                .iter()
-                .any(|a| a.values().any(|c| matches!(c, Cause::Flake(_))))
+            attempts.iter().any(|a| {
+                a.values()
+                    .any(|c| matches!(c, Cause::Flake(_) | Cause::FlakeHung))
+            })
         })
         .filter_map(|(r, _)| r.pr)
         .filter(|n| opened_before.contains(n))
@@ -1166,7 +1220,8 @@ fn build(t: &Templates, seed: u64, shape: Shape) -> Dataset {
     let mut graph = build_graph(&prs, &mut rng, merge_style);
     let runs = plan_runs(&prs, &graph, &mut rng);
     let jobs = matrix();
-    let plans = plan_failures(&runs, &jobs, &mut rng);
+    let mut plans = plan_failures(&runs, &jobs, &mut rng);
+    assign_flake_tests(&mut plans, seed);
     let stale = if stale_branches {
         stale_prs(&prs, &runs, &plans)
     } else {
