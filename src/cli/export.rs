@@ -85,7 +85,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
     if cfg!(not(feature = "parquet")) {
         return Err(CliError::Failed(WITHOUT_PARQUET.to_string()));
     }
-    let loaded = load_from_store(&args.window, None, "flakestat export")?;
+    let loaded = load_from_store(&args.window, None)?;
     let (infos, snapshot, config, classified) = (
         &loaded.signatures.infos,
         &loaded.snapshot,

@@ -125,7 +125,6 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
         repo.as_ref(),
         &args.stored,
         args.signature.as_deref(),
-        "flakestat report",
     )?;
     if loaded.classified > 0 && global.verbose > 0 {
         eprintln!(
@@ -180,7 +179,6 @@ fn run_many(
         many,
         &args.stored,
         args.signature.as_deref(),
-        "flakestat report",
     )?;
     output.write(|out, format, options| report::render_org(&org, format, options, out))?;
     Ok(pipeline::incomplete_exit(
