@@ -93,8 +93,8 @@ pub struct NightlyArgs {
     /// the period and not in the baseline).
     #[arg(long, value_enum, value_name = "KIND")]
     pub fail_on: Option<FailOnArg>,
-    /// Accepted and ignored, kept for old scripts: several runs may write one store at once,
-    /// and nothing waits for a lock (a write waits at most 30 s for another's, then exit 8).
+    /// Ignored, kept for old scripts: the store has no lock to wait for (several runs may write
+    /// it at once).
     #[arg(long, value_name = "DURATION", default_value = "0s", hide = true)]
     pub wait: String,
     /// Post and exit as usual even when the store does not hold the whole range yet (otherwise

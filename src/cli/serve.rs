@@ -78,8 +78,8 @@ pub struct ServeArgs {
     /// refused with 413. GitHub's deliveries are at most 25 MB.
     #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_BODY, value_parser = parse_size)]
     pub max_body: u64,
-    /// Accepted and ignored, kept for old scripts: serve shares the store with surveys and
-    /// nightlies, and nothing waits for a lock.
+    /// Ignored, kept for old scripts: the store has no lock to wait for (serve writes it beside
+    /// surveys and nightlies).
     #[arg(long, value_name = "DURATION", default_value = "5m", hide = true)]
     pub wait: String,
     /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder

@@ -77,8 +77,8 @@ pub struct SurveyArgs {
     /// Only runs triggered by this event (push, pull_request, schedule, …).
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
-    /// Accepted and ignored, kept for old scripts: several runs may write one store at once,
-    /// and nothing waits for a lock (a write waits at most 30 s for another's, then exit 8).
+    /// Ignored, kept for old scripts: the store has no lock to wait for (several runs may write
+    /// it at once).
     #[arg(long, value_name = "DURATION", default_value = "0s", hide = true)]
     pub wait: String,
     #[command(flatten)]

@@ -991,7 +991,7 @@ impl dyn Db + '_ {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )?;
             let kept = overlapping.iter().flat_map(|&(a, b, runs)| {
-                [(a, a.min(since), runs), (b.max(until), b, runs)]
+                [(a, b.min(since), runs), (a.max(until), b, runs)]
             });
             for (a, b, runs) in kept.chain([(since, until, window.runs)]) {
                 if a < b {

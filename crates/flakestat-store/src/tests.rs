@@ -360,6 +360,47 @@ fn windows_and_etags_are_remembered() {
     }
 }
 
+/// Two writers list overlapping windows: the later one replaces only the overlap, and what the
+/// earlier one covered outside it stays covered (the runs it counted kept as an upper bound).
+#[test]
+fn a_listed_window_replaces_only_its_overlap_with_another_writers_windows() {
+    for (engine, _dir, mut other) in engines() {
+        let r = repo();
+        let h = |hour: i64| t("2026-06-15T00:00:00Z") + chrono::TimeDelta::hours(hour);
+        let w = |since, until, runs| ListedWindow { since, until, runs };
+        other.store_window(&r, "all", &w(h(0), h(12), 10)).unwrap();
+        other.store_window(&r, "all", &w(h(12), h(24), 20)).unwrap();
+        other.store_window(&r, "all", &w(h(30), h(36), 7)).unwrap();
+        let store = &mut other;
+        store.store_window(&r, "all", &w(h(6), h(18), 5)).unwrap();
+        assert_eq!(
+            store.load_windows(&r, "all", h(0), h(48)).unwrap(),
+            vec![
+                w(h(0), h(6), 10),
+                w(h(6), h(18), 5),
+                w(h(18), h(24), 20),
+                w(h(30), h(36), 7)
+            ],
+            "{engine}"
+        );
+        // One that covers another whole replaces it; one inside another splits it.
+        store.store_window(&r, "all", &w(h(28), h(40), 9)).unwrap();
+        store.store_window(&r, "all", &w(h(2), h(3), 1)).unwrap();
+        assert_eq!(
+            store.load_windows(&r, "all", h(0), h(48)).unwrap(),
+            vec![
+                w(h(0), h(2), 10),
+                w(h(2), h(3), 1),
+                w(h(3), h(6), 10),
+                w(h(6), h(18), 5),
+                w(h(18), h(24), 20),
+                w(h(28), h(40), 9)
+            ],
+            "{engine}"
+        );
+    }
+}
+
 #[test]
 fn the_snapshot_names_runs_without_jobs_and_windows_not_listed() {
     for (engine, _dir, mut store) in engines() {

@@ -469,19 +469,21 @@ fn cases_5() -> Vec<Case> {
         ),
         (
             "PostgreSQL store busy",
-            store(StoreError::Busy {
+            StoreError::Busy {
                 store: "postgres://db".into(),
                 waited: 30,
-            }),
+            }
+            .into(),
             exit::STORE,
             "the store postgres://db is busy",
         ),
         (
             "PostgreSQL writers' transactions kept crossing",
-            store(StoreError::Crossed {
+            StoreError::Crossed {
                 store: "postgres://db".into(),
                 detail: "deadlock detected (SQLSTATE 40P01)".into(),
-            }),
+            }
+            .into(),
             exit::STORE,
             "deadlock detected (SQLSTATE 40P01); run again",
         ),
