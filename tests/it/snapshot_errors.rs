@@ -564,7 +564,7 @@ fn github_failures_exit_4_5_6_7() {
 }
 
 /// Exit 8: the store cannot be created, is not a flakestat store, is damaged, was made by a
-/// newer flakestat, or is in use.
+/// newer flakestat, or is busy (another writer's transaction outlasted the 30 s a write waits).
 #[test]
 fn store_failures_exit_8() {
     let tmp = tempfile::tempdir().unwrap();
