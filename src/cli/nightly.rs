@@ -7,7 +7,6 @@
 //! `--repo` repeated) each is surveyed and compared with its own baseline, and one report (and
 //! one comment) holds them all.
 
-
 use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;

@@ -329,19 +329,22 @@ fn two_nightlies_at_once_share_the_store_and_an_old_wait_is_accepted() {
     let now = rfc3339(ds.now);
     let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
     let (shared, alone) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let children: Vec<_> = [&["--format", "json"][..], &["--format", "json", "--wait", "1s"]]
-        .into_iter()
-        .map(|extra| {
-            let args = nightly_args(&gh, shared.path(), &now, extra);
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let child = flakestat(&args)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            std::thread::spawn(move || child.wait_with_output().unwrap())
-        })
-        .collect();
+    let children: Vec<_> = [
+        &["--format", "json"][..],
+        &["--format", "json", "--wait", "1s"],
+    ]
+    .into_iter()
+    .map(|extra| {
+        let args = nightly_args(&gh, shared.path(), &now, extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let child = flakestat(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::spawn(move || child.wait_with_output().unwrap())
+    })
+    .collect();
     let single = nightly(&gh, alone.path(), &now, &["--format", "json"]);
     assert_eq!(single.status.code(), Some(0), "{}", stderr(&single));
     for child in children {

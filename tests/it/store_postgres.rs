@@ -324,14 +324,25 @@ fn a_survey_beside_another_writer_goes_on_and_a_busy_store_names_itself_without_
     other.store_repo(&repo, "main").unwrap();
     for args in [
         vec!["survey", "--repo", REPO, "--since", "7d", "--offline"],
-        vec!["nightly", "--repo", REPO, "--offline", "--wait", "10m", "--allow-incomplete"],
+        vec![
+            "nightly",
+            "--repo",
+            REPO,
+            "--offline",
+            "--wait",
+            "10m",
+            "--allow-incomplete",
+        ],
     ] {
         let started = std::time::Instant::now();
         let mut args = args;
         args.extend(["--store", &url, "--format", "json"]);
         let out = run(cwd, &args);
         ok(&format!("{args:?}"), out);
-        assert!(started.elapsed() < Duration::from_secs(120), "nothing waited");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "nothing waited"
+        );
         other.store_repo(&repo, "main").unwrap();
     }
 

@@ -329,10 +329,16 @@ fn an_old_scripts_wait_is_accepted_hidden_and_waits_for_nothing() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(7), "{err}");
     assert!(!err.contains("in use") && !err.contains("busy"), "{err}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(120), "nothing waited");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(120),
+        "nothing waited"
+    );
     // The other writer writes on.
     other
-        .store_repo(&flakestat::model::Repo::parse("octo/demo").unwrap(), "trunk")
+        .store_repo(
+            &flakestat::model::Repo::parse("octo/demo").unwrap(),
+            "trunk",
+        )
         .unwrap();
     let help = flakestat(&["survey", "--help"]);
     assert!(help.status.success());

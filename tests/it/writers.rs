@@ -128,7 +128,10 @@ fn two_surveys_report_as_one(single: &At, shared: &At) {
     for child in children {
         let out = child.join().expect("the reading thread ends");
         let json = ok("a survey beside another", out);
-        assert!(json == alone, "each survey reports the single survey's figures");
+        assert!(
+            json == alone,
+            "each survey reports the single survey's figures"
+        );
     }
     for format in ["markdown", "json"] {
         let (one, two) = (report(single, format), report(shared, format));

@@ -277,7 +277,11 @@ impl Db for Connection {
     }
 
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
-        let run = || Ok(self.prepare_cached(sql)?.execute(params_from_iter(params))? as u64);
+        let run = || {
+            Ok(self
+                .prepare_cached(sql)?
+                .execute(params_from_iter(params))? as u64)
+        };
         run().map_err(|e| busy(self, e))
     }
 
@@ -294,7 +298,9 @@ impl Db for Connection {
 fn busy(conn: &Connection, err: StoreError) -> StoreError {
     use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
     match &err {
-        StoreError::Sql(e) if matches!(e.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked)) => {
+        StoreError::Sql(e)
+            if matches!(e.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked)) =>
+        {
             StoreError::Busy {
                 store: conn.path().unwrap_or_default().to_string(),
                 waited: crate::BUSY_TIMEOUT.as_secs(),

@@ -426,8 +426,7 @@ impl SqliteStore {
                 known: SCHEMA_VERSION,
             });
         }
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
@@ -450,8 +449,7 @@ impl SqliteStore {
         })?;
         let open_err = |source| open_error(path, source);
         let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
         // Fails on a read-only file or folder, which is the moment to say so.
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(open_err)?;
@@ -990,9 +988,9 @@ impl dyn Db + '_ {
                 params![repo_id, scope, since, until],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )?;
-            let kept = overlapping.iter().flat_map(|&(a, b, runs)| {
-                [(a, b.min(since), runs), (a.max(until), b, runs)]
-            });
+            let kept = overlapping
+                .iter()
+                .flat_map(|&(a, b, runs)| [(a, b.min(since), runs), (a.max(until), b, runs)]);
             for (a, b, runs) in kept.chain([(since, until, window.runs)]) {
                 if a < b {
                     db.execute(

@@ -178,7 +178,10 @@ fn cases_1(_t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
         (
             "store busy: other writers held a write past the busy timeout",
             store(StoreError::Busy {
-                store: path.join("store-v1/flakestat.sqlite3").display().to_string(),
+                store: path
+                    .join("store-v1/flakestat.sqlite3")
+                    .display()
+                    .to_string(),
                 waited: 30,
             }),
             exit::STORE,

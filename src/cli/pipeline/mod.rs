@@ -152,10 +152,7 @@ impl FromStore {
 /// Loads the window `window` names: resolves the flags, opens the store, re-classifies what
 /// the signatures have not seen (beside any survey writing meanwhile), and loads the window. `focus` picks one signature by id
 /// (`report --signature`).
-pub fn load_from_store(
-    window: &WindowArgs,
-    focus: Option<&str>,
-) -> Result<FromStore, CliError> {
+pub fn load_from_store(window: &WindowArgs, focus: Option<&str>) -> Result<FromStore, CliError> {
     let repo = window
         .repo
         .as_deref()
