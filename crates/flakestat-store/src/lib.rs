@@ -631,6 +631,8 @@ impl dyn Db + '_ {
     /// Inserts or updates runs as a listing shows them (at their latest attempt), in one
     /// transaction. Returns the ids of those whose jobs must be (re)fetched: new runs, runs with a
     /// new attempt, and runs whose stored attempt was not completed when its jobs were fetched.
+    /// A run is never moved back: another writer's newer attempt, or its completed state of the
+    /// same attempt, is kept over an older listing's (which then needs nothing).
     pub fn store_runs(&mut self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError> {
         self.transaction(Tx::Write, |db| {
             let repo_id = db.ensure_repo(repo)?;
@@ -642,6 +644,9 @@ impl dyn Db + '_ {
                      ON CONFLICT (id) DO UPDATE SET
                         created_at = excluded.created_at, run_attempt = excluded.run_attempt,
                         status = excluded.status, json = excluded.json
+                     WHERE excluded.run_attempt > runs.run_attempt
+                        OR (excluded.run_attempt = runs.run_attempt
+                            AND (runs.status <> 'completed' OR excluded.status = 'completed'))
                      RETURNING jobs_attempt, jobs_completed",
                     params![
                         run.id.0,
@@ -653,7 +658,8 @@ impl dyn Db + '_ {
                     ],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )?;
-                if stored != Some((Some(run.run_attempt), true)) {
+                // No row back: the stored run is newer than this listing.
+                if stored.is_some_and(|s| s != (Some(run.run_attempt), true)) {
                     need_jobs.push(run.id);
                 }
             }
@@ -662,7 +668,9 @@ impl dyn Db + '_ {
     }
 
     /// Stores every job of every attempt of a run up to `run_attempt`, in one transaction, and
-    /// marks the run's jobs as fetched for that attempt (final when `completed`).
+    /// marks the run's jobs as fetched for that attempt (final when `completed`). What another
+    /// writer stored meanwhile is never moved back: the mark of a later attempt's jobs is kept,
+    /// and jobs fetched while an attempt ran never replace those fetched once it completed.
     pub fn store_jobs(
         &mut self,
         run: RunId,
@@ -670,7 +678,16 @@ impl dyn Db + '_ {
         completed: bool,
         jobs: &[Job],
     ) -> Result<(), StoreError> {
-        self.transaction(Tx::Write, |db| {
+        // Read, then written from what was read: one writer at a time.
+        self.transaction(Tx::Serial, |db| {
+            let stored: Option<(Option<u32>, bool)> = db.query_row(
+                "SELECT jobs_attempt, jobs_completed FROM runs WHERE id = ?1",
+                params![run.0],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if stored == Some((Some(run_attempt), true)) && !completed {
+                return Ok(());
+            }
             for job in jobs {
                 db.execute(
                     "INSERT INTO jobs (id, run_id, run_attempt, failed, json)
@@ -688,7 +705,8 @@ impl dyn Db + '_ {
                 )?;
             }
             db.execute(
-                "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2 WHERE id = ?3",
+                "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2
+                 WHERE id = ?3 AND (jobs_attempt IS NULL OR jobs_attempt <= ?1)",
                 params![run_attempt, completed, run.0],
             )?;
             Ok(())

@@ -156,6 +156,49 @@ fn runs_need_jobs_until_a_completed_attempt_is_stored() {
     }
 }
 
+/// A writer whose listing or download is older than what another writer stored meanwhile never
+/// moves the store back: not a run's attempt or completion, not its jobs, not a stored log.
+#[test]
+fn an_older_writer_never_moves_a_run_its_jobs_or_a_stored_log_back() {
+    for (engine, _dir, mut store) in engines() {
+        let r = repo();
+        let newer = run(1, "2026-06-15T10:00:00Z", 2, "completed");
+        assert_eq!(store.store_runs(&r, &[newer]).unwrap(), vec![RunId(1)]);
+        store
+            .store_jobs(RunId(1), 2, true, &[job(20, 1, 2, "failure")])
+            .unwrap();
+        store
+            .store_log(JobId(20), &LogEntry::Stored(compress_log(b"log\n")), None)
+            .unwrap();
+        // Another writer listed the run earlier: attempt 1, then attempt 2 still running.
+        for older in [
+            run(1, "2026-06-15T10:00:00Z", 1, "completed"),
+            run(1, "2026-06-15T10:00:00Z", 2, "in_progress"),
+        ] {
+            assert!(store.store_runs(&r, &[older]).unwrap().is_empty(), "{engine}");
+        }
+        store
+            .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
+            .unwrap();
+        store
+            .store_jobs(RunId(1), 2, false, &[job(20, 1, 2, "in_progress")])
+            .unwrap();
+        store.store_log(JobId(20), &LogEntry::Expired, None).unwrap();
+        assert_eq!(store.run_attempt(RunId(1)).unwrap(), Some(2), "{engine}");
+        let stored = &store.load_runs(&r).unwrap()[&RunId(1)];
+        assert_eq!(stored.status.as_str(), "completed", "{engine}");
+        // The earlier attempt's jobs are added; the completed attempt's are kept as they were.
+        let jobs = store.load_run_jobs(RunId(1)).unwrap();
+        let jobs: Vec<(u64, bool)> = jobs.iter().map(|j| (j.id.0, j.is_failed())).collect();
+        assert_eq!(jobs, [(10, true), (20, true)], "{engine}");
+        assert!(
+            store.store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 2, "completed")]).unwrap().is_empty(),
+            "{engine}: its jobs are still the completed attempt's"
+        );
+        assert_eq!(store.load_log(JobId(20)).unwrap().unwrap(), b"log\n", "{engine}");
+    }
+}
+
 #[test]
 fn logs_round_trip_and_leave_the_pending_list() {
     for (engine, _dir, mut store) in engines() {
