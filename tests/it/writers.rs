@@ -4,13 +4,19 @@
 //! they leave reports (markdown and JSON) byte for byte what a single survey's store reports,
 //! with the same rows. No lock is held for a survey: each write is a short transaction.
 //!
+//! And the long-running writer: `flakestat serve` ingests the story's webhooks while a survey of
+//! the same window writes the same store; the survey does not stop with exit 8, serve's queue
+//! drains with no failure, and the store reports what a survey alone's does.
+//!
 //! PostgreSQL comes from `FLAKESTAT_TEST_POSTGRES` (`.ci/postgres.sh start` sets it); without it
 //! that test says it skipped.
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use crate::common::{STORY_WINDOW, flakestat, signatures, story_dir};
+use crate::serve::Serve;
 use flakestat::store::postgres::fresh_schema_url;
 
 /// Where a store is, as the flags that name it.
@@ -173,4 +179,97 @@ fn two_surveys_at_once_into_one_postgres_store_report_as_one_survey() {
     let single = At::Postgres(fresh_schema_url(&base).unwrap());
     let shared = At::Postgres(fresh_schema_url(&base).unwrap());
     two_surveys_report_as_one(&single, &shared);
+}
+
+/// `serve` (the long-running writer, which once took the store's lock for each run) ingests
+/// every webhook of the story's last twelve days while a survey of the same days writes the
+/// same SQLite store. Neither stops: the survey exits 0 (before, exit 8 whenever serve held the
+/// lock), the queue drains with no failed delivery, and afterwards the store reports (markdown
+/// and JSON) byte for byte what a survey alone's store does.
+#[test]
+fn serve_ingests_while_a_survey_writes_the_same_store() {
+    const SINCE: &str = "2026-07-20";
+    const UNTIL: &str = "2026-08-01T06:30:00Z";
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, alone) = (dir.path().join("shared"), dir.path().join("alone"));
+    let (story, sigs) = (story_dir(), signatures());
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--replay",
+            story.to_str().unwrap(),
+            "--cache-dir",
+            shared.to_str().unwrap(),
+            "--signatures",
+            sigs.to_str().unwrap(),
+            "--resync",
+            "0",
+        ],
+    );
+    let survey = |cache: &Path| {
+        flakestat()
+            .args(["-q", "survey", "--replay"])
+            .arg(&story)
+            .args(["--since", SINCE, "--format", "json", "--cache-dir"])
+            .arg(cache)
+            .arg("--signatures")
+            .arg(&sigs)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs")
+    };
+    let beside = survey(&shared);
+    let beside = std::thread::spawn(move || beside.wait_with_output().unwrap());
+    let sent = flakestat()
+        .args(["-q", "replay", "deliver", "--replay"])
+        .arg(&story)
+        .args(["--since", SINCE, "--to"])
+        .arg(format!("http://{}/webhook", serve.addr))
+        .arg("--webhook-secret-file")
+        .arg(dir.path().join("secret"))
+        .output()
+        .unwrap();
+    ok("replay deliver", sent);
+    ok("a survey beside serve", beside.join().unwrap());
+    eprintln!(
+        "when the survey ended, serve had ingested {} run attempts and had {} queued",
+        serve.metric("flakestat_ingests_total{outcome=\"done\"}"),
+        serve.metric("flakestat_queue_depth")
+    );
+    // A long guard: some 130 run attempts are ingested, on a machine that may be busy.
+    serve.wait_up_to(Duration::from_secs(600), "the queue drained", |s| {
+        s.metric("flakestat_queue_depth") == 0
+    });
+    assert_eq!(serve.metric("flakestat_queue_failed"), 0);
+    assert!(serve.metric("flakestat_ingests_total{outcome=\"done\"}") > 0);
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+
+    ok("a survey alone", survey(&alone).wait_with_output().unwrap());
+    let report = |cache: &Path, format: &str| {
+        let out = flakestat()
+            .args(["report", "--repo", "NVIDIA/cuda-python", "--since", SINCE])
+            .args(["--until", UNTIL, "--format", format, "--cache-dir"])
+            .arg(cache)
+            .arg("--signatures")
+            .arg(&sigs)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        ok(&format!("report --format {format}"), out)
+    };
+    for format in ["markdown", "json"] {
+        let (expected, shared) = (report(&alone, format), report(&shared, format));
+        assert!(
+            String::from_utf8_lossy(&expected).contains("wait-until-timeout"),
+            "the window's report names the story's flake"
+        );
+        assert!(
+            shared == expected,
+            "report --format {format} differs:\n--- serve and a survey\n{}\n--- a survey alone\n{}",
+            String::from_utf8_lossy(&shared),
+            String::from_utf8_lossy(&expected)
+        );
+    }
 }

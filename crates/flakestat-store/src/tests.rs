@@ -175,7 +175,10 @@ fn an_older_writer_never_moves_a_run_its_jobs_or_a_stored_log_back() {
             run(1, "2026-06-15T10:00:00Z", 1, "completed"),
             run(1, "2026-06-15T10:00:00Z", 2, "in_progress"),
         ] {
-            assert!(store.store_runs(&r, &[older]).unwrap().is_empty(), "{engine}");
+            assert!(
+                store.store_runs(&r, &[older]).unwrap().is_empty(),
+                "{engine}"
+            );
         }
         store
             .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
@@ -183,7 +186,9 @@ fn an_older_writer_never_moves_a_run_its_jobs_or_a_stored_log_back() {
         store
             .store_jobs(RunId(1), 2, false, &[job(20, 1, 2, "in_progress")])
             .unwrap();
-        store.store_log(JobId(20), &LogEntry::Expired, None).unwrap();
+        store
+            .store_log(JobId(20), &LogEntry::Expired, None)
+            .unwrap();
         assert_eq!(store.run_attempt(RunId(1)).unwrap(), Some(2), "{engine}");
         let stored = &store.load_runs(&r).unwrap()[&RunId(1)];
         assert_eq!(stored.status.as_str(), "completed", "{engine}");
@@ -192,10 +197,17 @@ fn an_older_writer_never_moves_a_run_its_jobs_or_a_stored_log_back() {
         let jobs: Vec<(u64, bool)> = jobs.iter().map(|j| (j.id.0, j.is_failed())).collect();
         assert_eq!(jobs, [(10, true), (20, true)], "{engine}");
         assert!(
-            store.store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 2, "completed")]).unwrap().is_empty(),
+            store
+                .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 2, "completed")])
+                .unwrap()
+                .is_empty(),
             "{engine}: its jobs are still the completed attempt's"
         );
-        assert_eq!(store.load_log(JobId(20)).unwrap().unwrap(), b"log\n", "{engine}");
+        assert_eq!(
+            store.load_log(JobId(20)).unwrap().unwrap(),
+            b"log\n",
+            "{engine}"
+        );
     }
 }
 
