@@ -1,5 +1,5 @@
 //! `flakestat nightly`: what changed in CI since yesterday, for cron and for a GitHub issue.
-//! Takes the store's lock, surveys the baseline and the period incrementally (the whole range is
+//! Opens the store (no lock: other runs may write it meanwhile), surveys the baseline and the period incrementally (the whole range is
 //! re-listed with ETags, so runs that completed or were re-run since the last night are seen),
 //! compares the period with the baseline (`analysis::nightly`), writes the report, keeps one
 //! comment up to date (`fetch::comments`), and exits `ALERT` when `--fail-on` says so. The steps

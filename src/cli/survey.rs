@@ -1,5 +1,5 @@
-//! `flakestat survey`: resolve the settings once, take the store's lock, run the fetch session
-//! (or stay offline), then analyze the store's snapshot and write the report. The steps are the
+//! `flakestat survey`: resolve the settings once, open the store (no lock: other runs may write
+//! it meanwhile), run the fetch session (or stay offline), then analyze the store's snapshot and write the report. The steps are the
 //! shared pipeline's; this file only orders them and says what happened.
 
 use std::sync::Arc;
