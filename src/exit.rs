@@ -17,7 +17,9 @@ pub const GITHUB_NOT_FOUND: u8 = 5;
 pub const RATE_LIMITED: u8 = 6;
 /// The API host did not answer (DNS, connection, timeouts after retries).
 pub const NETWORK: u8 = 7;
-/// The cache directory or store cannot be opened, written or locked.
+/// The cache directory or store cannot be opened or written, or the store is busy: a write
+/// waited more than 30 s for other writers' transactions (several runs may share a store; no
+/// lock is held for a whole run).
 pub const STORE: u8 = 8;
 /// `report`, `nightly`: the report was written, but the store does not hold the whole window
 /// yet (a survey stopped early or is still running); its figures leave the rest out. Run the

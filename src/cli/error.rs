@@ -1,11 +1,11 @@
 //! The errors a user sees, each knowing its exit code (the idea of nextest's `ExpectedError`).
 //!
-//! Every layer keeps its own error type (`FetchError`, `StoreError`, `LockError`,
-//! `CommentError`, `SignatureError`, `ConfigError`, `WhenError`) up to here: [`CliError`] wraps
-//! it unchanged, so the source chain stays whole, and adds only what the command line knows and
-//! the layer below must not: which flag or variable to change (`--api-url`, `--wait`,
-//! `--cache-dir`, `--post-comment`, `--allow-insecure-http`, `--signatures`). [`ExitCode`] gives
-//! each type its code from `crate::exit`; `cli::main` asks once, at the end.
+//! Every layer keeps its own error type (`FetchError`, `StoreError`, `CommentError`,
+//! `SignatureError`, `ConfigError`, `WhenError`) up to here: [`CliError`] wraps it unchanged,
+//! so the source chain stays whole, and adds only what the command line knows and the layer
+//! below must not: which flag or variable to change (`--api-url`, `--cache-dir`,
+//! `--post-comment`, `--allow-insecure-http`, `--signatures`). [`ExitCode`] gives each type its
+//! code from `crate::exit`; `cli::main` asks once, at the end.
 
 use std::io;
 
@@ -14,7 +14,6 @@ use crate::fetch::FetchError;
 use crate::fetch::comments::CommentError;
 use crate::signatures::SignatureError;
 use crate::store::StoreError;
-use crate::store::lock::LockError;
 
 use super::config::ConfigError;
 use super::when::WhenError;
@@ -50,12 +49,6 @@ pub enum CliError {
     Store {
         #[from]
         source: StoreError,
-    },
-    /// The store's lock cannot be had.
-    #[error("{source}{}", lock_hint(.source))]
-    Lock {
-        #[from]
-        source: LockError,
     },
     /// No cache folder could be chosen (no home folder, no temporary folder).
     #[error("{0}")]
@@ -135,18 +128,6 @@ fn store_hint(err: &StoreError) -> &'static str {
     }
 }
 
-fn lock_hint(err: &LockError) -> &'static str {
-    match err {
-        // Only `survey` and `nightly` wait for the lock (and have `--wait`); `report`,
-        // `suggest` and `signatures audit` go on without it.
-        LockError::Busy { .. } | LockError::PostgresBusy { .. } => {
-            ", or pass --wait to wait longer"
-        }
-        LockError::Postgres(e) | LockError::Nested(e) => store_hint(e),
-        LockError::Io { .. } => "; pass a writable --cache-dir or set FLAKESTAT_CACHE_DIR",
-    }
-}
-
 fn fetch_hint(err: &FetchError) -> &'static str {
     match err {
         FetchError::ApiRoot(_) | FetchError::Network(_) | FetchError::TooLarge { .. } => {
@@ -179,7 +160,6 @@ impl ExitCode for CliError {
             CliError::Config(e) => e.exit_code(),
             CliError::Signatures { source, .. } => source.exit_code(),
             CliError::Store { source } => source.exit_code(),
-            CliError::Lock { source } => source.exit_code(),
             CliError::CacheDir(_) => exit::STORE,
             CliError::Fetch { source } => source.exit_code(),
             CliError::Comment { source } => source.exit_code(),
@@ -235,12 +215,6 @@ impl ExitCode for StoreError {
             StoreError::PostgresUrl { .. } => exit::INVALID_INPUT,
             _ => exit::STORE,
         }
-    }
-}
-
-impl ExitCode for LockError {
-    fn exit_code(&self) -> u8 {
-        exit::STORE
     }
 }
 

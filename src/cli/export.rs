@@ -83,7 +83,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
 /// Reads the store's window, renders every file and writes them all into `--output`.
 #[cfg(feature = "parquet")]
 fn export_to(global: &GlobalArgs, args: &ExportArgs, existed: bool) -> Result<u8, CliError> {
-    let loaded = load_from_store(&args.window, None, "flakestat export")?;
+    let loaded = load_from_store(&args.window, None)?;
     let (infos, snapshot, config, classified) = (
         &loaded.signatures.infos,
         &loaded.snapshot,

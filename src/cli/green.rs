@@ -87,7 +87,7 @@ pub(super) fn sample_green(
     let stopped = if args.offline {
         None
     } else {
-        download_sample(global, args, replay, location, &store, &repo, &sample)?
+        download_sample(global, args, replay, &store, &repo, &sample)?
     };
 
     let set = SignatureSet::compile(specs.to_vec())
@@ -138,23 +138,16 @@ pub(super) fn sample_green(
     Ok(GreenOutcome { shares, summary })
 }
 
-/// Under the store's lock (not waited for), downloads what the store lacks of the sample and
-/// says how it went; why it stopped early, if it did.
+/// Downloads what the store lacks of the sample (beside any survey writing the store) and says
+/// how it went; why it stopped early, if it did.
 fn download_sample(
     global: &GlobalArgs,
     args: &GreenArgs,
     replay: Option<&Path>,
-    location: &StoreLocation,
     store: &SharedStore,
     repo: &Repo,
     sample: &[JobId],
 ) -> Result<Option<String>, CliError> {
-    let _lock = pipeline::lock_store(
-        location,
-        repo,
-        std::time::Duration::ZERO,
-        "flakestat signatures audit",
-    )?;
     let (fetched, stats, failure) = download(global, args, replay, store, repo, sample)?;
     let mut stopped = None;
     if let Some(e) = failure {

@@ -1,13 +1,11 @@
 //! `flakestat nightly`: what changed in CI since yesterday, for cron and for a GitHub issue.
-//! Takes the store's lock, surveys the baseline and the period incrementally (the whole range is
+//! Opens the store (no lock: other runs may write it meanwhile), surveys the baseline and the period incrementally (the whole range is
 //! re-listed with ETags, so runs that completed or were re-run since the last night are seen),
 //! compares the period with the baseline (`analysis::nightly`), writes the report, keeps one
 //! comment up to date (`fetch::comments`), and exits `ALERT` when `--fail-on` says so. The steps
 //! are the shared pipeline's; this file orders them. Over several repositories (`--org`,
 //! `--repo` repeated) each is surveyed and compared with its own baseline, and one report (and
 //! one comment) holds them all.
-
-use std::time::Duration;
 
 use clap::{ArgGroup, Args};
 
@@ -94,8 +92,9 @@ pub struct NightlyArgs {
     /// the period and not in the baseline).
     #[arg(long, value_enum, value_name = "KIND")]
     pub fail_on: Option<FailOnArg>,
-    /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
-    #[arg(long, value_name = "DURATION", default_value = "0s")]
+    /// Ignored, kept for old scripts: the store has no lock to wait for (several runs may write
+    /// it at once).
+    #[arg(long, value_name = "DURATION", default_value = "0s", hide = true)]
     pub wait: String,
     /// Post and exit as usual even when the store does not hold the whole range yet (otherwise
     /// the report is written, nothing is posted, and the exit code is 9).
@@ -135,7 +134,6 @@ struct Settings<R = Repo> {
     repo: R,
     period_since: Timestamp,
     baseline_since: Timestamp,
-    wait: Duration,
     target: Option<CommentTarget>,
     signatures: Signatures,
     config: AnalysisConfig,
@@ -155,7 +153,7 @@ impl Settings<Target> {
             None => Target::One(settings::resolve_repo(None, replay.as_ref())?),
         };
         let (baseline_since, period_since) = resolve_period(args, now)?;
-        let wait = settings::parse_wait(&args.wait)?;
+        settings::parse_wait(&args.wait)?;
         let target = args.post_comment.as_deref().map(parse_target).transpose()?;
         let signatures = Signatures::load(args.source.signatures.as_deref())?;
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
@@ -167,7 +165,6 @@ impl Settings<Target> {
             repo,
             period_since,
             baseline_since,
-            wait,
             target,
             signatures,
             config,
@@ -185,7 +182,6 @@ impl<T> Settings<T> {
             repo,
             period_since: self.period_since,
             baseline_since: self.baseline_since,
-            wait: self.wait,
             target: self.target,
             signatures: self.signatures,
             config: self.config,
@@ -308,13 +304,11 @@ fn survey_and_compare_many(
         interruptible: true,
     };
     let survey = ManySurvey {
-        holder: "flakestat nightly",
         many: &settings.repo,
         since: settings.baseline_since,
         until: settings.now,
         signatures: &settings.signatures,
         config: &settings.config,
-        wait: settings.wait,
         plan: &plan,
         then: &forks,
     };
@@ -413,8 +407,8 @@ fn post_and_exit(
     Ok(alert_exit(global, args.fail_on, alerts))
 }
 
-/// Under the store's lock: the survey of the whole range (or, offline, a re-classification),
-/// then the period compared with its baseline. The lock is released before anything is posted.
+/// The survey of the whole range (or, offline, a re-classification), then the period compared
+/// with its baseline. The store is closed before anything is posted.
 fn survey_and_compare(
     global: &GlobalArgs,
     args: &NightlyArgs,
@@ -423,10 +417,6 @@ fn survey_and_compare(
 ) -> Result<NightlyData, CliError> {
     let resolved = args.source.store_location()?;
     let location = &resolved.location;
-    let lock = pipeline::lock_store(location, &settings.repo, settings.wait, "flakestat nightly")?;
-    if global.verbose > 0 {
-        eprintln!("flakestat: holding {}", lock.describe());
-    }
     let store = pipeline::open_store(location)?;
     if args.source.offline {
         pipeline::reclassify(&store, &settings.repo, &settings.signatures)?;
@@ -441,7 +431,6 @@ fn survey_and_compare(
         &settings.signatures,
     )?;
     drop(store);
-    drop(lock);
     let mut data = nightly(
         &snapshot,
         &settings.signatures.infos,

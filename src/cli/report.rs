@@ -121,12 +121,7 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
         // --replay alone: its repository.
         None => None,
     };
-    let loaded = load_repo_from_store(
-        repo.as_ref(),
-        &args.stored,
-        args.signature.as_deref(),
-        "flakestat report",
-    )?;
+    let loaded = load_repo_from_store(repo.as_ref(), &args.stored, args.signature.as_deref())?;
     if loaded.classified > 0 && global.verbose > 0 {
         eprintln!(
             "flakestat: classified {} stored logs with the current signatures",
@@ -176,12 +171,7 @@ fn run_many(
     many: &Many,
     output: &ReportOutput,
 ) -> Result<u8, CliError> {
-    let org = pipeline::many::report(
-        many,
-        &args.stored,
-        args.signature.as_deref(),
-        "flakestat report",
-    )?;
+    let org = pipeline::many::report(many, &args.stored, args.signature.as_deref())?;
     output.write(|out, format, options| report::render_org(&org, format, options, out))?;
     Ok(pipeline::incomplete_exit(
         global,

@@ -1,9 +1,9 @@
 //! `flakestat serve`: resolve the settings once (listen address, secret, repositories, store,
 //! signatures), then run the webhook receiver of `flakestat-serve` with an [`IngestRun`] over
 //! the survey's own path: a completed run attempt is surveyed as a one-second window around its
-//! `created_at` (every run created in that second, its jobs and failed-job logs, classified),
-//! under the store's writer lock taken for that run only, so a survey or nightly can write the
-//! same store between two runs. The resync is the survey of the recent window and its ancestry.
+//! `created_at` (every run created in that second, its jobs and failed-job logs, classified).
+//! No lock is taken: a survey or nightly writes the same store meanwhile, each write a short
+//! transaction of its own. The resync is the survey of the recent window and its ancestry.
 //!
 //! The seam is the trait: when the `ingest` API of flakestat-github (one run attempt in, all
 //! stored) lands, `SurveyIngest::ingest` calls it instead of a one-second survey.
@@ -12,7 +12,6 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
 use clap::{ArgGroup, Args};
@@ -79,8 +78,9 @@ pub struct ServeArgs {
     /// refused with 413. GitHub's deliveries are at most 25 MB.
     #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_BODY, value_parser = parse_size)]
     pub max_body: u64,
-    /// How long an ingest waits for the store's lock while a survey or nightly holds it.
-    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    /// Ignored, kept for old scripts: the store has no lock to wait for (serve writes it beside
+    /// surveys and nightlies).
+    #[arg(long, value_name = "DURATION", default_value = "5m", hide = true)]
     pub wait: String,
     /// Where the store lives. Default: FLAKESTAT_CACHE_DIR, else the platform cache folder
     /// (with --replay: the replay's own store in it).
@@ -128,7 +128,6 @@ struct Settings {
     signatures: Signatures,
     analysis: AnalysisConfig,
     resync_window: TimeDelta,
-    wait: Duration,
     /// With `--replay`, the recording's end: the resync's "now" (replays are reproducible
     /// whatever the clock says); else the clock.
     now: Option<Timestamp>,
@@ -153,6 +152,8 @@ impl Settings {
         let now = replay.as_ref().map(Replay::now);
         let resync = settings::parse_duration("--resync", &args.resync)?;
         let resync_window = settings::parse_duration("--resync-window", &args.resync_window)?;
+        // Validated as before, then ignored (old scripts keep working).
+        settings::parse_duration("--wait", &args.wait)?;
         let location = settings::resolve_store_or_replay(
             args.store.as_deref(),
             args.cache_dir.as_deref(),
@@ -173,7 +174,6 @@ impl Settings {
             signatures: Signatures::load(args.signatures.as_deref())?,
             analysis: settings::analysis_config(args.config.as_deref(), None)?,
             resync_window: TimeDelta::from_std(resync_window).unwrap_or(TimeDelta::MAX),
-            wait: settings::parse_duration("--wait", &args.wait)?,
             now,
         })
     }
@@ -207,12 +207,10 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     let ingest = Arc::new(SurveyIngest {
         session,
         store: store.clone(),
-        location: settings.location.clone(),
         repos: settings.config.repos.clone(),
         signatures: settings.signatures,
         analysis: settings.analysis,
         resync_window: settings.resync_window,
-        wait: settings.wait,
         now: settings.now,
     });
     let bound = |addr: SocketAddr| {
@@ -295,29 +293,21 @@ impl Say for Stderr {
 struct SurveyIngest {
     session: Session,
     store: SharedStore,
-    location: StoreLocation,
     repos: Repos,
     signatures: Signatures,
     analysis: AnalysisConfig,
     resync_window: TimeDelta,
-    wait: Duration,
     now: Option<Timestamp>,
 }
 
 impl SurveyIngest {
-    /// The survey of `[since, until)` for `repo` under the store's writer lock, then what the
-    /// bisection needs after it.
+    /// The survey of `[since, until)` for `repo`, then what the bisection needs after it.
     fn survey(
         &self,
         repo: &Repo,
         since: Timestamp,
         until: Timestamp,
     ) -> Result<Ingested, IngestFailure> {
-        let _lock = pipeline::lock_store(&self.location, repo, self.wait, "flakestat serve")
-            .map_err(|e| IngestFailure {
-                message: e.to_string(),
-                retry: true,
-            })?;
         let before = self.session.stats();
         let plan = SurveyPlan {
             repo: repo.clone(),
@@ -359,15 +349,10 @@ impl SurveyIngest {
 }
 
 impl IngestRun for SurveyIngest {
-    /// The run through the survey's own per-run path (`Session::ingest_one`, `Ingest`), under
-    /// the repository's writer lock for that run only. No window is recorded as listed: the
-    /// run counts as outside what a listing covered until a resync lists its window.
+    /// The run through the survey's own per-run path (`Session::ingest_one`, `Ingest`), beside
+    /// any survey or nightly writing the store. No window is recorded as listed: the run
+    /// counts as outside what a listing covered until a resync lists its window.
     fn ingest(&self, run: &QueuedRun) -> Result<Ingested, IngestFailure> {
-        let _lock = pipeline::lock_store(&self.location, &run.repo, self.wait, "flakestat serve")
-            .map_err(|e| IngestFailure {
-            message: e.to_string(),
-            retry: true,
-        })?;
         let before = self.session.stats();
         self.session
             .ingest_one(

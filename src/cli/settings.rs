@@ -309,7 +309,8 @@ pub fn resolve_webhook_secret(
     Ok(bytes)
 }
 
-/// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`.
+/// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`. The flag is kept for old scripts and its
+/// value checked as before, but nothing waits for it: several runs share a store, no lock.
 pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
     wait_duration(text).ok_or_else(|| {
         CliError::Invalid(format!(

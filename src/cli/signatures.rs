@@ -186,7 +186,7 @@ fn run_check(
 
 fn run_audit(global: &GlobalArgs, args: AuditArgs) -> Result<u8, CliError> {
     use crate::analysis::audit::{AuditConfig, audit};
-    let loaded = load_from_store(&args.window, None, "flakestat signatures audit")?;
+    let loaded = load_from_store(&args.window, None)?;
     let config = AuditConfig {
         stale_days: args.stale_days,
         ..AuditConfig::default()

@@ -44,7 +44,7 @@ pub struct SuggestArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: SuggestArgs) -> Result<u8, CliError> {
-    let loaded = load_from_store(&args.window, None, "flakestat suggest")?;
+    let loaded = load_from_store(&args.window, None)?;
     let data = loaded.analyze();
     let claimed = claimed_lines(&loaded.snapshot);
     let (drafts, skipped) = suggest(&data.unclassified, &claimed, args.min_jobs);

@@ -1,9 +1,8 @@
-//! `flakestat survey`: resolve the settings once, take the store's lock, run the fetch session
-//! (or stay offline), then analyze the store's snapshot and write the report. The steps are the
+//! `flakestat survey`: resolve the settings once, open the store (no lock: other runs may write
+//! it meanwhile), run the fetch session (or stay offline), then analyze the store's snapshot and write the report. The steps are the
 //! shared pipeline's; this file only orders them and says what happened.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::{ArgGroup, Args};
 
@@ -78,8 +77,9 @@ pub struct SurveyArgs {
     /// Only runs triggered by this event (push, pull_request, schedule, …).
     #[arg(long, value_name = "EVENT")]
     pub event: Option<String>,
-    /// How long to wait for the store's lock when another run holds it (30s, 5m, 0).
-    #[arg(long, value_name = "DURATION", default_value = "0s")]
+    /// Ignored, kept for old scripts: the store has no lock to wait for (several runs may write
+    /// it at once).
+    #[arg(long, value_name = "DURATION", default_value = "0s", hide = true)]
     pub wait: String,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -94,7 +94,6 @@ struct Settings<R = Repo> {
     until: Timestamp,
     signatures: Signatures,
     config: AnalysisConfig,
-    wait: Duration,
     output: ReportOutput,
 }
 
@@ -118,7 +117,7 @@ impl Settings<Target> {
         }
         let signatures = Signatures::load(args.source.signatures.as_deref())?;
         let config = settings::analysis_config(args.source.config.as_deref(), None)?;
-        let wait = settings::parse_wait(&args.wait)?;
+        settings::parse_wait(&args.wait)?;
         let output =
             ReportOutput::resolve(args.source.format, args.source.output.clone(), global.color)?;
         Ok(Settings {
@@ -128,7 +127,6 @@ impl Settings<Target> {
             until,
             signatures,
             config,
-            wait,
             output,
         })
     }
@@ -153,7 +151,6 @@ impl<T> Settings<T> {
             until: self.until,
             signatures: self.signatures,
             config: self.config,
-            wait: self.wait,
             output: self.output,
         }
     }
@@ -197,13 +194,11 @@ fn run_many(
         interruptible: true,
     };
     let survey = ManySurvey {
-        holder: "flakestat survey",
         many: &settings.repo,
         since: settings.since,
         until: settings.until,
         signatures: &settings.signatures,
         config: &settings.config,
-        wait: settings.wait,
         plan: &plan,
         then: &ancestry,
     };
@@ -225,8 +220,6 @@ fn run_many(
 fn run_one(global: &GlobalArgs, args: &SurveyArgs, mut settings: Settings) -> Result<u8, CliError> {
     let resolved = args.source.store_location()?;
     let location = &resolved.location;
-    // One writer per store: a nightly or another survey on it makes this one stop, clearly.
-    let _lock = pipeline::lock_store(location, &settings.repo, settings.wait, "flakestat survey")?;
     let store = pipeline::open_store(location)?;
 
     let bars = Bars::for_command(global);

@@ -62,3 +62,4 @@ mod trust_incomplete;
 mod trust_input;
 mod trust_mentions;
 mod trust_store;
+mod writers;

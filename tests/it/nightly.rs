@@ -1,18 +1,16 @@
 //! `flakestat nightly` as cron runs it: the real binary against the fake GitHub on 127.0.0.1
 //! serving the bundled cuda-python scenario (`--api-url`, or `--replay`). Two nights in a row
 //! (the second fetches only what changed and edits the one comment), a new and a rising
-//! signature, `--fail-on`, the store's lock, refusals of the comment (locked issue, no
+//! signature, `--fail-on`, two nightlies at once on one store (no lock), refusals of the comment (locked issue, no
 //! permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
 
 use crate::common;
 use flakestat::fake::scenario::cuda_python::a_day_later;
 use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
 use flakestat::report::nightly::wire::Nightly;
-use flakestat::store::lock::StoreLock;
 
 const TOKEN: &str = "nightly-token";
 const REPO: &str = "NVIDIA/cuda-python";
@@ -338,58 +336,41 @@ fn a_rising_signature_says_its_counts_and_chance() {
     );
 }
 
+/// Two nightly jobs of one repository at once, one an old cron line with `--wait 1s`: the store
+/// has no lock, so neither waits for the other nor stops with exit 8 (before, the second was
+/// refused once its second passed), and both report what a nightly alone reports.
 #[test]
-fn a_second_process_is_refused_while_the_first_holds_the_store() {
-    let cache = tempfile::tempdir().unwrap();
-    let held = StoreLock::acquire(cache.path(), Duration::ZERO, "the test's first run").unwrap();
-    let lock_path = held.path().display().to_string();
-    let cache_dir = cache.path().to_str().unwrap();
-
-    for args in [
-        vec![
-            "nightly",
-            "--repo",
-            REPO,
-            "--offline",
-            "--cache-dir",
-            cache_dir,
-            "--wait",
-            "1s",
-        ],
-        vec![
-            "survey",
-            "--repo",
-            REPO,
-            "--since",
-            "7d",
-            "--offline",
-            "--cache-dir",
-            cache_dir,
-        ],
-    ] {
-        let out = run(&mut flakestat(&args));
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(8), "{args:?}: {err}");
-        assert!(err.contains(&lock_path), "{err}");
-        assert!(err.contains("the test's first run"), "{err}");
-        assert!(err.contains("--wait"), "{err}");
+fn two_nightlies_at_once_share_the_store_and_an_old_wait_is_accepted() {
+    let ds = scenario();
+    let now = rfc3339(ds.now);
+    let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
+    let (shared, alone) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let children: Vec<_> = [
+        &["--format", "json"][..],
+        &["--format", "json", "--wait", "1s"],
+    ]
+    .into_iter()
+    .map(|extra| {
+        let args = nightly_args(&gh, shared.path(), &now, extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let child = flakestat(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::spawn(move || child.wait_with_output().unwrap())
+    })
+    .collect();
+    let single = nightly(&gh, alone.path(), &now, &["--format", "json"]);
+    assert_eq!(single.status.code(), Some(0), "{}", stderr(&single));
+    for child in children {
+        let out = child.join().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            out.stdout == single.stdout,
+            "a nightly beside another reports what one alone does"
+        );
     }
-
-    drop(held);
-    let out = run(&mut flakestat(&[
-        "nightly",
-        "--repo",
-        REPO,
-        "--offline",
-        "--cache-dir",
-        cache_dir,
-        "--format",
-        "json",
-        "--now",
-        "2026-08-01T00:00:00Z",
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(nightly_json(&out).period.runs_total, 0);
 }
 
 /// Runs `nightly --post-comment target` against the scenario; returns the output and the fake.

@@ -40,7 +40,8 @@ fn expect(code: i32, args: &[&str]) -> String {
 }
 
 /// One store with the story surveyed, and the survey's transcript. Commands that read it take
-/// turns (they take the store's lock; two at once would see "in use").
+/// turns, so each finds the store as the one before left it (what a command re-classifies is
+/// then said by one command only, whatever order the tests run in).
 struct Story {
     store: tempfile::TempDir,
     survey: String,

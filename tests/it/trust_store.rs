@@ -1,7 +1,7 @@
 //! The store and the report file as a user meets them when something is off (issue #10, should
 //! fix): errors that say what happened and what to do ("not a flakestat store", "damaged store
-//! at", "made by a newer flakestat", "read-only store at", never SQL), the lock message naming a
-//! flag the command has (`survey --wait`), reports byte-identical run to run (`until` to the
+//! at", "made by a newer flakestat", "read-only store at", never SQL), an old script's `--wait`
+//! accepted and waiting for nothing (the store has no lock), reports byte-identical run to run (`until` to the
 //! second), and `--output` keeping an existing file's mode, creating new files 0600 and writing
 //! through a symlink. The real binary, over a store a replay through the fake GitHub filled.
 
@@ -299,15 +299,18 @@ fn report_makes_no_store_and_no_store_nests_in_another() {
     );
 }
 
+/// An old cron line's `--wait` is accepted and waits for nothing while another writer has the
+/// store open (the store has no lock; before, a held lock made this exit 8 naming `--wait`):
+/// the survey goes on to GitHub (here an address nothing answers, exit 7). The flag is no
+/// longer shown in `--help`.
 #[test]
-fn the_lock_message_names_a_flag_survey_has() {
+fn an_old_scripts_wait_is_accepted_hidden_and_waits_for_nothing() {
     let cache = tempfile::tempdir().unwrap();
-    let lock = flakestat::store::lock::StoreLock::acquire(
-        cache.path(),
-        std::time::Duration::ZERO,
-        "a test",
-    )
-    .unwrap();
+    let mut other = flakestat::store::Store::open(cache.path()).unwrap();
+    other
+        .store_repo(&flakestat::model::Repo::parse("octo/demo").unwrap(), "main")
+        .unwrap();
+    let started = std::time::Instant::now();
     let out = flakestat(&[
         "survey",
         "--repo",
@@ -316,20 +319,30 @@ fn the_lock_message_names_a_flag_survey_has() {
         "7d",
         "--api-url",
         "http://127.0.0.1:9",
+        "--max-retries",
+        "0",
         "--cache-dir",
         cache.path().to_str().unwrap(),
         "--wait",
-        "0",
+        "10m",
     ]);
-    drop(lock);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(8), "{err}");
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(!err.contains("in use") && !err.contains("busy"), "{err}");
     assert!(
-        err.contains("in use by another flakestat") && err.contains("--wait"),
-        "{err}"
+        started.elapsed() < std::time::Duration::from_secs(120),
+        "nothing waited"
     );
+    // The other writer writes on.
+    other
+        .store_repo(
+            &flakestat::model::Repo::parse("octo/demo").unwrap(),
+            "trunk",
+        )
+        .unwrap();
     let help = flakestat(&["survey", "--help"]);
-    assert!(String::from_utf8_lossy(&help.stdout).contains("--wait <DURATION>"));
+    assert!(help.status.success());
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("--wait"));
 }
 
 #[test]

@@ -31,11 +31,17 @@ pub enum Dialect {
     Postgres,
 }
 
-/// What a transaction is for: its `BEGIN`.
+/// What a transaction is for: its `BEGIN`. Several writers may share a store (a survey, a
+/// nightly, `serve`): nothing holds it longer than one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tx {
-    /// Writes that belong together.
+    /// Writes that belong together. SQLite takes its write lock at `BEGIN` (`IMMEDIATE`), so a
+    /// second writer waits its turn (up to [`crate::BUSY_TIMEOUT`]) instead of failing when
+    /// its reads turn into a write.
     Write,
+    /// A read-modify-write two writers must not interleave (a listed window merged with those
+    /// stored, the repository's identity): on PostgreSQL, one such transaction at a time.
+    Serial,
     /// Reads that must see one moment: a survey writing meanwhile never shows half.
     Read,
     /// A schema migration: one process at a time applies it.
@@ -45,10 +51,13 @@ pub enum Tx {
 impl Dialect {
     pub(crate) fn begin(self, tx: Tx) -> &'static str {
         match (self, tx) {
-            (_, Tx::Write) | (Dialect::Sqlite, Tx::Read) => "BEGIN",
-            (Dialect::Sqlite, Tx::Migrate) => "BEGIN IMMEDIATE",
+            (Dialect::Sqlite, Tx::Read) => "BEGIN",
+            (Dialect::Sqlite, _) => "BEGIN IMMEDIATE",
+            (Dialect::Postgres, Tx::Write) => "BEGIN",
             (Dialect::Postgres, Tx::Read) => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            // 1179405133 is "FLKM", the advisory-lock class under which migrations queue.
+            // Advisory-lock classes: 1179405143 is "FLKW" (serial writes), 1179405133 "FLKM"
+            // (migrations); both are released at the transaction's end.
+            (Dialect::Postgres, Tx::Serial) => "BEGIN; SELECT pg_advisory_xact_lock(1179405143, 0)",
             (Dialect::Postgres, Tx::Migrate) => {
                 "BEGIN; SELECT pg_advisory_xact_lock(1179405133, 0)"
             }
@@ -206,18 +215,28 @@ pub trait Db: Send {
 
 impl dyn Db + '_ {
     /// `f` in one transaction of kind `tx`: committed when it returns `Ok`, rolled back when
-    /// it fails.
+    /// it fails. Two writers whose transactions crossed (PostgreSQL chose this one to undo)
+    /// run it again, a few times.
     pub(crate) fn transaction<R>(
         &self,
         tx: Tx,
-        f: impl FnOnce(&dyn Db) -> Result<R, StoreError>,
+        mut f: impl FnMut(&dyn Db) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.batch(self.dialect().begin(tx))?;
-        let done = f(self).and_then(|value| self.batch("COMMIT").map(|()| value));
-        if done.is_err() {
-            let _ = self.batch("ROLLBACK");
+        let mut tries = 0;
+        loop {
+            self.batch(self.dialect().begin(tx))?;
+            let done = f(self).and_then(|value| self.batch("COMMIT").map(|()| value));
+            match done {
+                Ok(value) => return Ok(value),
+                Err(e) => {
+                    let _ = self.batch("ROLLBACK");
+                    tries += 1;
+                    if !matches!(e, StoreError::Crossed { .. }) || tries >= 5 {
+                        return Err(e);
+                    }
+                }
+            }
         }
-        done
     }
 
     /// The first row `sql` finds, decoded by `f`.
@@ -258,36 +277,60 @@ impl Db for Connection {
     }
 
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
-        Ok(self
-            .prepare_cached(sql)?
-            .execute(params_from_iter(params))? as u64)
+        let run = || {
+            Ok(self
+                .prepare_cached(sql)?
+                .execute(params_from_iter(params))? as u64)
+        };
+        run().map_err(|e| busy(self, e))
     }
 
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError> {
-        let mut stmt = self.prepare_cached(sql)?;
-        let columns = stmt.column_count();
-        let mut rows = stmt.query(params_from_iter(params))?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let mut values = Vec::with_capacity(columns);
-            for i in 0..columns {
-                values.push(match row.get_ref(i)? {
-                    ValueRef::Null => Value::Null,
-                    ValueRef::Integer(n) => Value::Int(n),
-                    ValueRef::Real(x) => Value::Int(x as i64),
-                    ValueRef::Text(t) => Value::Text(
-                        String::from_utf8(t.to_vec())
-                            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                    ),
-                    ValueRef::Blob(b) => Value::Blob(b.to_vec()),
-                });
-            }
-            out.push(Row(values));
-        }
-        Ok(out)
+        rows(self, sql, params).map_err(|e| busy(self, e))
     }
 
     fn batch(&self, sql: &str) -> Result<(), StoreError> {
-        Ok(self.execute_batch(sql)?)
+        self.execute_batch(sql).map_err(|e| busy(self, e.into()))
     }
+}
+
+/// A write that waited out the busy timeout for another writer's transaction: `Busy`.
+fn busy(conn: &Connection, err: StoreError) -> StoreError {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    match &err {
+        StoreError::Sql(e)
+            if matches!(e.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked)) =>
+        {
+            StoreError::Busy {
+                store: conn.path().unwrap_or_default().to_string(),
+                waited: crate::BUSY_TIMEOUT.as_secs(),
+            }
+        }
+        _ => err,
+    }
+}
+
+/// A query's rows as plain values.
+fn rows(conn: &Connection, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let columns = stmt.column_count();
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut values = Vec::with_capacity(columns);
+        for i in 0..columns {
+            values.push(match row.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(n) => Value::Int(n),
+                ValueRef::Real(x) => Value::Int(x as i64),
+                ValueRef::Text(t) => Value::Text(
+                    String::from_utf8(t.to_vec())
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                ),
+                ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+            });
+        }
+        out.push(Row(values));
+    }
+    Ok(out)
 }

@@ -7,11 +7,9 @@
 //! (where its doc lives), which both engines are. This file opens the engine and hands it over.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::db::Db;
-use super::lock::{LockError, StoreLock};
-use super::postgres::{PgLock, PgStore, PostgresUrl};
+use super::postgres::{PgStore, PostgresUrl};
 use super::{Access, SqliteStore, StoreError, store_file};
 use flakestat_core::model::{JobId, Repo, Snapshot, Timestamp};
 
@@ -166,41 +164,5 @@ impl Store {
             }
         }
         Ok(snapshot)
-    }
-}
-
-/// One writer at a time: the SQLite store's lock file (the whole store), or the PostgreSQL
-/// store's advisory lock of the repository. Dropping it releases the lock.
-#[derive(Debug)]
-pub enum StoreGuard {
-    File(StoreLock),
-    Postgres(PgLock),
-}
-
-impl StoreGuard {
-    /// Takes the lock for writing `repo` into the store at `location`, trying again until
-    /// `wait` has passed; `holder` names the taker in the next one's message.
-    pub fn acquire(
-        location: &StoreLocation,
-        repo: &Repo,
-        wait: Duration,
-        holder: &str,
-    ) -> Result<StoreGuard, LockError> {
-        match location {
-            StoreLocation::Sqlite { cache_dir } => {
-                StoreLock::acquire(cache_dir, wait, holder).map(StoreGuard::File)
-            }
-            StoreLocation::Postgres(url) => {
-                PgLock::acquire(url, repo, wait, holder).map(StoreGuard::Postgres)
-            }
-        }
-    }
-
-    /// What is held, for `-v`.
-    pub fn describe(&self) -> String {
-        match self {
-            StoreGuard::File(lock) => lock.path().display().to_string(),
-            StoreGuard::Postgres(lock) => lock.describe(),
-        }
     }
 }

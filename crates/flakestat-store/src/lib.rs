@@ -4,9 +4,13 @@
 //! One file, `<cache dir>/store-v1/flakestat.sqlite3` (the folder's version changes only if the
 //! layout ever changes incompatibly; compatible changes are migrations, see `schema`). The folder
 //! is created 0700 and the file 0600: it holds private repositories' logs. WAL mode, so a report
-//! can read while a survey writes, and every write that belongs together is one transaction: a
-//! run's jobs, a log with its classification. What is in the store is therefore always whole, and
-//! an interrupted survey resumes from it.
+//! can read while a survey writes, and every write that belongs together is one short
+//! transaction: a run's jobs, a log with its classification. What is in the store is therefore
+//! always whole, and an interrupted survey resumes from it. Several writers may share a store (a
+//! survey, a nightly, `serve`) with no lock held between transactions: each write transaction
+//! waits its turn (`BUSY_TIMEOUT`, then `StoreError::Busy`), every write is an upsert two writers
+//! may both make, and the few read-modify-writes (a listed window, the repository's identity)
+//! run one at a time (`Tx::Serial`).
 //!
 //! Raw logs are kept zstd-compressed, so a change of signatures re-classifies them without a
 //! download; classifications are keyed by the signature set's fingerprint.
@@ -22,7 +26,6 @@ mod artifacts;
 mod db;
 mod engine;
 mod green;
-pub mod lock;
 mod owners;
 mod plans;
 pub mod postgres;
@@ -47,7 +50,7 @@ use flakestat_core::model::{
 
 pub use ancestry::mainline_scope;
 pub use artifacts::{ArtifactRecord, ArtifactStatus};
-pub use engine::{Store, StoreGuard, StoreLocation};
+pub use engine::{Store, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
 pub use queue::{Delivery, QueueStats, QueuedRun};
@@ -61,6 +64,9 @@ pub const STORE_FILE: &str = "flakestat.sqlite3";
 /// How far before `since` `load_snapshot` reaches for earlier runs ("clean runs before" the
 /// first hit, bisection). Surveys fetch merged PRs over the same lookback.
 pub const HISTORY_DAYS: i64 = 14;
+/// How long a write waits for other writers' transactions before the store is `Busy`. Several
+/// writers may share a store; each holds it for one short transaction at a time.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// zstd level for logs: fast, and raw logs still shrink ~10×.
 const LOG_ZSTD_LEVEL: i32 = 3;
 
@@ -125,6 +131,15 @@ pub enum StoreError {
         found: u32,
         known: u32,
     },
+    /// Other writers' transactions kept a write waiting longer than `BUSY_TIMEOUT`.
+    #[error(
+        "the store {store} is busy: a write waited {waited}s for other flakestat runs' writes; run again when they are done"
+    )]
+    Busy { store: String, waited: u64 },
+    /// Two writers' PostgreSQL transactions crossed (a deadlock the server broke) more often
+    /// than a transaction is tried again.
+    #[error("PostgreSQL store {store}: {detail}; run again")]
+    Crossed { store: String, detail: String },
     /// A failure met on an open PostgreSQL store (the server's words, never the SQL).
     #[error("PostgreSQL store {store}: {detail}")]
     Postgres { store: String, detail: String },
@@ -411,8 +426,7 @@ impl SqliteStore {
                 known: SCHEMA_VERSION,
             });
         }
-        conn.busy_timeout(Duration::from_secs(30))
-            .map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
@@ -435,8 +449,7 @@ impl SqliteStore {
         })?;
         let open_err = |source| open_error(path, source);
         let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(Duration::from_secs(30))
-            .map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
         // Fails on a read-only file or folder, which is the moment to say so.
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(open_err)?;
@@ -537,7 +550,8 @@ impl dyn Db + '_ {
         default_branch: &str,
     ) -> Result<(), StoreError> {
         let (owner, name) = (&canonical.owner, &canonical.name);
-        self.transaction(Tx::Write, |db| {
+        // Read, then written from what was read: one writer at a time.
+        self.transaction(Tx::Serial, |db| {
             let by_id: Option<i64> = db.query_row(
                 "SELECT id FROM repos WHERE github_id = ?1",
                 params![github_id],
@@ -617,6 +631,8 @@ impl dyn Db + '_ {
     /// Inserts or updates runs as a listing shows them (at their latest attempt), in one
     /// transaction. Returns the ids of those whose jobs must be (re)fetched: new runs, runs with a
     /// new attempt, and runs whose stored attempt was not completed when its jobs were fetched.
+    /// A run is never moved back: another writer's newer attempt, or its completed state of the
+    /// same attempt, is kept over an older listing's (which then needs nothing).
     pub fn store_runs(&mut self, repo: &Repo, runs: &[Run]) -> Result<Vec<RunId>, StoreError> {
         self.transaction(Tx::Write, |db| {
             let repo_id = db.ensure_repo(repo)?;
@@ -628,6 +644,9 @@ impl dyn Db + '_ {
                      ON CONFLICT (id) DO UPDATE SET
                         created_at = excluded.created_at, run_attempt = excluded.run_attempt,
                         status = excluded.status, json = excluded.json
+                     WHERE excluded.run_attempt > runs.run_attempt
+                        OR (excluded.run_attempt = runs.run_attempt
+                            AND (runs.status <> 'completed' OR excluded.status = 'completed'))
                      RETURNING jobs_attempt, jobs_completed",
                     params![
                         run.id.0,
@@ -639,7 +658,8 @@ impl dyn Db + '_ {
                     ],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )?;
-                if stored != Some((Some(run.run_attempt), true)) {
+                // No row back: the stored run is newer than this listing.
+                if stored.is_some_and(|s| s != (Some(run.run_attempt), true)) {
                     need_jobs.push(run.id);
                 }
             }
@@ -648,7 +668,9 @@ impl dyn Db + '_ {
     }
 
     /// Stores every job of every attempt of a run up to `run_attempt`, in one transaction, and
-    /// marks the run's jobs as fetched for that attempt (final when `completed`).
+    /// marks the run's jobs as fetched for that attempt (final when `completed`). What another
+    /// writer stored meanwhile is never moved back: the mark of a later attempt's jobs is kept,
+    /// and jobs fetched while an attempt ran never replace those fetched once it completed.
     pub fn store_jobs(
         &mut self,
         run: RunId,
@@ -656,7 +678,16 @@ impl dyn Db + '_ {
         completed: bool,
         jobs: &[Job],
     ) -> Result<(), StoreError> {
-        self.transaction(Tx::Write, |db| {
+        // Read, then written from what was read: one writer at a time.
+        self.transaction(Tx::Serial, |db| {
+            let stored: Option<(Option<u32>, bool)> = db.query_row(
+                "SELECT jobs_attempt, jobs_completed FROM runs WHERE id = ?1",
+                params![run.0],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if stored == Some((Some(run_attempt), true)) && !completed {
+                return Ok(());
+            }
             for job in jobs {
                 db.execute(
                     "INSERT INTO jobs (id, run_id, run_attempt, failed, json)
@@ -674,7 +705,8 @@ impl dyn Db + '_ {
                 )?;
             }
             db.execute(
-                "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2 WHERE id = ?3",
+                "UPDATE runs SET jobs_attempt = ?1, jobs_completed = ?2
+                 WHERE id = ?3 AND (jobs_attempt IS NULL OR jobs_attempt <= ?1)",
                 params![run_attempt, completed, run.0],
             )?;
             Ok(())
@@ -956,8 +988,9 @@ impl dyn Db + '_ {
         )
     }
 
-    /// Records that a window was listed completely; windows overlapping it recorded before are
-    /// replaced.
+    /// Records that a window was listed completely. Windows recorded before (perhaps by
+    /// another writer meanwhile) keep what lies outside it: only the overlap is replaced, so
+    /// no writer's coverage is lost. A part kept counts its whole window's runs (at most that).
     pub fn store_window(
         &mut self,
         repo: &Repo,
@@ -965,18 +998,26 @@ impl dyn Db + '_ {
         window: &ListedWindow,
     ) -> Result<(), StoreError> {
         let (since, until) = (secs(window.since), secs(window.until));
-        self.transaction(Tx::Write, |db| {
+        self.transaction(Tx::Serial, |db| {
             let repo_id = db.ensure_repo(repo)?;
-            db.execute(
-                "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3",
+            let overlapping: Vec<(i64, i64, u64)> = db.query_map(
+                "DELETE FROM windows WHERE repo_id = ?1 AND scope = ?2 AND since < ?4 AND until > ?3
+                 RETURNING since, until, runs",
                 params![repo_id, scope, since, until],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )?;
-            db.execute(
-                "INSERT INTO windows (repo_id, scope, since, until, runs) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (repo_id, scope, since) DO UPDATE SET
-                    until = excluded.until, runs = excluded.runs",
-                params![repo_id, scope, since, until, window.runs],
-            )?;
+            let kept = overlapping
+                .iter()
+                .flat_map(|&(a, b, runs)| [(a, b.min(since), runs), (a.max(until), b, runs)]);
+            for (a, b, runs) in kept.chain([(since, until, window.runs)]) {
+                if a < b {
+                    db.execute(
+                        "INSERT INTO windows (repo_id, scope, since, until, runs)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![repo_id, scope, a, b, runs],
+                    )?;
+                }
+            }
             Ok(())
         })
     }

@@ -88,7 +88,8 @@ impl dyn Db + '_ {
     }
 
     /// Writes one log outcome and its classification (inside the caller's transaction), and
-    /// forgets the job's plan.
+    /// forgets the job's plan. A stored log is never replaced by another outcome (another
+    /// writer's download that found it expired meanwhile).
     pub(crate) fn write_log(
         &self,
         job: JobId,
@@ -99,7 +100,8 @@ impl dyn Db + '_ {
         self.execute(
             "INSERT INTO logs (job_id, status, raw_size, zstd) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (job_id) DO UPDATE SET
-                status = excluded.status, raw_size = excluded.raw_size, zstd = excluded.zstd",
+                status = excluded.status, raw_size = excluded.raw_size, zstd = excluded.zstd
+             WHERE logs.status <> 'stored' OR excluded.status = 'stored'",
             params![job.0, status, size, blob],
         )?;
         if let Some((fingerprint, classification)) = classification {

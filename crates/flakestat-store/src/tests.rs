@@ -156,6 +156,61 @@ fn runs_need_jobs_until_a_completed_attempt_is_stored() {
     }
 }
 
+/// A writer whose listing or download is older than what another writer stored meanwhile never
+/// moves the store back: not a run's attempt or completion, not its jobs, not a stored log.
+#[test]
+fn an_older_writer_never_moves_a_run_its_jobs_or_a_stored_log_back() {
+    for (engine, _dir, mut store) in engines() {
+        let r = repo();
+        let newer = run(1, "2026-06-15T10:00:00Z", 2, "completed");
+        assert_eq!(store.store_runs(&r, &[newer]).unwrap(), vec![RunId(1)]);
+        store
+            .store_jobs(RunId(1), 2, true, &[job(20, 1, 2, "failure")])
+            .unwrap();
+        store
+            .store_log(JobId(20), &LogEntry::Stored(compress_log(b"log\n")), None)
+            .unwrap();
+        // Another writer listed the run earlier: attempt 1, then attempt 2 still running.
+        for older in [
+            run(1, "2026-06-15T10:00:00Z", 1, "completed"),
+            run(1, "2026-06-15T10:00:00Z", 2, "in_progress"),
+        ] {
+            assert!(
+                store.store_runs(&r, &[older]).unwrap().is_empty(),
+                "{engine}"
+            );
+        }
+        store
+            .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
+            .unwrap();
+        store
+            .store_jobs(RunId(1), 2, false, &[job(20, 1, 2, "in_progress")])
+            .unwrap();
+        store
+            .store_log(JobId(20), &LogEntry::Expired, None)
+            .unwrap();
+        assert_eq!(store.run_attempt(RunId(1)).unwrap(), Some(2), "{engine}");
+        let stored = &store.load_runs(&r).unwrap()[&RunId(1)];
+        assert_eq!(stored.status.as_str(), "completed", "{engine}");
+        // The earlier attempt's jobs are added; the completed attempt's are kept as they were.
+        let jobs = store.load_run_jobs(RunId(1)).unwrap();
+        let jobs: Vec<(u64, bool)> = jobs.iter().map(|j| (j.id.0, j.is_failed())).collect();
+        assert_eq!(jobs, [(10, true), (20, true)], "{engine}");
+        assert!(
+            store
+                .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 2, "completed")])
+                .unwrap()
+                .is_empty(),
+            "{engine}: its jobs are still the completed attempt's"
+        );
+        assert_eq!(
+            store.load_log(JobId(20)).unwrap().unwrap(),
+            b"log\n",
+            "{engine}"
+        );
+    }
+}
+
 #[test]
 fn logs_round_trip_and_leave_the_pending_list() {
     for (engine, _dir, mut store) in engines() {
@@ -356,6 +411,47 @@ fn windows_and_etags_are_remembered() {
         assert_eq!(
             (cached.etag.as_str(), &cached.body[..]),
             ("\"e1\"", &b"body"[..])
+        );
+    }
+}
+
+/// Two writers list overlapping windows: the later one replaces only the overlap, and what the
+/// earlier one covered outside it stays covered (the runs it counted kept as an upper bound).
+#[test]
+fn a_listed_window_replaces_only_its_overlap_with_another_writers_windows() {
+    for (engine, _dir, mut other) in engines() {
+        let r = repo();
+        let h = |hour: i64| t("2026-06-15T00:00:00Z") + chrono::TimeDelta::hours(hour);
+        let w = |since, until, runs| ListedWindow { since, until, runs };
+        other.store_window(&r, "all", &w(h(0), h(12), 10)).unwrap();
+        other.store_window(&r, "all", &w(h(12), h(24), 20)).unwrap();
+        other.store_window(&r, "all", &w(h(30), h(36), 7)).unwrap();
+        let store = &mut other;
+        store.store_window(&r, "all", &w(h(6), h(18), 5)).unwrap();
+        assert_eq!(
+            store.load_windows(&r, "all", h(0), h(48)).unwrap(),
+            vec![
+                w(h(0), h(6), 10),
+                w(h(6), h(18), 5),
+                w(h(18), h(24), 20),
+                w(h(30), h(36), 7)
+            ],
+            "{engine}"
+        );
+        // One that covers another whole replaces it; one inside another splits it.
+        store.store_window(&r, "all", &w(h(28), h(40), 9)).unwrap();
+        store.store_window(&r, "all", &w(h(2), h(3), 1)).unwrap();
+        assert_eq!(
+            store.load_windows(&r, "all", h(0), h(48)).unwrap(),
+            vec![
+                w(h(0), h(2), 10),
+                w(h(2), h(3), 1),
+                w(h(3), h(6), 10),
+                w(h(6), h(18), 5),
+                w(h(18), h(24), 20),
+                w(h(28), h(40), 9)
+            ],
+            "{engine}"
         );
     }
 }

@@ -176,35 +176,16 @@ fn cases_1(_t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             "delete the cache folder",
         ),
         (
-            "store locked by another run",
-            LockError::Busy {
-                path: path.to_path_buf(),
-                holder: String::new(),
-                waited: 0,
-            }
-            .into(),
+            "store busy: other writers held a write past the busy timeout",
+            store(StoreError::Busy {
+                store: path
+                    .join("store-v1/flakestat.sqlite3")
+                    .display()
+                    .to_string(),
+                waited: 30,
+            }),
             exit::STORE,
-            "let that run finish, or pass --wait to wait longer",
-        ),
-        (
-            "lock file not creatable",
-            LockError::Io {
-                path: path.to_path_buf(),
-                source: io(io::ErrorKind::PermissionDenied),
-            }
-            .into(),
-            exit::STORE,
-            "--cache-dir",
-        ),
-        (
-            "survey's lock inside a store",
-            LockError::Nested(StoreError::Nested {
-                path: path.join("store-v1"),
-                cache_dir: path.to_path_buf(),
-            })
-            .into(),
-            exit::STORE,
-            "is inside the store in",
+            "is busy: a write waited 30s for other flakestat runs' writes; run again",
         ),
         (
             "no home folder",
@@ -490,16 +471,24 @@ fn cases_5() -> Vec<Case> {
             "or pass another --store",
         ),
         (
-            "PostgreSQL lock busy",
-            LockError::PostgresBusy {
+            "PostgreSQL store busy",
+            StoreError::Busy {
                 store: "postgres://db".into(),
-                repo: "o/r".into(),
-                holder: String::new(),
-                waited: 0,
+                waited: 30,
             }
             .into(),
             exit::STORE,
-            "--wait",
+            "the store postgres://db is busy",
+        ),
+        (
+            "PostgreSQL writers' transactions kept crossing",
+            StoreError::Crossed {
+                store: "postgres://db".into(),
+                detail: "deadlock detected (SQLSTATE 40P01)".into(),
+            }
+            .into(),
+            exit::STORE,
+            "deadlock detected (SQLSTATE 40P01); run again",
         ),
         (
             "export --output not a folder",

@@ -7,8 +7,6 @@
 //! while it has not changed). `survey` and `nightly` share the fetch ([`survey`]: each command
 //! says what follows each repository's survey); `report` reads the store alone ([`report`]).
 
-use std::time::Duration;
-
 use super::fetch::{Connection, connect, prs_of_runs};
 use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
 use crate::analysis::org::OrgReport;
@@ -20,8 +18,7 @@ use crate::cli::repos::{Many, same};
 use crate::cli::source::{SourceArgs, StoredArgs};
 use crate::fetch::{FetchError, OwnerListing, Session, SurveyPlan, SurveySummary};
 use crate::model::{Repo, Run, Timestamp};
-use crate::store::lock::{LockError, StoreLock};
-use crate::store::{Access, StoreGuard, StoreLocation};
+use crate::store::{Access, StoreLocation};
 
 /// What follows one repository's survey (the bisection's fetch for `survey`, the fork runs'
 /// PRs for `nightly`), given the repository in GitHub's spelling.
@@ -29,26 +26,21 @@ pub type AfterSurvey<'a> = &'a dyn Fn(&Session, &SharedStore, &Repo) -> Result<(
 
 /// What a survey over several repositories was asked to do, resolved by the command.
 pub struct ManySurvey<'a> {
-    /// Named in the lock (`flakestat survey`, `flakestat nightly`).
-    pub holder: &'static str,
     pub many: &'a Many,
     pub since: Timestamp,
     pub until: Timestamp,
     pub signatures: &'a Signatures,
     pub config: &'a AnalysisConfig,
-    /// How long to wait for the store's locks.
-    pub wait: Duration,
     /// The survey's plan for one repository (the command's filters).
     pub plan: &'a dyn Fn(&Repo) -> SurveyPlan,
     pub then: AfterSurvey<'a>,
 }
 
-/// What a survey over several repositories leaves: the store, the repositories surveyed (in
-/// GitHub's spelling, in survey order) and the store's locks, held while this lives.
+/// What a survey over several repositories leaves: the store and the repositories surveyed
+/// (in GitHub's spelling, in survey order).
 pub struct Surveyed {
     pub store: SharedStore,
     pub repos: Vec<Repo>,
-    _locks: Vec<StoreGuard>,
 }
 
 /// The connection for several repositories: none with `--offline`; `--replay` serves one
@@ -70,46 +62,8 @@ pub fn connect_many(
     connect(source, None, global, replay_token)
 }
 
-/// The locks for writing every one of `repos`: the SQLite store's one lock, or each
-/// repository's advisory lock in a PostgreSQL store, taken in name order (two surveys over
-/// overlapping repositories never each hold one the other waits for).
-pub fn lock_repos(
-    location: &StoreLocation,
-    repos: &[Repo],
-    wait: Duration,
-    holder: &str,
-) -> Result<Vec<StoreGuard>, CliError> {
-    if let StoreLocation::Sqlite { cache_dir } = location {
-        return Ok(vec![StoreGuard::File(StoreLock::acquire(
-            cache_dir, wait, holder,
-        )?)]);
-    }
-    let mut names: Vec<Repo> = repos.to_vec();
-    names.sort_by_key(|r| r.to_string().to_ascii_lowercase());
-    names.dedup_by(|a, b| same(a, b));
-    names
-        .iter()
-        .map(|repo| super::lock_store(location, repo, wait, holder))
-        .collect()
-}
-
-/// [`lock_repos`] if every lock is free at once, `None` if another run holds one.
-fn try_lock_repos(
-    location: &StoreLocation,
-    repos: &[Repo],
-    holder: &str,
-) -> Result<Option<Vec<StoreGuard>>, CliError> {
-    match lock_repos(location, repos, Duration::ZERO, holder) {
-        Ok(locks) => Ok(Some(locks)),
-        Err(CliError::Lock {
-            source: LockError::Busy { .. } | LockError::PostgresBusy { .. },
-        }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 /// Several repositories surveyed (with `--offline`, what the store holds for them
-/// re-classified), under the store's locks, which the result keeps.
+/// re-classified).
 pub fn survey(
     global: &GlobalArgs,
     source: &SourceArgs,
@@ -120,26 +74,20 @@ pub fn survey(
     let store = open_store(location)?;
     if source.offline {
         let repos = stored_repos(&store, survey.many)?;
-        let locks = lock_repos(location, &repos, survey.wait, survey.holder)?;
         for repo in &repos {
             reclassify(&store, repo, survey.signatures)?;
         }
-        return Ok(Surveyed {
-            store,
-            repos,
-            _locks: locks,
-        });
+        return Ok(Surveyed { store, repos });
     }
     let bars = Bars::for_command(global);
     let session = connection.session(source, &bars)?;
-    let fetched = fetch_all(&session, &store, location, survey, &bars);
+    let fetched = fetch_all(&session, &store, survey, &bars);
     bars.finish();
     say_closing_lines(global, &session, survey.many, &fetched);
     let fetched = fetched?;
     Ok(Surveyed {
         store,
         repos: fetched.repos,
-        _locks: fetched.locks,
     })
 }
 
@@ -166,15 +114,13 @@ struct Fetched {
     listing: Option<OwnerListing>,
     /// The repositories' survey costs added up (for `-v`).
     summary: SurveySummary,
-    locks: Vec<StoreGuard>,
 }
 
-/// Lists the owner's repositories (if `--org`), chooses, locks them, and surveys each (then
+/// Lists the owner's repositories (if `--org`), chooses, and surveys each (then
 /// what the command fetches after a survey), one after the other.
 fn fetch_all(
     session: &Session,
     store: &SharedStore,
-    location: &StoreLocation,
     survey: &ManySurvey<'_>,
     bars: &Bars,
 ) -> Result<Fetched, CliError> {
@@ -188,14 +134,11 @@ fn fetch_all(
     };
     let listed = listing.as_ref().map_or(&[][..], |l| l.repos.as_slice());
     let (chosen, skipped) = many.choose(listed, survey.since);
-    // The listing only kept its pages (ETags): the survey's writes start here.
-    let locks = lock_repos(location, &chosen, survey.wait, survey.holder)?;
     let mut done = Fetched {
         repos: Vec::new(),
         skipped,
         listing,
         summary: SurveySummary::default(),
-        locks,
     };
     for (i, asked) in chosen.iter().enumerate() {
         bars.start_repo(asked, i + 1, chosen.len());
@@ -306,13 +249,12 @@ fn analyze_all(
 }
 
 /// `report` over several repositories, from the store alone: the named ones and what the store
-/// holds for `--org`, each re-classified under the store's locks when they are free (as
-/// `load_from_store` does for one), analysed, and combined. `focus` is `--signature`.
+/// holds for `--org`, each re-classified (as `load_from_store` does for one), analysed, and
+/// combined. `focus` is `--signature`.
 pub fn report(
     many: &Many,
     stored: &StoredArgs,
     focus: Option<&str>,
-    holder: &str,
 ) -> Result<OrgReport, CliError> {
     let window = StoredWindow::resolve(stored, focus)?;
     let target = match (&many.org, many.named.first()) {
@@ -325,7 +267,7 @@ pub fn report(
     check_stored(&store, many, &repos, stored, &window)?;
     let until = window.until_for(&store, &repos)?;
     let read_only = access == Access::ReadOnly;
-    if !read_only && let Some(_locks) = try_lock_repos(&window.location, &repos, holder)? {
+    if !read_only {
         for repo in &repos {
             reclassify(&store, repo, &window.signatures)?;
         }

@@ -1,5 +1,4 @@
-//! The steps every command is made of, written once: load the signatures, open (and lock) the
-//! store, re-classify what it holds, load a window's snapshot, write the report and say whether
+//! The steps every command is made of, written once: load the signatures, open the store, re-classify what it holds, load a window's snapshot, write the report and say whether
 //! it was whole. `fetch.rs` adds the networked steps (connect, survey, ancestry). A command
 //! resolves its settings, then calls these in order; no command imports another.
 
@@ -8,7 +7,6 @@ pub mod many;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use super::GlobalArgs;
 use super::error::{CliError, SIGNATURES_FLAG_HINT};
@@ -21,8 +19,7 @@ use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
 use crate::signatures::{
     Classifier, SignatureError, SignatureSet, SignatureSource, SignatureSpec, resolve_dir,
 };
-use crate::store::lock::LockError;
-use crate::store::{Access, Store, StoreGuard, StoreLocation, enclosing_store, reclassify_stored};
+use crate::store::{Access, Store, StoreLocation, enclosing_store, reclassify_stored};
 
 /// The signatures in use: where they come from, as written, compiled, and what the analysis
 /// must know of each.
@@ -111,34 +108,10 @@ impl Signatures {
 /// A store shared by the survey's tasks and the analysis.
 pub type SharedStore = Arc<Mutex<Store>>;
 
-/// Opens the store at `location` (an SQLite store is created if missing).
+/// Opens the store at `location` (an SQLite store is created if missing). No lock is taken:
+/// several runs may write one store at once, each write a short transaction of its own.
 pub fn open_store(location: &StoreLocation) -> Result<SharedStore, CliError> {
     Ok(Arc::new(Mutex::new(Store::open_at(location)?)))
-}
-
-/// Takes the store's lock for writing `repo` (the whole SQLite store; the repository in a
-/// PostgreSQL store) for `holder` (`flakestat survey`, named in the next one's message),
-/// waiting up to `wait`: one writer per store.
-pub fn lock_store(
-    location: &StoreLocation,
-    repo: &Repo,
-    wait: Duration,
-    holder: &str,
-) -> Result<StoreGuard, CliError> {
-    Ok(StoreGuard::acquire(location, repo, wait, holder)?)
-}
-
-/// The lock if free at once, `None` if another run holds it.
-pub fn try_lock_store(
-    location: &StoreLocation,
-    repo: &Repo,
-    holder: &str,
-) -> Result<Option<StoreGuard>, CliError> {
-    match StoreGuard::acquire(location, repo, Duration::ZERO, holder) {
-        Ok(lock) => Ok(Some(lock)),
-        Err(LockError::Busy { .. } | LockError::PostgresBusy { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// Classifies the stored logs of `repo` the signatures have not seen yet; how many.
@@ -187,22 +160,16 @@ impl FromStore {
     }
 }
 
-/// Loads the window `window` names, for `holder` (`flakestat report`, named in the lock file
-/// while it re-classifies): resolves the flags, opens the store, re-classifies under the lock
-/// when it is free (when a survey holds it, what is classified is reported and the rest shows
-/// as "not classified yet"), and loads the window. `focus` picks one signature by id
+/// Loads the window `window` names: resolves the flags, opens the store, re-classifies what
+/// the signatures have not seen (beside any survey writing meanwhile), and loads the window. `focus` picks one signature by id
 /// (`report --signature`).
-pub fn load_from_store(
-    window: &WindowArgs,
-    focus: Option<&str>,
-    holder: &str,
-) -> Result<FromStore, CliError> {
+pub fn load_from_store(window: &WindowArgs, focus: Option<&str>) -> Result<FromStore, CliError> {
     let repo = window
         .repo
         .as_deref()
         .map(settings::parse_repo)
         .transpose()?;
-    load_repo_from_store(repo.as_ref(), &window.stored, focus, holder)
+    load_repo_from_store(repo.as_ref(), &window.stored, focus)
 }
 
 /// [`load_from_store`] for a repository already parsed (`report` takes several); `None`: the
@@ -211,7 +178,6 @@ pub fn load_repo_from_store(
     repo: Option<&Repo>,
     window: &StoredArgs,
     focus: Option<&str>,
-    holder: &str,
 ) -> Result<FromStore, CliError> {
     let stored = StoredWindow::resolve(window, focus)?;
     let repo = match (repo, &stored.replay_repo) {
@@ -231,10 +197,7 @@ pub fn load_repo_from_store(
     } = stored;
     let (snapshot, classified) = match access {
         Access::ReadWrite => {
-            let classified = match try_lock_store(&location, &repo, holder)? {
-                Some(_lock) => reclassify(&store, &repo, &signatures)?,
-                None => 0,
-            };
+            let classified = reclassify(&store, &repo, &signatures)?;
             let snapshot = load_snapshot(&store, &repo, since, until, &signatures)?;
             (snapshot, classified)
         }

@@ -18,8 +18,6 @@
 //! The connection string's password never leaves this module: `PostgresUrl` shows itself with
 //! the password masked, and every message from the server or the driver is scrubbed of it.
 
-pub mod lock;
-
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::mpsc;
@@ -34,8 +32,6 @@ use postgres::{Client, NoTls, Statement};
 
 use super::StoreError;
 use crate::db::{Db, Dialect, Row, Value, postgres_sql};
-
-pub use lock::PgLock;
 
 /// A PostgreSQL connection string (`postgres://USER:PASSWORD@HOST:PORT/DATABASE?…`). Its
 /// `Debug` and `Display` mask the password.
@@ -172,9 +168,22 @@ fn error_detail(err: &postgres::Error) -> String {
 
 impl From<postgres::Error> for StoreError {
     fn from(err: postgres::Error) -> StoreError {
-        StoreError::Postgres {
-            store: String::new(),
-            detail: error_detail(&err),
+        let store = String::new();
+        match err.code().map(|code| code.code()) {
+            // `lock_timeout` (set at connect) ran out: other writers held the rows or the lock.
+            Some("55P03") => StoreError::Busy {
+                store,
+                waited: crate::BUSY_TIMEOUT.as_secs(),
+            },
+            // Two writers' transactions waited for each other; the server undid this one.
+            Some("40P01" | "40001") => StoreError::Crossed {
+                store,
+                detail: error_detail(&err),
+            },
+            _ => StoreError::Postgres {
+                store,
+                detail: error_detail(&err),
+            },
         }
     }
 }
@@ -204,7 +213,7 @@ impl Session {
 type Work = Box<dyn FnOnce(&mut Session) + Send>;
 
 /// One connection, owned by its thread (see the module's doc); dropping it closes the
-/// connection, which releases every session lock it held.
+/// connection.
 pub(crate) struct Conn {
     work: Option<mpsc::Sender<Work>>,
     thread: Option<JoinHandle<()>>,
@@ -227,7 +236,12 @@ impl Conn {
         let thread = std::thread::Builder::new()
             .name("flakestat-postgres".to_string())
             .spawn(move || {
-                let client = match config.connect(NoTls) {
+                // A write waits for other writers' transactions as long as SQLite's does.
+                let timeout = format!("SET lock_timeout = '{}s'", crate::BUSY_TIMEOUT.as_secs());
+                let connected = config
+                    .connect(NoTls)
+                    .and_then(|mut client| client.batch_execute(&timeout).map(|()| client));
+                let client = match connected {
                     Ok(client) => {
                         let _ = ready_tx.send(Ok(()));
                         client
@@ -292,6 +306,14 @@ impl Conn {
             Ok(Err(StoreError::Postgres { detail, .. })) => Err(StoreError::Postgres {
                 store: self.url.masked.clone(),
                 detail: self.url.scrub(&detail),
+            }),
+            Ok(Err(StoreError::Crossed { detail, .. })) => Err(StoreError::Crossed {
+                store: self.url.masked.clone(),
+                detail: self.url.scrub(&detail),
+            }),
+            Ok(Err(StoreError::Busy { waited, .. })) => Err(StoreError::Busy {
+                store: self.url.masked.clone(),
+                waited,
             }),
             Ok(Err(other)) => Err(other),
             Err(_) => Err(gone()),
