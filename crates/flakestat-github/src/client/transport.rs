@@ -95,8 +95,8 @@ fn chain(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// One connection pool to every host the client talks to, and the API origin credentials are
-/// kept to.
+/// One connection pool for every host the client talks to, and the API origin: the only place
+/// a credential goes.
 pub(crate) struct Transport {
     client: Client<Connector, Full<Bytes>>,
     /// `scheme://host[:port]` of the API root (`origin_of`).
@@ -145,7 +145,8 @@ impl Transport {
             )));
         }
         let at_api = origin_of(url) == self.api_origin;
-        // hyper sends no length for an empty body; GitHub answers a POST without one with 411.
+        // hyper sends no length with an empty body, and a server may refuse a POST without one
+        // (411 Length Required): say 0, as octocrab did.
         let says_empty = !matches!(method, Method::GET | Method::HEAD);
         let mut request = Request::builder().method(method).uri(uri);
         let head = request
