@@ -4,7 +4,7 @@
 //! This package is the command line (`cli`, exit codes); the layers below it are crates of their
 //! own, so the compiler keeps the arrows pointing down (see ARCHITECTURE.md):
 //! `flakestat-core` (model, signatures, matrix, analysis, report: pure), `flakestat-store`
-//! (SQL), `flakestat-github` (the GitHub client and survey: tokio, octocrab) and, behind the
+//! (SQL), `flakestat-github` (the GitHub client and survey: tokio, hyper) and, behind the
 //! default feature `replay`, `flakestat-fake` (the fake GitHub API). They are re-exported here
 //! under their layer names, so `flakestat::model`, `flakestat::fetch` … name the same items.
 

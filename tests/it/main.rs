@@ -24,7 +24,7 @@ mod cli_docs;
 mod export_parquet;
 #[cfg(not(feature = "parquet"))]
 mod export_without_parquet;
-mod fake_octocrab;
+mod fake_client;
 mod fake_scenario;
 mod fake_server;
 mod fork_prs;

@@ -1,7 +1,7 @@
 //! flakestat's core: plain data, the signature matcher, the job matrix, the analysis and the
 //! report renderers. Everything here is pure or reads only files it is handed: no async runtime,
 //! no SQL, no network, no command line (the compiler guards this: the crate does not depend on
-//! tokio, rusqlite, octocrab, clap or anyhow). See ARCHITECTURE.md.
+//! tokio, rusqlite, hyper, clap or anyhow). See ARCHITECTURE.md.
 
 pub mod analysis;
 pub mod matrix;

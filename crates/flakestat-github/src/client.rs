@@ -1,20 +1,23 @@
-//! The GitHub client: octocrab for transport and auth, and on top of it what octocrab does not
-//! do (GITHUB.md): status checks before reading a body, bounded concurrency, the rate-limit
+//! The GitHub client: a small transport of its own (`transport.rs`: hyper-util over rustls, one
+//! `User-Agent`, the credential only on the API origin), and on it what GitHub asks of a client
+//! (GITHUB.md): status checks before reading a body, bounded concurrency, the rate-limit
 //! budget, secondary limits with `retry-after`, retries with exponential backoff and jitter,
-//! conditional requests, capped response sizes, and redirects followed here, hop by hop.
+//! conditional requests, capped and streamed response bodies, and redirects followed here, hop
+//! by hop.
 //!
-//! octocrab's own retry layer is not in the stack (`octocrab_client`): it retries 5xx immediately
-//! and ignores `retry-after`, which would fight the backoff here and spend budget. Its
-//! follow-redirect layer is not compiled in (Cargo.toml): it decided each hop against the previous one and re-sent the
-//! token when a foreign host redirected to itself (GITHUB.md, "Redirect chains").
+//! Nothing under it retries or follows a redirect: a retry layer that retries 5xx at once and
+//! ignores `retry-after` would fight the backoff here and spend budget, and a redirect policy
+//! that decides each hop against the previous one re-sends the token when a foreign host
+//! redirects to itself (GITHUB.md, "Redirect chains").
 //!
 //! The token goes only to the API origin (scheme, host and port of the API root): on the first
 //! request, and on a redirect hop only while every hop of the chain so far stayed on that origin.
-//! Once a chain has left it, no later hop carries the token, not even one that comes back. Those
-//! hops go through a second octocrab client built without a token, so nothing can add it. A chain
-//! is at most `max_redirects` hops, never goes from https to http, and never leaves http(s).
-//! `get` refuses absolute URLs on any other origin (a `Link` header pointing elsewhere), and the
-//! token is never sent over plain http except to loopback (`allow_insecure_http` to override).
+//! Once a chain has left it, no later hop carries the token, not even one that comes back: those
+//! hops are sent without a credential, and the transport drops one handed to it for another
+//! origin. A chain is at most `max_redirects` hops, never goes from https to http, and never
+//! leaves http(s). `get` refuses absolute URLs on any other origin (a `Link` header pointing
+//! elsewhere), and the token is never sent over plain http except to loopback
+//! (`allow_insecure_http` to override).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,14 +26,15 @@ use std::time::Duration;
 use chrono::Utc;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use http_body_util::BodyExt;
-use octocrab::Octocrab;
 use tokio::sync::Semaphore;
 
 use super::{FetchError, Progress, ProgressEvent};
 use flakestat_core::model::Timestamp;
 
 mod app;
+mod transport;
 pub use app::{AppAuth, AppKey, AppKeyError};
+use transport::{Bearer, Transport, TransportError};
 
 /// How the client talks to GitHub. Its `Debug` never shows the token.
 #[derive(Clone)]
@@ -207,12 +211,12 @@ struct Budget {
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
-    /// Sends the token to the API origin (octocrab adds it only there). With App
-    /// authentication each installation token has one of its own (`app_tokens`).
-    crab: Octocrab,
+    /// One connection pool for the API and the hosts it redirects to.
+    transport: Transport,
+    /// The fixed token, sent to the API origin only. With App authentication each installation
+    /// token is kept in `app_tokens` instead.
+    token: Option<Bearer>,
     app_tokens: app::AppTokens,
-    /// Never sends a token: every hop after a chain left the API origin.
-    anonymous: Octocrab,
     config: ClientConfig,
     origin: String,
     permits: Semaphore,
@@ -389,13 +393,13 @@ const MAX_ERROR_BODY: u64 = 64 << 10;
 
 /// Why one try of one hop failed.
 enum TryError {
-    Transport(octocrab::Error),
+    Transport(TransportError),
     TooLarge(u64),
     Spool(std::io::Error),
 }
 
-impl From<octocrab::Error> for TryError {
-    fn from(e: octocrab::Error) -> TryError {
+impl From<TransportError> for TryError {
+    fn from(e: TransportError) -> TryError {
         TryError::Transport(e)
     }
 }
@@ -403,66 +407,8 @@ impl From<octocrab::Error> for TryError {
 /// What every request says it is (GitHub asks for a `User-Agent` naming the application).
 pub const USER_AGENT: &str = concat!("flakestat/", env!("CARGO_PKG_VERSION"));
 
-/// An octocrab client on a stack built here: octocrab's builder always adds its own
-/// `User-Agent: octocrab`, and its extra headers are appended to that, not put in its place,
-/// so a request would carry two. The stack is the one the builder makes otherwise (rustls with
-/// the system's roots, http1, 15 s to connect, 60 s per read, no retry layer: retries are
-/// ours) with one `User-Agent`, the API root for relative URLs, and `token` as a bearer
-/// `Authorization` only on requests to the API root's authority. Must be called inside a
-/// tokio runtime.
-fn octocrab_client(api_url: &str, token: Option<&str>) -> Result<Octocrab, FetchError> {
-    use octocrab::service::middleware::{
-        auth_header::AuthHeaderLayer, base_uri::BaseUriLayer, extra_headers::ExtraHeadersLayer,
-    };
-    let base: http::Uri = api_url
-        .parse()
-        .map_err(|e| FetchError::ApiRoot(format!("the API root {api_url:?}: {e}")))?;
-    let cannot = |e: &dyn std::fmt::Display| {
-        FetchError::Config(format!("cannot build the HTTP client: {e}"))
-    };
-    let provider = rustls::crypto::CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_native_roots(provider)
-        .map_err(|e| cannot(&e))?
-        .https_or_http()
-        .enable_http1()
-        .build();
-    let mut connector = hyper_timeout::TimeoutConnector::new(https);
-    connector.set_connect_timeout(Some(Duration::from_secs(15)));
-    connector.set_read_timeout(Some(Duration::from_secs(60)));
-    let transport: hyper_util::client::legacy::Client<_, octocrab::OctoBody> =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build(connector);
-    let authorization = match token {
-        Some(token) => {
-            let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                FetchError::Config(
-                    "the token holds characters an HTTP header cannot carry".to_string(),
-                )
-            })?;
-            value.set_sensitive(true);
-            Some(value)
-        }
-        None => None,
-    };
-    let agent = vec![(
-        http::header::USER_AGENT,
-        HeaderValue::from_static(USER_AGENT),
-    )];
-    octocrab::OctocrabBuilder::new_empty()
-        .with_service(transport)
-        .with_layer(&ExtraHeadersLayer::new(std::sync::Arc::new(agent)))
-        .with_layer(&BaseUriLayer::new(base.clone()))
-        .with_layer(&AuthHeaderLayer::new(authorization, base.clone(), base))
-        .with_auth(octocrab::AuthState::None)
-        .build()
-        .map_err(|e| cannot(&e))
-}
-
 impl GitHubClient {
-    /// Builds the client; must be called inside a tokio runtime.
+    /// Builds the client (and reads the system's TLS roots); it sends inside a tokio runtime.
     pub fn new(
         config: ClientConfig,
         progress: std::sync::Arc<dyn Progress>,
@@ -472,12 +418,11 @@ impl GitHubClient {
             config.token.is_some() || config.app.is_some(),
             config.allow_insecure_http,
         )?;
-        let crab = octocrab_client(&config.api_url, config.token.as_deref())?;
-        let anonymous = octocrab_client(&config.api_url, None)?;
+        let token = config.token.as_deref().map(Bearer::new).transpose()?;
         Ok(GitHubClient {
-            crab,
+            transport: Transport::new(&config.api_url)?,
+            token,
             app_tokens: app::AppTokens::default(),
-            anonymous,
             origin: origin_of(&config.api_url),
             permits: Semaphore::new(config.concurrency.max(1)),
             budget: Mutex::new(Budget::default()),
@@ -730,13 +675,13 @@ impl GitHubClient {
         let mut failures = 0u32;
         let mut secondary_waits = 0u32;
         loop {
-            let (crab, generation) = if at_home {
+            let (bearer, generation) = if at_home {
                 self.wait_for_budget().await?;
-                self.api_crab(account).await?
+                self.api_credential(account).await?
             } else {
-                (self.anonymous.clone(), 0)
+                (None, 0)
             };
-            let transient = match self.send(&crab, url, etag, policy).await {
+            let transient = match self.send(bearer.as_ref(), url, etag, policy).await {
                 None => format!("no answer within {:?}", self.config.request_timeout),
                 Some(Err(TryError::TooLarge(size))) => {
                     return Err(FetchError::TooLarge {
@@ -750,7 +695,7 @@ impl GitHubClient {
                         "cannot write the answer to {display} to a temporary file: {e}; check the free space of TMPDIR"
                     )));
                 }
-                Some(Err(TryError::Transport(e))) => transport_message(&e),
+                Some(Err(TryError::Transport(e))) => e.to_string(),
                 Some(Ok((parts, body, spooled, truncated))) => {
                     let response = self.received(parts, body, at_home, &display);
                     let status = response.status;
@@ -788,11 +733,11 @@ impl GitHubClient {
         }
     }
 
-    /// Sends one GET under a concurrency permit and reads its body; `None` when no answer
-    /// came within the request timeout.
+    /// Sends one GET (with `bearer` if on the API origin) under a concurrency permit and reads
+    /// its body; `None` when no answer came within the request timeout.
     async fn send(
         &self,
-        crab: &Octocrab,
+        bearer: Option<&Bearer>,
         url: &str,
         etag: Option<&str>,
         policy: BodyPolicy,
@@ -804,7 +749,10 @@ impl GitHubClient {
             headers.insert(http::header::IF_NONE_MATCH, value);
         }
         self.under_permit(async {
-            let response = crab._get_with_headers(url, Some(headers)).await?;
+            let response = self
+                .transport
+                .send(http::Method::GET, url, headers, None, bearer)
+                .await?;
             let (parts, body) = response.into_parts();
             let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
             Ok((parts, body, spooled, truncated))
@@ -909,7 +857,7 @@ type Sent = (
 /// passes `SPOOL_AT`; an error body is cut at `MAX_ERROR_BODY` (only its message is wanted).
 async fn read_capped(
     parts: &http::response::Parts,
-    mut body: http_body_util::combinators::BoxBody<hyper::body::Bytes, octocrab::Error>,
+    mut body: hyper::body::Incoming,
     policy: BodyPolicy,
 ) -> Result<(Vec<u8>, Option<(std::fs::File, u64)>, bool), TryError> {
     use tokio::io::{AsyncSeekExt, AsyncWriteExt};
@@ -940,7 +888,8 @@ async fn read_capped(
     let mut len = 0u64;
     let mut truncated = false;
     while let Some(frame) = body.frame().await {
-        let Ok(data) = frame?.into_data() else {
+        let frame = frame.map_err(|e| TryError::Transport(TransportError::Body(e)))?;
+        let Ok(data) = frame.into_data() else {
             continue;
         };
         let room = limit - len;
@@ -1005,14 +954,19 @@ impl GitHubClient {
         let account = url
             .strip_prefix(self.config.api_url.as_str())
             .and_then(app::Account::of_path);
-        let (crab, _) = self.api_crab(account.as_ref()).await?;
+        let (bearer, _) = self.api_credential(account.as_ref()).await?;
         let sent = self
             .under_permit(async {
-                let response = if method == http::Method::PATCH {
-                    crab._patch(url, Some(body)).await?
-                } else {
-                    crab._post(url, Some(body)).await?
-                };
+                let response = self
+                    .transport
+                    .send(
+                        method.clone(),
+                        url,
+                        HeaderMap::new(),
+                        Some(body),
+                        bearer.as_ref(),
+                    )
+                    .await?;
                 let (parts, body) = response.into_parts();
                 let policy = BodyPolicy {
                     limit: self.config.max_response_size,
@@ -1031,7 +985,7 @@ impl GitHubClient {
                 )));
             }
             Some(Err(TryError::Transport(e))) => {
-                return Err(FetchError::Network(transport_message(&e)));
+                return Err(FetchError::Network(e.to_string()));
             }
             Some(Err(TryError::TooLarge(size))) => {
                 return Err(FetchError::TooLarge {
@@ -1071,17 +1025,6 @@ impl GitHubClient {
         }
         Ok(response)
     }
-}
-
-/// octocrab's `Display` is just "GitHub"-like: dig out the transport cause.
-fn transport_message(err: &octocrab::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        text = format!("{text}: {cause}");
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
-//! The only place octocrab and tokio appear: the GitHub client and the survey that fills the store.
+//! The only place the HTTP client and tokio appear: the GitHub client and the survey that fills
+//! the store.
 //!
 //! `client` talks to GitHub (budget, retries, secondary limits, conditional requests, log
-//! redirects); `pages` walks a paginated listing along `Link: rel="next"`; `survey` lists a
+//! redirects) over its own small transport (`client/transport.rs`: hyper-util and rustls); `pages` walks a paginated listing along `Link: rel="next"`; `survey` lists a
 //! repository's runs and hands each that can have changed to `ingest`, which stores its jobs and
 //! its failed jobs' logs, classifying each log as it arrives (`Ingest`, the one public way from a
 //! run attempt to the store, which a webhook worker calls too); `Session` owns the runtime so

@@ -3,17 +3,15 @@
 //!
 //! An App proves who it is with a JSON Web Token (RS256, `iss` = the App id, issued 60 s in the
 //! past against clock drift, expiring 9 minutes later: GitHub refuses more than 10), signed with
-//! the App's private key by `ring`, which the TLS stack already builds (jsonwebtoken 10 and
-//! octocrab's own App support would add `aws-lc-rs` or the `rsa` crate; octocrab's also sends
-//! the installation token only to `api.github.com`, never to a GitHub Enterprise Server or a
-//! fake). The JWT buys an installation token (`POST /app/installations/{id}/access_tokens`);
+//! the App's private key by `ring`, which the TLS stack already builds (jsonwebtoken 10 would
+//! add `aws-lc-rs` or the `rsa` crate). The JWT buys an installation token (`POST /app/installations/{id}/access_tokens`);
 //! the installation is the one given, or the one of the account a request is about
 //! (`GET /repos/{o}/{r}/installation`, `/orgs/{org}/installation`, `/users/{user}/installation`),
 //! looked up once per account.
 //!
-//! Each installation token gets its own octocrab client built by `octocrab_client`, the same
-//! stack as a fixed token's: the token is added only on the API origin, and only hops that
-//! stayed there use it (`follow`), so the redirect rules hold unchanged. A token is renewed a
+//! An installation token is sent like a fixed token (`transport.rs`): only on the API origin,
+//! and only on hops that stayed there (`follow`), so the redirect rules hold unchanged; the
+//! JWT itself goes only with the App's own requests (`as_app`). A token is renewed a
 //! few minutes before `expires_at` (GitHub's last an hour; a quarter of its life for short-lived
 //! ones) and once more when the API answers 401 (revoked, or the clocks disagree).
 
@@ -24,15 +22,15 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{TimeDelta, Utc};
-use http::StatusCode;
-use octocrab::Octocrab;
+use http::{HeaderMap, StatusCode};
 use ring::rand::SystemRandom;
 use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::pem::PemObject;
 use serde::Deserialize;
 
-use super::{BodyPolicy, GitHubClient, Oversize, Response, TryError, octocrab_client, read_capped};
+use super::transport::Bearer;
+use super::{BodyPolicy, GitHubClient, Oversize, Response, TryError, read_capped};
 use crate::FetchError;
 use flakestat_core::model::Timestamp;
 
@@ -188,9 +186,9 @@ struct Slot {
     current: Option<Current>,
 }
 
-/// An installation token in use: the octocrab client that sends it, and when to renew it.
+/// An installation token in use, and when to renew it.
 struct Current {
-    crab: Octocrab,
+    bearer: Bearer,
     generation: u64,
     renew_at: Timestamp,
 }
@@ -218,14 +216,14 @@ pub(super) fn renew_at(now: Timestamp, expires: Timestamp) -> Timestamp {
 }
 
 impl GitHubClient {
-    /// The octocrab client that sends the credentials for a request about `account` on the API
-    /// origin, and the generation of its token (0: a fixed token, never renewed).
-    pub(super) async fn api_crab(
+    /// The credential for a request about `account` on the API origin (`None`: anonymous),
+    /// and the generation of its token (0: a fixed token, never renewed).
+    pub(super) async fn api_credential(
         &self,
         account: Option<&Account>,
-    ) -> Result<(Octocrab, u64), FetchError> {
+    ) -> Result<(Option<Bearer>, u64), FetchError> {
         let Some(app) = &self.config.app else {
-            return Ok((self.crab.clone(), 0));
+            return Ok((self.token.clone(), 0));
         };
         let mut slots = self.app_tokens.slots.lock().await;
         let key = match (app.installation, account) {
@@ -234,7 +232,7 @@ impl GitHubClient {
             // A request about no account (`/rate_limit`): any installation will do.
             (None, None) => match slots.keys().next() {
                 Some(key) => key.clone(),
-                None => return Ok((self.anonymous.clone(), 0)),
+                None => return Ok((None, 0)),
             },
         };
         if let Some(Slot {
@@ -243,7 +241,7 @@ impl GitHubClient {
         }) = slots.get(&key)
             && Utc::now() < current.renew_at
         {
-            return Ok((current.crab.clone(), current.generation));
+            return Ok((Some(current.bearer.clone()), current.generation));
         }
         let jwt = app.key.jwt(app.app_id, Utc::now().timestamp())?;
         let installation = match (slots.get(&key), app.installation, account) {
@@ -255,7 +253,7 @@ impl GitHubClient {
         let (token, expires) = self
             .fetch_installation_token(app, &jwt, installation)
             .await?;
-        let crab = octocrab_client(&self.config.api_url, Some(&token))?;
+        let bearer = Bearer::new(&token)?;
         let generation = 1 + self
             .app_tokens
             .generation
@@ -265,13 +263,13 @@ impl GitHubClient {
             Slot {
                 installation,
                 current: Some(Current {
-                    crab: crab.clone(),
+                    bearer: bearer.clone(),
                     generation,
                     renew_at: renew_at(Utc::now(), expires),
                 }),
             },
         );
-        Ok((crab, generation))
+        Ok((Some(bearer), generation))
     }
 
     /// The API refused the token of `generation` (401): the next request gets a new one.
@@ -358,7 +356,7 @@ impl GitHubClient {
         jwt: &str,
     ) -> Result<Response, FetchError> {
         let url = self.url(path);
-        let crab = octocrab_client(&self.config.api_url, Some(jwt))?;
+        let bearer = Bearer::new(jwt)?;
         let policy = BodyPolicy {
             limit: self.config.max_response_size,
             oversize: Oversize::Refuse,
@@ -366,11 +364,10 @@ impl GitHubClient {
         };
         let sent = self
             .under_permit(async {
-                let response = if method == http::Method::POST {
-                    crab._post(url.as_str(), None::<&()>).await?
-                } else {
-                    crab._get(url.as_str()).await?
-                };
+                let response = self
+                    .transport
+                    .send(method.clone(), &url, HeaderMap::new(), None, Some(&bearer))
+                    .await?;
                 let (parts, body) = response.into_parts();
                 let (body, _, _) = read_capped(&parts, body, policy).await?;
                 Ok((parts, body))
@@ -381,9 +378,7 @@ impl GitHubClient {
                 "no answer to {method} {url} within {:?}",
                 self.config.request_timeout
             ))),
-            Some(Err(TryError::Transport(e))) => {
-                Err(FetchError::Network(super::transport_message(&e)))
-            }
+            Some(Err(TryError::Transport(e))) => Err(FetchError::Network(e.to_string())),
             Some(Err(TryError::TooLarge(size))) => Err(FetchError::TooLarge {
                 url,
                 size,
