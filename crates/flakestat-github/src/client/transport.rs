@@ -153,6 +153,9 @@ impl Transport {
             .headers_mut()
             .expect("a request built from a parsed URI");
         head.extend(headers);
+        // A credential travels only as `bearer`, under the origin check below: one slipped in
+        // among the caller's headers is dropped.
+        head.remove(http::header::AUTHORIZATION);
         head.insert(
             http::header::USER_AGENT,
             HeaderValue::from_static(USER_AGENT),
