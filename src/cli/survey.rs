@@ -10,7 +10,7 @@ use super::GlobalArgs;
 use super::error::CliError;
 use super::output::ReportOutput;
 use super::pipeline::fetch::{AncestryPlan, fetch_ancestry};
-use super::pipeline::scope::{self, Fetched, Filters, ScopeSurvey};
+use super::pipeline::scope::{self, Fetched, Filters, Reports, ScopeSurvey};
 use super::pipeline::{SharedStore, Signatures};
 use super::progress::{
     ancestry_line, archive_note, closing_line, cost_line, human_bytes, peak_memory,
@@ -19,7 +19,7 @@ use super::repos::{RepoArgs, Target};
 use super::settings;
 use super::source::{FixIt, Replay, SourceArgs};
 use super::when::parse_window;
-use crate::analysis::{self, AnalysisConfig, ReportData};
+use crate::analysis::{AnalysisConfig, ReportData};
 use crate::exit;
 use crate::fetch::Session;
 use crate::model::{Repo, Timestamp};
@@ -272,21 +272,8 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
 
 /// The repositories' reports, rendered: one repository's as it is, several combined.
 fn write_report(reports: Vec<ReportData>, settings: &Settings) -> Result<(), CliError> {
-    match &settings.repo {
-        Target::One(_) => {
-            let data = reports
-                .into_iter()
-                .next()
-                .expect("one repository, one report");
-            settings
-                .output
-                .write(|out, format, options| report::render(&data, format, options, out))
-        }
-        Target::Many(many) => {
-            let org = analysis::org::combine(reports, many.org.clone());
-            settings
-                .output
-                .write(|out, format, options| report::render_org(&org, format, options, out))
-        }
-    }
+    let reports = Reports::of(&settings.repo, reports);
+    settings
+        .output
+        .write(|out, format, options| report::render(reports.view(), format, options, out))
 }

@@ -23,6 +23,7 @@ use crate::fetch::{
     AncestrySummary, FetchError, OwnerListing, Session, StatsSnapshot, SurveyPlan, SurveySummary,
 };
 use crate::model::{Repo, Run, Timestamp};
+use crate::report::View;
 use crate::store::{Access, StoreLocation};
 
 /// What follows one repository's survey (the bisection's fetch for `survey`, the fork runs'
@@ -169,6 +170,36 @@ pub fn analyze_all(
             Ok(analysis::analyze(&snapshot, &signatures.infos, config))
         })
         .collect()
+}
+
+/// The scope's reports as its report shows them: one repository's as it is (the
+/// single-repository shape), several combined (`analysis::org`).
+pub enum Reports {
+    One(ReportData),
+    Org(OrgReport),
+}
+
+impl Reports {
+    /// `reports`, one per repository of `target` in survey order, as `target`'s report.
+    pub fn of(target: &Target, reports: Vec<ReportData>) -> Reports {
+        match target {
+            Target::One(_) => Reports::One(
+                reports
+                    .into_iter()
+                    .next()
+                    .expect("one repository, one report"),
+            ),
+            Target::Many(many) => Reports::Org(analysis::org::combine(reports, many.org.clone())),
+        }
+    }
+
+    /// What `report::render` renders.
+    pub fn view(&self) -> View<'_> {
+        match self {
+            Reports::One(data) => View::Repo(data),
+            Reports::Org(org) => View::Org(org),
+        }
+    }
 }
 
 /// Lists the owner's repositories (if `--org`), chooses, and surveys each (then what the
