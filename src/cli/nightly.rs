@@ -12,11 +12,11 @@ use clap::{ArgGroup, Args};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::{ReportOutput, write_output};
-use super::pipeline::fetch::{Connection, connect, map_fork_runs, prs_of_runs};
-use super::pipeline::many::{self, ManySurvey, connect_many};
+use super::pipeline::fetch::{Connection, map_fork_runs};
+use super::pipeline::scope::{self, Fetched, Filters, ScopeSurvey};
 use super::pipeline::{self, SharedStore, Signatures};
-use super::progress::{Bars, archive_note, closing_line};
-use super::repos::{Many, RepoArgs, Target};
+use super::progress::{archive_note, closing_line};
+use super::repos::{RepoArgs, Target};
 use super::settings;
 use super::source::{Replay, SourceArgs};
 use super::when::{Bound, parse_when};
@@ -24,8 +24,8 @@ use crate::analysis::nightly::{AlertOn, NightlyData, NightlyMany, nightly};
 use crate::analysis::{AnalysisConfig, Completeness};
 use crate::exit;
 use crate::fetch::comments::{CommentTarget, Commenter, Posted};
-use crate::fetch::{ClientConfig, Session, SurveyPlan};
-use crate::model::{Repo, Run, Timestamp};
+use crate::fetch::{AncestrySummary, ClientConfig, Session};
+use crate::model::{Repo, Timestamp};
 use crate::report::nightly::{
     MAX_COMMENT_BYTES, marker, marker_many, render, render_comment, render_many,
     render_many_comment,
@@ -127,11 +127,11 @@ impl From<FailOnArg> for AlertOn {
 const REPLAY_TOKEN: &str = "flakestat-replay";
 
 /// Everything `nightly` decided before doing any work; `repo` is the one repository, or which
-/// several (`Target`, then `Many`).
-struct Settings<R = Repo> {
+/// several.
+struct Settings {
     replay: Option<Replay>,
     now: Timestamp,
-    repo: R,
+    repo: Target,
     period_since: Timestamp,
     baseline_since: Timestamp,
     target: Option<CommentTarget>,
@@ -140,8 +140,8 @@ struct Settings<R = Repo> {
     output: ReportOutput,
 }
 
-impl Settings<Target> {
-    fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings<Target>, CliError> {
+impl Settings {
+    fn resolve(global: &GlobalArgs, args: &NightlyArgs) -> Result<Settings, CliError> {
         let replay = Replay::load(args.source.replay.as_deref())?;
         let now = settings::end_by_now(
             settings::resolve_now(args.until.as_deref(), replay.as_ref())?,
@@ -170,23 +170,6 @@ impl Settings<Target> {
             config,
             output,
         })
-    }
-}
-
-impl<T> Settings<T> {
-    /// The same settings for `repo`.
-    fn with_repo<R>(self, repo: R) -> Settings<R> {
-        Settings {
-            replay: self.replay,
-            now: self.now,
-            repo,
-            period_since: self.period_since,
-            baseline_since: self.baseline_since,
-            target: self.target,
-            signatures: self.signatures,
-            config: self.config,
-            output: self.output,
-        }
     }
 }
 
@@ -220,14 +203,6 @@ fn parse_target(text: &str) -> Result<CommentTarget, CliError> {
     })
 }
 
-pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
-    let settings = Settings::resolve(global, &args)?;
-    match settings.repo.clone() {
-        Target::One(repo) => run_one(global, &args, settings.with_repo(repo)),
-        Target::Many(many) => run_many(global, &args, settings.with_repo(many)),
-    }
-}
-
 /// `--post-comment` needs a token unless `--dry-run`.
 fn check_token(args: &NightlyArgs, posting: bool, connection: &Connection) -> Result<(), CliError> {
     if posting && !args.dry_run && connection.token.is_none() && connection.app.is_none() {
@@ -238,148 +213,73 @@ fn check_token(args: &NightlyArgs, posting: bool, connection: &Connection) -> Re
     Ok(())
 }
 
-/// Several repositories: each surveyed over the whole range and compared with its own
-/// baseline, then one report and one comment (`marker_many`) over them all.
-fn run_many(
-    global: &GlobalArgs,
-    args: &NightlyArgs,
-    settings: Settings<Many>,
-) -> Result<u8, CliError> {
-    let connection = connect_many(global, &args.source, Some(REPLAY_TOKEN))?;
-    check_token(args, settings.target.is_some(), &connection)?;
-    let data =
-        survey_and_compare_many(global, args, &connection, &settings).map_err(|e| match e {
+/// One repository or several, one way: each surveyed over the whole range and compared with
+/// its own baseline; only the report and the comment choose between one repository's
+/// (`marker`) and one over them all (`marker_many`).
+pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
+    let mut settings = Settings::resolve(global, &args)?;
+    // The API and the token, resolved once; posting uses the same.
+    let connection = scope::connect(
+        global,
+        &args.source,
+        &settings.repo,
+        settings.replay.take(),
+        Some(REPLAY_TOKEN),
+    )?;
+    check_token(&args, settings.target.is_some(), &connection)?;
+    let compared =
+        survey_and_compare(global, &args, &connection, &settings).map_err(|e| match e {
             CliError::Fetch { .. } if settings.target.is_some() => CliError::NotPosted(Box::new(e)),
             e => e,
         })?;
-    if !(args.dry_run && args.source.output.is_none()) {
-        settings
-            .output
-            .write(|out, format, options| render_many(&data, format, options, out))?;
-    }
-    post_and_exit(
-        global,
-        args,
-        (settings.target.as_ref(), &data.completeness()),
-        &connection,
-        || {
-            let marker = marker_many(&data);
-            let body = render_many_comment(&data, &marker, MAX_COMMENT_BYTES);
-            (marker, body)
-        },
-        |on| data.alerts(on),
-    )
-}
-
-/// Under the stores' locks: every repository surveyed over the whole range (then its fork runs'
-/// PRs), each compared with its baseline.
-fn survey_and_compare_many(
-    global: &GlobalArgs,
-    args: &NightlyArgs,
-    connection: &Connection,
-    settings: &Settings<Many>,
-) -> Result<NightlyMany, CliError> {
-    let resolved = args.source.store_location()?;
-    let fingerprint = settings.signatures.fingerprint();
-    let forks = |session: &Session, store: &SharedStore, repo: &Repo| {
-        map_fork_runs(
-            session,
-            store,
-            repo,
-            settings.baseline_since,
-            settings.now,
-            &fingerprint,
-            &settings.signatures.infos,
-            &settings.config,
-        )
-        .map(|_| ())
-    };
-    let plan = |repo: &Repo| SurveyPlan {
-        repo: repo.clone(),
-        since: settings.baseline_since,
-        until: settings.now,
-        workflows: Vec::new(),
-        branch: None,
-        event: None,
-        interruptible: true,
-    };
-    let survey = ManySurvey {
-        many: &settings.repo,
-        since: settings.baseline_since,
-        until: settings.now,
-        signatures: &settings.signatures,
-        config: &settings.config,
-        plan: &plan,
-        then: &forks,
-    };
-    let surveyed = many::survey(
-        global,
-        &args.source,
-        connection,
-        &resolved.location,
-        &survey,
-    )?;
-    let mut compared = Vec::new();
-    for repo in &surveyed.repos {
-        let snapshot = pipeline::load_snapshot(
-            &surveyed.store,
-            repo,
-            settings.baseline_since,
-            settings.now,
-            &settings.signatures,
-        )?;
-        let mut data = nightly(
-            &snapshot,
-            &settings.signatures.infos,
-            &settings.config,
-            settings.baseline_since,
-            settings.period_since,
-            settings.now,
-        );
-        data.survey_flags = args.source.survey_flags();
-        compared.push(data);
-    }
-    Ok(NightlyMany::new(compared, settings.repo.org.clone()))
-}
-
-/// One repository.
-fn run_one(
-    global: &GlobalArgs,
-    args: &NightlyArgs,
-    mut settings: Settings,
-) -> Result<u8, CliError> {
-    // The API and the token, resolved once; posting uses the same.
-    let connection = if args.source.offline {
-        Connection::offline()
-    } else {
-        connect(
-            &args.source,
-            settings.replay.take(),
-            global,
-            Some(REPLAY_TOKEN),
-        )?
-    };
-    check_token(args, settings.target.is_some(), &connection)?;
-    let data = survey_and_compare(global, args, &connection, &settings)?;
-
     // The report first: a posting failure still leaves it written.
-    if !(args.dry_run && args.source.output.is_none()) {
-        settings
-            .output
-            .write(|out, format, options| render(&data, format, options, out))?;
+    let write = !(args.dry_run && args.source.output.is_none());
+    let target = settings.target.as_ref();
+    match &settings.repo {
+        Target::One(repo) => {
+            let data = compared
+                .into_iter()
+                .next()
+                .expect("one repository, one report");
+            if write {
+                settings
+                    .output
+                    .write(|out, format, options| render(&data, format, options, out))?;
+            }
+            post_and_exit(
+                global,
+                &args,
+                (target, &data.completeness),
+                &connection,
+                || {
+                    let marker = marker(repo);
+                    let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
+                    (marker, body)
+                },
+                |on| data.alerts(on),
+            )
+        }
+        Target::Many(many) => {
+            let data = NightlyMany::new(compared, many.org.clone());
+            if write {
+                settings
+                    .output
+                    .write(|out, format, options| render_many(&data, format, options, out))?;
+            }
+            post_and_exit(
+                global,
+                &args,
+                (target, &data.completeness()),
+                &connection,
+                || {
+                    let marker = marker_many(&data);
+                    let body = render_many_comment(&data, &marker, MAX_COMMENT_BYTES);
+                    (marker, body)
+                },
+                |on| data.alerts(on),
+            )
+        }
     }
-    post_and_exit(
-        global,
-        args,
-        (settings.target.as_ref(), &data.completeness),
-        &connection,
-        || {
-            let marker = marker(&settings.repo);
-            let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
-            (marker, body)
-        },
-        |on| data.alerts(on),
-    )
 }
 
 /// How a night ends, for one repository or several: an incomplete report posts nothing and
@@ -407,101 +307,95 @@ fn post_and_exit(
     Ok(alert_exit(global, args.fail_on, alerts))
 }
 
-/// The survey of the whole range (or, offline, a re-classification), then the period compared
-/// with its baseline. The store is closed before anything is posted.
+/// The survey of the whole range and the fork runs' PRs (or, offline, a re-classification),
+/// the closing lines, then each repository's period compared with its baseline. The store is
+/// closed before anything is posted.
 fn survey_and_compare(
     global: &GlobalArgs,
     args: &NightlyArgs,
     connection: &Connection,
     settings: &Settings,
-) -> Result<NightlyData, CliError> {
+) -> Result<Vec<NightlyData>, CliError> {
     let resolved = args.source.store_location()?;
-    let location = &resolved.location;
-    let store = pipeline::open_store(location)?;
-    if args.source.offline {
-        pipeline::reclassify(&store, &settings.repo, &settings.signatures)?;
-    } else {
-        fetch(global, args, connection, &store, settings)?;
-    }
-    let snapshot = pipeline::load_snapshot(
-        &store,
-        &settings.repo,
-        settings.baseline_since,
-        settings.now,
-        &settings.signatures,
-    )?;
-    drop(store);
-    let mut data = nightly(
-        &snapshot,
-        &settings.signatures.infos,
-        &settings.config,
-        settings.baseline_since,
-        settings.period_since,
-        settings.now,
-    );
-    data.survey_flags = args.source.survey_flags();
-    Ok(data)
-}
-
-/// The survey of `[baseline, now)` and the fork runs' PRs, then the closing line. A failure
-/// with `--post-comment` says nothing was posted.
-fn fetch(
-    global: &GlobalArgs,
-    args: &NightlyArgs,
-    connection: &Connection,
-    store: &SharedStore,
-    settings: &Settings,
-) -> Result<(), CliError> {
-    let bars = Bars::for_command(global);
-    let session = connection.session(&args.source, &bars)?;
+    let fingerprint = settings.signatures.fingerprint();
+    // Fork runs name no PR: map them (and fetch what their relevance needs) as the survey's
+    // bisection step does, so they are not left out as unknown.
+    let forks = |session: &Session, store: &SharedStore, repo: &Repo| {
+        map_fork_runs(
+            session,
+            store,
+            repo,
+            settings.baseline_since,
+            settings.now,
+            &fingerprint,
+            &settings.signatures.infos,
+            &settings.config,
+        )
+        .map(|_| None::<AncestrySummary>)
+    };
     // The whole range, not only the period: listings unchanged since last night cost a free
     // 304, and a run that completed or was re-run since then is fetched again.
-    let plan = SurveyPlan {
-        repo: settings.repo.clone(),
+    let survey = ScopeSurvey {
+        target: &settings.repo,
         since: settings.baseline_since,
         until: settings.now,
-        workflows: Vec::new(),
-        branch: None,
-        event: None,
-        interruptible: true,
+        filters: Filters::default(),
+        signatures: &settings.signatures,
+        config: &settings.config,
+        then: &forks,
     };
-    let config = &settings.config;
-    let wanted = |runs: &[Run], default_branch: &str| prs_of_runs(runs, default_branch, config);
-    let result = session
-        .survey(
-            store.clone(),
-            settings.signatures.classifier(),
-            &plan,
-            &wanted,
-        )
-        .and_then(|summary| {
-            // Fork runs name no PR: map them (and fetch what their relevance needs) as the
-            // survey's bisection step does, so they are not left out as unknown.
-            map_fork_runs(
-                &session,
-                store,
-                &settings.repo,
-                settings.baseline_since,
-                settings.now,
-                &settings.signatures.fingerprint(),
-                &settings.signatures.infos,
-                config,
-            )?;
-            Ok(summary)
-        });
-    bars.finish();
-    if !global.quiet {
-        let mut line = closing_line(&session.stats());
-        if let Some(archive) = result.as_ref().ok().and_then(archive_note) {
-            line.push_str(&format!(", {archive}"));
+    let mut surveyed = scope::survey(
+        global,
+        &args.source,
+        connection,
+        &resolved.location,
+        &survey,
+    )?;
+    if let Some(fetched) = &surveyed.fetched {
+        match &settings.repo {
+            Target::One(_) => say_closing_line(global, fetched),
+            Target::Many(many) => scope::say_closing_lines(global, many, fetched),
         }
-        eprintln!("flakestat: {line}");
     }
-    match result {
-        Ok(_) => Ok(()),
-        Err(err) if settings.target.is_some() => Err(CliError::NotPosted(Box::new(err.into()))),
-        Err(err) => Err(err.into()),
+    if let Some(err) = surveyed.failure() {
+        return Err(err);
     }
+    let mut compared = Vec::new();
+    for repo in &surveyed.repos {
+        let snapshot = pipeline::load_snapshot(
+            &surveyed.store,
+            repo,
+            settings.baseline_since,
+            settings.now,
+            &settings.signatures,
+        )?;
+        let mut data = nightly(
+            &snapshot,
+            &settings.signatures.infos,
+            &settings.config,
+            settings.baseline_since,
+            settings.period_since,
+            settings.now,
+        );
+        data.survey_flags = args.source.survey_flags();
+        compared.push(data);
+    }
+    Ok(compared)
+}
+
+/// One repository's closing line: requests, logs and rate limit, and the attempt archives of
+/// a survey that went through.
+fn say_closing_line(global: &GlobalArgs, fetched: &Fetched) {
+    if global.quiet {
+        return;
+    }
+    let mut line = closing_line(&fetched.stats);
+    if fetched.failure.is_none()
+        && let Some(archive) = fetched.summaries.first().and_then(archive_note)
+    {
+        line.push_str(&format!(", {archive}"));
+    }
+    eprintln!("flakestat: {line}");
 }
 
 /// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds (`alerts`).

@@ -149,7 +149,7 @@ pub(super) struct Bars {
     runs: ProgressBar,
     jobs: ProgressBar,
     logs: ProgressBar,
-    /// The repository being surveyed, when a survey covers several (`pipeline::many`).
+    /// The repository being surveyed, when a survey covers several (`pipeline::scope`).
     repo: Mutex<Option<String>>,
 }
 

@@ -171,8 +171,8 @@ fn run_many(
     many: &Many,
     output: &ReportOutput,
 ) -> Result<u8, CliError> {
-    let org = pipeline::many::report(many, &args.stored, args.signature.as_deref())?;
-    output.write(|out, format, options| report::render_org(&org, format, options, out))?;
+    let org = pipeline::scope::report(many, &args.stored, args.signature.as_deref())?;
+    output.write(|out, format, options| report::render(&org, format, options, out))?;
     Ok(pipeline::incomplete_exit(
         global,
         &org.combined.completeness,

@@ -1,8 +1,9 @@
 //! Which repositories a command covers: `--repo` (repeatable), `--org OWNER` (every repository
 //! of an organisation or user with Actions runs in the window), `--repo-pattern GLOB`. Parsed
 //! here, resolved against GitHub's listing (`fetch::Session::list_owner_repos`) for a survey and
-//! against the store for a report (`pipeline::many`); one `--repo` alone keeps the
-//! single-repository path. Shared by the commands that take these flags; no command itself.
+//! against the store for a report (`pipeline::scope`); one `--repo` alone is a scope of one,
+//! whose report keeps the single-repository shape. Shared by the commands that take these
+//! flags; no command itself.
 
 use clap::Args;
 use globset::{Glob, GlobMatcher};
@@ -33,7 +34,7 @@ pub struct RepoArgs {
 /// What the flags ask for.
 #[derive(Debug, Clone)]
 pub enum Target {
-    /// One `--repo`: the single-repository report, as before.
+    /// One `--repo`: surveyed as a scope of one, reported in the single-repository shape.
     One(Repo),
     Many(Many),
 }

@@ -1,30 +1,28 @@
 //! `flakestat survey`: resolve the settings once, open the store (no lock: other runs may write
-//! it meanwhile), run the fetch session (or stay offline), then analyze the store's snapshot and write the report. The steps are the
-//! shared pipeline's; this file only orders them and says what happened.
-
-use std::sync::Arc;
+//! it meanwhile), survey the repositories of the scope (one `--repo`, several, or `--org`; or
+//! stay offline), then analyze each one's snapshot and write the report: one repository's, or
+//! the combined one. The steps are the shared pipeline's (`pipeline::scope`); this file only
+//! orders them and says what happened.
 
 use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::ReportOutput;
-use super::pipeline::fetch::{AncestryPlan, Connection, connect, fetch_ancestry, prs_of_runs};
-use super::pipeline::many::{self, ManySurvey, connect_many};
-use super::pipeline::{self, SharedStore, Signatures};
+use super::pipeline::fetch::{AncestryPlan, fetch_ancestry};
+use super::pipeline::scope::{self, Fetched, Filters, Reports, ScopeSurvey};
+use super::pipeline::{SharedStore, Signatures};
 use super::progress::{
-    Bars, ancestry_line, archive_note, closing_line, cost_line, human_bytes, peak_memory,
+    ancestry_line, archive_note, closing_line, cost_line, human_bytes, peak_memory,
 };
-use super::repos::{Many, RepoArgs, Target};
+use super::repos::{RepoArgs, Target};
 use super::settings;
 use super::source::{FixIt, Replay, SourceArgs};
 use super::when::parse_window;
-use crate::analysis::{self, AnalysisConfig};
+use crate::analysis::{AnalysisConfig, ReportData};
 use crate::exit;
-use crate::fetch::{
-    AncestrySummary, FetchError, Session, StatsSnapshot, SurveyPlan, SurveySummary,
-};
-use crate::model::{Repo, Run, Timestamp};
+use crate::fetch::Session;
+use crate::model::{Repo, Timestamp};
 use crate::report;
 use crate::store::StoreLocation;
 
@@ -86,10 +84,10 @@ pub struct SurveyArgs {
 }
 
 /// Everything `survey` decided before doing any work; `repo` is the one repository surveyed,
-/// or which several (`Target`, then `Many`).
-struct Settings<R = Repo> {
+/// or which several.
+struct Settings {
     replay: Option<Replay>,
-    repo: R,
+    repo: Target,
     since: Timestamp,
     until: Timestamp,
     signatures: Signatures,
@@ -97,8 +95,8 @@ struct Settings<R = Repo> {
     output: ReportOutput,
 }
 
-impl Settings<Target> {
-    fn resolve(global: &GlobalArgs, args: &SurveyArgs) -> Result<Settings<Target>, CliError> {
+impl Settings {
+    fn resolve(global: &GlobalArgs, args: &SurveyArgs) -> Result<Settings, CliError> {
         // Replay: the dataset decides the repository and what "now" is.
         let replay = Replay::load(args.source.replay.as_deref())?;
         let now = settings::resolve_now(None, replay.as_ref())?;
@@ -132,46 +130,20 @@ impl Settings<Target> {
     }
 }
 
-/// What the fetch phase leaves for the closing lines.
-#[derive(Default)]
-struct Fetched {
-    stats: Option<StatsSnapshot>,
-    summary: Option<SurveySummary>,
-    ancestry: Option<AncestrySummary>,
-    failure: Option<FetchError>,
-}
-
-impl<T> Settings<T> {
-    /// The same settings for `repo`.
-    fn with_repo<R>(self, repo: R) -> Settings<R> {
-        Settings {
-            replay: self.replay,
-            repo,
-            since: self.since,
-            until: self.until,
-            signatures: self.signatures,
-            config: self.config,
-            output: self.output,
-        }
-    }
-}
-
+/// One repository or several, one way: connect, survey each repository (then the bisection's
+/// fetch), say what happened, analyse each; only the report chooses between one repository's
+/// and the combined one.
 pub fn run(global: &GlobalArgs, args: SurveyArgs) -> Result<u8, CliError> {
-    let settings = Settings::resolve(global, &args)?;
-    match settings.repo.clone() {
-        Target::One(repo) => run_one(global, &args, settings.with_repo(repo)),
-        Target::Many(many) => run_many(global, &args, settings.with_repo(many)),
-    }
-}
-
-/// Several repositories: surveyed one after the other into one store, reported together.
-fn run_many(
-    global: &GlobalArgs,
-    args: &SurveyArgs,
-    settings: Settings<Many>,
-) -> Result<u8, CliError> {
-    let connection = connect_many(global, &args.source, None)?;
+    let mut settings = Settings::resolve(global, &args)?;
+    let connection = scope::connect(
+        global,
+        &args.source,
+        &settings.repo,
+        settings.replay.take(),
+        None,
+    )?;
     let resolved = args.source.store_location()?;
+    let location = &resolved.location;
     let fingerprint = settings.signatures.fingerprint();
     let ancestry = |session: &Session, store: &SharedStore, repo: &Repo| {
         let plan = AncestryPlan {
@@ -182,62 +154,44 @@ fn run_many(
             signatures: &settings.signatures.infos,
             config: &settings.config,
         };
-        fetch_ancestry(session, store, &plan).map(|_| ())
+        fetch_ancestry(session, store, &plan).map(Some)
     };
-    let plan = |repo: &Repo| SurveyPlan {
-        repo: repo.clone(),
+    let survey = ScopeSurvey {
+        target: &settings.repo,
         since: settings.since,
         until: settings.until,
-        workflows: args.workflows.clone(),
-        branch: args.branch.clone(),
-        event: args.event.clone(),
-        interruptible: true,
-    };
-    let survey = ManySurvey {
-        many: &settings.repo,
-        since: settings.since,
-        until: settings.until,
+        filters: Filters {
+            workflows: args.workflows.clone(),
+            branch: args.branch.clone(),
+            event: args.event.clone(),
+        },
         signatures: &settings.signatures,
         config: &settings.config,
-        plan: &plan,
         then: &ancestry,
     };
-    let surveyed = many::survey(
-        global,
-        &args.source,
-        &connection,
-        &resolved.location,
-        &survey,
-    )?;
-    let org = many::combine_reports(&surveyed, &survey)?;
-    settings
-        .output
-        .write(|out, format, options| report::render_org(&org, format, options, out))?;
-    Ok(exit::SUCCESS)
-}
-
-/// One repository: the survey, its bisection's fetch, its report.
-fn run_one(global: &GlobalArgs, args: &SurveyArgs, mut settings: Settings) -> Result<u8, CliError> {
-    let resolved = args.source.store_location()?;
-    let location = &resolved.location;
-    let store = pipeline::open_store(location)?;
-
-    let bars = Bars::for_command(global);
-    let fetched = if args.source.offline {
-        reclassify_offline(global, &store, &settings, location)?;
-        Fetched::default()
-    } else {
-        let connection = connect(&args.source, settings.replay.take(), global, None)?;
-        fetch(args, &connection, &bars, &store, &mut settings)?
-    };
-    bars.finish();
-    say_closing_lines(global, &fetched, args.source.replay.is_some());
-    if let Some(err) = fetched.failure {
-        return Err(err.into());
+    let mut surveyed = scope::survey(global, &args.source, &connection, location, &survey)?;
+    if let Some(fetched) = &surveyed.fetched {
+        match &settings.repo {
+            Target::One(_) => say_closing_lines(global, fetched, args.source.replay.is_some()),
+            Target::Many(many) => scope::say_closing_lines(global, many, fetched),
+        }
     }
-    write_report(&store, &settings)?;
+    if let Some(err) = surveyed.failure() {
+        return Err(err);
+    }
+    if let (Target::One(repo), None) = (&settings.repo, &surveyed.fetched) {
+        say_if_nothing_stored(global, &surveyed.store, repo, location)?;
+    }
+    let reports = scope::analyze_all(
+        &surveyed.store,
+        &surveyed.repos,
+        (settings.since, settings.until),
+        &settings.signatures,
+        &settings.config,
+    )?;
+    write_report(reports, &settings)?;
     if resolved.replay_store && !global.quiet {
-        say_where_the_replay_went(args, location);
+        say_where_the_replay_went(&args, location);
     }
     Ok(exit::SUCCESS)
 }
@@ -264,90 +218,35 @@ fn say_where_the_replay_went(args: &SurveyArgs, location: &StoreLocation) {
     );
 }
 
-/// `--offline`: the store alone, re-classified with the current signatures.
-fn reclassify_offline(
+/// `--offline` over one repository the store knows nothing of: said, with what to run.
+fn say_if_nothing_stored(
     global: &GlobalArgs,
     store: &SharedStore,
-    settings: &Settings,
+    repo: &Repo,
     location: &StoreLocation,
 ) -> Result<(), CliError> {
-    let counts = store.lock().expect("store lock").counts(&settings.repo)?;
+    let counts = store.lock().expect("store lock").counts(repo)?;
     if counts.runs == 0 && !global.quiet {
         eprintln!(
             "flakestat: the store in {} holds nothing for {}: run the survey once without --offline",
             location.describe(),
-            settings.repo
+            repo
         );
     }
-    pipeline::reclassify(store, &settings.repo, &settings.signatures)?;
     Ok(())
 }
 
-/// The survey, then what the bisection needs. A failure of either is kept for after the
-/// closing lines (what was collected is stored, and said).
-fn fetch(
-    args: &SurveyArgs,
-    connection: &Connection,
-    bars: &Arc<Bars>,
-    store: &SharedStore,
-    settings: &mut Settings,
-) -> Result<Fetched, CliError> {
-    let session = connection.session(&args.source, bars)?;
-    let plan = SurveyPlan {
-        repo: settings.repo.clone(),
-        since: settings.since,
-        until: settings.until,
-        workflows: args.workflows.clone(),
-        branch: args.branch.clone(),
-        event: args.event.clone(),
-        interruptible: true,
-    };
-    let config = &settings.config;
-    let wanted = |runs: &[Run], default_branch: &str| prs_of_runs(runs, default_branch, config);
-    let mut fetched = Fetched::default();
-    match session.survey(
-        store.clone(),
-        settings.signatures.classifier(),
-        &plan,
-        &wanted,
-    ) {
-        Ok(summary) => {
-            // GitHub's spelling from here on, in the store and in the report.
-            if let Some(canonical) = summary.repo.clone() {
-                settings.repo = canonical;
-            }
-            fetched.summary = Some(summary);
-            let fingerprint = settings.signatures.fingerprint();
-            let ancestry = AncestryPlan {
-                repo: &settings.repo,
-                since: settings.since,
-                until: settings.until,
-                fingerprint: &fingerprint,
-                signatures: &settings.signatures.infos,
-                config: &settings.config,
-            };
-            match fetch_ancestry(&session, store, &ancestry) {
-                Ok(summary) => fetched.ancestry = Some(summary),
-                Err(e) => fetched.failure = Some(e),
-            }
-        }
-        Err(e) => fetched.failure = Some(e),
-    }
-    fetched.stats = Some(session.stats());
-    Ok(fetched)
-}
-
-/// Requests, logs and rate limit; with `-v` peak memory and the survey's cost; the bisection's
-/// requests.
+/// The closing lines of one repository's survey: requests, logs and rate limit; with `-v`
+/// peak memory and the survey's cost; the bisection's requests.
 /// `replay`: the requests went to the built-in fake GitHub, and the line says so (no one
 /// should read its rate limit as their own).
 fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
-    let Some(stats) = &fetched.stats else { return };
     if global.quiet {
         return;
     }
-    let mut line = closing_line(stats);
-    if let Some(archive) = fetched.summary.as_ref().and_then(archive_note) {
+    let summary = fetched.summaries.first();
+    let mut line = closing_line(&fetched.stats);
+    if let Some(archive) = summary.and_then(archive_note) {
         line.push_str(&format!(", {archive}"));
     }
     if global.verbose > 0
@@ -362,26 +261,19 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
     };
     eprintln!("flakestat: {to}{line}");
     if global.verbose > 0
-        && let Some(summary) = &fetched.summary
+        && let Some(summary) = summary
     {
         eprintln!("flakestat: {}", cost_line(summary));
     }
-    if let Some(a) = &fetched.ancestry {
+    if let Some(a) = fetched.after.first() {
         eprintln!("flakestat: {}", ancestry_line(a));
     }
 }
 
-/// The window's snapshot, analyzed and rendered.
-fn write_report(store: &SharedStore, settings: &Settings) -> Result<(), CliError> {
-    let snapshot = pipeline::load_snapshot(
-        store,
-        &settings.repo,
-        settings.since,
-        settings.until,
-        &settings.signatures,
-    )?;
-    let data = analysis::analyze(&snapshot, &settings.signatures.infos, &settings.config);
+/// The repositories' reports, rendered: one repository's as it is, several combined.
+fn write_report(reports: Vec<ReportData>, settings: &Settings) -> Result<(), CliError> {
+    let reports = Reports::of(&settings.repo, reports);
     settings
         .output
-        .write(|out, format, options| report::render(&data, format, options, out))
+        .write(|out, format, options| report::render(reports.view(), format, options, out))
 }

@@ -3,7 +3,7 @@
 //! resolves its settings, then calls these in order; no command imports another.
 
 pub mod fetch;
-pub mod many;
+pub mod scope;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::analysis::{self, ReportData};
+use crate::report::View;
 
 /// The `schema` field of every JSON report.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -763,7 +764,21 @@ pub(crate) fn completeness(c: &analysis::Completeness) -> wire::Completeness {
     }
 }
 
-pub fn to_wire(data: &ReportData) -> wire::Report {
+/// The document for `view` (a `&ReportData`, a `&OrgReport`, or a [`View`]): one
+/// repository's, or several repositories' in the same shape with their parts added.
+pub fn to_wire<'a>(view: impl Into<View<'a>>) -> wire::Report {
+    match view.into() {
+        View::Repo(data) => repo_to_wire(data),
+        View::Org(org) => org_to_wire(org),
+    }
+}
+
+/// Renders `view`'s document.
+pub fn render(view: View<'_>, out: &mut dyn Write) -> io::Result<()> {
+    crate::report::sanitize::write_json(out, &to_wire(view))
+}
+
+fn repo_to_wire(data: &ReportData) -> wire::Report {
     wire::Report {
         schema: SCHEMA_VERSION,
         repo: data.repo.as_ref().map(|r| r.to_string()),
@@ -826,10 +841,10 @@ pub(crate) fn unclassified_group(g: &analysis::UnclassifiedGroup) -> wire::Uncla
 
 /// The document over several repositories: the combined figures in the single-repository
 /// shape, with `owner`, `repos` and per signature `repos` added (schema 1).
-pub fn org_to_wire(org: &analysis::org::OrgReport) -> wire::Report {
-    let mut doc = to_wire(&org.combined);
+fn org_to_wire(org: &analysis::org::OrgReport) -> wire::Report {
+    let mut doc = repo_to_wire(&org.combined);
     doc.owner = org.owner.clone();
-    doc.repos = org.repos.iter().map(to_wire).collect();
+    doc.repos = org.repos.iter().map(repo_to_wire).collect();
     doc.repos_without_runs = org.without_runs.iter().map(|r| r.to_string()).collect();
     for (sig, across) in doc.signatures.iter_mut().zip(&org.signatures) {
         sig.repos = across
@@ -858,12 +873,4 @@ pub fn org_to_wire(org: &analysis::org::OrgReport) -> wire::Report {
             .collect();
     }
     doc
-}
-
-pub fn render_org(org: &analysis::org::OrgReport, out: &mut dyn Write) -> io::Result<()> {
-    crate::report::sanitize::write_json(out, &org_to_wire(org))
-}
-
-pub fn render(data: &ReportData, out: &mut dyn Write) -> io::Result<()> {
-    crate::report::sanitize::write_json(out, &to_wire(data))
 }

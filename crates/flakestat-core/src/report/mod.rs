@@ -1,9 +1,12 @@
-//! Pure renderers of `analysis::ReportData`: table, markdown, json. No clock, environment or
-//! terminal reads: every decision arrives in `RenderOptions`.
+//! Pure renderers of a [`View`]: one repository's `analysis::ReportData`, or several
+//! repositories' `analysis::org::OrgReport`, as table, markdown, JSON or HTML. No clock,
+//! environment or terminal reads: every decision arrives in `RenderOptions`.
 //!
-//! The two text formats share one layout (`layout.rs`: headings, sentences, tables of cells), so
-//! the terminal and the GitHub issue say the same thing; each file only decides how a cell is
-//! written and escaped. JSON has its own versioned wire types (`json.rs`).
+//! One entry point, [`render`], takes the view and the format. The text formats share one
+//! layout per view (`layout/`: `layout::document(view)` returns headings, sentences and tables
+//! of cells; `layout/org.rs` is several repositories'), so the terminal, the GitHub issue and
+//! the page say the same thing; each format's file only decides how a cell is written and
+//! escaped. JSON has its own versioned wire types (`json.rs`, `json::to_wire(view)`).
 
 mod html;
 mod json;
@@ -20,9 +23,10 @@ pub mod tests;
 use std::io::{self, Write};
 
 use crate::analysis::ReportData;
+use crate::analysis::org::OrgReport;
 
 pub use json::wire;
-pub use json::{SCHEMA_VERSION, org_to_wire, to_wire};
+pub use json::{SCHEMA_VERSION, to_wire};
 pub use table::grid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,43 +48,39 @@ pub struct RenderOptions {
     pub width: Option<u16>,
 }
 
-/// Renders `data` in `format` to `out`.
-pub fn render(
-    data: &ReportData,
-    format: Format,
-    options: &RenderOptions,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    match format {
-        Format::Json => json::render(data, out),
-        Format::Markdown => markdown::render(&layout::document(data), out),
-        Format::Table => table::render(&layout::document(data), options, out),
-        Format::Html => html::render(&html_title(data), &layout::document(data), out),
+/// What a report shows: one repository's figures, or several repositories' combined (a
+/// command over one repository is a scope of one, and keeps this single-repository shape).
+#[derive(Debug, Clone, Copy)]
+pub enum View<'a> {
+    Repo(&'a ReportData),
+    Org(&'a OrgReport),
+}
+
+impl<'a> From<&'a ReportData> for View<'a> {
+    fn from(data: &'a ReportData) -> View<'a> {
+        View::Repo(data)
     }
 }
 
-/// Renders a report over several repositories (`analysis::org::combine`) in `format`.
-pub fn render_org(
-    org: &crate::analysis::org::OrgReport,
+impl<'a> From<&'a OrgReport> for View<'a> {
+    fn from(org: &'a OrgReport) -> View<'a> {
+        View::Org(org)
+    }
+}
+
+/// Renders `view` (a `&ReportData`, a `&OrgReport`, or a [`View`]) in `format` to `out`.
+pub fn render<'a>(
+    view: impl Into<View<'a>>,
     format: Format,
     options: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let view = view.into();
     match format {
-        Format::Json => json::render_org(org, out),
-        Format::Markdown => markdown::render(&layout::org::document(org), out),
-        Format::Table => table::render(&layout::org::document(org), options, out),
-        Format::Html => {
-            let what = match &org.owner {
-                Some(owner) => format!("{} repositories of {owner}", org.repos.len()),
-                None => format!("{} repositories", org.repos.len()),
-            };
-            let title = match &org.combined.focus {
-                Some(id) => format!("{id} in {what} (flakestat)"),
-                None => format!("CI failures in {what} (flakestat)"),
-            };
-            html::render(&title, &layout::org::document(org), out)
-        }
+        Format::Json => json::render(view, out),
+        Format::Markdown => markdown::render(&layout::document(view), out),
+        Format::Table => table::render(&layout::document(view), options, out),
+        Format::Html => html::render(&layout::title(view), &layout::document(view), out),
     }
 }
 
@@ -89,15 +89,4 @@ pub fn render_org(
 /// report layout, `classify --format markdown`'s table cells.
 pub fn markdown_text(s: &str) -> String {
     markdown::text(s)
-}
-
-fn html_title(data: &ReportData) -> String {
-    let repo = data
-        .repo
-        .as_ref()
-        .map_or_else(|| "CI failures".to_string(), |r| r.to_string());
-    match &data.focus {
-        Some(id) => format!("{id} in {repo} (flakestat)"),
-        None => format!("CI failures in {repo} (flakestat)"),
-    }
 }

@@ -1,7 +1,12 @@
-//! The layout both text formats share: what the overview and the one-signature account say, in
-//! which order, as headings, sentences and tables of cells. Text here is plain and unescaped;
-//! `markdown.rs` and `table.rs` escape it for their medium. Nothing is computed here beyond
-//! wording and formatting the figures `ReportData` carries.
+//! The layout every text format shares (table, markdown, HTML): what a view says, in which
+//! order, as headings, sentences and tables of cells. [`document`] is the one entry point: it
+//! takes the view (`View::Repo`, one repository's `ReportData`; `View::Org`, several
+//! repositories' `OrgReport`) and returns its blocks. One repository's overview and
+//! one-signature account are written here, with the blocks and the wording helpers every view
+//! shares (`org.rs`, and `report::nightly` and `report::tests`, use them); several
+//! repositories' are `org.rs`. Text here is plain and unescaped; `markdown.rs`, `table.rs` and
+//! `html.rs` escape it for their medium. Nothing is computed here beyond wording and formatting
+//! the figures the view carries.
 
 use std::collections::BTreeMap;
 
@@ -15,8 +20,9 @@ use crate::analysis::{
 };
 use crate::model::{PrNumber, Repo, RunId, Sha, Timestamp};
 
-#[path = "org_layout.rs"]
-pub mod org;
+mod org;
+
+use super::View;
 
 /// Lists longer than this go in a collapsed `<details>` block in markdown.
 pub const COLLAPSE_ROWS: usize = 10;
@@ -440,8 +446,35 @@ pub fn incomplete_line(
     ]))
 }
 
-/// The whole document for `data`: the overview, or one signature's account.
-pub fn document(data: &ReportData) -> Vec<Block> {
+/// The whole document for `view`: the overview, or one signature's account.
+pub fn document(view: View<'_>) -> Vec<Block> {
+    match view {
+        View::Repo(data) => repo_document(data),
+        View::Org(org) => org::document(org),
+    }
+}
+
+/// The title of `view`'s page (HTML's `<title>`).
+pub fn title(view: View<'_>) -> String {
+    match view {
+        View::Repo(data) => repo_title(data),
+        View::Org(org) => org::title(org),
+    }
+}
+
+fn repo_title(data: &ReportData) -> String {
+    let repo = data
+        .repo
+        .as_ref()
+        .map_or_else(|| "CI failures".to_string(), |r| r.to_string());
+    match &data.focus {
+        Some(id) => format!("{id} in {repo} (flakestat)"),
+        None => format!("CI failures in {repo} (flakestat)"),
+    }
+}
+
+/// One repository's document.
+fn repo_document(data: &ReportData) -> Vec<Block> {
     let mut blocks: Vec<Block> = incomplete_line(
         &data.completeness,
         data.repo.as_ref(),

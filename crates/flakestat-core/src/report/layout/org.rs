@@ -2,7 +2,8 @@
 //! blocks as one repository's (so table, markdown and HTML render it alike): the overview ranks
 //! signatures across repositories with a per-repository breakdown and compares their matrix
 //! dimensions; with `--signature`, the account lists the repositories it hits, then each
-//! repository's own account. A child of `layout` for its wording helpers; nothing computed here.
+//! repository's own account. The `View::Org` of `layout`, a child of it for its wording helpers;
+//! nothing computed here.
 
 use super::{
     Block, Line, Span, Table, code, collapse, date, headline, incomplete_line, no_hits, percent,
@@ -11,8 +12,20 @@ use super::{
 use crate::analysis::org::{OrgReport, SignatureAcross};
 use crate::analysis::{ReportData, SignatureReport};
 
+/// The title of the page: "CI failures in 3 repositories of octo-org (flakestat)".
+pub(super) fn title(org: &OrgReport) -> String {
+    let what = match &org.owner {
+        Some(owner) => format!("{} repositories of {owner}", org.repos.len()),
+        None => format!("{} repositories", org.repos.len()),
+    };
+    match &org.combined.focus {
+        Some(id) => format!("{id} in {what} (flakestat)"),
+        None => format!("CI failures in {what} (flakestat)"),
+    }
+}
+
 /// The whole document.
-pub fn document(org: &OrgReport) -> Vec<Block> {
+pub(super) fn document(org: &OrgReport) -> Vec<Block> {
     let mut blocks: Vec<Block> = org
         .repos
         .iter()

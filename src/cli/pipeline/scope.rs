@@ -1,0 +1,441 @@
+//! The steps of `survey` and `nightly` over the repositories a command covers (its [`Target`]):
+//! one `--repo` is a scope of one, `--repo` repeated or `--org` several, and both go the same
+//! way. One store, one client and one rate-limit budget for all of them, surveyed one after the
+//! other, most recent work first (named repositories in the order given, then the owner's
+//! newest push first), each with the same plan ([`ScopeSurvey::plan`]) and then what the
+//! command asks after it (`survey`: the bisection's fetch; `nightly`: the fork runs' PRs). The
+//! command analyses each repository on its own and chooses only at the end between one
+//! repository's report and the combined one (`analysis::org`), and between their closing
+//! lines. A survey stopped anywhere resumes across all of them: each repository's store state
+//! resumes, and the owner's listing is kept with its ETags (a repeat costs nothing while it has
+//! not changed). `report` reads the store alone ([`report`]).
+
+use super::fetch::{Connection, connect as connect_to, prs_of_runs};
+use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
+use crate::analysis::org::OrgReport;
+use crate::analysis::{self, AnalysisConfig, ReportData};
+use crate::cli::GlobalArgs;
+use crate::cli::error::CliError;
+use crate::cli::progress::{Bars, closing_line, cost_line, human_bytes, listing_line, peak_memory};
+use crate::cli::repos::{Many, Target, same};
+use crate::cli::source::{Replay, SourceArgs, StoredArgs};
+use crate::fetch::{
+    AncestrySummary, FetchError, OwnerListing, Session, StatsSnapshot, SurveyPlan, SurveySummary,
+};
+use crate::model::{Repo, Run, Timestamp};
+use crate::report::View;
+use crate::store::{Access, StoreLocation};
+
+/// What follows one repository's survey (the bisection's fetch for `survey`, the fork runs'
+/// PRs for `nightly`), given the repository in GitHub's spelling; the bisection's requests,
+/// when the step has them to say.
+pub type AfterSurvey<'a> =
+    &'a dyn Fn(&Session, &SharedStore, &Repo) -> Result<Option<AncestrySummary>, FetchError>;
+
+/// The survey's own filters: `survey`'s `--workflow`, `--branch` and `--event` (`nightly`
+/// surveys every run).
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub workflows: Vec<String>,
+    pub branch: Option<String>,
+    pub event: Option<String>,
+}
+
+/// What a survey over the command's repositories was asked to do, resolved by the command.
+pub struct ScopeSurvey<'a> {
+    pub target: &'a Target,
+    pub since: Timestamp,
+    pub until: Timestamp,
+    pub filters: Filters,
+    pub signatures: &'a Signatures,
+    pub config: &'a AnalysisConfig,
+    pub then: AfterSurvey<'a>,
+}
+
+impl ScopeSurvey<'_> {
+    /// The survey's plan for one repository: the same for both commands and every scope.
+    pub fn plan(&self, repo: &Repo) -> SurveyPlan {
+        SurveyPlan {
+            repo: repo.clone(),
+            since: self.since,
+            until: self.until,
+            workflows: self.filters.workflows.clone(),
+            branch: self.filters.branch.clone(),
+            event: self.filters.event.clone(),
+            interruptible: true,
+        }
+    }
+}
+
+/// What a survey over the command's repositories leaves: the store, the repositories surveyed
+/// (in GitHub's spelling, in survey order; offline, one as asked and several as the store
+/// holds them) and, unless offline, what fetching did.
+pub struct Surveyed {
+    pub store: SharedStore,
+    pub repos: Vec<Repo>,
+    pub fetched: Option<Fetched>,
+}
+
+impl Surveyed {
+    /// The failure that stopped the fetch, for after the closing lines (what was collected is
+    /// stored).
+    pub fn failure(&mut self) -> Option<CliError> {
+        self.fetched.as_mut().and_then(|f| f.failure.take())
+    }
+}
+
+/// What fetching the repositories did.
+pub struct Fetched {
+    pub stats: StatsSnapshot,
+    /// Each surveyed repository's survey, in survey order.
+    pub summaries: Vec<SurveySummary>,
+    /// What each repository's following step said (`survey`: its bisection's requests).
+    pub after: Vec<AncestrySummary>,
+    skipped: Vec<(Repo, &'static str)>,
+    listing: Option<OwnerListing>,
+    /// The error that stopped the fetch (the owner's listing, a survey, or the step after).
+    pub failure: Option<CliError>,
+}
+
+/// The connection for the command's repositories: none with `--offline`; `--replay` serves
+/// one repository only, so with several it is refused. `replay_token` as for
+/// [`connect_to`].
+pub fn connect(
+    global: &GlobalArgs,
+    source: &SourceArgs,
+    target: &Target,
+    replay: Option<Replay>,
+    replay_token: Option<&str>,
+) -> Result<Connection, CliError> {
+    if matches!(target, Target::Many(_)) && source.replay.is_some() {
+        return Err(CliError::Invalid(
+            "--replay serves the one repository its dataset records: leave out --org and extra --repo"
+                .into(),
+        ));
+    }
+    if source.offline {
+        return Ok(Connection::offline());
+    }
+    connect_to(source, replay, global, replay_token)
+}
+
+/// The command's repositories surveyed (with `--offline`, what the store holds for them
+/// re-classified). A failure while fetching is kept in [`Fetched`], for after the closing
+/// lines.
+pub fn survey(
+    global: &GlobalArgs,
+    source: &SourceArgs,
+    connection: &Connection,
+    location: &StoreLocation,
+    survey: &ScopeSurvey<'_>,
+) -> Result<Surveyed, CliError> {
+    let store = open_store(location)?;
+    if source.offline {
+        let repos = match survey.target {
+            Target::One(repo) => vec![repo.clone()],
+            Target::Many(many) => stored_repos(&store, many)?,
+        };
+        for repo in &repos {
+            reclassify(&store, repo, survey.signatures)?;
+        }
+        return Ok(Surveyed {
+            store,
+            repos,
+            fetched: None,
+        });
+    }
+    let bars = Bars::for_command(global);
+    let session = connection.session(source, &bars)?;
+    let (repos, fetched) = fetch_all(&session, &store, survey, &bars);
+    bars.finish();
+    Ok(Surveyed {
+        store,
+        repos,
+        fetched: Some(fetched),
+    })
+}
+
+/// Each repository's report over `[since, until)`, from the store, in order.
+pub fn analyze_all(
+    store: &SharedStore,
+    repos: &[Repo],
+    (since, until): (Timestamp, Timestamp),
+    signatures: &Signatures,
+    config: &AnalysisConfig,
+) -> Result<Vec<ReportData>, CliError> {
+    repos
+        .iter()
+        .map(|repo| {
+            let snapshot = super::load_snapshot(store, repo, since, until, signatures)?;
+            Ok(analysis::analyze(&snapshot, &signatures.infos, config))
+        })
+        .collect()
+}
+
+/// The scope's reports as its report shows them: one repository's as it is (the
+/// single-repository shape), several combined (`analysis::org`).
+pub enum Reports {
+    One(ReportData),
+    Org(OrgReport),
+}
+
+impl Reports {
+    /// `reports`, one per repository of `target` in survey order, as `target`'s report.
+    pub fn of(target: &Target, reports: Vec<ReportData>) -> Reports {
+        match target {
+            Target::One(_) => Reports::One(
+                reports
+                    .into_iter()
+                    .next()
+                    .expect("one repository, one report"),
+            ),
+            Target::Many(many) => Reports::Org(analysis::org::combine(reports, many.org.clone())),
+        }
+    }
+
+    /// What `report::render` renders.
+    pub fn view(&self) -> View<'_> {
+        match self {
+            Reports::One(data) => View::Repo(data),
+            Reports::Org(org) => View::Org(org),
+        }
+    }
+}
+
+/// Lists the owner's repositories (if `--org`), chooses, and surveys each (then what the
+/// command fetches after a survey), one after the other, until the first failure: the
+/// repositories surveyed in GitHub's spelling, and what fetching did.
+fn fetch_all(
+    session: &Session,
+    store: &SharedStore,
+    survey: &ScopeSurvey<'_>,
+    bars: &Bars,
+) -> (Vec<Repo>, Fetched) {
+    let mut done = Fetched {
+        stats: StatsSnapshot::default(),
+        summaries: Vec::new(),
+        after: Vec::new(),
+        skipped: Vec::new(),
+        listing: None,
+        failure: None,
+    };
+    let mut repos = Vec::new();
+    if let Err(e) = fetch_each(session, store, survey, bars, &mut repos, &mut done) {
+        done.failure = Some(e);
+    }
+    done.stats = session.stats();
+    (repos, done)
+}
+
+fn fetch_each(
+    session: &Session,
+    store: &SharedStore,
+    survey: &ScopeSurvey<'_>,
+    bars: &Bars,
+    repos: &mut Vec<Repo>,
+    done: &mut Fetched,
+) -> Result<(), CliError> {
+    let chosen = match survey.target {
+        Target::One(repo) => vec![repo.clone()],
+        Target::Many(many) => {
+            if let Some(owner) = &many.org {
+                let pushed_since = (!many.include_inactive).then_some(survey.since);
+                done.listing = Some(session.list_owner_repos(store, owner, pushed_since)?);
+            }
+            let listed = done
+                .listing
+                .as_ref()
+                .map_or(&[][..], |l| l.repos.as_slice());
+            let (chosen, skipped) = many.choose(listed, survey.since);
+            done.skipped = skipped;
+            chosen
+        }
+    };
+    for (i, asked) in chosen.iter().enumerate() {
+        if matches!(survey.target, Target::Many(_)) {
+            bars.start_repo(asked, i + 1, chosen.len());
+        }
+        let Some(summary) = survey_one(session, store, survey, asked, bars)? else {
+            done.skipped.push((asked.clone(), "not found"));
+            continue;
+        };
+        let repo = summary.repo.clone().unwrap_or_else(|| asked.clone());
+        done.summaries.push(summary);
+        done.after.extend((survey.then)(session, store, &repo)?);
+        repos.push(repo);
+    }
+    Ok(())
+}
+
+/// One repository's survey; `None` for a listed repository GitHub will not show Actions for
+/// (said, and the rest go on). A named one that is not found is an error.
+fn survey_one(
+    session: &Session,
+    store: &SharedStore,
+    survey: &ScopeSurvey<'_>,
+    asked: &Repo,
+    bars: &Bars,
+) -> Result<Option<SurveySummary>, FetchError> {
+    let plan = survey.plan(asked);
+    let config = survey.config;
+    let wanted = |runs: &[Run], default_branch: &str| prs_of_runs(runs, default_branch, config);
+    let named = match survey.target {
+        Target::One(repo) => same(repo, asked),
+        Target::Many(many) => many.named.iter().any(|r| same(r, asked)),
+    };
+    match session.survey(
+        store.clone(),
+        survey.signatures.classifier(),
+        &plan,
+        &wanted,
+    ) {
+        Ok(summary) => Ok(Some(summary)),
+        Err(FetchError::NotFound(message)) if !named => {
+            bars.say(format!("flakestat: skipped {asked}: {message}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The closing lines of a survey over several repositories: requests, logs and rate limit
+/// (with `-v` peak memory), then on success with `-v` the cost against the minimum, what the
+/// owner's listing found, and each repository skipped.
+pub fn say_closing_lines(global: &GlobalArgs, many: &Many, fetched: &Fetched) {
+    if global.quiet {
+        return;
+    }
+    let mut line = closing_line(&fetched.stats);
+    if global.verbose > 0
+        && let Some(peak) = peak_memory()
+    {
+        line.push_str(&format!(", peak memory {}", human_bytes(peak)));
+    }
+    eprintln!("flakestat: {line}");
+    if fetched.failure.is_some() {
+        return;
+    }
+    if global.verbose > 0 {
+        let mut summed = SurveySummary::default();
+        for summary in &fetched.summaries {
+            summed.cost.add(&summary.cost);
+            summed.runs_jobs_skipped += summary.runs_jobs_skipped;
+        }
+        eprintln!("flakestat: {}", cost_line(&summed));
+    }
+    let surveyed = fetched.summaries.len();
+    if let (Some(owner), Some(listing)) = (&many.org, &fetched.listing) {
+        let named = many.named.len().min(surveyed);
+        let line = listing_line(owner, listing, surveyed - named, fetched.skipped.len());
+        eprintln!("flakestat: {line}");
+    }
+    if global.verbose > 0 {
+        for (repo, why) in &fetched.skipped {
+            eprintln!("flakestat: skipped {repo}: {why}");
+        }
+    }
+}
+
+/// The named repositories, then what the store holds for `--org` (matching the pattern), in
+/// GitHub's spelling as the survey stored it.
+/// The named repositories, then what the store holds for `--org` (matching the pattern), in
+/// GitHub's spelling as the survey stored it.
+fn stored_repos(store: &SharedStore, many: &Many) -> Result<Vec<Repo>, CliError> {
+    let store = store.lock().expect("store lock");
+    let stored = match &many.org {
+        Some(owner) => store.repos_of_owner(owner)?,
+        None => Vec::new(),
+    };
+    let mut repos = Vec::new();
+    for repo in many.choose_stored(&stored) {
+        repos.push(store.stored_repo(&repo)?.unwrap_or(repo));
+    }
+    Ok(repos)
+}
+
+/// `report` over several repositories, from the store alone: the named ones and what the store
+/// holds for `--org`, each re-classified (as `load_from_store` does for one), analysed, and
+/// combined. `focus` is `--signature`.
+pub fn report(
+    many: &Many,
+    stored: &StoredArgs,
+    focus: Option<&str>,
+) -> Result<OrgReport, CliError> {
+    let window = StoredWindow::resolve(stored, focus)?;
+    let target = match (&many.org, many.named.first()) {
+        (Some(owner), _) => format!("--org {owner}"),
+        (None, Some(repo)) => format!("--repo {repo}"),
+        (None, None) => "--repo OWNER/NAME".to_string(),
+    };
+    let (store, access) = super::open_stored(stored, &window, &target)?;
+    let repos = stored_repos(&store, many)?;
+    check_stored(&store, many, &repos, stored, &window)?;
+    let until = window.until_for(&store, &repos)?;
+    let read_only = access == Access::ReadOnly;
+    if !read_only {
+        for repo in &repos {
+            reclassify(&store, repo, &window.signatures)?;
+        }
+    }
+    let mut reports = Vec::new();
+    let mut classified = 0;
+    for repo in &repos {
+        let mut snapshot =
+            super::load_snapshot(&store, repo, window.since, until, &window.signatures)?;
+        if read_only {
+            classified += super::classify_in_memory(&store, &mut snapshot, &window.signatures)?;
+        }
+        let mut data = analysis::analyze(&snapshot, &window.signatures.infos, &window.config);
+        data.survey_flags = stored.survey_flags();
+        reports.push(data);
+    }
+    if read_only {
+        super::say_read_only(&store, classified);
+    }
+    Ok(analysis::org::combine(reports, many.org.clone()))
+}
+
+/// Every repository a report covers must have been surveyed into this store: an error that
+/// says which survey to run (`--since` as given) otherwise.
+fn check_stored(
+    store: &SharedStore,
+    many: &Many,
+    repos: &[Repo],
+    args: &StoredArgs,
+    window: &StoredWindow,
+) -> Result<(), CliError> {
+    let location = &window.location;
+    let since = &args.since;
+    let apart = super::replays_kept_apart(args, window);
+    let mut known = Vec::new();
+    for repo in repos {
+        let branch = store.lock().expect("store lock").default_branch(repo)?;
+        known.push(branch.is_some());
+    }
+    if !known.contains(&true) {
+        let what = match &many.org {
+            Some(owner) => owner.clone(),
+            None => repos
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        return Err(CliError::NothingStored(format!(
+            "the store in {} holds nothing for {what}: run `flakestat survey` with the same --repo / --org, --since {since}{} first{apart}",
+            location.describe(),
+            args.survey_flags()
+                .iter()
+                .map(|f| format!(" {f}"))
+                .collect::<String>(),
+        )));
+    }
+    match repos.iter().zip(&known).find(|(_, k)| !**k) {
+        Some((missing, _)) => Err(CliError::NothingStored(format!(
+            "the store in {} holds nothing for {missing}: run `{}` first{apart}",
+            location.describe(),
+            args.survey_command(&format!("--repo {missing}")),
+        ))),
+        None => Ok(()),
+    }
+}
