@@ -26,10 +26,7 @@ use crate::exit;
 use crate::fetch::comments::{CommentTarget, Commenter, Posted};
 use crate::fetch::{AncestrySummary, ClientConfig, Session};
 use crate::model::{Repo, Timestamp};
-use crate::report::nightly::{
-    MAX_COMMENT_BYTES, marker, marker_many, render, render_comment, render_many,
-    render_many_comment,
-};
+use crate::report::nightly::{MAX_COMMENT_BYTES, NightlyView, marker, render, render_comment};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -214,8 +211,8 @@ fn check_token(args: &NightlyArgs, posting: bool, connection: &Connection) -> Re
 }
 
 /// One repository or several, one way: each surveyed over the whole range and compared with
-/// its own baseline; only the report and the comment choose between one repository's
-/// (`marker`) and one over them all (`marker_many`).
+/// its own baseline; only the view at the end ([`NightlyView`]) tells one repository's report
+/// and comment from one over them all.
 pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
     let mut settings = Settings::resolve(global, &args)?;
     // The API and the token, resolved once; posting uses the same.
@@ -235,51 +232,31 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
     // The report first: a posting failure still leaves it written.
     let write = !(args.dry_run && args.source.output.is_none());
     let target = settings.target.as_ref();
-    match &settings.repo {
-        Target::One(repo) => {
-            let data = compared
-                .into_iter()
-                .next()
-                .expect("one repository, one report");
-            if write {
-                settings
-                    .output
-                    .write(|out, format, options| render(&data, format, options, out))?;
-            }
-            post_and_exit(
-                global,
-                &args,
-                (target, &data.completeness),
-                &connection,
-                || {
-                    let marker = marker(repo);
-                    let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
-                    (marker, body)
-                },
-                |on| data.alerts(on),
-            )
+    let many;
+    let view = match &settings.repo {
+        Target::One(_) => NightlyView::Repo(compared.first().expect("one repository, one report")),
+        Target::Many(scope) => {
+            many = NightlyMany::new(compared, scope.org.clone());
+            NightlyView::Org(&many)
         }
-        Target::Many(many) => {
-            let data = NightlyMany::new(compared, many.org.clone());
-            if write {
-                settings
-                    .output
-                    .write(|out, format, options| render_many(&data, format, options, out))?;
-            }
-            post_and_exit(
-                global,
-                &args,
-                (target, &data.completeness()),
-                &connection,
-                || {
-                    let marker = marker_many(&data);
-                    let body = render_many_comment(&data, &marker, MAX_COMMENT_BYTES);
-                    (marker, body)
-                },
-                |on| data.alerts(on),
-            )
-        }
+    };
+    if write {
+        settings
+            .output
+            .write(|out, format, options| render(view, format, options, out))?;
     }
+    post_and_exit(
+        global,
+        &args,
+        (target, &view.completeness()),
+        &connection,
+        || {
+            let marker = marker(view);
+            let body = render_comment(view, &marker, MAX_COMMENT_BYTES);
+            (marker, body)
+        },
+        |on| view.alerts(on),
+    )
 }
 
 /// How a night ends, for one repository or several: an incomplete report posts nothing and

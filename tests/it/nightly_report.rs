@@ -12,9 +12,7 @@ use flakestat::analysis::nightly::{
 use flakestat::analysis::tests::Verdict;
 use flakestat::analysis::{JobRef, UnclassifiedGroup};
 use flakestat::model::{JobId, Repo, RunId, SignatureId};
-use flakestat::report::nightly::{
-    MAX_COMMENT_BYTES, marker, render, render_comment, render_many, wire,
-};
+use flakestat::report::nightly::{MAX_COMMENT_BYTES, marker, render, render_comment, wire};
 use flakestat::report::{Format, RenderOptions};
 
 /// GitHub's limit on a comment body, in characters.
@@ -183,7 +181,7 @@ fn parse(md: &str) -> (Vec<Table>, Vec<String>) {
 #[test]
 fn a_huge_night_still_fits_one_comment_trimmed_by_whole_rows() {
     let data = data(3000);
-    let marker = marker(&repo());
+    let marker = marker(&data);
     let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
     assert!(body.starts_with(&format!("{marker}\n")));
     assert!(body.len() <= MAX_COMMENT_BYTES, "{} bytes", body.len());
@@ -224,7 +222,7 @@ fn a_huge_night_still_fits_one_comment_trimmed_by_whole_rows() {
 #[test]
 fn a_small_night_is_not_trimmed_and_the_markdown_format_matches_the_comment() {
     let data = data(3);
-    let marker = marker(&repo());
+    let marker = marker(&data);
     let body = render_comment(&data, &marker, MAX_COMMENT_BYTES);
     assert!(!body.contains("… and"), "{body}");
     let mut md = Vec::new();
@@ -292,7 +290,7 @@ fn the_summary_of_several_repositories_counts_their_newly_flaky_tests() {
     quiet.repo = Some(Repo::parse("octo/quiet").unwrap());
     let many = NightlyMany::new(vec![busy, quiet], Some("octo".into()));
     let mut out = Vec::new();
-    render_many(&many, Format::Markdown, &RenderOptions::default(), &mut out).unwrap();
+    render(&many, Format::Markdown, &RenderOptions::default(), &mut out).unwrap();
     let md = String::from_utf8(out).unwrap();
     let header = "| Repository | New | Rising | Fading | New unclassified | Newly flaky tests | Period runs |";
     assert!(md.contains(header), "{md}");
@@ -308,7 +306,7 @@ fn the_summary_of_several_repositories_counts_their_newly_flaky_tests() {
     assert!(md.contains("\n### Newly flaky tests\n"), "{md}");
 
     let mut out = Vec::new();
-    render_many(&many, Format::Table, &RenderOptions::default(), &mut out).unwrap();
+    render(&many, Format::Table, &RenderOptions::default(), &mut out).unwrap();
     let table = String::from_utf8(out).unwrap();
     assert!(table.contains("Newly flaky tests"), "{table}");
 }

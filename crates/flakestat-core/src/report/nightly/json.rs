@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use super::NightlyView;
 use crate::analysis::nightly::{
     ChangeKind, Count, JobLink, MIN_EXPECTED_FADING, MIN_RISING_HITS, NightlyData, NightlyMany,
     RISING_P, WindowSummary,
@@ -57,6 +58,14 @@ pub mod wire {
         pub owner: Option<String>,
         pub counts: Counts,
         pub repos: Vec<Nightly>,
+    }
+
+    /// Either document, written exactly as its own type is.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(untagged)]
+    pub enum Document {
+        Repo(Box<Nightly>),
+        Org(NightlyMany),
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,7 +226,16 @@ fn kind(k: ChangeKind) -> &'static str {
     }
 }
 
-pub fn to_wire(data: &NightlyData) -> wire::Nightly {
+/// The document for `view`: one repository's [`wire::Nightly`], or several repositories'
+/// [`wire::NightlyMany`].
+pub fn to_wire(view: NightlyView<'_>) -> wire::Document {
+    match view {
+        NightlyView::Repo(data) => wire::Document::Repo(Box::new(repo_to_wire(data))),
+        NightlyView::Org(many) => wire::Document::Org(org_to_wire(many)),
+    }
+}
+
+fn repo_to_wire(data: &NightlyData) -> wire::Nightly {
     wire::Nightly {
         schema: SCHEMA_VERSION,
         kind: KIND.to_string(),
@@ -292,8 +310,8 @@ pub fn to_wire(data: &NightlyData) -> wire::Nightly {
     }
 }
 
-pub fn to_wire_many(many: &NightlyMany) -> wire::NightlyMany {
-    let repos: Vec<wire::Nightly> = many.repos.iter().map(to_wire).collect();
+fn org_to_wire(many: &NightlyMany) -> wire::NightlyMany {
+    let repos: Vec<wire::Nightly> = many.repos.iter().map(repo_to_wire).collect();
     let sum = |f: fn(&wire::Counts) -> u64| repos.iter().map(|r| f(&r.counts)).sum();
     wire::NightlyMany {
         schema: SCHEMA_VERSION,
@@ -310,10 +328,6 @@ pub fn to_wire_many(many: &NightlyMany) -> wire::NightlyMany {
     }
 }
 
-pub fn render_many(many: &NightlyMany, out: &mut dyn Write) -> io::Result<()> {
-    crate::report::sanitize::write_json(out, &to_wire_many(many))
-}
-
-pub fn render(data: &NightlyData, out: &mut dyn Write) -> io::Result<()> {
-    crate::report::sanitize::write_json(out, &to_wire(data))
+pub fn render(view: NightlyView<'_>, out: &mut dyn Write) -> io::Result<()> {
+    crate::report::sanitize::write_json(out, &to_wire(view))
 }

@@ -2,6 +2,7 @@
 //! is plain; `markdown.rs` and `table.rs` escape it. `limit` caps the rows of every section (the
 //! markdown comment's trimming); a trimmed section says how many rows it left out.
 
+use super::NightlyView;
 use crate::analysis::UnclassifiedGroup;
 use crate::analysis::nightly::{
     ChangeKind, Count, JobLink, MAX_JOBS_PER_ITEM, MIN_EXPECTED_FADING, MIN_RISING_HITS,
@@ -62,8 +63,21 @@ pub fn probability(p: f64) -> String {
     }
 }
 
-/// The most rows any section has: trimming never needs a larger limit.
-pub fn longest_section(data: &NightlyData) -> usize {
+/// The most rows any section of `view` has (over all its repositories): trimming never needs a
+/// larger limit.
+pub fn longest_section(view: NightlyView<'_>) -> usize {
+    match view {
+        NightlyView::Repo(data) => repo_longest_section(data),
+        NightlyView::Org(many) => many
+            .repos
+            .iter()
+            .map(repo_longest_section)
+            .max()
+            .unwrap_or(0),
+    }
+}
+
+fn repo_longest_section(data: &NightlyData) -> usize {
     [
         data.count(ChangeKind::New),
         data.count(ChangeKind::Rising),
@@ -96,7 +110,15 @@ fn window_sentence(label: &str, w: &WindowSummary) -> Line {
     vec![text(s)]
 }
 
-pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
+/// The blocks of `view`, each section showing at most `limit` rows (`None`: all of them).
+pub fn document(view: NightlyView<'_>, limit: Option<usize>) -> Vec<Block> {
+    match view {
+        NightlyView::Repo(data) => repo_document(data, limit),
+        NightlyView::Org(many) => org_document(many, limit),
+    }
+}
+
+fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     let repo = data
         .repo
         .as_ref()
@@ -129,7 +151,7 @@ pub fn document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
 
 /// Several repositories: what changed where, then each repository's own report one heading
 /// level down (`limit` applies to each).
-pub fn document_many(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
+fn org_document(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
     let n = many.repos.len() as u64;
     let what = match &many.owner {
         Some(owner) => format!("{} of {owner}", plural(n, "repository", "repositories")),
@@ -170,10 +192,14 @@ pub fn document_many(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
         rows,
     }));
     for data in &many.repos {
-        blocks.extend(document(data, limit).into_iter().map(|block| match block {
-            Block::Heading(level, line) => Block::Heading(level + 1, line),
-            other => other,
-        }));
+        blocks.extend(
+            repo_document(data, limit)
+                .into_iter()
+                .map(|block| match block {
+                    Block::Heading(level, line) => Block::Heading(level + 1, line),
+                    other => other,
+                }),
+        );
     }
     blocks
 }

@@ -1,7 +1,10 @@
-//! Pure renderers of `analysis::nightly::NightlyData`: the terminal table, markdown (short enough
-//! for one GitHub comment) and JSON (`"kind": "nightly"`, schema 1). The text formats share one
-//! layout (`layout.rs`) built from the report's own blocks, so the escaping of `markdown.rs` and
-//! `table.rs` applies unchanged; nothing here reads a clock, the environment or the terminal.
+//! Pure renderers of a [`NightlyView`]: one repository's `analysis::nightly::NightlyData`, or
+//! several repositories' `NightlyMany`, as the terminal table, markdown (short enough for one
+//! GitHub comment), HTML and JSON (`"kind": "nightly"`, schema 1). The same shape as the report:
+//! one entry point per output ([`render`], [`render_comment`], [`marker`], `layout::document`,
+//! `json::to_wire`), each taking the view. The text formats share one layout (`layout.rs`) built
+//! from the report's own blocks, so the escaping of `markdown.rs` and `table.rs` applies
+//! unchanged; nothing here reads a clock, the environment or the terminal.
 
 mod json;
 mod layout;
@@ -9,8 +12,8 @@ mod layout;
 use std::io::{self, Write};
 
 use super::{Format, RenderOptions};
-use crate::analysis::nightly::{NightlyData, NightlyMany};
-use crate::model::Repo;
+use crate::analysis::Completeness;
+use crate::analysis::nightly::{AlertOn, NightlyData, NightlyMany};
 
 pub use json::{KIND, wire};
 
@@ -18,85 +21,83 @@ pub use json::{KIND, wire};
 /// characters, so a body within this many bytes fits, with room to spare.
 pub const MAX_COMMENT_BYTES: usize = 60_000;
 
-/// The hidden first line of the nightly comment: how the next run finds it to update it.
-pub fn marker(repo: &Repo) -> String {
-    format!("<!-- flakestat:nightly {repo} -->")
+/// What a nightly report shows: one repository's night, or several repositories' (a night
+/// over one repository is a scope of one, and keeps this single-repository shape). The same
+/// shape as the report's [`View`](super::View).
+#[derive(Debug, Clone, Copy)]
+pub enum NightlyView<'a> {
+    Repo(&'a NightlyData),
+    Org(&'a NightlyMany),
 }
 
-/// The hidden first line of the nightly comment over several repositories: the owner for
-/// `--org` (whichever of its repositories were active), else the repositories by name.
-pub fn marker_many(many: &NightlyMany) -> String {
-    match &many.owner {
-        Some(owner) => format!("<!-- flakestat:nightly org {owner} -->"),
-        None => {
-            let names: Vec<String> = many
-                .repos
-                .iter()
-                .filter_map(|d| d.repo.as_ref().map(|r| r.to_string()))
-                .collect();
-            format!("<!-- flakestat:nightly {} -->", names.join(" "))
+impl<'a> From<&'a NightlyData> for NightlyView<'a> {
+    fn from(data: &'a NightlyData) -> NightlyView<'a> {
+        NightlyView::Repo(data)
+    }
+}
+
+impl<'a> From<&'a NightlyMany> for NightlyView<'a> {
+    fn from(many: &'a NightlyMany) -> NightlyView<'a> {
+        NightlyView::Org(many)
+    }
+}
+
+impl NightlyView<'_> {
+    /// What the store does not hold yet, over the view's repositories.
+    pub fn completeness(self) -> Completeness {
+        match self {
+            NightlyView::Repo(data) => data.completeness.clone(),
+            NightlyView::Org(many) => many.completeness(),
+        }
+    }
+
+    /// Whether any of the view's repositories holds a change of the kind asked about.
+    pub fn alerts(self, on: AlertOn) -> bool {
+        match self {
+            NightlyView::Repo(data) => data.alerts(on),
+            NightlyView::Org(many) => many.alerts(on),
         }
     }
 }
 
-/// [`render`] for several repositories: JSON holds each repository's own document.
-pub fn render_many(
-    many: &NightlyMany,
-    format: Format,
-    options: &RenderOptions,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    match format {
-        Format::Json => json::render_many(many, out),
-        Format::Markdown => {
-            let text = fitted(MAX_COMMENT_BYTES, longest_many(many), |limit| {
-                markdown_of(&layout::document_many(many, limit))
-            });
-            out.write_all(text.as_bytes())
-        }
-        Format::Table => super::table::render(&layout::document_many(many, None), options, out),
-        Format::Html => super::html::render(
-            "Nightly CI failures (flakestat)",
-            &layout::document_many(many, None),
-            out,
-        ),
+/// The hidden first line of the nightly comment: how the next run finds it to update it. One
+/// repository's names it; several name the owner for `--org` (whichever of its repositories
+/// were active), else the repositories by name.
+pub fn marker<'a>(view: impl Into<NightlyView<'a>>) -> String {
+    let names = |repos: &[NightlyData]| -> String {
+        let names: Vec<String> = repos
+            .iter()
+            .filter_map(|d| d.repo.as_ref().map(|r| r.to_string()))
+            .collect();
+        format!("<!-- flakestat:nightly {} -->", names.join(" "))
+    };
+    match view.into() {
+        NightlyView::Repo(data) => names(std::slice::from_ref(data)),
+        NightlyView::Org(many) => match &many.owner {
+            Some(owner) => format!("<!-- flakestat:nightly org {owner} -->"),
+            None => names(&many.repos),
+        },
     }
 }
 
-/// [`render_comment`] for several repositories.
-pub fn render_many_comment(many: &NightlyMany, marker: &str, max_bytes: usize) -> String {
-    let head = format!("{marker}\n");
-    let body = fitted(
-        max_bytes.saturating_sub(head.len()),
-        longest_many(many),
-        |limit| markdown_of(&layout::document_many(many, limit)),
-    );
-    head + &body
-}
-
-fn longest_many(many: &NightlyMany) -> usize {
-    many.repos
-        .iter()
-        .map(layout::longest_section)
-        .max()
-        .unwrap_or(0)
-}
-
-/// Renders `data` in `format`. Markdown is trimmed to fit one comment ([`render_comment`]'s
-/// rule, without the marker); table and JSON are whole.
-pub fn render(
-    data: &NightlyData,
+/// Renders `view` (a `&NightlyData`, a `&NightlyMany`, or a [`NightlyView`]) in `format`.
+/// Markdown is trimmed to fit one comment ([`render_comment`]'s rule, without the marker);
+/// table, HTML and JSON are whole. JSON over several repositories holds each one's own
+/// document.
+pub fn render<'a>(
+    view: impl Into<NightlyView<'a>>,
     format: Format,
     options: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let view = view.into();
     match format {
-        Format::Json => json::render(data, out),
-        Format::Markdown => out.write_all(fitted_markdown(data, MAX_COMMENT_BYTES).as_bytes()),
-        Format::Table => super::table::render(&layout::document(data, None), options, out),
+        Format::Json => json::render(view, out),
+        Format::Markdown => out.write_all(fitted_markdown(view, MAX_COMMENT_BYTES).as_bytes()),
+        Format::Table => super::table::render(&layout::document(view, None), options, out),
         Format::Html => super::html::render(
             "Nightly CI failures (flakestat)",
-            &layout::document(data, None),
+            &layout::document(view, None),
             out,
         ),
     }
@@ -105,9 +106,13 @@ pub fn render(
 /// The comment body: the marker line, then the markdown report, trimmed to `max_bytes` by
 /// showing fewer rows per section (each trimmed section ends with an "… and N more" line);
 /// tables are never cut.
-pub fn render_comment(data: &NightlyData, marker: &str, max_bytes: usize) -> String {
+pub fn render_comment<'a>(
+    view: impl Into<NightlyView<'a>>,
+    marker: &str,
+    max_bytes: usize,
+) -> String {
     let head = format!("{marker}\n");
-    let body = fitted_markdown(data, max_bytes.saturating_sub(head.len()));
+    let body = fitted_markdown(view.into(), max_bytes.saturating_sub(head.len()));
     head + &body
 }
 
@@ -118,9 +123,9 @@ fn markdown_of(blocks: &[super::layout::Block]) -> String {
 }
 
 /// The whole report when it fits; else the most rows per section that fit.
-fn fitted_markdown(data: &NightlyData, max_bytes: usize) -> String {
-    fitted(max_bytes, layout::longest_section(data), |limit| {
-        markdown_of(&layout::document(data, limit))
+fn fitted_markdown(view: NightlyView<'_>, max_bytes: usize) -> String {
+    fitted(max_bytes, layout::longest_section(view), |limit| {
+        markdown_of(&layout::document(view, limit))
     })
 }
 
