@@ -9,9 +9,10 @@ use clap::{ArgGroup, Args};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::{FormatArg, ReportOutput, write_output};
-use super::pipeline::{self, load_repo_from_store};
-use super::repos::{Many, RepoArgs, Target};
+use super::pipeline::{self, scope};
+use super::repos::{RepoArgs, Target};
 use super::source::StoredArgs;
+use crate::model::Repo;
 use crate::{analysis, report};
 
 const EXAMPLES: &str = "\
@@ -110,72 +111,70 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
         args.output.clone(),
         global.color,
     )?;
-    let repo = match args.target.target()? {
-        Some(Target::One(repo)) => Some(repo),
-        Some(Target::Many(_)) if args.tests => {
-            return Err(CliError::Invalid(
-                "--tests reports one repository; give one --repo".into(),
-            ));
-        }
-        Some(Target::Many(many)) => return run_many(global, &args, &many, &output),
-        // --replay alone: its repository.
-        None => None,
-    };
-    let loaded = load_repo_from_store(repo.as_ref(), &args.stored, args.signature.as_deref())?;
-    if loaded.classified > 0 && global.verbose > 0 {
-        eprintln!(
-            "flakestat: classified {} stored logs with the current signatures",
-            loaded.classified
-        );
-    }
+    let target = args.target.target()?;
     if args.tests {
-        // Like every figure, over the complete part of the store: what the exit-9 message says
-        // is left out is left out here too. The signature analysis is not needed.
-        let (complete, completeness) = analysis::complete_part(&loaded.snapshot);
-        let tests = report::tests::TestsReport {
-            repo: loaded.snapshot.repo.clone().or(repo),
-            since: loaded.snapshot.since,
-            until: loaded.snapshot.until,
-            tests: analysis::tests::analyze_tests(&complete, &loaded.config),
-            survey_flags: loaded.survey_flags.clone(),
-            completeness: completeness.clone(),
+        let repo = match target {
+            Some(Target::One(repo)) => Some(repo),
+            Some(Target::Many(_)) => {
+                return Err(CliError::Invalid(
+                    "--tests reports one repository; give one --repo".into(),
+                ));
+            }
+            // --replay alone: its repository.
+            None => None,
         };
-        if ids {
-            write_output(args.output.as_deref(), |w| {
-                report::tests::render_ids(&tests, w)
-            })?;
-        } else {
-            output.write(|out, format, options| {
-                report::tests::render(&tests, format, options, out)
-            })?;
-        }
-        return Ok(pipeline::incomplete_exit(
-            global,
-            &completeness,
-            args.allow_incomplete,
-        ));
+        return run_tests(global, &args, repo, ids, &output);
     }
-    let data = loaded.analyze();
-    output.write(|out, format, options| report::render(&data, format, options, out))?;
+    let reports = scope::report(
+        global,
+        target.as_ref(),
+        &args.stored,
+        args.signature.as_deref(),
+    )?;
+    output.write(|out, format, options| report::render(reports.view(), format, options, out))?;
     Ok(pipeline::incomplete_exit(
         global,
-        &data.completeness,
+        reports.completeness(),
         args.allow_incomplete,
     ))
 }
 
-/// Several repositories: each one's report from the store, combined.
-fn run_many(
+/// `--tests`: one row per failing test of one repository (`repo` `None`: `--replay`'s own),
+/// or their ids alone.
+fn run_tests(
     global: &GlobalArgs,
     args: &ReportArgs,
-    many: &Many,
+    repo: Option<Repo>,
+    ids: bool,
     output: &ReportOutput,
 ) -> Result<u8, CliError> {
-    let org = pipeline::scope::report(many, &args.stored, args.signature.as_deref())?;
-    output.write(|out, format, options| report::render(&org, format, options, out))?;
+    let loaded = scope::load_one(
+        global,
+        repo.as_ref(),
+        &args.stored,
+        args.signature.as_deref(),
+    )?;
+    // Like every figure, over the complete part of the store: what the exit-9 message says is
+    // left out is left out here too. The signature analysis is not needed.
+    let (complete, completeness) = analysis::complete_part(&loaded.snapshot);
+    let tests = report::tests::TestsReport {
+        repo: loaded.snapshot.repo.clone().or(repo),
+        since: loaded.snapshot.since,
+        until: loaded.snapshot.until,
+        tests: analysis::tests::analyze_tests(&complete, &loaded.config),
+        survey_flags: loaded.survey_flags.clone(),
+        completeness: completeness.clone(),
+    };
+    if ids {
+        write_output(args.output.as_deref(), |w| {
+            report::tests::render_ids(&tests, w)
+        })?;
+    } else {
+        output.write(|out, format, options| report::tests::render(&tests, format, options, out))?;
+    }
     Ok(pipeline::incomplete_exit(
         global,
-        &org.combined.completeness,
+        &completeness,
         args.allow_incomplete,
     ))
 }

@@ -11,9 +11,9 @@
 //! not changed). `report` reads the store alone ([`report`]).
 
 use super::fetch::{Connection, connect as connect_to, prs_of_runs};
-use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
+use super::{FromStore, SharedStore, Signatures, StoredWindow, open_store, reclassify};
 use crate::analysis::org::OrgReport;
-use crate::analysis::{self, AnalysisConfig, ReportData};
+use crate::analysis::{self, AnalysisConfig, Completeness, ReportData};
 use crate::cli::GlobalArgs;
 use crate::cli::error::CliError;
 use crate::cli::progress::{Bars, closing_line, cost_line, human_bytes, listing_line, peak_memory};
@@ -200,6 +200,14 @@ impl Reports {
             Reports::Org(org) => View::Org(org),
         }
     }
+
+    /// What the store does not hold yet, over the scope's repositories.
+    pub fn completeness(&self) -> &Completeness {
+        match self {
+            Reports::One(data) => &data.completeness,
+            Reports::Org(org) => &org.combined.completeness,
+        }
+    }
 }
 
 /// Lists the owner's repositories (if `--org`), chooses, and surveys each (then what the
@@ -353,10 +361,45 @@ fn stored_repos(store: &SharedStore, many: &Many) -> Result<Vec<Repo>, CliError>
     Ok(repos)
 }
 
-/// `report` over several repositories, from the store alone: the named ones and what the store
-/// holds for `--org`, each re-classified (as `load_from_store` does for one), analysed, and
-/// combined. `focus` is `--signature`.
+/// `report` over its scope, from the store alone (`focus` is `--signature`): one repository's
+/// report as it is, or several repositories' combined; `None` is `--replay` alone, its own
+/// repository. Each repository is re-classified with the current signatures first.
 pub fn report(
+    global: &GlobalArgs,
+    target: Option<&Target>,
+    stored: &StoredArgs,
+    focus: Option<&str>,
+) -> Result<Reports, CliError> {
+    Ok(match target {
+        Some(Target::Many(many)) => Reports::Org(report_many(many, stored, focus)?),
+        Some(Target::One(repo)) => {
+            Reports::One(load_one(global, Some(repo), stored, focus)?.analyze())
+        }
+        None => Reports::One(load_one(global, None, stored, focus)?.analyze()),
+    })
+}
+
+/// One repository's store, re-classified and loaded (`repo` `None`: `--replay`'s own), saying
+/// with `--verbose` how many stored logs were classified.
+pub fn load_one(
+    global: &GlobalArgs,
+    repo: Option<&Repo>,
+    stored: &StoredArgs,
+    focus: Option<&str>,
+) -> Result<FromStore, CliError> {
+    let loaded = super::load_repo_from_store(repo, stored, focus)?;
+    if loaded.classified > 0 && global.verbose > 0 {
+        eprintln!(
+            "flakestat: classified {} stored logs with the current signatures",
+            loaded.classified
+        );
+    }
+    Ok(loaded)
+}
+
+/// Several repositories: the named ones and what the store holds for `--org`, each
+/// re-classified (as [`load_one`] does for one), analysed, and combined.
+fn report_many(
     many: &Many,
     stored: &StoredArgs,
     focus: Option<&str>,
