@@ -170,6 +170,12 @@ fn render_chain(err: &CliError) -> String {
 }
 
 fn is_broken_pipe(err: &CliError) -> bool {
+    // `Io` is transparent: its source is the io::Error's own source, so the chain skips it.
+    if let CliError::Io(e) = err
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        return true;
+    }
     chain(err).any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()

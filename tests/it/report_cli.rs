@@ -327,3 +327,36 @@ fn the_output_name_picks_the_format_or_a_mismatch_is_refused_before_anything_is_
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!file.exists());
 }
+
+/// A reader that stops early (`| head`) is no error: the report written into a pipe whose
+/// reading end is already closed exits 0 and says nothing on stderr, for the overview and for
+/// one signature's account (which reported "error: Broken pipe" and exit 2 before).
+#[test]
+fn a_closed_pipe_on_stdout_is_a_quiet_success() {
+    use crate::common::{STORY_WINDOW, signatures, surveyed_story};
+    use std::process::Stdio;
+    let store = surveyed_story();
+    for extra in [&[][..], &["--signature", "wait-until-timeout"][..]] {
+        for format in ["markdown", "json", "html"] {
+            let mut child = crate::common::flakestat()
+                .arg("report")
+                .args(STORY_WINDOW)
+                .args(["--format", format])
+                .args(extra)
+                .arg("--cache-dir")
+                .arg(store)
+                .arg("--signatures")
+                .arg(signatures())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the binary runs");
+            // Nothing will ever be read: every write to stdout fails with EPIPE.
+            drop(child.stdout.take());
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{format} {extra:?}: {stderr}");
+            assert!(!stderr.contains("error"), "{format} {extra:?}: {stderr}");
+        }
+    }
+}

@@ -557,6 +557,10 @@ fn signatures_check_names_its_argument_not_a_flag_it_lacks() {
 fn a_broken_pipe_anywhere_in_the_chain_is_found() {
     let err = CliError::file("cannot write x", io(io::ErrorKind::BrokenPipe));
     assert!(crate::cli::is_broken_pipe(&err));
+    // Writing the report to stdout: the transparent `Io` variant.
+    assert!(crate::cli::is_broken_pipe(&CliError::Io(io(
+        io::ErrorKind::BrokenPipe
+    ))));
     assert!(!crate::cli::is_broken_pipe(&CliError::Io(io(
         io::ErrorKind::Other
     ))));
