@@ -20,8 +20,8 @@ use super::repos::{RepoArgs, Target};
 use super::settings;
 use super::source::{Replay, SourceArgs};
 use super::when::{Bound, parse_when};
+use crate::analysis::AnalysisConfig;
 use crate::analysis::nightly::{AlertOn, NightlyData, NightlyMany, nightly};
-use crate::analysis::{AnalysisConfig, Completeness};
 use crate::exit;
 use crate::fetch::comments::{CommentTarget, Commenter, Posted};
 use crate::fetch::{AncestrySummary, ClientConfig, Session};
@@ -245,18 +245,7 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
             .output
             .write(|out, format, options| render(view, format, options, out))?;
     }
-    post_and_exit(
-        global,
-        &args,
-        (target, &view.completeness()),
-        &connection,
-        || {
-            let marker = marker(view);
-            let body = render_comment(view, &marker, MAX_COMMENT_BYTES);
-            (marker, body)
-        },
-        |on| view.alerts(on),
-    )
+    post_and_exit(global, &args, target, &connection, view)
 }
 
 /// How a night ends, for one repository or several: an incomplete report posts nothing and
@@ -265,12 +254,11 @@ pub fn run(global: &GlobalArgs, args: NightlyArgs) -> Result<u8, CliError> {
 fn post_and_exit(
     global: &GlobalArgs,
     args: &NightlyArgs,
-    (target, completeness): (Option<&CommentTarget>, &Completeness),
+    target: Option<&CommentTarget>,
     connection: &Connection,
-    comment: impl FnOnce() -> (String, String),
-    alerts: impl Fn(AlertOn) -> bool,
+    view: NightlyView<'_>,
 ) -> Result<u8, CliError> {
-    let incomplete = pipeline::incomplete_exit(global, completeness, args.allow_incomplete);
+    let incomplete = pipeline::incomplete_exit(global, &view.completeness(), args.allow_incomplete);
     if incomplete != exit::SUCCESS {
         if target.is_some() && !global.quiet {
             eprintln!("flakestat: nothing was posted: the report would be incomplete");
@@ -278,10 +266,11 @@ fn post_and_exit(
         return Ok(incomplete);
     }
     if let Some(target) = target {
-        let (marker, body) = comment();
+        let marker = marker(view);
+        let body = render_comment(view, &marker, MAX_COMMENT_BYTES);
         post(global, args, target, (&marker, &body), connection)?;
     }
-    Ok(alert_exit(global, args.fail_on, alerts))
+    Ok(alert_exit(global, args.fail_on, view))
 }
 
 /// The survey of the whole range and the fork runs' PRs (or, offline, a re-classification),
@@ -376,15 +365,11 @@ fn say_closing_line(global: &GlobalArgs, fetched: &Fetched) {
 }
 
 /// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds (`alerts`).
-fn alert_exit(
-    global: &GlobalArgs,
-    fail_on: Option<FailOnArg>,
-    alerts: impl Fn(AlertOn) -> bool,
-) -> u8 {
+fn alert_exit(global: &GlobalArgs, fail_on: Option<FailOnArg>, view: NightlyView<'_>) -> u8 {
     let Some(on) = fail_on else {
         return exit::SUCCESS;
     };
-    if !alerts(on.into()) {
+    if !view.alerts(on.into()) {
         return exit::SUCCESS;
     }
     if !global.quiet {

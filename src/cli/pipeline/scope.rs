@@ -346,8 +346,6 @@ pub fn say_closing_lines(global: &GlobalArgs, many: &Many, fetched: &Fetched) {
 
 /// The named repositories, then what the store holds for `--org` (matching the pattern), in
 /// GitHub's spelling as the survey stored it.
-/// The named repositories, then what the store holds for `--org` (matching the pattern), in
-/// GitHub's spelling as the survey stored it.
 fn stored_repos(store: &SharedStore, many: &Many) -> Result<Vec<Repo>, CliError> {
     let store = store.lock().expect("store lock");
     let stored = match &many.org {
