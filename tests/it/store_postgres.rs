@@ -229,32 +229,6 @@ fn the_story_in_postgres_reports_byte_identical_to_sqlite_in_every_format() {
     }
 }
 
-/// Rows per table of the store at `url`, but `etags`: each replay serves on its own port, so
-/// each survey keeps the list pages under other URLs.
-fn row_counts(url: &str) -> Vec<(&'static str, i64)> {
-    let mut client = postgres_client(url);
-    [
-        "repos",
-        "runs",
-        "jobs",
-        "logs",
-        "classifications",
-        "pulls",
-        "windows",
-        "mainline",
-        "fork_points",
-    ]
-    .into_iter()
-    .map(|table| {
-        let n: i64 = client
-            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
-            .unwrap()
-            .get(0);
-        (table, n)
-    })
-    .collect()
-}
-
 /// A plain client for the test's own look at the tables (the test threads run no runtime).
 fn postgres_client(url: &str) -> postgres::Client {
     postgres::Client::connect(url, postgres::NoTls).unwrap()
@@ -299,7 +273,10 @@ fn two_surveys_at_once_into_one_postgres_store_end_with_one_survey_s_figures() {
         report(cwd, &both, "json", None),
         report(cwd, &single, "json", None)
     );
-    let (one, two) = (row_counts(&single_url), row_counts(&both_url));
+    let (one, two) = (
+        crate::common::postgres_row_counts(&single_url),
+        crate::common::postgres_row_counts(&both_url),
+    );
     assert!(one.iter().any(|(t, n)| *t == "logs" && *n > 0), "{one:?}");
     assert_eq!(one, two, "no run, job or log lost or duplicated");
 }

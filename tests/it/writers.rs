@@ -15,7 +15,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::common::{STORY_WINDOW, flakestat, signatures, story_dir};
+use crate::common::{
+    COMPARED_TABLES, STORY_WINDOW, flakestat, postgres_row_counts, signatures, story_dir,
+};
 use crate::serve::Serve;
 use flakestat::store::postgres::fresh_schema_url;
 
@@ -33,44 +35,22 @@ impl At {
         }
     }
 
-    /// Rows per table, but `etags` (each replay serves on its own port, so each survey keeps
-    /// its pages under other URLs).
+    /// Rows per table (`COMPARED_TABLES`).
     fn row_counts(&self) -> Vec<(&'static str, i64)> {
-        let tables = [
-            "repos",
-            "runs",
-            "jobs",
-            "logs",
-            "classifications",
-            "pulls",
-            "windows",
-            "mainline",
-            "fork_points",
-        ];
-        let count = format!(
-            "SELECT {}",
-            tables
-                .iter()
-                .map(|t| format!("(SELECT count(*) FROM {t})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let counts: Vec<i64> = match self {
+        match self {
             At::Sqlite(dir) => {
                 let db = dir.path().join("store-v1/flakestat.sqlite3");
                 let conn = rusqlite::Connection::open(db).unwrap();
-                conn.query_row(&count, [], |r| {
-                    (0..tables.len()).map(|i| r.get(i)).collect()
-                })
-                .unwrap()
+                COMPARED_TABLES
+                    .into_iter()
+                    .map(|table| {
+                        let sql = format!("SELECT count(*) FROM {table}");
+                        (table, conn.query_row(&sql, [], |r| r.get(0)).unwrap())
+                    })
+                    .collect()
             }
-            At::Postgres(url) => {
-                let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
-                let row = client.query_one(&count, &[]).unwrap();
-                (0..tables.len()).map(|i| row.get(i)).collect()
-            }
-        };
-        tables.into_iter().zip(counts).collect()
+            At::Postgres(url) => postgres_row_counts(url),
+        }
     }
 }
 

@@ -296,3 +296,33 @@ fn every_test_module_starts_the_binary_through_common() {
         }
     }
 }
+
+/// The store's tables two stores filled with the same data must hold alike, row for row: all but
+/// `etags` (each replay serves on its own port, so each survey keeps its list pages under other
+/// URLs).
+pub const COMPARED_TABLES: [&str; 9] = [
+    "repos",
+    "runs",
+    "jobs",
+    "logs",
+    "classifications",
+    "pulls",
+    "windows",
+    "mainline",
+    "fork_points",
+];
+
+/// Rows per table of [`COMPARED_TABLES`] in the PostgreSQL store at `url`.
+pub fn postgres_row_counts(url: &str) -> Vec<(&'static str, i64)> {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    COMPARED_TABLES
+        .into_iter()
+        .map(|table| {
+            let n: i64 = client
+                .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+                .unwrap()
+                .get(0);
+            (table, n)
+        })
+        .collect()
+}
