@@ -218,7 +218,6 @@ pub struct GitHubClient {
     token: Option<Bearer>,
     app_tokens: app::AppTokens,
     config: ClientConfig,
-    origin: String,
     permits: Semaphore,
     budget: Mutex<Budget>,
     /// After a secondary limit: no request before this instant.
@@ -423,7 +422,6 @@ impl GitHubClient {
             transport: Transport::new(&config.api_url)?,
             token,
             app_tokens: app::AppTokens::default(),
-            origin: origin_of(&config.api_url),
             permits: Semaphore::new(config.concurrency.max(1)),
             budget: Mutex::new(Budget::default()),
             paused_until: Mutex::new(None),
@@ -616,10 +614,10 @@ impl GitHubClient {
         what: &str,
         policy: BodyPolicy,
     ) -> Result<Answer, FetchError> {
-        if origin_of(url) != self.origin {
+        if origin_of(url) != self.transport.api_origin() {
             return Err(FetchError::Config(format!(
                 "refusing to follow {url}: not on the API host {}",
-                self.origin
+                self.transport.api_origin()
             )));
         }
         let mut current = url::Url::parse(url)
@@ -644,7 +642,7 @@ impl GitHubClient {
                 return Ok(answer);
             };
             let next = next_hop(&current, &location, what).map_err(FetchError::Unavailable)?;
-            at_home = at_home && origin_of(next.as_str()) == self.origin;
+            at_home = at_home && origin_of(next.as_str()) == self.transport.api_origin();
             current = next;
         }
         Err(FetchError::Unavailable(format!(
@@ -944,10 +942,10 @@ impl GitHubClient {
         url: &str,
         body: &serde_json::Value,
     ) -> Result<Response, FetchError> {
-        if origin_of(url) != self.origin {
+        if origin_of(url) != self.transport.api_origin() {
             return Err(FetchError::Config(format!(
                 "refusing to send to {url}: not on the API host {}",
-                self.origin
+                self.transport.api_origin()
             )));
         }
         self.wait_for_budget().await?;

@@ -125,6 +125,11 @@ impl Transport {
         })
     }
 
+    /// `scheme://host[:port]` of the API root: the only origin a credential goes to.
+    pub(crate) fn api_origin(&self) -> &str {
+        &self.api_origin
+    }
+
     /// Sends one request to an absolute http(s) `url` and answers its head; the body is read
     /// by the caller, frame by frame. `json` is the body (`Content-Type: application/json`);
     /// `bearer` goes along only if `url` is on the API origin.
