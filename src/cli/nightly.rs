@@ -1,11 +1,11 @@
-//! `flakestat nightly`: what changed in CI since yesterday, for cron and for a GitHub issue.
-//! Opens the store (no lock: other runs may write it meanwhile), surveys the baseline and the period incrementally (the whole range is
-//! re-listed with ETags, so runs that completed or were re-run since the last night are seen),
-//! compares the period with the baseline (`analysis::nightly`), writes the report, keeps one
-//! comment up to date (`fetch::comments`), and exits `ALERT` when `--fail-on` says so. The steps
-//! are the shared pipeline's; this file orders them. Over several repositories (`--org`,
-//! `--repo` repeated) each is surveyed and compared with its own baseline, and one report (and
-//! one comment) holds them all.
+//! `flakestat nightly`: what changed in CI since yesterday, for cron and for a GitHub issue. Opens
+//! the store (no lock: other runs may write it meanwhile), surveys the baseline and the period
+//! incrementally (the whole range is re-listed with ETags, so runs that completed or were re-run
+//! since the last night are seen), compares the period with the baseline (`analysis::nightly`),
+//! writes the report, keeps one comment up to date (`fetch::comments`), and exits `ALERT` when
+//! `--fail-on` says so. The steps are the shared pipeline's; this file orders them. Over several
+//! repositories (`--org`, `--repo` repeated) each is surveyed and compared with its own baseline,
+//! and one report (and one comment) holds them all.
 
 use clap::{ArgGroup, Args};
 

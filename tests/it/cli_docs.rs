@@ -110,10 +110,11 @@ fn every_command() -> Vec<Vec<String>> {
     all
 }
 
-/// The rendered help of every command: examples, the global flags under a heading of their
-/// own, and each shared flag shown in one spelling. Which commands must take `-o/--output` and
-/// `--signatures` is the clap definition's unit test (`cli::tests::every_command_speaks_the_same_flags`);
-/// here, wherever a help shows one, it reads the same.
+/// The rendered help of every command: examples, the global flags under a heading of their own, and
+/// each shared flag shown in one spelling. Which commands must take `-o/--output` and
+/// `--signatures` is the clap definition's unit test
+/// (`cli::tests::every_command_speaks_the_same_flags`); here, wherever a help shows one, it reads
+/// the same.
 #[test]
 fn every_help_has_examples_global_options_apart_and_one_spelling_of_each_flag() {
     let mut shown = (0, 0);

@@ -1,8 +1,8 @@
 //! `flakestat nightly` as cron runs it: the real binary against the fake GitHub on 127.0.0.1
-//! serving the bundled cuda-python scenario (`--api-url`, or `--replay`). Two nights in a row
-//! (the second fetches only what changed and edits the one comment), a new and a rising
-//! signature, `--fail-on`, two nightlies at once on one store (no lock), refusals of the comment (locked issue, no
-//! permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
+//! serving the bundled cuda-python scenario (`--api-url`, or `--replay`). Two nights in a row (the
+//! second fetches only what changed and edits the one comment), a new and a rising signature,
+//! `--fail-on`, two nightlies at once on one store (no lock), refusals of the comment (locked
+//! issue, no permission, no such issue), a spent rate limit posting nothing, `--dry-run`.
 
 use std::path::Path;
 use std::process::{Command, Output};

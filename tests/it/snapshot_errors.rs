@@ -1,9 +1,9 @@
 //! insta snapshots of every user-facing error: at least one per documented exit code (README,
 //! `src/exit.rs`) and each distinct message of invalid input, each with its command line, exit
-//! code, stdout and stderr (`common::transcript`). The real binary, in the repository's root, against a small
-//! synthetic dataset (replayed, or served by the fake GitHub on 127.0.0.1 where a status code is
-//! the point). Masked: temporary folders (`[TMP]`), the fake's port (`[PORT]`), a pid, and the
-//! wall-clock time the rate limit's message quotes (`[TIME]`).
+//! code, stdout and stderr (`common::transcript`). The real binary, in the repository's root,
+//! against a small synthetic dataset (replayed, or served by the fake GitHub on 127.0.0.1 where a
+//! status code is the point). Masked: temporary folders (`[TMP]`), the fake's port (`[PORT]`), a
+//! pid, and the wall-clock time the rate limit's message quotes (`[TIME]`).
 //!
 //! Review a change with `cargo insta review` (README, "Developing").
 

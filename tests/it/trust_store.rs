@@ -1,8 +1,8 @@
 //! The store and the report file as a user meets them when something is off (issue #10, should
-//! fix): errors that say what happened and what to do ("not a flakestat store", "damaged store
-//! at", "made by a newer flakestat", "read-only store at", never SQL), an old script's `--wait`
-//! accepted and waiting for nothing (the store has no lock), reports byte-identical run to run (`until` to the
-//! second), and `--output` keeping an existing file's mode, creating new files 0600 and writing
+//! fix): errors that say what happened and what to do ("not a flakestat store", "damaged store at",
+//! "made by a newer flakestat", "read-only store at", never SQL), an old script's `--wait` accepted
+//! and waiting for nothing (the store has no lock), reports byte-identical run to run (`until` to
+//! the second), and `--output` keeping an existing file's mode, creating new files 0600 and writing
 //! through a symlink. The real binary, over a store a replay through the fake GitHub filled.
 
 use std::path::{Path, PathBuf};

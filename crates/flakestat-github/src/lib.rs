@@ -2,13 +2,13 @@
 //! the store.
 //!
 //! `client` talks to GitHub (budget, retries, secondary limits, conditional requests, log
-//! redirects) over its own small transport (`client/transport.rs`: hyper-util and rustls); `pages` walks a paginated listing along `Link: rel="next"`; `survey` lists a
-//! repository's runs and hands each that can have changed to `ingest`, which stores its jobs and
-//! its failed jobs' logs, classifying each log as it arrives (`Ingest`, the one public way from a
-//! run attempt to the store, which a webhook worker calls too); `Session` owns the runtime so
-//! the survey's callers stay synchronous. Nothing here reads the
-//! environment or the terminal: settings arrive in `ClientConfig` and `SurveyPlan`, and progress
-//! leaves through the `Progress` trait.
+//! redirects) over its own small transport (`client/transport.rs`: hyper-util and rustls); `pages`
+//! walks a paginated listing along `Link: rel="next"`; `survey` lists a repository's runs and hands
+//! each that can have changed to `ingest`, which stores its jobs and its failed jobs' logs,
+//! classifying each log as it arrives (`Ingest`, the one public way from a run attempt to the
+//! store, which a webhook worker calls too); `Session` owns the runtime so the survey's callers
+//! stay synchronous. Nothing here reads the environment or the terminal: settings arrive in
+//! `ClientConfig` and `SurveyPlan`, and progress leaves through the `Progress` trait.
 
 mod ancestry;
 mod archive;

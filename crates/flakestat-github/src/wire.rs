@@ -1,7 +1,7 @@
 //! flakestat's own serde structs for the GitHub responses it reads, and their conversion into
 //! `model`. Ready-made models (octocrab's, for one) lack `run_attempt`, `pull_requests`,
-//! `run_started_at` and reject legal nulls and `status: requested`: here every nullable field is an `Option`, status and
-//! conclusion are strings, and unknown fields are ignored.
+//! `run_started_at` and reject legal nulls and `status: requested`: here every nullable field is an
+//! `Option`, status and conclusion are strings, and unknown fields are ignored.
 
 use serde::Deserialize;
 

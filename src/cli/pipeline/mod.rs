@@ -1,5 +1,6 @@
-//! The steps every command is made of, written once: load the signatures, open the store, re-classify what it holds, load a window's snapshot, write the report and say whether
-//! it was whole. `fetch.rs` adds the networked steps (connect, survey, ancestry). A command
+//! The steps every command is made of, written once: load the signatures, open the store,
+//! re-classify what it holds, load a window's snapshot, write the report and say whether it was
+//! whole. `fetch.rs` adds the networked steps (connect, survey, ancestry). A command
 //! resolves its settings, then calls these in order; no command imports another.
 
 pub mod fetch;
@@ -161,8 +162,8 @@ impl FromStore {
 }
 
 /// Loads the window `window` names: resolves the flags, opens the store, re-classifies what
-/// the signatures have not seen (beside any survey writing meanwhile), and loads the window. `focus` picks one signature by id
-/// (`report --signature`).
+/// the signatures have not seen (beside any survey writing meanwhile), and loads the window.
+/// `focus` picks one signature by id (`report --signature`).
 pub fn load_from_store(window: &WindowArgs, focus: Option<&str>) -> Result<FromStore, CliError> {
     let repo = window
         .repo

@@ -44,10 +44,10 @@ pub fn signatures() -> PathBuf {
     root().join("signatures")
 }
 
-/// The binary, with GitHub's and flakestat's variables removed (a token, a GitHub App, an API root, a cache
-/// folder or a store of the machine running the tests) and no stdin. The platform cache folder
-/// is one of its own under the target folder (`XDG_CACHE_HOME`), never the machine's: a replay
-/// surveyed without `--cache-dir` keeps its store there.
+/// The binary, with GitHub's and flakestat's variables removed (a token, a GitHub App, an API root,
+/// a cache folder or a store of the machine running the tests) and no stdin. The platform cache
+/// folder is one of its own under the target folder (`XDG_CACHE_HOME`), never the machine's: a
+/// replay surveyed without `--cache-dir` keeps its store there.
 pub fn flakestat() -> Command {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);

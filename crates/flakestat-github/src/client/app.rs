@@ -3,11 +3,11 @@
 //!
 //! An App proves who it is with a JSON Web Token (RS256, `iss` = the App id, issued 60 s in the
 //! past against clock drift, expiring 9 minutes later: GitHub refuses more than 10), signed with
-//! the App's private key by `ring`, which the TLS stack already builds (jsonwebtoken 10 would
-//! add `aws-lc-rs` or the `rsa` crate). The JWT buys an installation token (`POST /app/installations/{id}/access_tokens`);
-//! the installation is the one given, or the one of the account a request is about
-//! (`GET /repos/{o}/{r}/installation`, `/orgs/{org}/installation`, `/users/{user}/installation`),
-//! looked up once per account.
+//! the App's private key by `ring`, which the TLS stack already builds (jsonwebtoken 10 would add
+//! `aws-lc-rs` or the `rsa` crate). The JWT buys an installation token
+//! (`POST /app/installations/{id}/access_tokens`); the installation is the one given, or the one
+//! of the account a request is about (`GET /repos/{o}/{r}/installation`, `/orgs/{org}/installation`,
+//! `/users/{user}/installation`), looked up once per account.
 //!
 //! An installation token is sent like a fixed token (`transport.rs`): only on the API origin,
 //! and only on hops that stayed there (`follow`), so the redirect rules hold unchanged; the
