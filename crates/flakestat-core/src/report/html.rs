@@ -105,11 +105,15 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// A word shorter than this is never broken inside.
+/// A word shorter than this is broken only between the items of a comma-separated list.
 const BREAKABLE_FROM: usize = 30;
+/// A comma-separated list this long or longer (a matrix cell's values, `3.10,3.11,3.12,3.13`)
+/// may wrap after its commas; shorter words are never broken.
+const LIST_BREAKABLE_FROM: usize = 20;
 
 /// [`escape`], with a `<wbr>` after each `_ / . : [ ( , =` of a long word (30 characters or
-/// more, such as a test id or a path): it may then wrap where a reader expects it, and a table
+/// more, such as a test id or a path), and after each comma of a list of 20 characters or more
+/// (a matrix cell's values): it may then wrap where a reader expects it, and a table
 /// gives its column the width of the word's longest part instead of squeezing it to one letter
 /// a line (as breaking anywhere would) or widening it past the page (as not breaking would).
 /// Copied text is unchanged.
@@ -120,11 +124,15 @@ fn breakable(t: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        if word.chars().count() < BREAKABLE_FROM {
+        let len = word.chars().count();
+        if len < LIST_BREAKABLE_FROM || (len < BREAKABLE_FROM && !word.contains(',')) {
             out.push_str(&escape(word));
             continue;
         }
-        let breaks = |c: char| matches!(c, '_' | '/' | '.' | ':' | '[' | '(' | ',' | '=');
+        let list_only = len < BREAKABLE_FROM;
+        let breaks = |c: char| {
+            c == ',' || (!list_only && matches!(c, '_' | '/' | '.' | ':' | '[' | '(' | '='))
+        };
         let mut buf = [0u8; 4];
         let mut chars = word.chars().peekable();
         while let Some(c) = chars.next() {
@@ -564,6 +572,17 @@ mod tests {
         assert_eq!(
             breakable("cuda_core/cuda/core/_memory/_buffer.pyx_"),
             "cuda_<wbr>core/<wbr>cuda/<wbr>core/_<wbr>memory/_<wbr>buffer.<wbr>pyx_"
+        );
+        // A list of 20 to 29 characters (a matrix cell's values) wraps after its commas only;
+        // a shorter one, or a word as long without a comma, stays whole.
+        assert_eq!(
+            breakable("(never 3.10,3.11,3.12,3.13,3.14);"),
+            "(never 3.10,<wbr>3.11,<wbr>3.12,<wbr>3.13,<wbr>3.14);"
+        );
+        assert_eq!(breakable("a100,h100,t4"), "a100,h100,t4");
+        assert_eq!(
+            breakable("&lt;script&gt;alert(1)"),
+            escape("&lt;script&gt;alert(1)")
         );
     }
 }
