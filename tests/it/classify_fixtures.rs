@@ -214,7 +214,7 @@ Fatal Python error: Segmentation fault";
 
 /// Logs assembled at random (fixed seeds) from pieces that stress the fast path: literal
 /// fragments split by escape codes, BOMs and invalid bytes, very long lines, CRLF, group lines,
-/// boilerplate, and lines of the real logs.
+/// boilerplate, the telling-line forms' own literals, and lines of the real logs.
 #[test]
 fn fast_path_equals_reference_on_generated_logs() {
     let pieces: &[&[u8]] = &[
@@ -246,6 +246,14 @@ fn fast_path_equals_reference_on_generated_logs() {
         b"plain words of a passing test ",
         b"::test_ ",
         b": E501 ",
+        // Literals of the telling-line forms that hold no signature's anchor: a long line
+        // is searched around their own anchors.
+        b"Caused by: java.io.IOException: x",
+        b"SUMMARY: AddressSanitizer: heap-use-after-free",
+        b"npm error code ELIFECYCLE",
+        b"    assert x == 1",
+        b"signal: killed",
+        b"Timeout",
     ];
     let pytorch = pytorch_set();
     let bundled = bundled();

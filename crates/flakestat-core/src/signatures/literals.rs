@@ -90,6 +90,9 @@ pub fn anchors(literals: &[Vec<u8>]) -> Vec<Vec<u8>> {
     };
     let mut out = Vec::new();
     loop {
+        // A candidate holding fewer than two uncovered literals never will again: dropped, so
+        // each round looks at fewer (the choice is the same).
+        candidates.retain(|(_, bits)| count(bits, &uncovered) >= 2);
         let best = candidates
             .iter()
             .map(|(sub, bits)| {
@@ -118,6 +121,12 @@ pub fn anchors(literals: &[Vec<u8>]) -> Vec<Vec<u8>> {
     }
     out.sort();
     out.dedup();
+    // An anchor holding another one is not needed: every literal it covers holds the other.
+    let all = out.clone();
+    out.retain(|a| {
+        !all.iter()
+            .any(|b| b.len() < a.len() && memchr::memmem::find(a, b).is_some())
+    });
     out
 }
 

@@ -87,8 +87,12 @@ pub struct SignatureSet {
     automaton: AhoCorasick,
     /// The anchors in groups, to find the next candidate line fast.
     finders: Vec<AhoCorasick>,
+    /// The anchors of the telling-line forms' own literals (`Targets::searched` on), for
+    /// long telling lines.
+    form_finders: Vec<AhoCorasick>,
     targets: Vec<Target>,
-    /// Length of the longest literal that decides which lines are looked at.
+    /// Length of the longest literal (how far from an anchor's hit a literal holding it can
+    /// reach).
     longest_literal: usize,
     /// Whether a literal holds U+FFFD, which lossy decoding of invalid UTF-8 produces.
     literal_has_replacement: bool,
@@ -258,6 +262,30 @@ fn search_error(e: aho_corasick::BuildError) -> SignatureError {
     }
 }
 
+/// Leftmost-first automata over `anchors`, in groups: aho-corasick's SIMD (Teddy) prefilter
+/// takes a limited number of patterns, so the anchors go in groups searched one after the
+/// other. Teddy compares the first bytes of every anchor of a group, as many as its shortest
+/// anchor has (at most 3): one anchor of two bytes (`×`) makes a whole group stop on every `er`,
+/// `fa`, `ex` of the text to verify. Anchors shorter than that get a finder of their own (a
+/// single one is a memmem search for a rare byte pair).
+fn anchor_finders(anchors: Vec<Vec<u8>>) -> Result<Vec<AhoCorasick>, SignatureError> {
+    if anchors.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (short, long): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+        anchors.into_iter().partition(|a| a.len() < 3);
+    let groups = long.len().div_ceil(FINDER_LITERALS).max(1);
+    long.chunks(long.len().div_ceil(groups).max(1))
+        .chain((!short.is_empty()).then_some(short.as_slice()))
+        .map(|group| {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(group)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(search_error)
+}
+
 impl SignatureSet {
     /// Compiles specs (from any source) into a matcher; specs are sorted by id. Fails on a
     /// duplicate id or a regex that does not compile, naming every one.
@@ -279,34 +307,30 @@ impl SignatureSet {
             .kind(Some(AhoCorasickKind::DFA))
             .build(&literals)
             .map_err(search_error)?;
-        // Leftmost-first automata get aho-corasick's SIMD (Teddy) prefilter, which takes a
-        // limited number of patterns: the anchors go in groups searched one after the other.
-        // Teddy compares the first bytes of every anchor of a group, as many as its shortest
-        // anchor has (at most 3): one anchor of two bytes (`×`) makes a whole group stop on
-        // every `er`, `fa`, `ex` of the text to verify. Anchors shorter than that get a finder
-        // of their own (a single one is a memmem search for a rare byte pair).
-        let (short, long): (Vec<Vec<u8>>, Vec<Vec<u8>>) = anchors(&literals[..searched])
-            .into_iter()
-            .partition(|a| a.len() < 3);
-        let groups = long.len().div_ceil(FINDER_LITERALS).max(1);
-        let finders = long
-            .chunks(long.len().div_ceil(groups).max(1))
-            .chain((!short.is_empty()).then_some(short.as_slice()))
-            .map(|group| {
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .build(group)
+        let line_anchors = anchors(&literals[..searched]);
+        // A long line is searched for literals only around its anchors' hits, which also
+        // finds the forms' literals holding one of those anchors; a long telling line is
+        // searched around the hits of the other forms' literals' anchors too.
+        let form_only: Vec<Vec<u8>> = literals[searched..]
+            .iter()
+            .filter(|l| {
+                !line_anchors
+                    .iter()
+                    .any(|a| memchr::memmem::find(l, a).is_some())
             })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(search_error)?;
+            .cloned()
+            .collect();
+        let form_finders = anchor_finders(anchors(&form_only))?;
+        let finders = anchor_finders(line_anchors)?;
         let fingerprint = fingerprint(&specs);
         Ok(SignatureSet {
             specs,
             rules,
             automaton,
             finders,
+            form_finders,
             targets,
-            longest_literal: literals[..searched].iter().map(Vec::len).max().unwrap_or(0),
+            longest_literal: literals.iter().map(Vec::len).max().unwrap_or(0),
             literal_has_replacement: literals[..searched]
                 .iter()
                 .any(|l| l.windows(3).any(|w| w == "\u{fffd}".as_bytes())),
@@ -366,61 +390,73 @@ impl SignatureSet {
 
     /// Classifies a log read from `r` in chunks: memory stays bounded (about [`CHUNK`] bytes
     /// plus the longest line, at most [`MAX_LINE`]) whatever the log's size.
-    pub fn classify_reader(&self, mut r: impl Read) -> io::Result<Classification> {
+    pub fn classify_reader(&self, r: impl Read) -> io::Result<Classification> {
+        self.classify_chunked(r, CHUNK, MAX_LINE)
+    }
+
+    /// [`classify_reader`](Self::classify_reader) with `chunk` for [`CHUNK`] and `max_line` for
+    /// [`MAX_LINE`] (small ones in tests).
+    fn classify_chunked(
+        &self,
+        mut r: impl Read,
+        chunk: usize,
+        max_line: usize,
+    ) -> io::Result<Classification> {
         let mut scan = Scan::new(self);
-        // Reuse this thread's buffer: zeroing a fresh one for every log costs more than a
-        // small log's whole scan.
+        // Reuse this thread's buffer. Its bytes are `buf[..]` (its length is what was read);
+        // reads go into its spare capacity, which is never zeroed first: a small log touches
+        // only the pages it fills (zeroing a whole chunk for every log cost more than a small
+        // log's whole scan).
         let mut buf = READ_BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        buf.resize(CHUNK, 0);
-        let mut filled = 0;
+        buf.clear();
+        let mut capacity = chunk;
+        buf.reserve_exact(capacity);
         // After cutting an over-long line: drop bytes up to its end.
         let mut skipping = false;
         loop {
-            if filled == buf.len() {
+            if buf.len() == capacity {
                 // No newline in a full buffer: one line is longer than the buffer.
-                if buf.len() < MAX_LINE {
-                    buf.resize(buf.len() * 2, 0);
+                if capacity < max_line {
+                    capacity = (capacity * 2).min(max_line);
+                    buf.reserve_exact(capacity - buf.len());
                 } else {
-                    scan.feed(&buf[..filled]);
-                    filled = 0;
+                    scan.feed(&buf);
+                    buf.clear();
                     skipping = true;
                 }
             }
-            let n = match r.read(&mut buf[filled..]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            let before = buf.len();
+            // Fills the buffer up to its capacity or the end of the log (pipes and zip entries
+            // deliver small reads); `Interrupted` is retried.
+            let n = r
+                .by_ref()
+                .take((capacity - before) as u64)
+                .read_to_end(&mut buf)?;
             if n == 0 {
-                if filled > 0 && !skipping {
-                    scan.feed(&buf[..filled]);
+                if !buf.is_empty() && !skipping {
+                    scan.feed(&buf);
                 }
                 break;
             }
             if skipping {
                 // Drop the rest of the over-long line, up to and including its newline.
-                match memchr::memchr(b'\n', &buf[filled..filled + n]) {
+                match memchr::memchr(b'\n', &buf[before..]) {
                     Some(i) => {
-                        buf.copy_within(filled + i + 1..filled + n, filled);
-                        filled += n - (i + 1);
+                        buf.drain(before..=before + i);
                         skipping = false;
                     }
-                    None => continue,
+                    None => {
+                        buf.truncate(before);
+                        continue;
+                    }
                 }
-            } else {
-                filled += n;
             }
-            // Pipes and zip entries deliver small reads: gather half a chunk before scanning.
-            if filled < buf.len() / 2 {
-                continue;
-            }
-            if let Some(nl) = memchr::memrchr(b'\n', &buf[..filled]) {
+            if let Some(nl) = memchr::memrchr(b'\n', &buf) {
                 scan.feed(&buf[..=nl]);
-                buf.copy_within(nl + 1..filled, 0);
-                filled -= nl + 1;
-                if buf.len() > CHUNK && filled < CHUNK {
-                    buf.truncate(CHUNK);
-                    buf.shrink_to_fit();
+                buf.drain(..=nl);
+                if capacity > chunk && buf.len() < chunk {
+                    capacity = chunk;
+                    buf.shrink_to(chunk);
                 }
             }
         }
@@ -458,6 +494,24 @@ impl SignatureSet {
             }
         }
         scan.finish()
+    }
+}
+
+/// Adds to `windows` the stretch of `text` around every hit of `finder` from `start` on, wide
+/// enough to hold every literal (at most `reach` bytes long) holding an anchor found there.
+/// Non-overlapping hits suffice: an anchor hidden under another hit starts within that hit.
+fn anchor_windows(
+    finder: &AhoCorasick,
+    text: &[u8],
+    start: usize,
+    reach: usize,
+    windows: &mut Vec<(usize, usize)>,
+) {
+    for m in finder.find_iter(aho_corasick::Input::new(text).range(start..)) {
+        windows.push((
+            m.start().saturating_sub(reach),
+            (m.end() + 2 * reach).min(text.len()),
+        ));
     }
 }
 
@@ -516,6 +570,8 @@ struct Scan<'s> {
     finder_hits: Vec<usize>,
     dirty: Vec<usize>,
     candidates: Vec<u32>,
+    /// Scratch: the stretches of a long line to search.
+    windows: Vec<(usize, usize)>,
     /// Scratch: the rules to try on the current line.
     rules: Vec<u32>,
     text: String,
@@ -534,6 +590,7 @@ impl<'s> Scan<'s> {
             finder_hits: Vec::new(),
             dirty: Vec::new(),
             candidates: Vec::new(),
+            windows: Vec::new(),
             rules: Vec::new(),
             text: String::new(),
         }
@@ -610,7 +667,13 @@ impl<'s> Scan<'s> {
                 maybe_dirty = true;
                 d += 1;
             }
-            self.line(&chunk[start..end], number, hit, maybe_dirty || every_line);
+            self.line(
+                &chunk[start..end],
+                start,
+                number,
+                hit,
+                maybe_dirty || every_line,
+            );
             pos = end + 1;
         }
         if pos < chunk.len() {
@@ -624,8 +687,9 @@ impl<'s> Scan<'s> {
     }
 
     /// One line that may matter: it holds an anchor (`hit`), or bytes that may need cleaning,
-    /// or every line must be seen (`check`).
-    fn line(&mut self, raw: &[u8], number: u64, hit: bool, check: bool) {
+    /// or every line must be seen (`check`). `at`: where the line starts in the chunk whose
+    /// first anchor hits per finder (at or after the line's start) are in `finder_hits`.
+    fn line(&mut self, raw: &[u8], at: usize, number: u64, hit: bool, check: bool) {
         // A line without a timestamp after an `##[error]` annotation is part of it.
         let mut continuation = false;
         if self.telling.annotation_open() {
@@ -656,7 +720,11 @@ impl<'s> Scan<'s> {
         let worth_searching =
             hit || (normalized && self.set.finders.iter().any(|f| f.find(clean).is_some()));
         if worth_searching {
-            self.collect_literals(clean);
+            // Where `clean` starts in the chunk, when it is a slice of `raw` (the timestamp
+            // and a trailing CR cut off): each finder's first hit there is known.
+            let from =
+                (!normalized).then(|| at + (clean.as_ptr() as usize - raw.as_ptr() as usize));
+            self.collect_literals(clean, from);
         }
         // Valid UTF-8: either normalized, or checked by needs_cleaning.
         let as_str = std::str::from_utf8(clean).unwrap_or_default();
@@ -681,8 +749,11 @@ impl<'s> Scan<'s> {
         }
         if telling && !continuation {
             // A short line was searched whole, so `forms` holds every form whose literals it
-            // holds; a long one only around its anchors, so the forms search it themselves.
-            let forms = (clean.len() <= LONG_LINE).then_some(forms);
+            // holds; a long one only around its anchors, so around the forms' anchors too.
+            if clean.len() > LONG_LINE {
+                forms |= self.long_line_forms(clean);
+            }
+            let forms = Some(forms);
             self.telling
                 .consider_among(number, as_str, is_stamped(raw), forms);
         }
@@ -703,9 +774,13 @@ impl<'s> Scan<'s> {
     /// Puts the ids of every literal in `text` into `self.candidates`. A long line is searched
     /// only around its anchor hits: every literal that decides which lines are looked at holds
     /// an anchor, so each of its occurrences lies within the longest one's length of one. (The
-    /// telling-line forms' own literals may be missed there: for a long line the forms search
-    /// it themselves.)
-    fn collect_literals(&mut self, text: &[u8]) {
+    /// telling-line forms' own literals may be missed there: see
+    /// [`long_line_forms`](Self::long_line_forms).)
+    ///
+    /// `from`: where `text` starts in the chunk, when it is the chunk's bytes; each finder's
+    /// search then starts at its first hit found by `feed` (none before it), and a finder whose
+    /// first hit lies past the line is not run at all: a long line is not searched twice.
+    fn collect_literals(&mut self, text: &[u8], from: Option<usize>) {
         let set = self.set;
         if text.len() <= LONG_LINE {
             for m in set.automaton.find_overlapping_iter(text) {
@@ -713,27 +788,60 @@ impl<'s> Scan<'s> {
             }
             return;
         }
-        let reach = set.longest_literal;
-        let mut windows: Vec<(usize, usize)> = Vec::new();
-        for finder in &set.finders {
-            // Non-overlapping: an anchor hidden under another hit is within reach of that hit.
-            for m in finder.find_iter(text) {
-                windows.push((
-                    m.start().saturating_sub(reach),
-                    (m.end() + 2 * reach).min(text.len()),
-                ));
-            }
+        let mut windows = std::mem::take(&mut self.windows);
+        windows.clear();
+        for (k, finder) in set.finders.iter().enumerate() {
+            let start = match from {
+                Some(at) => match self.finder_hits.get(k) {
+                    Some(&hit) if hit < at + text.len() => hit.saturating_sub(at),
+                    Some(_) => continue,
+                    None => 0,
+                },
+                None => 0,
+            };
+            anchor_windows(finder, text, start, set.longest_literal, &mut windows);
         }
+        self.search_windows(text, &mut windows);
+        self.windows = windows;
+    }
+
+    /// The forms whose literals a long line holds, searched around the hits of the forms'
+    /// anchors (the anchors of the signatures were searched by `collect_literals`).
+    fn long_line_forms(&mut self, text: &[u8]) -> u128 {
+        let set = self.set;
+        let mut windows = std::mem::take(&mut self.windows);
+        windows.clear();
+        for finder in &set.form_finders {
+            anchor_windows(finder, text, 0, set.longest_literal, &mut windows);
+        }
+        let before = self.candidates.len();
+        self.search_windows(text, &mut windows);
+        self.windows = windows;
+        let found = self.candidates.drain(before..);
+        found.fold(0, |forms, lit| forms | set.targets[lit as usize].forms)
+    }
+
+    /// The overlapping search of `text` within `windows` (merged first), into
+    /// `self.candidates`.
+    fn search_windows(&mut self, text: &[u8], windows: &mut Vec<(usize, usize)>) {
         windows.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::new();
-        for (s, e) in windows {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
+        let mut merged_end = 0;
+        let mut i = 0;
+        // Merged in place: `windows[..i]` are disjoint and ordered.
+        for j in 0..windows.len() {
+            let (s, e) = windows[j];
+            if i > 0 && s <= merged_end {
+                merged_end = merged_end.max(e);
+                windows[i - 1].1 = merged_end;
+            } else {
+                windows[i] = (s, e);
+                merged_end = e;
+                i += 1;
             }
         }
-        for (s, e) in merged {
-            for m in set.automaton.find_overlapping_iter(&text[s..e]) {
+        windows.truncate(i);
+        for &(s, e) in windows.iter() {
+            for m in self.set.automaton.find_overlapping_iter(&text[s..e]) {
                 self.candidates.push(m.pattern().as_u32());
             }
         }
@@ -939,6 +1047,60 @@ pub(super) mod tests {
         assert_eq!(streamed, set.classify(&log));
         assert_eq!(streamed.matches[1].count, 2000);
         assert_eq!(streamed.matches[0].count, 4000);
+    }
+
+    /// A long line is searched for literals only around anchor hits: the telling-line forms'
+    /// own literals far from any signature's anchor are still found, so the line gets the form
+    /// the reference gives it (Java's `Caused by:`, ranked before a traceback's header; not
+    /// the generic word `failed`, ranked after it); a signature's literal far into the line is
+    /// found as well.
+    #[test]
+    fn a_long_lines_form_is_found_far_from_the_signatures_anchors() {
+        let set = SignatureSet::compile(vec![spec("boom", "boom (\\d+)")]).unwrap();
+        let filler = "a".repeat(6000);
+        let log = format!(
+            "2026-07-15T21:26:03.1234567Z Caused by: {filler} failed {filler} boom 7\n\
+             2026-07-15T21:26:03.1234567Z Traceback (most recent call last):\n\
+             2026-07-15T21:26:03.1234567Z boom 1\n"
+        );
+        let c = set.classify(log.as_bytes());
+        assert_eq!(c, set.classify_reference(log.as_bytes()));
+        assert_eq!(c.matches[0].lines, [1, 3]);
+        let first: Vec<u64> = c.error_lines.iter().map(|l| l.line).collect();
+        assert_eq!(first, [1, 2], "{:?}", c.error_lines);
+    }
+
+    /// A line longer than the chunk grows the buffer (and the next chunk shrinks it back); a
+    /// line longer than the longest kept is cut there: its first bytes are a line, the rest is
+    /// dropped, and the lines after it keep their numbers.
+    #[test]
+    fn long_lines_grow_the_buffer_and_over_long_ones_are_cut() {
+        let set = SignatureSet::compile(vec![spec("boom", "boom (\\d+)")]).unwrap();
+        let mut log = b"boom 1\n".to_vec();
+        log.extend_from_slice(&[b'x'; 150]);
+        log.extend_from_slice(b" boom 2\nboom 3\n");
+        log.extend_from_slice(&[b'y'; 400]);
+        log.extend_from_slice(b" boom 4\n");
+        for _ in 0..20 {
+            log.extend_from_slice(b"hay hay hay\n");
+        }
+        log.extend_from_slice(b"boom 5");
+        for reader in [
+            Box::new(std::io::Cursor::new(log.clone())) as Box<dyn std::io::Read>,
+            Box::new(Trickle(&log, 0)),
+        ] {
+            let c = set.classify_chunked(reader, 64, 256).unwrap();
+            assert_eq!(c.matches[0].lines, [1, 2, 3, 25], "{c:?}");
+            assert_eq!(c.matches[0].count, 4);
+        }
+        // Within bounds, the same as in memory.
+        let whole = set.classify(&log);
+        assert_eq!(whole.matches[0].lines, [1, 2, 3, 4, 25]);
+        assert_eq!(
+            set.classify_chunked(std::io::Cursor::new(&log), 64, 1024)
+                .unwrap(),
+            whole
+        );
     }
 
     #[test]

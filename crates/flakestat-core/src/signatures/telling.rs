@@ -25,7 +25,7 @@
 //! an annotation is its first line, as before.
 
 use std::collections::VecDeque;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
@@ -56,9 +56,12 @@ pub const MAX_CONTINUATION_LINES: usize = 20;
 /// overlapping Aho-Corasick search of the line gives the forms whose literals it holds, and
 /// only their regexes run, in table order, until the first matches: the same answer as the set.
 struct Forms {
-    regexes: Vec<Regex>,
-    /// Every form's literals, for an overlapping search of one line.
-    literals: AhoCorasick,
+    /// Each form's regex, compiled when a line first needs it: a log meets a handful of the
+    /// forms, and compiling all of them up front was a third of a small `classify`'s time.
+    regexes: Vec<OnceLock<Regex>>,
+    /// Every form's literals, for an overlapping search of one line (built on first use:
+    /// the matcher searches for them with its own automaton).
+    literals: OnceLock<AhoCorasick>,
     /// The same literals, for the matcher (see [`form_literals`]).
     literal_list: Vec<Vec<u8>>,
     /// Per literal of `literals`, the forms holding it (bit `i`: form `i`).
@@ -95,22 +98,33 @@ static COMPILED: LazyLock<Forms> = LazyLock::new(|| {
         }
     }
     Forms {
-        regexes: FORMS
-            .iter()
-            .map(|f| Regex::new(f.pattern).expect("the forms table compiles (tested)"))
-            .collect(),
-        // A DFA: the overlapping search runs over whole lines, some of them 50 KB long (a
-        // shard's list of test ids), where the default NFA is several times slower.
-        literals: AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&literals)
-            .expect("the forms' literals build an automaton"),
+        regexes: FORMS.iter().map(|_| OnceLock::new()).collect(),
+        literals: OnceLock::new(),
         literal_list: literals,
         holders,
         always,
     }
 });
+
+/// The automaton of every form's literals. A DFA: the overlapping search runs over whole
+/// lines, some of them 50 KB long (a shard's list of test ids), where the default NFA is
+/// several times slower.
+fn literal_search() -> &'static AhoCorasick {
+    let forms = &*COMPILED;
+    forms.literals.get_or_init(|| {
+        AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&forms.literal_list)
+            .expect("the forms' literals build an automaton")
+    })
+}
+
+/// Form `i`'s regex.
+fn regex(i: usize) -> &'static Regex {
+    COMPILED.regexes[i]
+        .get_or_init(|| Regex::new(FORMS[i].pattern).expect("the forms table compiles (tested)"))
+}
 
 /// Builds the forms now (see [`super::warm_up`]).
 pub(super) fn warm_up() {
@@ -150,7 +164,7 @@ pub(super) fn form_literals() -> impl Iterator<Item = (&'static [u8], u128)> {
 pub fn form_of(text: &str) -> Option<usize> {
     let forms = &*COMPILED;
     let mut candidates = 0;
-    for m in forms.literals.find_overlapping_iter(text) {
+    for m in literal_search().find_overlapping_iter(text) {
         candidates |= forms.holders[m.pattern().as_usize()];
     }
     form_among(text, candidates)
@@ -164,7 +178,7 @@ fn form_among(text: &str, candidates: u128) -> Option<usize> {
     let mut candidates = candidates | forms.always;
     while candidates != 0 {
         let i = candidates.trailing_zeros() as usize;
-        if forms.regexes[i].is_match(text) {
+        if regex(i).is_match(text) {
             return Some(i);
         }
         candidates &= candidates - 1;

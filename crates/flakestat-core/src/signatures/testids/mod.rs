@@ -20,7 +20,7 @@ pub mod junit;
 pub mod runners;
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Regex, RegexSet};
 
@@ -52,17 +52,15 @@ const SUREFIRE_FLAKES: &str = "Flakes:";
 
 struct Compiled {
     set: RegexSet,
-    each: Vec<Regex>,
+    /// Each form's regex (for its captures), compiled when a line first matches the form.
+    each: Vec<OnceLock<Regex>>,
     mocha_header: Regex,
     mocha_entry: Regex,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
     set: RegexSet::new(FORMS.iter().map(|f| f.pattern)).expect("the test forms compile (tested)"),
-    each: FORMS
-        .iter()
-        .map(|f| Regex::new(f.pattern).expect("the test forms compile (tested)"))
-        .collect(),
+    each: FORMS.iter().map(|_| OnceLock::new()).collect(),
     mocha_header: Regex::new(MOCHA_HEADER).expect("compiles"),
     mocha_entry: Regex::new(r"^(\s*)\d+\) (.+)$").expect("compiles"),
 });
@@ -86,7 +84,9 @@ pub fn read_line(text: &str) -> Option<Reading> {
     let c = &*COMPILED;
     for i in c.set.matches(text).iter() {
         let form = &FORMS[i];
-        let Some(caps) = c.each[i].captures(text) else {
+        let each = c.each[i]
+            .get_or_init(|| Regex::new(form.pattern).expect("the test forms compile (tested)"));
+        let Some(caps) = each.captures(text) else {
             continue;
         };
         let Some(id) = id_of(form, &caps) else {
