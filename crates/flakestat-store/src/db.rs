@@ -216,7 +216,8 @@ pub trait Db: Send {
 impl dyn Db + '_ {
     /// `f` in one transaction of kind `tx`: committed when it returns `Ok`, rolled back when
     /// it fails. Two writers whose transactions crossed (PostgreSQL chose this one to undo)
-    /// run it again, a few times.
+    /// run it again: [`crate::CROSSED_TRIES`] tries in all. `f` may run more than once, so it
+    /// only writes through `db`.
     pub(crate) fn transaction<R>(
         &self,
         tx: Tx,
@@ -224,14 +225,19 @@ impl dyn Db + '_ {
     ) -> Result<R, StoreError> {
         let mut tries = 0;
         loop {
-            self.batch(self.dialect().begin(tx))?;
-            let done = f(self).and_then(|value| self.batch("COMMIT").map(|()| value));
+            // A failed `BEGIN` is rolled back too: PostgreSQL's serial one also waits for its
+            // lock, and a wait that timed out leaves the connection inside a failed
+            // transaction, where every later statement would fail.
+            let done = self
+                .batch(self.dialect().begin(tx))
+                .and_then(|()| f(self))
+                .and_then(|value| self.batch("COMMIT").map(|()| value));
             match done {
                 Ok(value) => return Ok(value),
                 Err(e) => {
                     let _ = self.batch("ROLLBACK");
                     tries += 1;
-                    if !matches!(e, StoreError::Crossed { .. }) || tries >= 5 {
+                    if !matches!(e, StoreError::Crossed { .. }) || tries >= crate::CROSSED_TRIES {
                         return Err(e);
                     }
                 }

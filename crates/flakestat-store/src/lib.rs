@@ -67,6 +67,10 @@ pub const HISTORY_DAYS: i64 = 14;
 /// How long a write waits for other writers' transactions before the store is `Busy`. Several
 /// writers may share a store; each holds it for one short transaction at a time.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many times in all a write transaction is tried when PostgreSQL undoes it to break a
+/// deadlock with another writer's (SQLSTATE 40P01) or for a serialization failure (40001):
+/// the first try and four more, then `StoreError::Crossed`.
+pub const CROSSED_TRIES: u32 = 5;
 /// zstd level for logs: fast, and raw logs still shrink ~10×.
 const LOG_ZSTD_LEVEL: i32 = 3;
 
@@ -136,8 +140,8 @@ pub enum StoreError {
         "the store {store} is busy: a write waited {waited}s for other flakestat runs' writes; run again when they are done"
     )]
     Busy { store: String, waited: u64 },
-    /// Two writers' PostgreSQL transactions crossed (a deadlock the server broke) more often
-    /// than a transaction is tried again.
+    /// Two writers' PostgreSQL transactions crossed (a deadlock the server broke) on each of
+    /// the `CROSSED_TRIES` tries of one transaction.
     #[error("PostgreSQL store {store}: {detail}; run again")]
     Crossed { store: String, detail: String },
     /// A failure met on an open PostgreSQL store (the server's words, never the SQL).

@@ -752,3 +752,5 @@ fn both_engines_migrate_to_the_same_tables_and_columns() {
         assert_eq!(columns, sqlite, "{engine}");
     }
 }
+
+mod contention;
