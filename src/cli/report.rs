@@ -148,20 +148,21 @@ fn run_tests(
     ids: bool,
     output: &ReportOutput,
 ) -> Result<u8, CliError> {
-    let loaded = scope::load_one(
-        global,
-        repo.as_ref(),
-        &args.stored,
-        args.signature.as_deref(),
-    )?;
+    let target = repo.clone().map(Target::One);
+    let loaded = scope::load_stored(target.as_ref(), &args.stored, args.signature.as_deref())?;
+    scope::say_classified(global, target.as_ref(), loaded.classified);
+    let snapshot = loaded
+        .snapshots
+        .first()
+        .expect("a scope of one, one snapshot");
     // Like every figure, over the complete part of the store: what the exit-9 message says is
     // left out is left out here too. The signature analysis is not needed.
-    let (complete, completeness) = analysis::complete_part(&loaded.snapshot);
+    let (complete, completeness) = analysis::complete_part(snapshot);
     let tests = report::tests::TestsReport {
-        repo: loaded.snapshot.repo.clone().or(repo),
-        since: loaded.snapshot.since,
-        until: loaded.snapshot.until,
-        tests: analysis::tests::analyze_tests(&complete, &loaded.config),
+        repo: snapshot.repo.clone().or(repo),
+        since: snapshot.since,
+        until: snapshot.until,
+        tests: analysis::tests::analyze_tests(&complete, &loaded.window.config),
         survey_flags: loaded.survey_flags.clone(),
         completeness: completeness.clone(),
     };
