@@ -8,7 +8,8 @@
 //! repository's report and the combined one (`analysis::org`), and between their closing
 //! lines. A survey stopped anywhere resumes across all of them: each repository's store state
 //! resumes, and the owner's listing is kept with its ETags (a repeat costs nothing while it has
-//! not changed). `report` reads the store alone ([`report`]).
+//! not changed). `report` reads the store alone, the same way for one repository and several
+//! ([`load_stored`], a list of one or of several; [`report`]).
 
 use super::fetch::{Connection, connect as connect_to, prs_of_runs};
 use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
