@@ -12,7 +12,7 @@ use super::output::{FormatArg, ReportOutput, write_output};
 use super::pipeline::{self, scope};
 use super::repos::{RepoArgs, Target};
 use super::source::StoredArgs;
-use crate::model::Repo;
+use crate::report::tests::{TestsMany, TestsReport, TestsView};
 use crate::{analysis, report};
 
 const EXAMPLES: &str = "\
@@ -113,17 +113,14 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     )?;
     let target = args.target.target()?;
     if args.tests {
-        let repo = match target {
-            Some(Target::One(repo)) => Some(repo),
-            Some(Target::Many(_)) => {
-                return Err(CliError::Invalid(
-                    "--tests reports one repository; give one --repo".into(),
-                ));
-            }
-            // --replay alone: its repository.
-            None => None,
-        };
-        return run_tests(global, &args, repo, ids, &output);
+        if ids && matches!(target, Some(Target::Many(_))) {
+            return Err(CliError::Invalid(
+                "--format ids lists one repository's flaky tests (a quarantine list is kept per \
+                 repository): give one --repo"
+                    .into(),
+            ));
+        }
+        return run_tests(global, &args, target.as_ref(), ids, &output);
     }
     let reports = scope::report(
         global,
@@ -139,42 +136,56 @@ pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     ))
 }
 
-/// `--tests`: one row per failing test of one repository (`repo` `None`: `--replay`'s own),
-/// or their ids alone.
+/// `--tests`: one row per failing test, per repository of the scope (`target` `None`:
+/// `--replay`'s own), each analysed on its own; or, for one repository, the ids alone.
 fn run_tests(
     global: &GlobalArgs,
     args: &ReportArgs,
-    repo: Option<Repo>,
+    target: Option<&Target>,
     ids: bool,
     output: &ReportOutput,
 ) -> Result<u8, CliError> {
-    let loaded = scope::load_one(
-        global,
-        repo.as_ref(),
-        &args.stored,
-        args.signature.as_deref(),
-    )?;
-    // Like every figure, over the complete part of the store: what the exit-9 message says is
-    // left out is left out here too. The signature analysis is not needed.
-    let (complete, completeness) = analysis::complete_part(&loaded.snapshot);
-    let tests = report::tests::TestsReport {
-        repo: loaded.snapshot.repo.clone().or(repo),
-        since: loaded.snapshot.since,
-        until: loaded.snapshot.until,
-        tests: analysis::tests::analyze_tests(&complete, &loaded.config),
-        survey_flags: loaded.survey_flags.clone(),
-        completeness: completeness.clone(),
+    let loaded = scope::load_stored(target, &args.stored, args.signature.as_deref())?;
+    scope::say_classified(global, target, loaded.classified);
+    let asked = match target {
+        Some(Target::One(repo)) => Some(repo),
+        _ => None,
     };
-    if ids {
-        write_output(args.output.as_deref(), |w| {
-            report::tests::render_ids(&tests, w)
-        })?;
-    } else {
-        output.write(|out, format, options| report::tests::render(&tests, format, options, out))?;
+    let reports: Vec<TestsReport> = loaded
+        .snapshots
+        .iter()
+        .map(|snapshot| {
+            // Like every figure, over the complete part of the store: what the exit-9 message
+            // says is left out is left out here too. The signature analysis is not needed.
+            let (complete, completeness) = analysis::complete_part(snapshot);
+            TestsReport {
+                repo: snapshot.repo.clone().or_else(|| asked.cloned()),
+                since: snapshot.since,
+                until: snapshot.until,
+                tests: analysis::tests::analyze_tests(&complete, &loaded.window.config),
+                survey_flags: loaded.survey_flags.clone(),
+                completeness,
+            }
+        })
+        .collect();
+    let many;
+    let view = match target {
+        Some(Target::Many(scope)) => {
+            many = TestsMany::new(reports, scope.org.clone());
+            TestsView::Org(&many)
+        }
+        _ => TestsView::Repo(reports.first().expect("a scope of one, one report")),
+    };
+    match view {
+        TestsView::Repo(tests) if ids => write_output(args.output.as_deref(), |w| {
+            report::tests::render_ids(tests, w)
+        })?,
+        _ => output
+            .write(|out, format, options| report::tests::render(view, format, options, out))?,
     }
     Ok(pipeline::incomplete_exit(
         global,
-        &completeness,
+        &view.completeness(),
         args.allow_incomplete,
     ))
 }

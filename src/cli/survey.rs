@@ -272,7 +272,7 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
 
 /// The repositories' reports, rendered: one repository's as it is, several combined.
 fn write_report(reports: Vec<ReportData>, settings: &Settings) -> Result<(), CliError> {
-    let reports = Reports::of(&settings.repo, reports);
+    let reports = Reports::of(Some(&settings.repo), reports);
     settings
         .output
         .write(|out, format, options| report::render(reports.view(), format, options, out))

@@ -285,6 +285,60 @@ fn several_repos_and_org_reports_agree_and_the_account_lists_the_repositories_hi
     assert!(String::from_utf8_lossy(&none.stderr).contains("holds nothing for nobody"));
 }
 
+/// `report --tests` over several repositories: each one's tests analysed on its own, its JSON
+/// document the one `--repo` alone gives (by name, whatever order they were named in), and the
+/// text formats one section per repository; `--format ids` stays a list for one repository.
+#[test]
+fn report_tests_over_several_repositories_holds_each_ones_own_document() {
+    let datasets = three_repos();
+    let gh = FakeGitHub::start_many_blocking(datasets, Faults::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    ok(&survey(&gh, &["--org", "octo-org"], dir.path(), "json"));
+    let report = |args: &[&str]| {
+        let mut all = vec!["report", "--tests", "--since", SINCE, "--until", UNTIL];
+        all.extend_from_slice(args);
+        flakestat(&all, dir.path())
+    };
+    let two = json(&report(&[
+        "--repo",
+        "octo-org/beta",
+        "--repo",
+        "octo-org/alpha",
+        "--format",
+        "json",
+    ]));
+    let docs = two["repos"]
+        .as_array()
+        .expect("one document per repository");
+    assert_eq!(docs.len(), 2);
+    for (doc, name) in docs.iter().zip(["octo-org/alpha", "octo-org/beta"]) {
+        let alone = json(&report(&["--repo", name, "--format", "json"]));
+        assert_eq!(doc, &alone, "{name}");
+    }
+    assert_eq!(two["schema"], 1);
+    assert_eq!(two["complete"], true);
+
+    let markdown = ok(&report(&["--org", "octo-org", "--format", "markdown"]));
+    assert!(
+        markdown.starts_with("# Failing tests in 3 repositories of octo-org\n"),
+        "{markdown}"
+    );
+    for name in ["octo-org/alpha", "octo-org/beta", "octo-org/gamma"] {
+        assert!(
+            markdown.contains(&format!("## Failing tests in {name}\n")),
+            "{markdown}"
+        );
+    }
+    let html = ok(&report(&["--org", "octo-org", "--format", "html"]));
+    assert!(
+        html.contains("<title>Failing tests in 3 repositories of octo-org (flakestat)</title>")
+    );
+
+    let ids = report(&["--org", "octo-org", "--format", "ids"]);
+    assert_eq!(ids.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&ids.stderr).contains("give one --repo"));
+}
+
 #[test]
 fn an_org_survey_costs_its_listing_and_no_more_than_the_single_surveys() {
     let datasets = three_repos();

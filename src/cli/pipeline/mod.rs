@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use super::GlobalArgs;
 use super::error::{CliError, SIGNATURES_FLAG_HINT};
+use super::repos::Target;
 use super::settings;
 use super::source::{StoredArgs, WindowArgs};
 use super::when::{Bound, WhenError, parse_when};
@@ -145,7 +146,9 @@ pub struct FromStore {
     pub location: StoreLocation,
     pub snapshot: Snapshot,
     pub config: AnalysisConfig,
-    /// Stored logs classified now (the signatures changed since they were stored).
+    /// Stored logs classified now (the signatures changed since they were stored); `export`
+    /// says it with `--verbose` (`report` reads its scope through `scope::load_stored`).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub classified: u64,
     /// What a fix-it survey command repeats of the flags given (`StoredArgs::survey_flags`).
     pub survey_flags: Vec<String>,
@@ -173,49 +176,33 @@ pub fn load_from_store(window: &WindowArgs, focus: Option<&str>) -> Result<FromS
     load_repo_from_store(repo.as_ref(), &window.stored, focus)
 }
 
-/// [`load_from_store`] for a repository already parsed (`report` takes several); `None`: the
-/// replay's.
+/// [`load_from_store`] for a repository already parsed; `None`: the replay's. A scope of one
+/// ([`scope::load_stored`]), loaded the way `report` loads any scope.
 pub fn load_repo_from_store(
     repo: Option<&Repo>,
     window: &StoredArgs,
     focus: Option<&str>,
 ) -> Result<FromStore, CliError> {
-    let stored = StoredWindow::resolve(window, focus)?;
-    let repo = match (repo, &stored.replay_repo) {
-        (Some(repo), _) => repo.clone(),
-        (None, Some(repo)) => repo.clone(),
-        (None, None) => unreachable!("clap requires --repo without --replay"),
-    };
-    let (store, access) = open_stored(window, &stored, &format!("--repo {repo}"))?;
-    check_stored(&store, &repo, window, &stored)?;
-    let until = stored.until_for(&store, std::slice::from_ref(&repo))?;
+    let target = repo.cloned().map(Target::One);
+    let scope::StoredScope {
+        window,
+        mut snapshots,
+        classified,
+        survey_flags,
+    } = scope::load_stored(target.as_ref(), window, focus)?;
     let StoredWindow {
-        since,
         config,
         signatures,
         location,
         ..
-    } = stored;
-    let (snapshot, classified) = match access {
-        Access::ReadWrite => {
-            let classified = reclassify(&store, &repo, &signatures)?;
-            let snapshot = load_snapshot(&store, &repo, since, until, &signatures)?;
-            (snapshot, classified)
-        }
-        Access::ReadOnly => {
-            let mut snapshot = load_snapshot(&store, &repo, since, until, &signatures)?;
-            let classified = classify_in_memory(&store, &mut snapshot, &signatures)?;
-            say_read_only(&store, classified);
-            (snapshot, classified)
-        }
-    };
+    } = window;
     Ok(FromStore {
         signatures,
         location,
-        snapshot,
+        snapshot: snapshots.pop().expect("a scope of one, one snapshot"),
         config,
         classified,
-        survey_flags: window.survey_flags(),
+        survey_flags,
     })
 }
 
@@ -377,30 +364,6 @@ impl StoredWindow {
 
 fn rfc3339(t: Timestamp) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-/// A repository never surveyed into this store is an error that says which survey to run,
-/// with the flags given.
-fn check_stored(
-    store: &SharedStore,
-    repo: &Repo,
-    args: &StoredArgs,
-    window: &StoredWindow,
-) -> Result<(), CliError> {
-    if store
-        .lock()
-        .expect("store lock")
-        .default_branch(repo)?
-        .is_some()
-    {
-        return Ok(());
-    }
-    Err(CliError::NothingStored(format!(
-        "the store in {} holds nothing for {repo}: run `{}` first{}",
-        window.location.describe(),
-        args.survey_command(&format!("--repo {repo}")),
-        replays_kept_apart(args, window),
-    )))
 }
 
 /// When a report without `--replay` finds nothing in the default store and the cache folder

@@ -8,10 +8,11 @@
 //! repository's report and the combined one (`analysis::org`), and between their closing
 //! lines. A survey stopped anywhere resumes across all of them: each repository's store state
 //! resumes, and the owner's listing is kept with its ETags (a repeat costs nothing while it has
-//! not changed). `report` reads the store alone ([`report`]).
+//! not changed). `report` reads the store alone, the same way for one repository and several
+//! ([`load_stored`], a list of one or of several; [`report`]).
 
 use super::fetch::{Connection, connect as connect_to, prs_of_runs};
-use super::{FromStore, SharedStore, Signatures, StoredWindow, open_store, reclassify};
+use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
 use crate::analysis::org::OrgReport;
 use crate::analysis::{self, AnalysisConfig, Completeness, ReportData};
 use crate::cli::GlobalArgs;
@@ -22,7 +23,7 @@ use crate::cli::source::{Replay, SourceArgs, StoredArgs};
 use crate::fetch::{
     AncestrySummary, FetchError, OwnerListing, Session, StatsSnapshot, SurveyPlan, SurveySummary,
 };
-use crate::model::{Repo, Run, Timestamp};
+use crate::model::{Repo, Run, Snapshot, Timestamp};
 use crate::report::View;
 use crate::store::{Access, StoreLocation};
 
@@ -180,16 +181,19 @@ pub enum Reports {
 }
 
 impl Reports {
-    /// `reports`, one per repository of `target` in survey order, as `target`'s report.
-    pub fn of(target: &Target, reports: Vec<ReportData>) -> Reports {
+    /// `reports`, one per repository of `target` in survey order, as `target`'s report (`None`:
+    /// the replay's own repository, a scope of one).
+    pub fn of(target: Option<&Target>, reports: Vec<ReportData>) -> Reports {
         match target {
-            Target::One(_) => Reports::One(
+            Some(Target::Many(many)) => {
+                Reports::Org(analysis::org::combine(reports, many.org.clone()))
+            }
+            Some(Target::One(_)) | None => Reports::One(
                 reports
                     .into_iter()
                     .next()
                     .expect("one repository, one report"),
             ),
-            Target::Many(many) => Reports::Org(analysis::org::combine(reports, many.org.clone())),
         }
     }
 
@@ -359,88 +363,132 @@ fn stored_repos(store: &SharedStore, many: &Many) -> Result<Vec<Repo>, CliError>
     Ok(repos)
 }
 
-/// `report` over its scope, from the store alone (`focus` is `--signature`): one repository's
-/// report as it is, or several repositories' combined; `None` is `--replay` alone, its own
-/// repository. Each repository is re-classified with the current signatures first.
+/// A scope's window as the store alone holds it, one way for every scope (one `--repo`, the
+/// replay's own repository, `--repo` repeated or `--org`: a list of one or of several): each
+/// repository's snapshot, classified with the current signatures, in the scope's order.
+pub struct StoredScope {
+    /// The window, the signatures, the analysis settings and where the store is.
+    pub window: StoredWindow,
+    pub snapshots: Vec<Snapshot>,
+    /// Stored logs classified now (the signatures changed since they were stored), over every
+    /// repository of the scope.
+    pub classified: u64,
+    /// What a fix-it survey command repeats of the flags given (`StoredArgs::survey_flags`).
+    pub survey_flags: Vec<String>,
+}
+
+impl StoredScope {
+    /// Each repository's snapshot analysed, in order; an incomplete report's fix-it command
+    /// repeats the flags given.
+    pub fn analyze(&self) -> Vec<ReportData> {
+        self.snapshots
+            .iter()
+            .map(|snapshot| {
+                let mut data =
+                    analysis::analyze(snapshot, &self.window.signatures.infos, &self.window.config);
+                data.survey_flags = self.survey_flags.clone();
+                data
+            })
+            .collect()
+    }
+}
+
+/// `report` over its scope, from the store alone (`focus` is `--signature`): each repository
+/// loaded and analysed the same way ([`load_stored`]), then shown as the scope's report (one
+/// repository's as it is, several combined); `None` is `--replay` alone, its own repository.
 pub fn report(
     global: &GlobalArgs,
     target: Option<&Target>,
     stored: &StoredArgs,
     focus: Option<&str>,
 ) -> Result<Reports, CliError> {
-    Ok(match target {
-        Some(Target::Many(many)) => Reports::Org(report_many(many, stored, focus)?),
-        Some(Target::One(repo)) => {
-            Reports::One(load_one(global, Some(repo), stored, focus)?.analyze())
-        }
-        None => Reports::One(load_one(global, None, stored, focus)?.analyze()),
-    })
+    let scope = load_stored(target, stored, focus)?;
+    say_classified(global, target, scope.classified);
+    Ok(Reports::of(target, scope.analyze()))
 }
 
-/// One repository's store, re-classified and loaded (`repo` `None`: `--replay`'s own), saying
-/// with `--verbose` how many stored logs were classified.
-pub fn load_one(
-    global: &GlobalArgs,
-    repo: Option<&Repo>,
-    stored: &StoredArgs,
-    focus: Option<&str>,
-) -> Result<FromStore, CliError> {
-    let loaded = super::load_repo_from_store(repo, stored, focus)?;
-    if loaded.classified > 0 && global.verbose > 0 {
-        eprintln!(
-            "flakestat: classified {} stored logs with the current signatures",
-            loaded.classified
-        );
+/// With `--verbose`, a scope of one says how many stored logs were classified with the current
+/// signatures (a scope of several never said it, and still does not).
+pub fn say_classified(global: &GlobalArgs, target: Option<&Target>, classified: u64) {
+    if !matches!(target, Some(Target::Many(_))) && classified > 0 && global.verbose > 0 {
+        eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
-    Ok(loaded)
 }
 
-/// Several repositories: the named ones and what the store holds for `--org`, each
-/// re-classified (as [`load_one`] does for one), analysed, and combined.
-fn report_many(
-    many: &Many,
+/// The scope's window from the store alone: resolves the flags, opens the store (never making
+/// one), chooses the repositories (one as asked; the replay's own with `target` `None`;
+/// several: the named ones and what the store holds for `--org`), checks that each was
+/// surveyed, re-classifies what the signatures have not seen (in memory only when the store is
+/// read-only) and loads each repository's window.
+pub fn load_stored(
+    target: Option<&Target>,
     stored: &StoredArgs,
     focus: Option<&str>,
-) -> Result<OrgReport, CliError> {
+) -> Result<StoredScope, CliError> {
     let window = StoredWindow::resolve(stored, focus)?;
-    let target = match (&many.org, many.named.first()) {
-        (Some(owner), _) => format!("--org {owner}"),
-        (None, Some(repo)) => format!("--repo {repo}"),
-        (None, None) => "--repo OWNER/NAME".to_string(),
+    let (store, access) = super::open_stored(stored, &window, &survey_target(target, &window))?;
+    let repos = match target {
+        Some(Target::One(repo)) => vec![repo.clone()],
+        Some(Target::Many(many)) => stored_repos(&store, many)?,
+        None => vec![
+            window
+                .replay_repo
+                .clone()
+                .expect("clap requires --repo or --org without --replay"),
+        ],
     };
-    let (store, access) = super::open_stored(stored, &window, &target)?;
-    let repos = stored_repos(&store, many)?;
-    check_stored(&store, many, &repos, stored, &window)?;
+    check_stored(&store, target, &repos, stored, &window)?;
     let until = window.until_for(&store, &repos)?;
     let read_only = access == Access::ReadOnly;
+    let mut classified = 0;
     if !read_only {
         for repo in &repos {
-            reclassify(&store, repo, &window.signatures)?;
+            classified += reclassify(&store, repo, &window.signatures)?;
         }
     }
-    let mut reports = Vec::new();
-    let mut classified = 0;
+    let mut snapshots = Vec::new();
     for repo in &repos {
         let mut snapshot =
             super::load_snapshot(&store, repo, window.since, until, &window.signatures)?;
         if read_only {
             classified += super::classify_in_memory(&store, &mut snapshot, &window.signatures)?;
         }
-        let mut data = analysis::analyze(&snapshot, &window.signatures.infos, &window.config);
-        data.survey_flags = stored.survey_flags();
-        reports.push(data);
+        snapshots.push(snapshot);
     }
     if read_only {
         super::say_read_only(&store, classified);
     }
-    Ok(analysis::org::combine(reports, many.org.clone()))
+    Ok(StoredScope {
+        window,
+        snapshots,
+        classified,
+        survey_flags: stored.survey_flags(),
+    })
+}
+
+/// The `--repo`/`--org` a survey of the scope names (for "no store at …, run `flakestat
+/// survey …`").
+fn survey_target(target: Option<&Target>, window: &StoredWindow) -> String {
+    match target {
+        Some(Target::One(repo)) => format!("--repo {repo}"),
+        Some(Target::Many(many)) => match (&many.org, many.named.first()) {
+            (Some(owner), _) => format!("--org {owner}"),
+            (None, Some(repo)) => format!("--repo {repo}"),
+            (None, None) => "--repo OWNER/NAME".to_string(),
+        },
+        None => match &window.replay_repo {
+            Some(repo) => format!("--repo {repo}"),
+            None => "--repo OWNER/NAME".to_string(),
+        },
+    }
 }
 
 /// Every repository a report covers must have been surveyed into this store: an error that
-/// says which survey to run (`--since` as given) otherwise.
+/// says which survey to run (`--since` as given) otherwise, naming the first repository
+/// missing, or, when a scope of several finds none of its repositories, the whole scope.
 fn check_stored(
     store: &SharedStore,
-    many: &Many,
+    target: Option<&Target>,
     repos: &[Repo],
     args: &StoredArgs,
     window: &StoredWindow,
@@ -453,7 +501,9 @@ fn check_stored(
         let branch = store.lock().expect("store lock").default_branch(repo)?;
         known.push(branch.is_some());
     }
-    if !known.contains(&true) {
+    if let Some(Target::Many(many)) = target
+        && !known.contains(&true)
+    {
         let what = match &many.org {
             Some(owner) => owner.clone(),
             None => repos

@@ -3,10 +3,11 @@
 //! environment or terminal reads: every decision arrives in `RenderOptions`.
 //!
 //! One entry point, [`render`], takes the view and the format. The text formats share one
-//! layout per view (`layout/`: `layout::document(view)` returns headings, sentences and tables
-//! of cells; `layout/org.rs` is several repositories'), so the terminal, the GitHub issue and
-//! the page say the same thing; each format's file only decides how a cell is written and
-//! escaped. JSON has its own versioned wire types (`json.rs`, `json::to_wire(view)`).
+//! layout for every view (`layout/`: `layout::document(view)` returns headings, sentences and
+//! tables of cells, its sections written once over the view's repositories, one or several),
+//! so the terminal, the GitHub issue and the page say the same thing; each format's file only
+//! decides how a cell is written and escaped. JSON has its own versioned wire types (`json.rs`,
+//! `json::to_wire(view)`).
 
 mod html;
 mod json;

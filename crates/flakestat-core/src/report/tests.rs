@@ -1,6 +1,8 @@
-//! `report --tests`: one row per test with its flake evidence, in every format. The text
-//! formats go through the shared [`layout`](super::layout) blocks (so escaping and table width
-//! are the other reports'); JSON has wire types of its own, schema 1 like every document.
+//! `report --tests`: one row per test with its flake evidence, in every format, for one
+//! repository or several ([`TestsView`]: over several, each repository's tests on their own,
+//! after a line per repository). The text formats go through the shared
+//! [`layout`](super::layout) blocks (so escaping and table width are the other reports'); JSON
+//! has wire types of its own, schema 1 like every document.
 
 use std::io::{self, Write};
 
@@ -25,6 +27,77 @@ pub struct TestsReport {
     pub completeness: Completeness,
     /// What the fix-it survey command repeats of the flags given.
     pub survey_flags: Vec<String>,
+}
+
+/// `report --tests` over several repositories (`--org`, `--repo` repeated): each one's tests,
+/// analysed on their own, by name.
+#[derive(Debug, Clone)]
+pub struct TestsMany {
+    /// The owner named with `--org`, when one was.
+    pub owner: Option<String>,
+    pub repos: Vec<TestsReport>,
+}
+
+impl TestsMany {
+    pub fn new(mut repos: Vec<TestsReport>, owner: Option<String>) -> TestsMany {
+        repos.sort_by_key(|r| r.repo.as_ref().map(|r| r.to_string().to_ascii_lowercase()));
+        TestsMany { owner, repos }
+    }
+}
+
+/// What `report --tests` shows: one repository's tests, or several repositories' (one `--repo`
+/// is a scope of one, and keeps this single-repository shape). The same shape as the report's
+/// [`View`](super::View).
+#[derive(Debug, Clone, Copy)]
+pub enum TestsView<'a> {
+    Repo(&'a TestsReport),
+    Org(&'a TestsMany),
+}
+
+impl<'a> From<&'a TestsReport> for TestsView<'a> {
+    fn from(r: &'a TestsReport) -> TestsView<'a> {
+        TestsView::Repo(r)
+    }
+}
+
+impl<'a> From<&'a TestsMany> for TestsView<'a> {
+    fn from(many: &'a TestsMany) -> TestsView<'a> {
+        TestsView::Org(many)
+    }
+}
+
+impl<'a> TestsView<'a> {
+    /// The view's repositories: a list of one for `Repo`.
+    pub fn repos(self) -> &'a [TestsReport] {
+        match self {
+            TestsView::Repo(r) => std::slice::from_ref(r),
+            TestsView::Org(many) => &many.repos,
+        }
+    }
+
+    /// What the store does not hold yet, over the view's repositories.
+    pub fn completeness(self) -> Completeness {
+        match self {
+            TestsView::Repo(r) => r.completeness.clone(),
+            TestsView::Org(many) => {
+                crate::analysis::org::merge_completeness(many.repos.iter().map(|r| &r.completeness))
+            }
+        }
+    }
+}
+
+/// The JSON document of `report --tests` over several repositories: each one's document as one
+/// repository's would be, in `repos`; schema 1, fields only ever added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestsManyWire {
+    pub schema: u32,
+    /// The owner named with `--org`, when one was.
+    pub owner: Option<String>,
+    /// Whether the store holds the whole window for every repository; when not, the figures
+    /// leave out `runs_left_out` runs over them all.
+    pub complete: bool,
+    pub runs_left_out: u64,
+    pub repos: Vec<TestsWire>,
 }
 
 /// The JSON document of `report --tests`, schema 1; fields are only ever added.
@@ -188,7 +261,86 @@ fn repo_label(r: &TestsReport) -> String {
         .map_or_else(|| "the store".to_string(), ToString::to_string)
 }
 
-fn document(r: &TestsReport) -> Vec<Block> {
+/// The blocks of `view`: over several repositories, a line per repository, then each
+/// repository's tests (over several, one heading level down).
+fn document(view: TestsView<'_>) -> Vec<Block> {
+    let several = matches!(view, TestsView::Org(_));
+    let mut blocks = per_repository(view);
+    for r in view.repos() {
+        let tests = repo_document(r);
+        if several {
+            blocks.extend(tests.into_iter().map(|block| match block {
+                Block::Heading(level, line) => Block::Heading(level + 1, line),
+                other => other,
+            }));
+        } else {
+            blocks.extend(tests);
+        }
+    }
+    blocks
+}
+
+/// What the view covers: the repository, or "3 repositories of octo-org" or their names.
+fn scope_label(view: TestsView<'_>) -> String {
+    match view {
+        TestsView::Repo(r) => repo_label(r),
+        TestsView::Org(many) => match &many.owner {
+            Some(owner) => format!(
+                "{} of {owner}",
+                plural(many.repos.len(), "repository", "repositories")
+            ),
+            None => many
+                .repos
+                .iter()
+                .map(repo_label)
+                .collect::<Vec<_>>()
+                .join(", "),
+        },
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Over several repositories, the title and each repository's tests failed and flaky; nothing
+/// over one (its own tests say it).
+fn per_repository(view: TestsView<'_>) -> Vec<Block> {
+    let TestsView::Org(many) = view else {
+        return Vec::new();
+    };
+    let rows = many
+        .repos
+        .iter()
+        .map(|r| {
+            let flaky = r
+                .tests
+                .iter()
+                .filter(|t| t.verdict == Verdict::Flaky)
+                .count();
+            vec![
+                vec![text(repo_label(r))],
+                vec![text(r.tests.len().to_string())],
+                vec![text(flaky.to_string())],
+            ]
+        })
+        .collect();
+    vec![
+        Block::Heading(
+            1,
+            vec![text(format!("Failing tests in {}", scope_label(view)))],
+        ),
+        Block::Table(Table {
+            headers: vec!["Repository", "Tests failed", "Flaky"],
+            numeric: vec![false, true, true],
+            rows,
+        }),
+    ]
+}
+
+/// One repository's tests: its incomplete line, how many failed and how many are flaky, and
+/// one row per test.
+fn repo_document(r: &TestsReport) -> Vec<Block> {
     let repo = repo_label(r);
     let flaky = r
         .tests
@@ -297,20 +449,36 @@ fn verdict_cell(t: &TestEvidence) -> Line {
     line
 }
 
-/// Renders the tests report; `Format::Html` is the one page of the other reports.
-pub fn render(
-    r: &TestsReport,
+/// Renders `view` (a `&TestsReport`, a `&TestsMany`, or a [`TestsView`]); `Format::Html` is
+/// the one page of the other reports. JSON over several repositories holds each one's own
+/// document.
+pub fn render<'a>(
+    view: impl Into<TestsView<'a>>,
     format: Format,
     options: &RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    let view = view.into();
     match format {
-        Format::Json => super::sanitize::write_json(out, &to_wire(r)),
-        Format::Markdown => super::markdown::render(&document(r), out),
-        Format::Table => super::table::render(&document(r), options, out),
+        Format::Json => match view {
+            TestsView::Repo(r) => super::sanitize::write_json(out, &to_wire(r)),
+            TestsView::Org(many) => {
+                let completeness = view.completeness();
+                let wire = TestsManyWire {
+                    schema: super::SCHEMA_VERSION,
+                    owner: many.owner.clone(),
+                    complete: completeness.is_complete(),
+                    runs_left_out: completeness.runs_left_out,
+                    repos: many.repos.iter().map(to_wire).collect(),
+                };
+                super::sanitize::write_json(out, &wire)
+            }
+        },
+        Format::Markdown => super::markdown::render(&document(view), out),
+        Format::Table => super::table::render(&document(view), options, out),
         Format::Html => {
-            let title = format!("Failing tests in {} (flakestat)", repo_label(r));
-            super::html::render(&title, &document(r), out)
+            let title = format!("Failing tests in {} (flakestat)", scope_label(view));
+            super::html::render(&title, &document(view), out)
         }
     }
 }

@@ -1,18 +1,23 @@
 //! The layout every text format shares (table, markdown, HTML): what a view says, in which
-//! order, as headings, sentences and tables of cells. [`document`] is the one entry point: it
-//! takes the view (`View::Repo`, one repository's `ReportData`; `View::Org`, several
-//! repositories' `OrgReport`) and returns its blocks. One repository's overview and
-//! one-signature account are written here, with the blocks and the wording helpers every view
-//! shares (`org.rs`, and `report::nightly` and `report::tests`, use them); several
-//! repositories' are `org.rs`. Text here is plain and unescaped; `markdown.rs`, `table.rs` and
-//! `html.rs` escape it for their medium. Nothing is computed here beyond wording and formatting
-//! the figures the view carries.
+//! order, as headings, sentences and tables of cells. One layout for every view: [`document`]
+//! and [`title`] take the view (`View::Repo`, one repository's `ReportData`; `View::Org`,
+//! several repositories' `OrgReport`), see it as one `Scope` (a list of repositories, a list
+//! of one for `View::Repo`, with the figures over them all) and go through the same sections
+//! (the headline, the signatures, the unclassified failures, a signature's account), each
+//! deciding from the scope what it shows: over several repositories the table of repositories,
+//! a "Repositories" column in the ranking and the comparisons across them (`org.rs` holds those
+//! helpers); over one, what only a single repository's figures say (where its hits come from,
+//! the merge that introduced it, its cost over time). Here too are the blocks and the wording
+//! helpers every report shares (`report::nightly` and `report::tests` use them). Text here is
+//! plain and unescaped; `markdown.rs`, `table.rs` and `html.rs` escape it for their medium.
+//! Nothing is computed here beyond wording and formatting the figures the view carries.
 
 use std::collections::BTreeMap;
 
 use crate::analysis::bisect::{self, Bisection, Suspect, Verdict};
 use crate::analysis::cost::Cost;
 use crate::analysis::heatmap::HeatMap;
+use crate::analysis::org::SignatureAcross;
 use crate::analysis::timeline::Timeline;
 use crate::analysis::{
     Completeness, DimensionFinding, DimensionReport, FindingKind, Hit, HitOrigin, ImpactStart,
@@ -446,58 +451,116 @@ pub fn incomplete_line(
     ]))
 }
 
-/// The whole document for `view`: the overview, or one signature's account.
+/// What every section of a report reads, whatever the view: the repositories it covers (a
+/// list of one for `View::Repo`), the figures over them all (one repository's are its own)
+/// and, over several, where each signature hits. [`document`] and [`title`] are written once
+/// over it; each section decides from it what it shows.
+struct Scope<'a> {
+    /// The repositories with runs in the window (or something pending), by name.
+    repos: &'a [ReportData],
+    /// The figures over every repository, in the single-repository shape; its `signatures`
+    /// are ranked across them.
+    all: &'a ReportData,
+    /// Per signature of `all`, in the same order: where it hits (empty for one repository).
+    across: &'a [SignatureAcross],
+    /// The owner named with `--org`, when one was.
+    owner: Option<&'a str>,
+    /// Repositories asked for that have no run in the window.
+    without_runs: &'a [Repo],
+    /// A report over several repositories (`--org`, `--repo` repeated), however many of them
+    /// the store holds: each is named, and the figures are compared across them.
+    several: bool,
+}
+
+impl<'a> Scope<'a> {
+    fn of(view: View<'a>) -> Scope<'a> {
+        match view {
+            View::Repo(data) => Scope {
+                repos: std::slice::from_ref(data),
+                all: data,
+                across: &[],
+                owner: None,
+                without_runs: &[],
+                several: false,
+            },
+            View::Org(org) => Scope {
+                repos: &org.repos,
+                all: &org.combined,
+                across: &org.signatures,
+                owner: org.owner.as_deref(),
+                without_runs: &org.without_runs,
+                several: true,
+            },
+        }
+    }
+
+    /// What a heading calls the scope: the repository ("this repository" when unnamed), or
+    /// several's ("3 repositories of octo-org", or their names).
+    fn name(&self) -> String {
+        if self.several {
+            org::scope_name(self)
+        } else {
+            repo_name(self.all)
+        }
+    }
+}
+
+/// The whole document for `view`: each repository's incomplete line, then the overview or one
+/// signature's account.
 pub fn document(view: View<'_>) -> Vec<Block> {
-    match view {
-        View::Repo(data) => repo_document(data),
-        View::Org(org) => org::document(org),
+    let scope = Scope::of(view);
+    let mut blocks: Vec<Block> = scope
+        .repos
+        .iter()
+        .filter_map(|r| {
+            incomplete_line(
+                &r.completeness,
+                r.repo.as_ref(),
+                r.since,
+                r.until,
+                &r.survey_flags,
+            )
+        })
+        .collect();
+    match &scope.all.focus {
+        Some(id) => match scope.all.signatures.first() {
+            Some(s) => blocks.extend(signature_account(&scope, s)),
+            None => blocks.extend([
+                Block::Heading(1, vec![text("Signature "), code(id.0.clone())]),
+                Block::Paragraph(vec![text("No loaded signature has this id.")]),
+            ]),
+        },
+        None => blocks.extend(overview(&scope)),
     }
-}
-
-/// The title of `view`'s page (HTML's `<title>`).
-pub fn title(view: View<'_>) -> String {
-    match view {
-        View::Repo(data) => repo_title(data),
-        View::Org(org) => org::title(org),
-    }
-}
-
-fn repo_title(data: &ReportData) -> String {
-    let repo = data
-        .repo
-        .as_ref()
-        .map_or_else(|| "CI failures".to_string(), |r| r.to_string());
-    match &data.focus {
-        Some(id) => format!("{id} in {repo} (flakestat)"),
-        None => format!("CI failures in {repo} (flakestat)"),
-    }
-}
-
-/// One repository's document.
-fn repo_document(data: &ReportData) -> Vec<Block> {
-    let mut blocks: Vec<Block> = incomplete_line(
-        &data.completeness,
-        data.repo.as_ref(),
-        data.since,
-        data.until,
-        &data.survey_flags,
-    )
-    .into_iter()
-    .collect();
-    blocks.extend(report_blocks(data));
     blocks
 }
 
-fn report_blocks(data: &ReportData) -> Vec<Block> {
-    match &data.focus {
-        Some(id) => match data.signatures.first() {
-            Some(sig) => signature_document(data, sig),
-            None => vec![
-                Block::Heading(1, vec![text("Signature "), code(id.0.clone())]),
-                Block::Paragraph(vec![text("No loaded signature has this id.")]),
-            ],
-        },
-        None => overview(data),
+/// The title of `view`'s page (HTML's `<title>`): "CI failures in octo-org/a (flakestat)",
+/// "CI failures in 3 repositories of octo-org (flakestat)", or the `--signature`'s.
+pub fn title(view: View<'_>) -> String {
+    let scope = Scope::of(view);
+    let n = scope.repos.len();
+    let what = match (scope.several, scope.owner) {
+        (true, Some(owner)) => format!("{n} repositories of {owner}"),
+        (true, None) => format!("{n} repositories"),
+        (false, _) => scope
+            .all
+            .repo
+            .as_ref()
+            .map_or_else(|| "CI failures".to_string(), |r| r.to_string()),
+    };
+    match &scope.all.focus {
+        Some(id) => format!("{id} in {what} (flakestat)"),
+        None => format!("CI failures in {what} (flakestat)"),
+    }
+}
+
+/// One signature's account (`--signature`): one repository's; over several, where it hits,
+/// the matrix side by side, then each repository's own account.
+fn signature_account(scope: &Scope<'_>, s: &SignatureReport) -> Vec<Block> {
+    match scope.across.first() {
+        Some(across) if scope.several => org::signature_account(scope, s, across),
+        _ => signature_document(scope.all, s),
     }
 }
 
@@ -547,42 +610,120 @@ fn headline(scope: &str, data: &ReportData, among: Option<&str>) -> Vec<Block> {
     blocks
 }
 
-fn overview(data: &ReportData) -> Vec<Block> {
-    let mut blocks = headline(&repo_name(data), data, None);
-    blocks.extend(overview_signatures(data));
-    blocks.extend(overview_unclassified(data));
+/// The overview: the headline (over several, the repositories left out and each repository's
+/// figures), the signatures, and the failures none explains.
+fn overview(scope: &Scope<'_>) -> Vec<Block> {
+    let among = scope
+        .several
+        .then(|| plural(scope.repos.len() as u64, "repository", "repositories"));
+    let mut blocks = headline(&scope.name(), scope.all, among.as_deref());
+    blocks.extend(without_runs(scope));
+    if scope.several {
+        blocks.push(Block::Heading(2, vec![text("Repositories")]));
+        blocks.push(collapse(
+            "Repositories",
+            scope.repos.len(),
+            Block::Table(org::repositories_table(scope)),
+        ));
+    }
+    blocks.extend(signatures_section(scope));
+    blocks.extend(unclassified_failures(
+        scope.all,
+        if scope.several {
+            "grouped by their error lines across repositories"
+        } else {
+            "grouped by their error lines"
+        },
+    ));
     blocks
 }
 
-/// The signatures that hit, ranked and summed up, then those that did not.
-fn overview_signatures(data: &ReportData) -> Vec<Block> {
-    let mut blocks = Vec::new();
-    blocks.push(Block::Heading(2, vec![text("Signatures")]));
-    let hit: Vec<&SignatureReport> = data.signatures.iter().filter(|s| s.runs_hit > 0).collect();
+/// "No run in the window, left out (2): a, b": the repositories asked for with no run.
+fn without_runs(scope: &Scope<'_>) -> Option<Block> {
+    if scope.without_runs.is_empty() {
+        return None;
+    }
+    let mut line = vec![text(format!(
+        "No run in the window, left out ({}): ",
+        scope.without_runs.len()
+    ))];
+    for (i, r) in scope.without_runs.iter().enumerate() {
+        if i > 0 {
+            line.push(text(", "));
+        }
+        line.push(text(r.to_string()));
+    }
+    Some(Block::Paragraph(line))
+}
+
+/// A signature that hit, its rank (from 1) and, over several repositories, where it hits.
+type Ranked<'a> = (usize, &'a SignatureReport, Option<&'a SignatureAcross>);
+
+/// The signatures that hit, ranked and summed up (over several repositories also their
+/// breakdown per repository and their matrix compared), then those that did not.
+fn signatures_section(scope: &Scope<'_>) -> Vec<Block> {
+    let mut blocks = vec![Block::Heading(2, vec![text("Signatures")])];
+    let hit: Vec<Ranked<'_>> = scope
+        .all
+        .signatures
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s, scope.across.get(i)))
+        .filter(|(s, _)| s.runs_hit > 0)
+        .enumerate()
+        .map(|(rank, (s, across))| (rank + 1, s, across))
+        .collect();
     if hit.is_empty() {
         blocks.push(Block::Paragraph(vec![text(
             "No signature matched a failed job.",
         )]));
     } else {
-        blocks.push(Block::Table(signature_ranking(&hit)));
-        blocks.push(Block::Bullets(
-            hit.iter()
-                .map(|s| {
-                    let mut line = vec![code(s.id.0.clone()), text(": ")];
-                    line.extend(summary(s));
-                    line
-                })
-                .collect(),
-        ));
+        blocks.push(Block::Table(ranking(scope.several, &hit)));
+        let across: Vec<(&SignatureReport, &SignatureAcross)> =
+            hit.iter().filter_map(|&(_, s, a)| Some((s, a?))).collect();
+        if scope.several {
+            blocks.extend(org::breakdown_section(&across));
+        }
+        blocks.push(Block::Bullets(summaries(scope, &hit)));
+        if scope.several {
+            blocks.extend(org::matrix_across(&across));
+        }
     }
-    blocks.extend(no_hits(&data.signatures));
-
+    blocks.extend(no_hits(&scope.all.signatures));
     blocks
+}
+
+/// Each hit signature's summary line: one repository's own, or over several, its line in each
+/// repository it hits.
+fn summaries(scope: &Scope<'_>, hit: &[Ranked<'_>]) -> Vec<Line> {
+    let line = |id: &crate::model::SignatureId, place: String, s: &SignatureReport| {
+        let mut line = vec![code(id.0.clone()), text(place)];
+        line.extend(summary(s));
+        line
+    };
+    let mut lines = Vec::new();
+    for &(_, s, across) in hit {
+        let Some(across) = across else {
+            lines.push(line(&s.id, ": ".to_string(), s));
+            continue;
+        };
+        for h in &across.repos {
+            let own = scope
+                .repos
+                .iter()
+                .find(|r| r.repo.as_ref() == Some(&h.repo))
+                .and_then(|data| data.signatures.iter().find(|x| x.id == across.id));
+            if let Some(own) = own {
+                lines.push(line(&across.id, format!(" in {}: ", h.repo), own));
+            }
+        }
+    }
+    lines
 }
 
 /// "No hits for N: a, b": the signatures that hit nothing, as one paragraph (none when every
 /// signature hit).
-pub(super) fn no_hits(signatures: &[SignatureReport]) -> Option<Block> {
+fn no_hits(signatures: &[SignatureReport]) -> Option<Block> {
     let quiet: Vec<&SignatureReport> = signatures.iter().filter(|s| s.runs_hit == 0).collect();
     if quiet.is_empty() {
         return None;
@@ -597,14 +738,9 @@ pub(super) fn no_hits(signatures: &[SignatureReport]) -> Option<Block> {
     Some(Block::Paragraph(line))
 }
 
-/// The failed jobs no signature explains: grouped by their error lines, and those unread.
-fn overview_unclassified(data: &ReportData) -> Vec<Block> {
-    unclassified_failures(data, "grouped by their error lines")
-}
-
 /// The "Unclassified failures" section of an overview: `grouped` says how the unclassified
 /// groups were formed (one repository's error lines, or several repositories').
-pub(super) fn unclassified_failures(data: &ReportData, grouped: &str) -> Vec<Block> {
+fn unclassified_failures(data: &ReportData, grouped: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     blocks.push(Block::Heading(2, vec![text("Unclassified failures")]));
     if data.jobs_unclassified == 0 {
@@ -649,82 +785,127 @@ pub(super) fn unclassified_failures(data: &ReportData, grouped: &str) -> Vec<Blo
     blocks
 }
 
-fn signature_ranking(sigs: &[&SignatureReport]) -> Table {
-    Table {
-        headers: vec![
+/// The ranking of the signatures that hit. Over one repository: where its hit runs come from,
+/// the merge that introduced it, its cost and its hits over time; over several: the
+/// repositories it hits.
+fn ranking(several: bool, hit: &[Ranked<'_>]) -> Table {
+    let mut columns: Vec<Column<'_, Ranked<'_>>> = vec![
+        (
             "#",
+            true,
+            Box::new(|&(rank, _, _)| vec![text(rank.to_string())]),
+        ),
+        (
             "Signature",
-            "Runs hit",
-            "Jobs hit",
-            "Share of runs",
-            "Main",
-            "PRs (unrelated)",
-            "Re-run to green",
-            "First hit",
-            "Introduced by",
-            "Cost (h)",
-            "Hits over time",
-        ],
-        numeric: vec![
-            true, false, true, true, true, true, true, true, false, false, true, false,
-        ],
-        rows: sigs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let runs = match &s.impact_window {
-                    Some(w) => runs_share(s.runs_hit, w.runs, w.percent),
-                    None => "n/a".to_string(),
-                };
-                let first = s
-                    .first_hit
-                    .as_ref()
-                    .map_or_else(|| "n/a".to_string(), |h| date(h.run_created_at));
-                let introduced = match placed(s) {
-                    Some((_, top)) => vec![Span::Link {
-                        text: top.label(),
-                        url: top.url.clone(),
-                    }],
-                    None => vec![text("not placed")],
-                };
-                let title = if s.title.is_empty() {
+            false,
+            Box::new(|&(_, s, _)| {
+                if s.title.is_empty() {
                     vec![code(s.id.0.clone())]
                 } else {
                     vec![code(s.id.0.clone()), text(" "), text(s.title.clone())]
-                };
-                vec![
-                    vec![text((i + 1).to_string())],
-                    title,
-                    vec![text(s.runs_hit.to_string())],
-                    vec![text(s.jobs_hit.to_string())],
-                    vec![text(runs)],
-                    vec![text(s.runs_hit_default_branch.to_string())],
-                    // Without paths no PR is related to a signature: "unrelated" means nothing.
-                    vec![text(if s.paths.is_empty() {
-                        s.runs_hit_pr.to_string()
-                    } else {
-                        format!("{} ({})", s.runs_hit_pr, s.runs_hit_pr_unrelated)
-                    })],
-                    vec![text(s.runs_rerun_to_green.to_string())],
-                    vec![text(first)],
-                    introduced,
-                    vec![text(if s.cost.gpu_seconds() > 0 {
-                        format!(
-                            "{} ({} GPU)",
-                            hours(s.cost.total_seconds()),
-                            hours(s.cost.gpu_seconds())
-                        )
-                    } else {
-                        hours(s.cost.total_seconds())
-                    })],
-                    s.timeline
-                        .as_ref()
-                        .map(|t| vec![Span::Spark(spark_periods(t))])
-                        .unwrap_or_default(),
-                ]
-            })
-            .collect(),
+                }
+            }),
+        ),
+        (
+            "Runs hit",
+            true,
+            Box::new(|&(_, s, _)| vec![text(s.runs_hit.to_string())]),
+        ),
+        (
+            "Jobs hit",
+            true,
+            Box::new(|&(_, s, _)| vec![text(s.jobs_hit.to_string())]),
+        ),
+        (
+            "Share of runs",
+            true,
+            Box::new(|&(_, s, _)| {
+                vec![text(match &s.impact_window {
+                    Some(w) => runs_share(s.runs_hit, w.runs, w.percent),
+                    None => "n/a".to_string(),
+                })]
+            }),
+        ),
+    ];
+    if several {
+        columns.push((
+            "Repositories",
+            false,
+            Box::new(|&(_, _, across)| across.map(org::repositories_cell).unwrap_or_default()),
+        ));
+    } else {
+        columns.push((
+            "Main",
+            true,
+            Box::new(|&(_, s, _)| vec![text(s.runs_hit_default_branch.to_string())]),
+        ));
+        columns.push((
+            "PRs (unrelated)",
+            true,
+            // Without paths no PR is related to a signature: "unrelated" means nothing.
+            Box::new(|&(_, s, _)| {
+                vec![text(if s.paths.is_empty() {
+                    s.runs_hit_pr.to_string()
+                } else {
+                    format!("{} ({})", s.runs_hit_pr, s.runs_hit_pr_unrelated)
+                })]
+            }),
+        ));
     }
+    columns.push((
+        "Re-run to green",
+        true,
+        Box::new(|&(_, s, _)| vec![text(s.runs_rerun_to_green.to_string())]),
+    ));
+    columns.push((
+        "First hit",
+        false,
+        Box::new(|&(_, s, _)| {
+            vec![text(s.first_hit.as_ref().map_or_else(
+                || "n/a".to_string(),
+                |h| date(h.run_created_at),
+            ))]
+        }),
+    ));
+    if !several {
+        columns.push((
+            "Introduced by",
+            false,
+            Box::new(|&(_, s, _)| match placed(s) {
+                Some((_, top)) => vec![Span::Link {
+                    text: top.label(),
+                    url: top.url.clone(),
+                }],
+                None => vec![text("not placed")],
+            }),
+        ));
+        columns.push((
+            "Cost (h)",
+            true,
+            Box::new(|&(_, s, _)| {
+                vec![text(if s.cost.gpu_seconds() > 0 {
+                    format!(
+                        "{} ({} GPU)",
+                        hours(s.cost.total_seconds()),
+                        hours(s.cost.gpu_seconds())
+                    )
+                } else {
+                    hours(s.cost.total_seconds())
+                })]
+            }),
+        ));
+        columns.push((
+            "Hits over time",
+            false,
+            Box::new(|&(_, s, _)| {
+                s.timeline
+                    .as_ref()
+                    .map(|t| vec![Span::Spark(spark_periods(t))])
+                    .unwrap_or_default()
+            }),
+        ));
+    }
+    table_of(hit, &columns)
 }
 
 fn unclassified_table(groups: &[UnclassifiedGroup]) -> Table {

@@ -6,7 +6,7 @@ use super::NightlyView;
 use crate::analysis::UnclassifiedGroup;
 use crate::analysis::nightly::{
     ChangeKind, Count, JobLink, MAX_JOBS_PER_ITEM, MIN_EXPECTED_FADING, MIN_RISING_HITS,
-    NightlyData, NightlyMany, RISING_P, SignatureChange, WindowSummary,
+    NightlyData, RISING_P, SignatureChange, WindowSummary,
 };
 use crate::report::layout::{
     Block, Line, Span, Table, date, error_lines_cell, failing_tests_cell, incomplete_line,
@@ -66,15 +66,11 @@ pub fn probability(p: f64) -> String {
 /// The most rows any section of `view` has (over all its repositories): trimming never needs a
 /// larger limit.
 pub fn longest_section(view: NightlyView<'_>) -> usize {
-    match view {
-        NightlyView::Repo(data) => repo_longest_section(data),
-        NightlyView::Org(many) => many
-            .repos
-            .iter()
-            .map(repo_longest_section)
-            .max()
-            .unwrap_or(0),
-    }
+    view.repos()
+        .iter()
+        .map(repo_longest_section)
+        .max()
+        .unwrap_or(0)
 }
 
 fn repo_longest_section(data: &NightlyData) -> usize {
@@ -110,14 +106,28 @@ fn window_sentence(label: &str, w: &WindowSummary) -> Line {
     vec![text(s)]
 }
 
-/// The blocks of `view`, each section showing at most `limit` rows (`None`: all of them).
+/// The blocks of `view`, each section showing at most `limit` rows (`None`: all of them): over
+/// several repositories, what changed where; then each repository's night (over several, one
+/// heading level down).
 pub fn document(view: NightlyView<'_>, limit: Option<usize>) -> Vec<Block> {
-    match view {
-        NightlyView::Repo(data) => repo_document(data, limit),
-        NightlyView::Org(many) => org_document(many, limit),
+    let several = matches!(view, NightlyView::Org(_));
+    let mut blocks = changed_where(view);
+    for data in view.repos() {
+        let night = repo_document(data, limit);
+        if several {
+            blocks.extend(night.into_iter().map(|block| match block {
+                Block::Heading(level, line) => Block::Heading(level + 1, line),
+                other => other,
+            }));
+        } else {
+            blocks.extend(night);
+        }
     }
+    blocks
 }
 
+/// One repository's night: its incomplete line, the period and the baseline, the headline and
+/// each section.
 fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     let repo = data
         .repo
@@ -149,18 +159,17 @@ fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     blocks
 }
 
-/// Several repositories: what changed where, then each repository's own report one heading
-/// level down (`limit` applies to each).
-fn org_document(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
+/// Over several repositories, the title and what changed where (one row per repository);
+/// nothing over one (its own night says it).
+fn changed_where(view: NightlyView<'_>) -> Vec<Block> {
+    let NightlyView::Org(many) = view else {
+        return Vec::new();
+    };
     let n = many.repos.len() as u64;
     let what = match &many.owner {
         Some(owner) => format!("{} of {owner}", plural(n, "repository", "repositories")),
         None => plural(n, "repository", "repositories"),
     };
-    let mut blocks = vec![Block::Heading(
-        1,
-        vec![text(format!("Nightly CI report for {what}"))],
-    )];
     let count = |n: usize| vec![text(n.to_string())];
     let rows = many
         .repos
@@ -178,30 +187,22 @@ fn org_document(many: &NightlyMany, limit: Option<usize>) -> Vec<Block> {
             ]
         })
         .collect();
-    blocks.push(Block::Table(Table {
-        headers: vec![
-            "Repository",
-            "New",
-            "Rising",
-            "Fading",
-            "New unclassified",
-            "Newly flaky tests",
-            "Period runs",
-        ],
-        numeric: vec![false, true, true, true, true, true, true],
-        rows,
-    }));
-    for data in &many.repos {
-        blocks.extend(
-            repo_document(data, limit)
-                .into_iter()
-                .map(|block| match block {
-                    Block::Heading(level, line) => Block::Heading(level + 1, line),
-                    other => other,
-                }),
-        );
-    }
-    blocks
+    vec![
+        Block::Heading(1, vec![text(format!("Nightly CI report for {what}"))]),
+        Block::Table(Table {
+            headers: vec![
+                "Repository",
+                "New",
+                "Rising",
+                "Fading",
+                "New unclassified",
+                "Newly flaky tests",
+                "Period runs",
+            ],
+            numeric: vec![false, true, true, true, true, true, true],
+            rows,
+        }),
+    ]
 }
 
 /// "N new, N rising, N fading signatures; N new unclassified failures." (and "; N newly flaky

@@ -42,7 +42,15 @@ impl<'a> From<&'a NightlyMany> for NightlyView<'a> {
     }
 }
 
-impl NightlyView<'_> {
+impl<'a> NightlyView<'a> {
+    /// The view's repositories, each with its own night: a list of one for `Repo`.
+    pub fn repos(self) -> &'a [NightlyData] {
+        match self {
+            NightlyView::Repo(data) => std::slice::from_ref(data),
+            NightlyView::Org(many) => &many.repos,
+        }
+    }
+
     /// What the store does not hold yet, over the view's repositories.
     pub fn completeness(self) -> Completeness {
         match self {
@@ -64,20 +72,19 @@ impl NightlyView<'_> {
 /// repository's names it; several name the owner for `--org` (whichever of its repositories
 /// were active), else the repositories by name.
 pub fn marker<'a>(view: impl Into<NightlyView<'a>>) -> String {
-    let names = |repos: &[NightlyData]| -> String {
-        let names: Vec<String> = repos
-            .iter()
-            .filter_map(|d| d.repo.as_ref().map(|r| r.to_string()))
-            .collect();
-        format!("<!-- flakestat:nightly {} -->", names.join(" "))
-    };
-    match view.into() {
-        NightlyView::Repo(data) => names(std::slice::from_ref(data)),
-        NightlyView::Org(many) => match &many.owner {
-            Some(owner) => format!("<!-- flakestat:nightly org {owner} -->"),
-            None => names(&many.repos),
-        },
+    let view = view.into();
+    if let NightlyView::Org(NightlyMany {
+        owner: Some(owner), ..
+    }) = view
+    {
+        return format!("<!-- flakestat:nightly org {owner} -->");
     }
+    let names: Vec<String> = view
+        .repos()
+        .iter()
+        .filter_map(|d| d.repo.as_ref().map(|r| r.to_string()))
+        .collect();
+    format!("<!-- flakestat:nightly {} -->", names.join(" "))
 }
 
 /// Renders `view` (a `&NightlyData`, a `&NightlyMany`, or a [`NightlyView`]) in `format`.
