@@ -262,6 +262,32 @@ fn search_error(e: aho_corasick::BuildError) -> SignatureError {
     }
 }
 
+/// The finders of the anchors of `literals[..searched]` (the literals that decide which lines
+/// are looked at), and of the anchors of the forms' literals (`literals[searched..]`) that hold
+/// none of those anchors.
+fn line_finders(
+    literals: &[Vec<u8>],
+    searched: usize,
+) -> Result<(Vec<AhoCorasick>, Vec<AhoCorasick>), SignatureError> {
+    let line_anchors = anchors(&literals[..searched]);
+    // A long line is searched for literals only around its anchors' hits, which also finds the
+    // forms' literals holding one of those anchors; a long telling line is searched around the
+    // hits of the other forms' literals' anchors too.
+    let form_only: Vec<Vec<u8>> = literals[searched..]
+        .iter()
+        .filter(|l| {
+            !line_anchors
+                .iter()
+                .any(|a| memchr::memmem::find(l, a).is_some())
+        })
+        .cloned()
+        .collect();
+    Ok((
+        anchor_finders(line_anchors)?,
+        anchor_finders(anchors(&form_only))?,
+    ))
+}
+
 /// Leftmost-first automata over `anchors`, in groups: aho-corasick's SIMD (Teddy) prefilter
 /// takes a limited number of patterns, so the anchors go in groups searched one after the
 /// other. Teddy compares the first bytes of every anchor of a group, as many as its shortest
@@ -302,26 +328,24 @@ impl SignatureSet {
             always,
             searched,
         } = Targets::of(&literal_sets);
-        let automaton = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&literals)
-            .map_err(search_error)?;
-        let line_anchors = anchors(&literals[..searched]);
-        // A long line is searched for literals only around its anchors' hits, which also
-        // finds the forms' literals holding one of those anchors; a long telling line is
-        // searched around the hits of the other forms' literals' anchors too.
-        let form_only: Vec<Vec<u8>> = literals[searched..]
-            .iter()
-            .filter(|l| {
-                !line_anchors
-                    .iter()
-                    .any(|a| memchr::memmem::find(l, a).is_some())
-            })
-            .cloned()
-            .collect();
-        let form_finders = anchor_finders(anchors(&form_only))?;
-        let finders = anchor_finders(line_anchors)?;
+        // The automaton of every literal (a DFA: the slowest part to build) on a thread of
+        // its own while the anchors are chosen here.
+        let (automaton, finders) = std::thread::scope(|scope| {
+            let automaton = scope.spawn(|| {
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(&literals)
+                    .map_err(search_error)
+            });
+            let finders = line_finders(&literals, searched);
+            let automaton = automaton
+                .join()
+                .expect("building the automaton never panics");
+            (automaton, finders)
+        });
+        let automaton = automaton?;
+        let (finders, form_finders) = finders?;
         let fingerprint = fingerprint(&specs);
         Ok(SignatureSet {
             specs,
