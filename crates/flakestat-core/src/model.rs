@@ -93,6 +93,11 @@ impl Repo {
             name: name.to_string(),
         })
     }
+
+    /// The order several repositories are listed in: by name, case aside.
+    pub fn sort_key(&self) -> String {
+        self.to_string().to_ascii_lowercase()
+    }
 }
 
 impl fmt::Display for Repo {

@@ -326,7 +326,7 @@ pub struct NightlyMany {
 
 impl NightlyMany {
     pub fn new(mut repos: Vec<NightlyData>, owner: Option<String>) -> NightlyMany {
-        repos.sort_by_key(|r| r.repo.as_ref().map(|r| r.to_string().to_ascii_lowercase()));
+        repos.sort_by_key(|r| r.repo.as_ref().map(Repo::sort_key));
         NightlyMany { owner, repos }
     }
 

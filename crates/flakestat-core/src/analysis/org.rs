@@ -80,10 +80,9 @@ pub fn combine(reports: Vec<ReportData>, owner: Option<String>) -> OrgReport {
     let (mut repos, empty): (Vec<ReportData>, Vec<ReportData>) = reports
         .into_iter()
         .partition(|r| r.runs_total > 0 || !r.completeness.is_complete());
-    let key = |r: &ReportData| r.repo.as_ref().map(|r| r.to_string().to_ascii_lowercase());
-    repos.sort_by_key(key);
+    repos.sort_by_key(|r| r.repo.as_ref().map(Repo::sort_key));
     let mut without_runs: Vec<Repo> = empty.into_iter().filter_map(|r| r.repo).collect();
-    without_runs.sort_by_key(|r| r.to_string().to_ascii_lowercase());
+    without_runs.sort_by_key(Repo::sort_key);
 
     let first = repos.first();
     let sum = |f: fn(&ReportData) -> u64| repos.iter().map(f).sum::<u64>();
@@ -187,12 +186,9 @@ fn across(id: &SignatureId, parts: &[(&Repo, &ReportData, &SignatureReport)]) ->
         })
         .collect();
     repos.sort_by(|a, b| {
-        b.runs_hit.cmp(&a.runs_hit).then_with(|| {
-            a.repo
-                .to_string()
-                .to_ascii_lowercase()
-                .cmp(&b.repo.to_string().to_ascii_lowercase())
-        })
+        b.runs_hit
+            .cmp(&a.runs_hit)
+            .then_with(|| a.repo.sort_key().cmp(&b.repo.sort_key()))
     });
     let by_repo: BTreeMap<String, &SignatureReport> = parts
         .iter()
