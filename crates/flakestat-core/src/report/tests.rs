@@ -40,7 +40,7 @@ pub struct TestsMany {
 
 impl TestsMany {
     pub fn new(mut repos: Vec<TestsReport>, owner: Option<String>) -> TestsMany {
-        repos.sort_by_key(|r| r.repo.as_ref().map(|r| r.to_string().to_ascii_lowercase()));
+        repos.sort_by_key(|r| r.repo.as_ref().map(Repo::sort_key));
         TestsMany { owner, repos }
     }
 }
@@ -267,12 +267,9 @@ fn document(view: TestsView<'_>) -> Vec<Block> {
     let several = matches!(view, TestsView::Org(_));
     let mut blocks = per_repository(view);
     for r in view.repos() {
-        let tests = repo_document(r);
+        let tests = repo_document(r).into_iter();
         if several {
-            blocks.extend(tests.into_iter().map(|block| match block {
-                Block::Heading(level, line) => Block::Heading(level + 1, line),
-                other => other,
-            }));
+            blocks.extend(tests.map(layout::demote));
         } else {
             blocks.extend(tests);
         }
@@ -287,7 +284,7 @@ fn scope_label(view: TestsView<'_>) -> String {
         TestsView::Org(many) => match &many.owner {
             Some(owner) => format!(
                 "{} of {owner}",
-                plural(many.repos.len(), "repository", "repositories")
+                layout::plural(many.repos.len() as u64, "repository", "repositories")
             ),
             None => many
                 .repos
@@ -297,10 +294,6 @@ fn scope_label(view: TestsView<'_>) -> String {
                 .join(", "),
         },
     }
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Over several repositories, the title and each repository's tests failed and flaky; nothing

@@ -174,8 +174,21 @@ fn day(t: Timestamp) -> String {
     t.format("%Y-%m-%d").to_string()
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
+pub(super) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `block` one heading level down (at most level 6), inside collapsed sections too: a section
+/// shown under a heading of its own (each repository's over several).
+pub(super) fn demote(block: Block) -> Block {
+    match block {
+        Block::Heading(level, line) => Block::Heading((level + 1).min(6), line),
+        Block::Details { summary, blocks } => Block::Details {
+            summary,
+            blocks: blocks.into_iter().map(demote).collect(),
+        },
+        other => other,
+    }
 }
 
 /// Fewer runs (or jobs) than this get no percentage: "1 of 3 runs", not "1 of 3 runs (33%)".

@@ -5,8 +5,8 @@
 //! each repository's own account. Nothing computed here.
 
 use super::{
-    Block, Line, Scope, Span, Table, code, collapse, date, percent, plural, signature_document,
-    text, window,
+    Block, Line, Scope, Span, Table, code, collapse, date, demote, percent, plural,
+    signature_document, text, window,
 };
 use crate::analysis::org::SignatureAcross;
 use crate::analysis::{ReportData, SignatureReport};
@@ -307,16 +307,4 @@ pub(super) fn signature_account(
         blocks.extend(signature_document(data, s).into_iter().map(demote));
     }
     blocks
-}
-
-/// One heading level down (a repository's account inside the account across repositories).
-fn demote(block: Block) -> Block {
-    match block {
-        Block::Heading(level, line) => Block::Heading((level + 1).min(6), line),
-        Block::Details { summary, blocks } => Block::Details {
-            summary,
-            blocks: blocks.into_iter().map(demote).collect(),
-        },
-        other => other,
-    }
 }

@@ -9,7 +9,7 @@ use crate::analysis::nightly::{
     NightlyData, RISING_P, SignatureChange, WindowSummary,
 };
 use crate::report::layout::{
-    Block, Line, Span, Table, date, error_lines_cell, failing_tests_cell, incomplete_line,
+    self, Block, Line, Span, Table, date, error_lines_cell, failing_tests_cell, incomplete_line,
     job_names_cell,
 };
 
@@ -113,12 +113,9 @@ pub fn document(view: NightlyView<'_>, limit: Option<usize>) -> Vec<Block> {
     let several = matches!(view, NightlyView::Org(_));
     let mut blocks = changed_where(view);
     for data in view.repos() {
-        let night = repo_document(data, limit);
+        let night = repo_document(data, limit).into_iter();
         if several {
-            blocks.extend(night.into_iter().map(|block| match block {
-                Block::Heading(level, line) => Block::Heading(level + 1, line),
-                other => other,
-            }));
+            blocks.extend(night.map(layout::demote));
         } else {
             blocks.extend(night);
         }
