@@ -84,15 +84,8 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<u8, CliError> {
 #[cfg(feature = "parquet")]
 fn export_to(global: &GlobalArgs, args: &ExportArgs, existed: bool) -> Result<u8, CliError> {
     let loaded = load_from_store(&args.window, None)?;
-    let (infos, snapshot, config, classified) = (
-        &loaded.signatures.infos,
-        &loaded.snapshot,
-        &loaded.config,
-        loaded.classified,
-    );
-    if classified > 0 && global.verbose > 0 {
-        eprintln!("flakestat: classified {classified} stored logs with the current signatures");
-    }
+    let (infos, snapshot, config) = (&loaded.signatures.infos, &loaded.snapshot, &loaded.config);
+    pipeline::scope::say_classified(global, loaded.classified);
     let data = loaded.analyze();
     let tables = export(snapshot, infos, config, &data);
     let files = match args.format {

@@ -146,7 +146,7 @@ fn run_tests(
     output: &ReportOutput,
 ) -> Result<u8, CliError> {
     let loaded = scope::load_stored(target, &args.stored, args.signature.as_deref())?;
-    scope::say_classified(global, target, loaded.classified);
+    scope::say_classified(global, loaded.classified);
     let asked = match target {
         Some(Target::One(repo)) => Some(repo),
         _ => None,

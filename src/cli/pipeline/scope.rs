@@ -403,14 +403,14 @@ pub fn report(
     focus: Option<&str>,
 ) -> Result<Reports, CliError> {
     let scope = load_stored(target, stored, focus)?;
-    say_classified(global, target, scope.classified);
+    say_classified(global, scope.classified);
     Ok(Reports::of(target, scope.analyze()))
 }
 
-/// With `--verbose`, a scope of one says how many stored logs were classified with the current
-/// signatures (a scope of several never said it, and still does not).
-pub fn say_classified(global: &GlobalArgs, target: Option<&Target>, classified: u64) {
-    if !matches!(target, Some(Target::Many(_))) && classified > 0 && global.verbose > 0 {
+/// With `--verbose`, how many stored logs (over every repository of the scope) were classified
+/// with the current signatures.
+pub fn say_classified(global: &GlobalArgs, classified: u64) {
+    if classified > 0 && global.verbose > 0 {
         eprintln!("flakestat: classified {classified} stored logs with the current signatures");
     }
 }
