@@ -13,16 +13,21 @@ use std::time::{Duration, Instant};
 
 use super::*;
 
-/// A PostgreSQL store in a fresh schema, its URL, and the server process of its connection.
-fn postgres_store(test: &str) -> Option<(Store, PostgresUrl, i32)> {
+/// A PostgreSQL store in a fresh schema holding run 1 of [`repo`], completed; its URL, the
+/// server process of its connection, and the repository.
+fn postgres_store_with_a_run(test: &str) -> Option<(Store, PostgresUrl, i32, Repo)> {
     let Some(url) = postgres_url() else {
         eprintln!("{test}: FLAKESTAT_TEST_POSTGRES is not set: skipped (.ci/postgres.sh start)");
         return None;
     };
     let url = PostgresUrl::parse(&url).unwrap();
-    let store = Store::open_postgres(&url).unwrap();
+    let mut store = Store::open_postgres(&url).unwrap();
     let pid = sql(&store, "SELECT pg_backend_pid()");
-    Some((store, url, pid))
+    let r = repo();
+    store
+        .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
+        .unwrap();
+    Some((store, url, pid, r))
 }
 
 /// One value the store's own connection reads.
@@ -109,13 +114,9 @@ fn cross<R: Send>(
 /// whole: the caller sees success and the rows are the ones it wrote.
 #[test]
 fn a_log_write_undone_by_a_postgres_deadlock_is_tried_again_and_stored_whole() {
-    let Some((mut store, url, pid)) = postgres_store("deadlock retried") else {
+    let Some((mut store, url, pid, r)) = postgres_store_with_a_run("deadlock retried") else {
         return;
     };
-    let r = repo();
-    store
-        .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
-        .unwrap();
     store
         .store_jobs(RunId(1), 1, true, &[job(10, 1, 1, "failure")])
         .unwrap();
@@ -153,13 +154,9 @@ fn a_log_write_undone_by_a_postgres_deadlock_is_tried_again_and_stored_whole() {
 /// no lock (another connection's serial write goes through at once).
 #[test]
 fn a_write_that_deadlocks_on_every_try_gives_up_after_crossed_tries_leaving_nothing_written() {
-    let Some((mut store, url, pid)) = postgres_store("deadlock on every try") else {
+    let Some((mut store, url, pid, _)) = postgres_store_with_a_run("deadlock on every try") else {
         return;
     };
-    let r = repo();
-    store
-        .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
-        .unwrap();
     let jobs = [job(10, 1, 1, "failure"), job(11, 1, 1, "success")];
 
     let (stored, crossed) = cross(
@@ -201,13 +198,9 @@ fn a_write_that_deadlocks_on_every_try_gives_up_after_crossed_tries_leaving_noth
 /// serial write failed with "current transaction is aborted".)
 #[test]
 fn a_serial_write_that_timed_out_for_the_lock_is_busy_and_the_store_goes_on() {
-    let Some((mut store, url, _)) = postgres_store("serial write busy") else {
+    let Some((mut store, url, _, r)) = postgres_store_with_a_run("serial write busy") else {
         return;
     };
-    let r = repo();
-    store
-        .store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
-        .unwrap();
     sql::<String>(&store, "SELECT set_config('lock_timeout', '200ms', false)");
     let holder = postgres::Conn::open(&url, "holder").unwrap();
     batch(
