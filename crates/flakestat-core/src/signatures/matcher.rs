@@ -291,7 +291,7 @@ fn line_finders(
 /// Leftmost-first automata over `anchors`, in groups: aho-corasick's SIMD (Teddy) prefilter
 /// takes a limited number of patterns, so the anchors go in groups searched one after the
 /// other. Teddy compares the first bytes of every anchor of a group, as many as its shortest
-/// anchor has (at most 3): one anchor of two bytes (`×`) makes a whole group stop on every `er`,
+/// anchor has (at most 4): one anchor of two bytes (`×`) makes a whole group stop on every `er`,
 /// `fa`, `ex` of the text to verify. Anchors shorter than that get a finder of their own (a
 /// single one is a memmem search for a rare byte pair).
 fn anchor_finders(anchors: Vec<Vec<u8>>) -> Result<Vec<AhoCorasick>, SignatureError> {
@@ -428,9 +428,9 @@ impl SignatureSet {
     ) -> io::Result<Classification> {
         let mut scan = Scan::new(self);
         // Reuse this thread's buffer. Its bytes are `buf[..]` (its length is what was read);
-        // reads go into its spare capacity, which is never zeroed first: a small log touches
-        // only the pages it fills (zeroing a whole chunk for every log cost more than a small
-        // log's whole scan).
+        // reads go into its spare capacity, a little more at a time (`read_to_end`), so a
+        // small log touches only the pages it fills (zeroing a whole chunk for every log cost
+        // more than a small log's whole scan).
         let mut buf = READ_BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()));
         buf.clear();
         let mut capacity = chunk;
