@@ -103,11 +103,17 @@ pub fn normalize_into(line: &[u8], out: &mut String) {
         line = rest;
     }
     line = &line[timestamp_len(line)..];
-    // Kept bytes are copied in runs; invalid UTF-8 is decoded lossily at the end.
-    let mut bytes: Vec<u8> = Vec::with_capacity(line.len());
+    // Kept bytes are copied in runs (up to the next byte that may begin something removed)
+    // into `out`'s own buffer, so a caller reusing `out` allocates nothing per line; invalid
+    // UTF-8 is decoded lossily at the end.
+    let mut bytes = std::mem::take(out).into_bytes();
+    bytes.reserve(line.len());
     let mut i = 0;
     while i < line.len() {
-        let b = line[i];
+        let next = memchr::memchr3(ESC, 0xef, 0xc2, &line[i..]).map_or(line.len(), |k| i + k);
+        bytes.extend_from_slice(&line[i..next]);
+        i = next;
+        let Some(&b) = line.get(i) else { break };
         if b == ESC {
             i += escape_len(&line[i..]);
         } else if line[i..].starts_with(BOM) {
@@ -124,10 +130,10 @@ pub fn normalize_into(line: &[u8], out: &mut String) {
             i += 1;
         }
     }
-    match String::from_utf8(bytes) {
-        Ok(text) => *out = text,
-        Err(e) => out.push_str(&String::from_utf8_lossy(e.as_bytes())),
-    }
+    *out = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
 }
 
 /// Length of the escape sequence starting with ESC at `s[0]`: CSI (`ESC [ params final`), OSC
