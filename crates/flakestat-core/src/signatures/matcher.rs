@@ -42,8 +42,10 @@ pub const MAX_LINES_PER_MATCH: usize = 100_000;
 /// Most distinct test ids recorded per match.
 pub const MAX_TESTS_PER_MATCH: usize = 1_000;
 
-/// Lines longer than this are searched for literals only around anchor hits.
+/// Lines longer than this are searched for literals only around anchor hits, and judged as
+/// telling lines on their head alone.
 const LONG_LINE: usize = 4096;
+const _: () = assert!(LONG_LINE <= super::MAX_TEXT, "a short line is judged whole");
 /// Most anchors in one candidate-line finder. Measured on the benchmark corpus with PyTorch's
 /// rules (91 anchors of four bytes or more): two finders of 46 beat one of 91 (Teddy takes at
 /// most 64; past that no SIMD search) and three of 31 (one more pass over the text).
@@ -87,9 +89,6 @@ pub struct SignatureSet {
     automaton: AhoCorasick,
     /// The anchors in groups, to find the next candidate line fast.
     finders: Vec<AhoCorasick>,
-    /// The anchors of the telling-line forms' own literals (`Targets::searched` on), for
-    /// long telling lines.
-    form_finders: Vec<AhoCorasick>,
     targets: Vec<Target>,
     /// Length of the longest literal (how far from an anchor's hit a literal holding it can
     /// reach).
@@ -262,30 +261,11 @@ fn search_error(e: aho_corasick::BuildError) -> SignatureError {
     }
 }
 
-/// The finders of the anchors of `literals[..searched]` (the literals that decide which lines
-/// are looked at), and of the anchors of the forms' literals (`literals[searched..]`) that hold
-/// none of those anchors.
-fn line_finders(
-    literals: &[Vec<u8>],
-    searched: usize,
-) -> Result<(Vec<AhoCorasick>, Vec<AhoCorasick>), SignatureError> {
-    let line_anchors = anchors(&literals[..searched]);
-    // A long line is searched for literals only around its anchors' hits, which also finds the
-    // forms' literals holding one of those anchors; a long telling line is searched around the
-    // hits of the other forms' literals' anchors too.
-    let form_only: Vec<Vec<u8>> = literals[searched..]
-        .iter()
-        .filter(|l| {
-            !line_anchors
-                .iter()
-                .any(|a| memchr::memmem::find(l, a).is_some())
-        })
-        .cloned()
-        .collect();
-    Ok((
-        anchor_finders(line_anchors)?,
-        anchor_finders(anchors(&form_only))?,
-    ))
+/// The finders of the anchors of `literals[..searched]`, the literals that decide which lines
+/// are looked at. (The telling-line forms' own literals, `literals[searched..]`, are looked for
+/// only in a line found so: a whole short line, the head of a long one.)
+fn line_finders(literals: &[Vec<u8>], searched: usize) -> Result<Vec<AhoCorasick>, SignatureError> {
+    anchor_finders(anchors(&literals[..searched]))
 }
 
 /// Leftmost-first automata over `anchors`, in groups: aho-corasick's SIMD (Teddy) prefilter
@@ -352,14 +332,13 @@ impl SignatureSet {
             (automaton, finders)
         });
         let automaton = automaton?;
-        let (finders, form_finders) = finders?;
+        let finders = finders?;
         let fingerprint = fingerprint(&specs);
         Ok(SignatureSet {
             specs,
             rules,
             automaton,
             finders,
-            form_finders,
             targets,
             longest_literal: literals.iter().map(Vec::len).max().unwrap_or(0),
             literal_has_replacement: literals[..searched]
@@ -780,13 +759,17 @@ impl<'s> Scan<'s> {
         }
         if telling && !continuation {
             // A short line was searched whole, so `forms` holds every form whose literals it
-            // holds; a long one only around its anchors, so around the forms' anchors too.
-            if clean.len() > LONG_LINE {
-                forms |= self.long_line_forms(clean);
+            // holds. A long one is judged on its head alone (`telling::judged`: the text a
+            // report shows of it), searched whole here for markers and forms' literals.
+            let (telling, forms) = if clean.len() > LONG_LINE {
+                self.head_forms(as_str)
+            } else {
+                (true, forms)
+            };
+            if telling {
+                self.telling
+                    .consider_among(number, as_str, is_stamped(raw), Some(forms));
             }
-            let forms = Some(forms);
-            self.telling
-                .consider_among(number, as_str, is_stamped(raw), forms);
         }
         if tests {
             self.tests.consider(number, as_str);
@@ -836,20 +819,21 @@ impl<'s> Scan<'s> {
         self.windows = windows;
     }
 
-    /// The forms whose literals a long line holds, searched around the hits of the forms'
-    /// anchors (the anchors of the signatures were searched by `collect_literals`).
-    fn long_line_forms(&mut self, text: &[u8]) -> u128 {
-        let set = self.set;
-        let mut windows = std::mem::take(&mut self.windows);
-        windows.clear();
-        for finder in &set.form_finders {
-            anchor_windows(finder, text, 0, set.longest_literal, &mut windows);
+    /// Whether the head of a long line that a telling line is judged on
+    /// ([`telling::judged`]) holds a marker, and the forms whose literals it holds.
+    fn head_forms(&self, text: &str) -> (bool, u128) {
+        let mut marker = false;
+        let mut forms = 0;
+        for m in self
+            .set
+            .automaton
+            .find_overlapping_iter(telling::judged(text))
+        {
+            let target = &self.set.targets[m.pattern().as_usize()];
+            marker |= target.telling;
+            forms |= target.forms;
         }
-        let before = self.candidates.len();
-        self.search_windows(text, &mut windows);
-        self.windows = windows;
-        let found = self.candidates.drain(before..);
-        found.fold(0, |forms, lit| forms | set.targets[lit as usize].forms)
+        (marker, forms)
     }
 
     /// The overlapping search of `text` within `windows` (merged first), into
@@ -1084,21 +1068,27 @@ pub(super) mod tests {
     /// own literals far from any signature's anchor are still found, so the line gets the form
     /// the reference gives it (Java's `Caused by:`, ranked before a traceback's header; not
     /// the generic word `failed`, ranked after it); a signature's literal far into the line is
-    /// found as well.
+    /// found as well. A long line is judged as a telling line on its head alone (the text a
+    /// report keeps of it): one whose only marker lies past it is not telling, in the reference
+    /// too, while a signature still matches anywhere in it.
     #[test]
     fn a_long_lines_form_is_found_far_from_the_signatures_anchors() {
         let set = SignatureSet::compile(vec![spec("boom", "boom (\\d+)")]).unwrap();
-        let filler = "a".repeat(6000);
+        let near = "a".repeat(3000);
+        let far = "a".repeat(6000);
         let log = format!(
-            "2026-07-15T21:26:03.1234567Z Caused by: {filler} failed {filler} boom 7\n\
+            "2026-07-15T21:26:03.1234567Z Caused by: {near} failed {far} boom 7\n\
              2026-07-15T21:26:03.1234567Z Traceback (most recent call last):\n\
-             2026-07-15T21:26:03.1234567Z boom 1\n"
+             2026-07-15T21:26:03.1234567Z boom 1\n\
+             2026-07-15T21:26:03.1234567Z Caused by: {far} failed {far} boom 9\n"
         );
         let c = set.classify(log.as_bytes());
         assert_eq!(c, set.classify_reference(log.as_bytes()));
-        assert_eq!(c.matches[0].lines, [1, 3]);
+        assert_eq!(c.matches[0].lines, [1, 3, 4]);
         let first: Vec<u64> = c.error_lines.iter().map(|l| l.line).collect();
         assert_eq!(first, [1, 2], "{:?}", c.error_lines);
+        assert!(c.error_lines[0].text.starts_with("Caused by: aaa"));
+        assert!(c.error_lines[0].text.ends_with('…'), "kept cut, as before");
     }
 
     /// A line longer than the chunk grows the buffer (and the next chunk shrinks it back); a

@@ -160,8 +160,26 @@ pub(super) fn form_literals() -> impl Iterator<Item = (&'static [u8], u128)> {
         .zip(forms.holders.iter().copied())
 }
 
-/// The form that recognises a normalized line: its index in [`FORMS`].
+/// The part of a line its form is judged on: its first [`MAX_TEXT`](super::MAX_TEXT) bytes (cut
+/// on a character boundary), the text a report keeps and shows of it. A line of hundreds of
+/// kilobytes (a shard's list of test ids, a compiler's command line) is not telling for a
+/// `FAILED` somewhere far beyond what anyone is shown of it; and judging only the head keeps
+/// the forms' regexes from running over such lines whole.
+pub(super) fn judged(text: &str) -> &str {
+    if text.len() <= super::MAX_TEXT {
+        return text;
+    }
+    let mut end = super::MAX_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The form that recognises a normalized line (judged on its head: [`judged`]): its index in
+/// [`FORMS`].
 pub fn form_of(text: &str) -> Option<usize> {
+    let text = judged(text);
     let forms = &*COMPILED;
     let mut candidates = 0;
     for m in literal_search().find_overlapping_iter(text) {
@@ -174,6 +192,7 @@ pub fn form_of(text: &str) -> Option<usize> {
 /// whenever `candidates` holds every form whose literals `text` holds: a form whose literal is
 /// missing cannot match, so more candidates never change the answer.
 fn form_among(text: &str, candidates: u128) -> Option<usize> {
+    let text = judged(text);
     let forms = &*COMPILED;
     let mut candidates = candidates | forms.always;
     while candidates != 0 {
@@ -225,9 +244,9 @@ impl TellingLines {
         self.consider_among(line, text, stamped, None);
     }
 
-    /// [`consider`](Self::consider), for a line the matcher has searched whole: `forms` holds
-    /// every form whose literals the line holds (from [`form_literals`]), and the line holds
-    /// a marker. `None`: nothing is known, the line is searched here.
+    /// [`consider`](Self::consider), for a line the matcher has searched: `forms` holds every
+    /// form whose literals the line's [`judged`] head holds (from [`form_literals`]), and that
+    /// head holds a marker. `None`: nothing is known, the line is searched here.
     pub fn consider_among(&mut self, line: u64, text: &str, stamped: bool, forms: Option<u128>) {
         self.close_annotation();
         if let Some(title) = text.strip_prefix("##[group]") {
@@ -253,7 +272,7 @@ impl TellingLines {
         };
         let Some(i) = found else { return };
         // The fast path only shows lines holding a marker; the reference shows every line.
-        if forms.is_none() && !MARKERS.iter().any(|m| text.contains(m)) {
+        if forms.is_none() && !MARKERS.iter().any(|m| judged(text).contains(m)) {
             return;
         }
         let kept = LogLine {
