@@ -991,6 +991,38 @@ pub(super) mod tests {
         assert_ne!(reference, fp(vec![spec("a", "boom")]));
     }
 
+    /// The NFA that searches first and the DFA that takes over find the same literals at the
+    /// same places, overlapping ones included.
+    #[test]
+    fn both_literal_automata_find_the_same() {
+        let literals: Vec<Vec<u8>> = ["error", "rror: ", "Error", "FAILED", "FAIL", "e: ", "×"]
+            .iter()
+            .map(|l| l.as_bytes().to_vec())
+            .collect();
+        let search = LiteralSearch::new(&literals).unwrap();
+        let dfa = loop {
+            if let Some(dfa) = search.dfa.get() {
+                break dfa;
+            }
+            std::thread::yield_now();
+        };
+        assert_ne!(dfa.kind(), search.nfa.kind());
+        let found = |ac: &AhoCorasick, text: &str| -> Vec<(usize, usize)> {
+            ac.find_overlapping_iter(text)
+                .map(|m| (m.pattern().as_usize(), m.start()))
+                .collect()
+        };
+        for text in [
+            "FAILED tests/x.py::test_y - RuntimeError: boom",
+            "error: error: Error × FAIL",
+            "nothing here",
+            "",
+        ] {
+            assert_eq!(found(&search.nfa, text), found(dfa, text), "{text}");
+        }
+        assert_eq!(found(dfa, "an error: x"), [(0, 3), (1, 4)], "overlapping");
+    }
+
     #[test]
     fn send_and_sync() {
         fn assert<T: Send + Sync>() {}
