@@ -26,7 +26,7 @@ use regex::bytes::Regex;
 
 use super::literals::{anchors, required_literals};
 use super::normalize::{
-    group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
+    LEADS, group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
 };
 use super::telling::{self, MARKERS, TellingLines};
 use super::testids::{self, TestLines};
@@ -324,11 +324,14 @@ fn anchor_finders(mut anchors: Vec<Vec<u8>>) -> Result<Vec<AhoCorasick>, Signatu
     anchors.sort_unstable();
     let (short, long): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
         anchors.into_iter().partition(|a| a.len() < 4);
-    let groups = |list: &[Vec<u8>]| list.len().div_ceil(FINDER_LITERALS);
-    let chunk = |list: &[Vec<u8>]| list.len().div_ceil(groups(list).max(1)).max(1);
+    // Groups of equal size, as few as FINDER_LITERALS allows.
+    let size = |list: &[Vec<u8>]| {
+        let groups = list.len().div_ceil(FINDER_LITERALS).max(1);
+        list.len().div_ceil(groups).max(1)
+    };
     short
-        .chunks(chunk(&short))
-        .chain(long.chunks(chunk(&long)))
+        .chunks(size(&short))
+        .chain(long.chunks(size(&long)))
         .map(|group| {
             AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostFirst)
@@ -635,8 +638,8 @@ impl<'s> Scan<'s> {
             return;
         }
         self.dirty.clear();
-        self.dirty
-            .extend(memchr::memchr3_iter(0x1b, 0xef, 0xc2, chunk));
+        let [a, b, c] = LEADS;
+        self.dirty.extend(memchr::memchr3_iter(a, b, c, chunk));
         // Lossy decoding only adds U+FFFD: a line with invalid UTF-8 but no literal in raw form
         // can only gain one if a literal holds U+FFFD. Otherwise such lines are checked when a
         // literal is found on them.
@@ -811,8 +814,8 @@ impl<'s> Scan<'s> {
     /// Puts the ids of every literal in `text` into `self.candidates`. A long line is searched
     /// only around its anchor hits: every literal that decides which lines are looked at holds
     /// an anchor, so each of its occurrences lies within the longest one's length of one. (The
-    /// telling-line forms' own literals may be missed there: see
-    /// [`long_line_forms`](Self::long_line_forms).)
+    /// telling-line forms' own literals may be missed there; a long line is judged as a telling
+    /// line on its head, which [`head_forms`](Self::head_forms) searches whole.)
     ///
     /// `from`: where `text` starts in the chunk, when it is the chunk's bytes; each finder's
     /// search then starts at its first hit found by `feed` (none before it), and a finder whose
@@ -1000,11 +1003,16 @@ pub(super) mod tests {
             .map(|l| l.as_bytes().to_vec())
             .collect();
         let search = LiteralSearch::new(&literals).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         let dfa = loop {
             if let Some(dfa) = search.dfa.get() {
                 break dfa;
             }
-            std::thread::yield_now();
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the DFA was never built"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
         };
         assert_ne!(dfa.kind(), search.nfa.kind());
         let found = |ac: &AhoCorasick, text: &str| -> Vec<(usize, usize)> {

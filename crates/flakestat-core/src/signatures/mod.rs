@@ -247,15 +247,27 @@ fn render_problems(problems: &[Problem]) -> String {
 /// boundary) and end with `…`, so a pathological multi-megabyte line cannot blow up memory.
 pub const MAX_TEXT: usize = 4096;
 
-pub(crate) fn bounded_text(text: &str) -> String {
+/// The part of `text` a classification keeps: all of it, or its first [`MAX_TEXT`] bytes cut on
+/// a character boundary.
+pub(crate) fn kept_head(text: &str) -> &str {
     if text.len() <= MAX_TEXT {
-        return text.to_string();
+        return text;
     }
     let mut end = MAX_TEXT;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &text[..end])
+    &text[..end]
+}
+
+/// `text` as a classification keeps it: [`kept_head`], ending with `…` when cut.
+pub(crate) fn bounded_text(text: &str) -> String {
+    let head = kept_head(text);
+    if head.len() == text.len() {
+        text.to_string()
+    } else {
+        format!("{head}…")
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,16 @@ use std::borrow::Cow;
 const BOM: &[u8] = "\u{feff}".as_bytes();
 const ESC: u8 = 0x1b;
 
+/// The bytes that may begin something normalization removes: ESC (an escape sequence), 0xEF (a
+/// BOM), 0xC2 (a C1 control). The matcher looks for the same bytes to find the lines it must
+/// normalize.
+pub(super) const LEADS: [u8; 3] = [ESC, 0xef, 0xc2];
+
+/// Where the next of [`LEADS`] lies in `s`.
+fn next_lead(s: &[u8]) -> Option<usize> {
+    memchr::memchr3(LEADS[0], LEADS[1], LEADS[2], s)
+}
+
 /// Length of the GitHub timestamp prefix at the start of `line` (including the space after it),
 /// or 0. Accepts `YYYY-MM-DDTHH:MM:SS` with an optional fraction of 1 to 9 digits, then `Z `.
 pub fn timestamp_len(line: &[u8]) -> usize {
@@ -65,19 +75,17 @@ pub fn strip_prefix(line: &[u8]) -> &[u8] {
 /// Whether `line` holds anything [`strip_prefix`] would leave in: an escape sequence, a BOM, a C1
 /// control character, or invalid UTF-8.
 pub fn needs_cleaning(line: &[u8]) -> bool {
-    if memchr::memchr3(ESC, 0xef, 0xc2, line).is_some() {
-        let mut rest = line;
-        while let Some(i) = memchr::memchr3(ESC, 0xef, 0xc2, rest) {
-            match rest[i] {
-                ESC => return true,
-                0xef if rest[i..].starts_with(BOM) => return true,
-                0xc2 if rest.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => {
-                    return true;
-                }
-                _ => {}
+    let mut rest = line;
+    while let Some(i) = next_lead(rest) {
+        match rest[i] {
+            ESC => return true,
+            0xef if rest[i..].starts_with(BOM) => return true,
+            0xc2 if rest.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => {
+                return true;
             }
-            rest = &rest[i + 1..];
+            _ => {}
         }
+        rest = &rest[i + 1..];
     }
     std::str::from_utf8(line).is_err()
 }
@@ -110,7 +118,7 @@ pub fn normalize_into(line: &[u8], out: &mut String) {
     bytes.reserve(line.len());
     let mut i = 0;
     while i < line.len() {
-        let next = memchr::memchr3(ESC, 0xef, 0xc2, &line[i..]).map_or(line.len(), |k| i + k);
+        let next = next_lead(&line[i..]).map_or(line.len(), |k| i + k);
         bytes.extend_from_slice(&line[i..next]);
         i = next;
         let Some(&b) = line.get(i) else { break };

@@ -166,18 +166,11 @@ pub(super) fn form_literals() -> impl Iterator<Item = (&'static [u8], u128)> {
 /// `FAILED` somewhere far beyond what anyone is shown of it; and judging only the head keeps
 /// the forms' regexes from running over such lines whole.
 pub(super) fn judged(text: &str) -> &str {
-    if text.len() <= super::MAX_TEXT {
-        return text;
-    }
-    let mut end = super::MAX_TEXT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    super::kept_head(text)
 }
 
-/// The form that recognises a normalized line (judged on its head: [`judged`]): its index in
-/// [`FORMS`].
+/// The form that recognises a normalized line (judged on its first
+/// [`MAX_TEXT`](super::MAX_TEXT) bytes, the text a report keeps of it): its index in [`FORMS`].
 pub fn form_of(text: &str) -> Option<usize> {
     let text = judged(text);
     let forms = &*COMPILED;
@@ -272,7 +265,8 @@ impl TellingLines {
         };
         let Some(i) = found else { return };
         // The fast path only shows lines holding a marker; the reference shows every line.
-        if forms.is_none() && !MARKERS.iter().any(|m| judged(text).contains(m)) {
+        let head = judged(text);
+        if forms.is_none() && !MARKERS.iter().any(|m| head.contains(m)) {
             return;
         }
         let kept = LogLine {
