@@ -25,7 +25,9 @@ use crate::model::Classification;
 use crate::report::sanitize::{terminal, terminal_line};
 use crate::report::{RenderOptions, grid, markdown_text};
 use crate::signatures::SignatureSet;
-use crate::signatures::normalize::{Utf16Reader, binary_reason, gh_log_prefix, utf16_bom};
+use crate::signatures::normalize::{
+    Utf16Reader, binary_reason, gh_log_prefix, utf16_bom, utf16_without_bom,
+};
 use crate::signatures::testids::junit;
 
 /// Bytes looked at to tell a binary file from a log.
@@ -368,7 +370,8 @@ fn unreadable(name: &str, e: &io::Error) -> InputError {
     }
 }
 
-/// Classifies one log stream, refusing binary input: UTF-16 (with a BOM) is decoded, and a
+/// Classifies one log stream, refusing binary input: UTF-16 (with a BOM, or recognised without
+/// one) is decoded, and a
 /// file in `gh run view --log` format gives one result per job.
 fn classify_stream(set: &SignatureSet, name: String, reader: impl Read) -> UnitResult {
     let mut reader = BufReader::with_capacity(SNIFF, reader);
@@ -378,6 +381,9 @@ fn classify_stream(set: &SignatureSet, name: String, reader: impl Read) -> UnitR
     };
     if let Some(big_endian) = utf16_bom(head) {
         reader.consume(2);
+        return classify_text(set, name, Utf16Reader::new(reader, big_endian));
+    }
+    if let Some(big_endian) = utf16_without_bom(head) {
         return classify_text(set, name, Utf16Reader::new(reader, big_endian));
     }
     if junit::looks_like_xml(head) {

@@ -227,6 +227,38 @@ pub fn utf16_bom(sample: &[u8]) -> Option<bool> {
     }
 }
 
+/// The byte order of UTF-16 text that has no byte-order mark (PowerShell's `Out-File -Encoding
+/// unicode` of a console whose output was re-encoded, a file cut from a larger one): `Some(true)`
+/// for big-endian, `Some(false)` for little-endian, `None` when `sample` does not look like
+/// UTF-16. A log is mostly ASCII, so one byte of nearly every code unit is NUL and the other is
+/// not: at least 90 % of the first 4 KiB's units are printable ASCII or a line end with their
+/// high byte NUL (at least 16 units), and no unit is NUL itself. Text in any 8-bit encoding has
+/// no NUL bytes at all, so it never qualifies.
+pub fn utf16_without_bom(sample: &[u8]) -> Option<bool> {
+    let sample = &sample[..sample.len().min(4096) & !1];
+    let units = sample.len() / 2;
+    if units < 16 {
+        return None;
+    }
+    let ascii = |b: u8| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b);
+    let (mut le, mut be) = (0, 0);
+    for pair in sample.chunks_exact(2) {
+        match (pair[0], pair[1]) {
+            (0, 0) => return None,
+            (lo, 0) if ascii(lo) => le += 1,
+            (0, lo) if ascii(lo) => be += 1,
+            _ => {}
+        }
+    }
+    if le * 10 >= units * 9 {
+        Some(false)
+    } else if be * 10 >= units * 9 {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 /// Decodes a UTF-16 stream (after its BOM) into UTF-8 as it is read; unpaired surrogates and a
 /// trailing odd byte become U+FFFD. Memory stays bounded whatever the stream's size.
 pub struct Utf16Reader<R> {
@@ -537,6 +569,23 @@ mod tests {
             assert_eq!(out, text);
         }
         assert_eq!(utf16_bom(b"\xef\xbb\xbfplain"), None);
+    }
+
+    /// UTF-16 without a BOM is recognised in either byte order, CRLF and non-ASCII letters
+    /// included; UTF-8 text, a short sample and binary data with NUL pairs are not.
+    #[test]
+    fn utf16_without_a_bom_is_recognised_by_its_nul_bytes() {
+        let text = "FAIL src/cart.test.js\r\n  ● Cart › adds an item\r\n    × adds (5 ms)\r\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(utf16_without_bom(&le), Some(false));
+        assert_eq!(utf16_without_bom(&be), Some(true));
+        assert_eq!(utf16_without_bom(text.as_bytes()), None);
+        assert_eq!(utf16_without_bom(&le[..20]), None);
+        let mut binary = le.clone();
+        binary.extend_from_slice(&[0, 0, 0, 0]);
+        assert_eq!(utf16_without_bom(&binary), None);
+        assert_eq!(utf16_without_bom(&[0x90u8, 0].repeat(64)), None);
     }
 
     #[test]

@@ -4,14 +4,16 @@
 //! The runners' line forms are a table ([`runners::FORMS`]), like the telling-line forms. The
 //! extractor rides the matcher's one pass over the log: every form's literals ([`ANCHORS`]) join
 //! the matcher's prefilter, which hands [`TestLines::consider`] exactly the lines holding one;
-//! no line is scanned twice. Mocha's failure summary names its tests on lines with no literal of
-//! their own, so after its `N failing` header the extractor asks for the lines that follow
-//! ([`TestLines::wants_lines`]), a bounded number of them.
+//! no line is scanned twice. Some summaries name their tests on lines with no literal of their
+//! own (mocha's `N failing`, Ginkgo's `Summarizing N Failures:`, surefire 2.x's `Failed tests:`
+//! and `Tests in error:` blocks), so after such a header the extractor asks for the lines that
+//! follow ([`TestLines::wants_lines`]), a bounded number of them, until the block ends.
 //!
 //! An id keeps its parameters (`tests/x.py::test_y[3.14t]`) and has a family without them. A
 //! test whose failure the runner retried and which then passed (pytest-rerunfailures' `RERUN`
-//! with no final `FAILED`, nextest's `FLAKY`, surefire's `Flakes:`) is flaky in the job. What no
-//! form reads yields nothing: a wrong id is worse than none.
+//! with no final `FAILED`, nextest's `FLAKY`, surefire's `Flakes:` and `Flaked tests:`,
+//! gotestsum's `--rerun-fails` when the last re-run did not fail it) is flaky in the job. What
+//! no form reads yields nothing: a wrong id is worse than none.
 //!
 //! [`VERSION`] joins the classification fingerprint: when a form changes, stored logs are
 //! re-extracted.
@@ -26,11 +28,12 @@ use regex::{Regex, RegexSet};
 
 use crate::model::{TestOutcomes, TestRecord};
 use runners::{
-    FORMS, Family, Form, IdStyle, MOCHA_ANCHOR, MOCHA_HEADER, MOCHA_SECTION_LINES, Outcome,
+    FORMS, Family, Form, GOTESTSUM_SUMMARY, IdStyle, MOCHA_ANCHOR, MOCHA_HEADER,
+    MOCHA_SECTION_LINES, Outcome,
 };
 
 /// Bumped whenever a form or the outcome rules change: stored classifications are redone.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Most tests recorded per log (a log of ten thousand failures names the first ones).
 pub const MAX_TESTS: usize = 1_000;
@@ -40,7 +43,8 @@ pub(crate) static ANCHORS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut all: Vec<&'static str> = FORMS
         .iter()
         .flat_map(|f| f.anchors.iter().copied())
-        .chain([MOCHA_ANCHOR, SUREFIRE_FLAKES])
+        .chain([MOCHA_ANCHOR, SUREFIRE_FLAKES, GINKGO_ANCHOR])
+        .chain(SUREFIRE2_HEADERS.iter().map(|(h, _)| *h))
         .collect();
     all.sort_unstable();
     all.dedup();
@@ -50,12 +54,34 @@ pub(crate) static ANCHORS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// Surefire's `[WARNING] Flakes:` section: the tests after it passed on a rerun.
 const SUREFIRE_FLAKES: &str = "Flakes:";
 
+/// Ginkgo's failure summary (`Summarizing 2 Failures:`), v1 and v2: the `[FAIL] …` lines after
+/// it name the failed specs. Documented: <https://onsi.github.io/ginkgo/#spec-reports>.
+const GINKGO_ANCHOR: &str = "Summarizing ";
+
+/// Surefire 2.x's plain summary blocks (before 2.20 no `[ERROR]` prefix; from 2.13 the one-line
+/// `Class.method:line message` entries, before it `method(pkg.Class): message`), and whether
+/// the tests under each passed on a rerun. Documented:
+/// <https://maven.apache.org/surefire/maven-surefire-plugin/newerrorsummary.html>. Each header
+/// holds a literal the matcher searches for anyway (`Failed`, `error`, `Flake`): no new anchor.
+const SUREFIRE2_HEADERS: &[(&str, bool)] = &[
+    ("Failed tests:", false),
+    ("Tests in error:", false),
+    ("Flaked tests:", true),
+];
+
+/// Most lines of one summary block read after its header (mocha's, Ginkgo's, surefire's,
+/// gotestsum's).
+const SECTION_LINES: u64 = MOCHA_SECTION_LINES;
+
 struct Compiled {
     set: RegexSet,
     /// Each form's regex (for its captures), compiled when a line first matches the form.
     each: Vec<OnceLock<Regex>>,
     mocha_header: Regex,
     mocha_entry: Regex,
+    ginkgo_header: Regex,
+    ginkgo_entry: Regex,
+    gotestsum_done: Regex,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
@@ -63,6 +89,12 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
     each: FORMS.iter().map(|_| OnceLock::new()).collect(),
     mocha_header: Regex::new(MOCHA_HEADER).expect("compiles"),
     mocha_entry: Regex::new(r"^(\s*)\d+\) (.+)$").expect("compiles"),
+    ginkgo_header: Regex::new(r"^\s*Summarizing \d+ Failures?:\s*$").expect("compiles"),
+    ginkgo_entry: Regex::new(
+        r"^\[(?:FAIL|Fail|PANICKED!|Panic!|TIMEDOUT|Timeout\.\.\.|INTERRUPTED|ABORTED)\] (\S.*)$",
+    )
+    .expect("compiles"),
+    gotestsum_done: Regex::new(r"^DONE (\d+) runs?, ").expect("compiles"),
 });
 
 /// Builds the forms now (see [`super::warm_up`]).
@@ -77,6 +109,8 @@ pub struct Reading {
     pub id: String,
     pub outcome: Outcome,
     pub form: usize,
+    /// gotestsum's run of a failure: 0 for the first, N for `(re-run N)`.
+    pub run: Option<u32>,
 }
 
 /// Reads one normalized line with the table: the first form that yields a test.
@@ -104,10 +138,16 @@ pub fn read_line(text: &str) -> Option<Reading> {
             k if k.starts_with("FLAKY") => Outcome::Passed,
             _ => form.outcome,
         };
+        let run = (form.id == IdStyle::GoTestSum).then(|| {
+            caps.name("run")
+                .and_then(|r| r.as_str().parse().ok())
+                .unwrap_or(0)
+        });
         return Some(Reading {
             id,
             outcome,
             form: i,
+            run,
         });
     }
     None
@@ -115,7 +155,30 @@ pub fn read_line(text: &str) -> Option<Reading> {
 
 fn id_of(form: &Form, caps: &regex::Captures<'_>) -> Option<String> {
     let id = match form.id {
-        IdStyle::Plain => caps.name("id")?.as_str().trim().to_string(),
+        IdStyle::Plain => caps
+            .name("id")
+            .or_else(|| caps.name("quoted"))?
+            .as_str()
+            .trim()
+            .to_string(),
+        IdStyle::XcTest => {
+            let id = caps.name("id")?.as_str().trim();
+            let id = match id.strip_prefix("-[").and_then(|i| i.strip_suffix(']')) {
+                Some(inner) => {
+                    let (class, name) = inner.split_once(' ')?;
+                    format!("{class}.{}", name.trim())
+                }
+                None => id.to_string(),
+            };
+            id.strip_suffix("()").map(str::to_string).unwrap_or(id)
+        }
+        IdStyle::GoTestSum => {
+            let name = caps.name("name")?.as_str();
+            match caps.name("pkg").map(|p| p.as_str()) {
+                Some(".") | None => name.to_string(),
+                Some(pkg) => format!("{pkg}.{name}"),
+            }
+        }
         IdStyle::Pytest => {
             let id = cut_at_blank(caps.name("id")?.as_str());
             let base = id.split('[').next().unwrap_or(id);
@@ -202,6 +265,8 @@ struct Seen {
     rerun: bool,
     passed: bool,
     secondary: bool,
+    /// gotestsum: the last run (0 the first, N the N-th re-run) in which it failed.
+    run: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -217,6 +282,20 @@ enum Section {
     SurefireFlakes {
         until: u64,
     },
+    /// After Ginkgo's `Summarizing N Failures:`.
+    Ginkgo {
+        until: u64,
+    },
+    /// After a surefire 2.x header (`Failed tests:`, `Tests in error:`, `Flaked tests:`);
+    /// `flaky`: the tests under it passed on a rerun.
+    Surefire2 {
+        until: u64,
+        flaky: bool,
+    },
+    /// After gotestsum's first `=== FAIL:` summary line, until its `DONE N runs` line.
+    GoTestSum {
+        until: u64,
+    },
 }
 
 /// Collects the tests of one log as it streams by.
@@ -224,6 +303,9 @@ enum Section {
 pub(crate) struct TestLines {
     seen: BTreeMap<String, Seen>,
     section: Section,
+    /// gotestsum's `DONE N runs`: how many runs `--rerun-fails` made (the first and the
+    /// re-runs), the largest said.
+    gotestsum_runs: u32,
 }
 
 impl Default for TestLines {
@@ -231,6 +313,7 @@ impl Default for TestLines {
         TestLines {
             seen: BTreeMap::new(),
             section: Section::None,
+            gotestsum_runs: 0,
         }
     }
 }
@@ -257,7 +340,15 @@ impl TestLines {
         }
         if let Some(r) = read_line(text) {
             let form = &FORMS[r.form];
-            self.note(
+            if form.name == GOTESTSUM_SUMMARY
+                && matches!(self.section, Section::None | Section::GoTestSum { .. })
+            {
+                // gotestsum's summary: its `DONE N runs` line says how many runs there were.
+                self.section = Section::GoTestSum {
+                    until: line + SECTION_LINES,
+                };
+            }
+            let seen = self.note(
                 r.id,
                 form.runner,
                 form.family,
@@ -265,16 +356,28 @@ impl TestLines {
                 line,
                 r.outcome,
             );
+            if let (Some(run), Some(seen)) = (r.run, seen) {
+                seen.run = Some(seen.run.map_or(run, |k| k.max(run)));
+            }
             return;
         }
         if text.contains(MOCHA_ANCHOR) && COMPILED.mocha_header.is_match(text) {
             self.section = Section::Mocha {
-                until: line + MOCHA_SECTION_LINES,
+                until: line + SECTION_LINES,
                 entry: None,
             };
         } else if text.starts_with("[WARNING] Flakes:") {
             self.section = Section::SurefireFlakes {
-                until: line + MOCHA_SECTION_LINES,
+                until: line + SECTION_LINES,
+            };
+        } else if text.contains(GINKGO_ANCHOR) && COMPILED.ginkgo_header.is_match(text) {
+            self.section = Section::Ginkgo {
+                until: line + SECTION_LINES,
+            };
+        } else if let Some(flaky) = surefire2_header(text) {
+            self.section = Section::Surefire2 {
+                until: line + SECTION_LINES,
+                flaky,
             };
         }
     }
@@ -327,6 +430,68 @@ impl TestLines {
                 // Error messages and stack lines between entries: read as any line.
                 false
             }
+            Section::Ginkgo { until } => {
+                let t = text.trim();
+                if line > *until || text.starts_with("##[") {
+                    self.section = Section::None;
+                    return false;
+                }
+                if t.is_empty() || is_code_location(t) {
+                    return true;
+                }
+                if let Some(c) = COMPILED.ginkgo_entry.captures(t) {
+                    let id = c[1].trim().to_string();
+                    self.note(id, "ginkgo", Family::Same, false, line, Outcome::Failed);
+                    return true;
+                }
+                self.section = Section::None;
+                false
+            }
+            Section::Surefire2 { until, flaky } => {
+                let flaky = *flaky;
+                if line > *until {
+                    self.section = Section::None;
+                    return false;
+                }
+                if let Some(flaky) = surefire2_header(text) {
+                    self.section = Section::Surefire2 {
+                        until: line + SECTION_LINES,
+                        flaky,
+                    };
+                    return true;
+                }
+                let rest = without_maven_level(text);
+                if rest.starts_with("    ") {
+                    // `    Run 1: …` under a rerun test.
+                    return true;
+                }
+                let Some(entry) = rest.strip_prefix("  ").filter(|e| !e.starts_with(' ')) else {
+                    self.section = Section::None;
+                    return rest.trim().is_empty();
+                };
+                if let Some((id, primary)) = surefire2_entry(entry) {
+                    let outcome = if flaky {
+                        Outcome::Passed
+                    } else {
+                        Outcome::Failed
+                    };
+                    self.note(id, "surefire", Family::Same, !primary, line, outcome);
+                }
+                true
+            }
+            Section::GoTestSum { until } => {
+                if line > *until {
+                    self.section = Section::None;
+                    return false;
+                }
+                if let Some(c) = COMPILED.gotestsum_done.captures(text) {
+                    let runs: u32 = c[1].parse().unwrap_or(0);
+                    self.gotestsum_runs = self.gotestsum_runs.max(runs);
+                    self.section = Section::None;
+                    return true;
+                }
+                false
+            }
             Section::SurefireFlakes { until } => {
                 let Some(rest) = text.strip_prefix("[WARNING] ") else {
                     if text.starts_with("[ERROR]   Run ") || text.starts_with("[INFO]   Run ") {
@@ -363,9 +528,9 @@ impl TestLines {
         secondary: bool,
         line: u64,
         outcome: Outcome,
-    ) {
+    ) -> Option<&mut Seen> {
         if !self.seen.contains_key(&id) && self.seen.len() >= MAX_TESTS {
-            return;
+            return None;
         }
         let seen = self.seen.entry(id).or_insert(Seen {
             runner,
@@ -375,6 +540,7 @@ impl TestLines {
             rerun: false,
             passed: false,
             secondary,
+            run: None,
         });
         // A primary form's reading of an id wins over a secondary one's.
         if seen.secondary && !secondary {
@@ -387,6 +553,7 @@ impl TestLines {
             Outcome::Rerun => seen.rerun = true,
             Outcome::Passed => seen.passed = true,
         }
+        Some(seen)
     }
 
     /// The failed and the flaky tests: a test that passed on a retry, or was retried and never
@@ -411,6 +578,16 @@ impl TestLines {
                 f.failed |= s.failed;
                 f.rerun |= s.rerun;
                 f.passed |= s.passed;
+            }
+        }
+        // gotestsum re-runs the tests that failed, each re-run those the one before failed,
+        // up to its `DONE N runs`: a test whose last failure came before the last run passed
+        // in the run after it.
+        if self.gotestsum_runs >= 2 {
+            for s in seen.values_mut() {
+                if s.run.is_some_and(|k| k + 1 < self.gotestsum_runs) {
+                    s.passed = true;
+                }
             }
         }
         let mut out = TestOutcomes::default();
@@ -440,6 +617,72 @@ fn ends_with_id(full: &str, short: &str) -> bool {
                 || head.ends_with("::")
                 || head.ends_with(" › ")
         })
+}
+
+/// Whether a trimmed line is a source location alone (`/src/books_test.go:29`), as Ginkgo prints
+/// under each failure of its summary.
+fn is_code_location(t: &str) -> bool {
+    !t.contains(char::is_whitespace)
+        && t.rsplit_once(':').is_some_and(|(path, n)| {
+            !path.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
+/// A line without Maven's `[ERROR] `/`[WARNING] `/`[INFO] ` level (Maven 3.5+ prefixes every
+/// line of surefire's summary).
+fn without_maven_level(text: &str) -> &str {
+    for level in ["[ERROR]", "[WARNING]", "[INFO]"] {
+        if let Some(rest) = text.strip_prefix(level) {
+            return rest.strip_prefix(' ').unwrap_or(rest);
+        }
+    }
+    text
+}
+
+/// Whether a line is a surefire 2.x summary header, and whether the tests under it are flaky.
+fn surefire2_header(text: &str) -> Option<bool> {
+    let t = without_maven_level(text).trim_end();
+    SUREFIRE2_HEADERS
+        .iter()
+        .find(|(h, _)| t == *h)
+        .map(|(_, flaky)| *flaky)
+}
+
+/// One entry of a surefire 2.x block (after its two blanks): the test's id, and whether it is
+/// whole (`testX(pkg.Class)`, `Class.testX(pkg.Class)`: `pkg.Class.testX`) or the one-line
+/// summary's short form (`Class.testX:42 message`, `Class>Base.testX:12 » NullPointer`:
+/// `Class.testX`, folded into a whole id that ends with it).
+fn surefire2_entry(entry: &str) -> Option<(String, bool)> {
+    let token = entry.split(char::is_whitespace).next()?;
+    let token = token.strip_suffix(':').unwrap_or(token);
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || "._$[]-".contains(c))
+    };
+    if let Some((name, rest)) = token.split_once('(') {
+        let class = rest.split(')').next()?;
+        if !ok(name) || !ok(class) || !class.contains('.') {
+            return None;
+        }
+        // `ATest.b(com.x.ATest)` and `com.x.ATest.b(com.x.ATest)` are `com.x.ATest.b` too.
+        let method = match name.rsplit_once('.') {
+            Some((c, m)) if class == c || class.ends_with(&format!(".{c}")) => m,
+            Some(_) => return Some((name.to_string(), true)),
+            None => name,
+        };
+        let id = format!("{class}.{method}");
+        return Some((id, true));
+    }
+    // `Class.method:42->helper:68`: the part before the first line number.
+    let head = token.split(':').next()?;
+    let head = head.split("->").next()?;
+    let id = match head.split_once('>') {
+        Some((class, inherited)) => format!("{class}.{}", inherited.rsplit('.').next()?),
+        None => head.to_string(),
+    };
+    (ok(&id) && id.contains('.') && !id.starts_with('.') && !id.ends_with('.'))
+        .then_some((id, false))
 }
 
 /// The tests of a whole log, read line by line (for callers without a matcher: JUnit-less

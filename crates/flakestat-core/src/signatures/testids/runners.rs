@@ -35,6 +35,11 @@ pub enum IdStyle {
     NameInClass,
     /// TAP: group `desc`, else `#` and group `num`.
     Tap,
+    /// XCTest: group `id` (or `quoted`), `-[Module.Class testName]` read as
+    /// `Module.Class.testName`, a trailing `()` (Swift) dropped.
+    XcTest,
+    /// gotestsum: groups `pkg` and `name` (`pkg.name`; the name alone in the package `.`).
+    GoTestSum,
 }
 
 /// How the family (the id without parameters) is cut from an id.
@@ -200,6 +205,40 @@ pub const FORMS: &[Form] = &[
         ],
         "documented: https://pkg.go.dev/testing (go test -v output)",
     )
+    .family(Family::BeforeSlash)
+    // gotestsum names the same test with its package (`pkg.TestParse`): that id wins.
+    .secondary(),
+    form(
+        "gotestsum",
+        GOTESTSUM_SUMMARY,
+        &["=== FAIL: "],
+        r"^=== FAIL: (?P<pkg>\S+) (?P<name>[^\s(]\S*)(?: \(re-run (?P<run>\d+)\))? \([\d.]+s\)$",
+        &[
+            ("=== FAIL: internal/store TestOpen (0.01s)", Some("internal/store.TestOpen")),
+            ("=== FAIL: internal/store TestOpen (re-run 1) (0.00s)", Some("internal/store.TestOpen")),
+            ("=== FAIL: . TestRandomFail/sub_case (0.00s)", Some("TestRandomFail/sub_case")),
+            // A package that failed as a whole (a panic in TestMain) names no test.
+            ("=== FAIL: internal/store  (0.00s)", None),
+        ],
+        "documented: https://github.com/gotestyourself/gotestsum#summary (the --rerun-fails summary)",
+    )
+    .id(IdStyle::GoTestSum)
+    .family(Family::BeforeSlash),
+    form(
+        "gotestsum",
+        "testname FAIL pkg.Test",
+        &["FAIL "],
+        r"^(?:##\[group\]|\s*)FAIL (?P<name>[^\s(>]*\.(?:Test|Example|Fuzz)\S*|(?:Test|Example|Fuzz)\S*)(?: \(re-run (?P<run>\d+)\))? \([\d.]+s\)$",
+        &[
+            ("FAIL internal/store.TestOpen (0.01s)", Some("internal/store.TestOpen")),
+            ("##[group]FAIL internal/store.TestOpen (re-run 1) (0.00s)", Some("internal/store.TestOpen")),
+            ("FAIL TestRandomFail (0.00s)", Some("TestRandomFail")),
+            ("FAIL\tgithub.com/x/y\t0.012s", None),
+            ("FAIL github.com/x/y (0.01s)", None),
+        ],
+        "documented: https://github.com/gotestyourself/gotestsum#output-format (testname, github-actions)",
+    )
+    .id(IdStyle::GoTestSum)
     .family(Family::BeforeSlash),
     form(
         "libtest",
@@ -279,7 +318,7 @@ pub const FORMS: &[Form] = &[
         "surefire",
         "<<< FAILURE!",
         &["<<< FAILURE!", "<<< ERROR!"],
-        r"^\[ERROR\] (?:(?P<name>[\w$]+)\((?P<class>[\w.$]+)\)|(?P<id>[\w.$]+))(?: --)?\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$",
+        r"^(?:\[ERROR\] )?(?:(?P<name>[\w$]+(?:\[[^\]]*\])?)\((?P<class>[\w.$]+)\)|(?P<id>[\w.$]+))(?: --)?\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$",
         &[
             (
                 "[ERROR] com.example.CartTest.addsItem -- Time elapsed: 0.012 s <<< FAILURE!",
@@ -293,8 +332,26 @@ pub const FORMS: &[Form] = &[
                 "[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 s <<< FAILURE! -- in com.example.CartTest",
                 None,
             ),
+            // Surefire 2.x under Maven 3.0-3.3: no level prefix; a German locale's decimal
+            // comma; a JUnit 4 parameterized name; a Japanese method name.
+            (
+                "testTotals(com.example.CartTest)  Time elapsed: 0,012 sec  <<< FAILURE!",
+                Some("com.example.CartTest.testTotals"),
+            ),
+            (
+                "adds[1](com.example.CartTest)  Time elapsed: 0.003 sec  <<< ERROR!",
+                Some("com.example.CartTest.adds[1]"),
+            ),
+            (
+                "合計を計算する(com.example.CartTest)  Time elapsed: 0.003 sec  <<< FAILURE!",
+                Some("com.example.CartTest.合計を計算する"),
+            ),
+            (
+                "Tests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0,05 sec <<< FAILURE! - in com.example.CartTest",
+                None,
+            ),
         ],
-        "documented: https://maven.apache.org/surefire/maven-surefire-plugin/ (console report)",
+        "documented: https://maven.apache.org/surefire/maven-surefire-plugin/ (console report; 2.x: newerrorsummary.html)",
     )
     .id(IdStyle::NameInClass),
     form(
@@ -414,7 +471,81 @@ pub const FORMS: &[Form] = &[
         "documented: https://testanything.org/tap-version-14-specification.html",
     )
     .id(IdStyle::Tap),
+    form(
+        "mochitest",
+        "TEST-UNEXPECTED-FAIL | path | message",
+        &["TEST-UNEXPECTED-FAIL", "TEST-UNEXPECTED-ERROR", "TEST-UNEXPECTED-TIMEOUT"],
+        r"(?:^|\s)TEST-UNEXPECTED-(?:FAIL|ERROR|TIMEOUT) \| (?P<id>[^|]*[./][^|]*?) \|",
+        &[
+            (
+                "TEST-UNEXPECTED-FAIL | dom/base/test/test_bug1234.html | element is visible - got false, expected true",
+                Some("dom/base/test/test_bug1234.html"),
+            ),
+            (
+                "[task 2026-07-15T21:26:03.123Z] 21:26:03     INFO - TEST-UNEXPECTED-TIMEOUT | browser/base/content/test/general/browser_tabs.js | application timed out after 370 seconds with no output",
+                Some("browser/base/content/test/general/browser_tabs.js"),
+            ),
+            (
+                " 0:42.10 TEST-UNEXPECTED-ERROR | netwerk/test/unit/test_cookies.js | xpcshell return code: 1",
+                Some("netwerk/test/unit/test_cookies.js"),
+            ),
+            // The harness's own checks name no test.
+            ("TEST-UNEXPECTED-FAIL | leakcheck | default 800 bytes leaked (nsTArray_base)", None),
+            ("TEST-UNEXPECTED-FAIL | automation.py | application ran for longer than allowed", None),
+            ("TEST-KNOWN-INTERMITTENT-FAIL | dom/x/test_y.html | known", None),
+            ("TEST-PASS | dom/base/test/test_bug1234.html | TEST-UNEXPECTED-FAIL is not printed", None),
+        ],
+        "documented: https://firefox-source-docs.mozilla.org/testing/mochitest-plain/ (the tbpl log format)",
+    )
+    .reject(&["automation.py", "runtests.py"]),
+    form(
+        "xctest",
+        "Test Case '-[Module.Class test]' failed",
+        &["' failed (", "' failed on '"],
+        r"^\s*Test [Cc]ase '(?P<id>[^']+)' failed (?:on '[^']*' )?\(",
+        &[
+            (
+                "Test Case '-[CoreTests.ParserTests testEmptyInput]' failed (0.004 seconds).",
+                Some("CoreTests.ParserTests.testEmptyInput"),
+            ),
+            // Kiwi names its examples after the spec's description.
+            (
+                "Test Case '-[CartSpec Cart_WhenEmpty_AddsAnItem]' failed (0.002 seconds).",
+                Some("CartSpec.Cart_WhenEmpty_AddsAnItem"),
+            ),
+            // swift-corelibs-xctest (Linux), and Xcode 15+'s form naming the device.
+            ("Test Case 'ParserTests.testEmptyInput' failed (0.004 seconds)", Some("ParserTests.testEmptyInput")),
+            (
+                "Test case 'ParserTests.testEmptyInput()' failed on 'My Mac - Core (12345)' (0.004 seconds)",
+                Some("ParserTests.testEmptyInput"),
+            ),
+            ("Test Case '-[CoreTests.ParserTests testEmptyInput]' passed (0.004 seconds).", None),
+            ("Test Suite 'ParserTests' failed at 2026-07-15 21:26:03.123.", None),
+        ],
+        "documented: https://developer.apple.com/documentation/xctest (xcodebuild test output); Kiwi: https://github.com/kiwi-bdd/Kiwi",
+    )
+    .id(IdStyle::XcTest),
+    form(
+        "swift-testing",
+        "✘ Test name() failed",
+        &["✘ Test "],
+        r#"^\s*✘ Test (?:"(?P<quoted>[^"]+)"|(?P<id>\S.*?)) (?:failed after|recorded an issue)"#,
+        &[
+            ("✘ Test parsesEmptyInput() failed after 0.005 seconds with 1 issue.", Some("parsesEmptyInput()")),
+            (
+                "✘ Test parsesEmptyInput() recorded an issue at ParserTests.swift:12:5: Expectation failed: (result → nil) == []",
+                Some("parsesEmptyInput()"),
+            ),
+            ("✘ Test \"Parses empty input\" failed after 0.005 seconds with 1 issue.", Some("Parses empty input")),
+            ("✔ Test parsesEmptyInput() passed after 0.005 seconds.", None),
+        ],
+        "documented: https://developer.apple.com/documentation/testing (swift test output)",
+    ),
 ];
+
+/// The name of gotestsum's summary form: its first line opens the summary whose `DONE N runs`
+/// line says how many runs `--rerun-fails` made.
+pub const GOTESTSUM_SUMMARY: &str = "=== FAIL: pkg Test";
 
 /// Mocha's `N failing` summary: the entries after it (`  1) Suite`, more deeply indented title
 /// lines, the last ending with `:`) hold no literal of their own, so the extractor reads the

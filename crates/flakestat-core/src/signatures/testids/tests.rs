@@ -273,3 +273,346 @@ fn outcomes_of_kinds() {
     let r = read_line("FAILED tests/a.py::b - x").unwrap();
     assert_eq!(r.outcome, Outcome::Failed);
 }
+
+/// Ginkgo's summary (v2, then v1): each `[FAIL]`-like line names a spec, the location under it
+/// is skipped, and the block ends at `Ran N of M Specs`. A `[FAIL]` line outside the summary is
+/// not read. Written from <https://onsi.github.io/ginkgo/#spec-reports> and Ginkgo's reporter.
+#[test]
+fn ginkgo_summary_names_each_failed_spec() {
+    let v2 = "\
+[FAIL] not in a summary [It] is not read
+Summarizing 3 Failures:
+  [FAIL] Books when the book is long [It] is a novel
+  /home/runner/work/books/books_test.go:28
+  [PANICKED!] Books [It] can be serialized [slow, io]
+  /home/runner/work/books/books_test.go:40
+  [TIMEDOUT] [sig-storage] Volumes [BeforeEach] mounts the volume
+  /home/runner/work/books/volumes_test.go:12
+
+Ran 12 of 14 Specs in 0.120 seconds
+FAIL! -- 9 Passed | 3 Failed | 0 Pending | 2 Skipped
+--- FAIL: TestBooks (0.12s)
+";
+    let got = extract(v2);
+    assert_eq!(
+        ids(&got.failed),
+        vec![
+            "Books [It] can be serialized [slow, io]",
+            "Books when the book is long [It] is a novel",
+            "TestBooks",
+            "[sig-storage] Volumes [BeforeEach] mounts the volume",
+        ]
+    );
+    assert_eq!(got.failed[0].runner, "ginkgo");
+    assert_eq!(got.failed[1].line, 3);
+    let v1 = "\
+Summarizing 2 Failures:
+
+[Fail] Books Categorizing book length [It] should be a novella 
+/home/runner/work/books/books_test.go:29
+
+[Panic!] Books [It] should parse 
+/home/runner/go/src/runtime/panic.go:262
+
+Ran 4 of 4 Specs in 0.001 seconds
+";
+    assert_eq!(
+        ids(&extract(v1).failed),
+        vec![
+            "Books Categorizing book length [It] should be a novella",
+            "Books [It] should parse"
+        ]
+    );
+}
+
+/// Mozilla's harnesses (mochitest, xpcshell, browser-chrome) in the tbpl format: the test file
+/// of each unexpected result, once however many checks of it failed, with or without the
+/// mozharness prefix; the harness's own checks (`leakcheck`, `automation.py`) name no test.
+#[test]
+fn mochitest_unexpected_results_name_the_test_file() {
+    let log = "\
+[task 2026-07-15T21:26:03.123Z] 21:26:03     INFO - TEST-PASS | dom/base/test/test_a.html | ok
+[task 2026-07-15T21:26:03.124Z] 21:26:03     INFO - TEST-UNEXPECTED-FAIL | dom/base/test/test_a.html | visible - got false, expected true
+[task 2026-07-15T21:26:03.125Z] 21:26:03     INFO - TEST-UNEXPECTED-FAIL | dom/base/test/test_a.html | second check - got 1, expected 2
+ 0:42.10 TEST-UNEXPECTED-TIMEOUT | browser/base/content/test/browser_tabs.js | application timed out after 370 seconds with no output
+TEST-UNEXPECTED-FAIL | leakcheck | default 800 bytes leaked (nsTArray_base)
+TEST-KNOWN-INTERMITTENT-FAIL | dom/base/test/test_b.html | known intermittent
+";
+    let got = extract(log);
+    assert_eq!(
+        ids(&got.failed),
+        vec![
+            "browser/base/content/test/browser_tabs.js",
+            "dom/base/test/test_a.html"
+        ]
+    );
+    assert_eq!(got.failed[1].runner, "mochitest");
+    assert_eq!(got.failed[1].line, 2);
+}
+
+/// xcodebuild's XCTest lines (Objective-C, Swift, Kiwi specs), swift-corelibs-xctest's, Xcode
+/// 15+'s `Test case '…' failed on '<device>'`, and swift-testing's `✘ Test`: each failed test
+/// once, passing ones never.
+#[test]
+fn xcodebuild_xctest_and_swift_testing_failures() {
+    let log = "\
+Test Suite 'All tests' started at 2026-07-15 21:26:03.123.
+Test Case '-[CoreTests.ParserTests testEmptyInput]' started.
+/Users/runner/work/app/Tests/ParserTests.swift:12: error: -[CoreTests.ParserTests testEmptyInput] : XCTAssertEqual failed: (\"1\") is not equal to (\"2\")
+Test Case '-[CoreTests.ParserTests testEmptyInput]' failed (0.004 seconds).
+Test Case '-[CoreTests.ParserTests testFAILED]' passed (0.001 seconds).
+Test Case '-[CartSpec Cart_WhenEmpty_AddsAnItem]' failed (0.002 seconds).
+Test case 'LoginTests.testSubmit()' failed on 'Clone 1 of iPhone 15 - App (4242)' (1.203 seconds)
+Test case 'LoginTests.testCancel()' passed on 'Clone 1 of iPhone 15 - App (4242)' (0.203 seconds)
+✘ Test parsesEmptyInput() recorded an issue at ParserTests.swift:12:5: Expectation failed: 1 == 2
+✘ Test parsesEmptyInput() failed after 0.005 seconds with 1 issue.
+✔ Test parsesFAILED() passed after 0.001 seconds.
+Test Suite 'All tests' failed at 2026-07-15 21:26:04.123.
+";
+    let got = extract(log);
+    assert_eq!(
+        ids(&got.failed),
+        vec![
+            "CartSpec.Cart_WhenEmpty_AddsAnItem",
+            "CoreTests.ParserTests.testEmptyInput",
+            "LoginTests.testSubmit",
+            "parsesEmptyInput()",
+        ]
+    );
+    assert!(got.flaky.is_empty());
+}
+
+/// gotestsum `--rerun-fails`: a test that failed and then passed on a re-run is flaky; one that
+/// failed on the last run too is failed; the re-runs' lines are no new failures, and `go test
+/// -v`'s `--- FAIL:` lines fold into gotestsum's `pkg.Test` ids. Written from gotestsum's README
+/// (`--rerun-fails`, the summary, `--format testname`).
+#[test]
+fn gotestsum_rerun_that_passes_is_flaky() {
+    let summary = "\
+✖  internal/store (1.2s)
+DONE 14 tests, 2 failures in 1.500s
+✓  internal/store (0.3s)
+✖  internal/store (0.2s)
+
+=== Failed
+=== FAIL: internal/store TestOpen (0.01s)
+    --- FAIL: TestOpen (0.01s)
+    store_test.go:12: database is locked
+=== FAIL: internal/store TestClose (0.00s)
+    store_test.go:30: boom
+=== FAIL: internal/store TestClose (re-run 1) (0.00s)
+    store_test.go:30: boom
+=== FAIL: internal/store TestClose (re-run 2) (0.00s)
+    store_test.go:30: boom
+
+DONE 3 runs, 17 tests, 4 failures in 2.100s
+";
+    let got = extract(summary);
+    assert_eq!(ids(&got.failed), vec!["internal/store.TestClose"]);
+    assert_eq!(ids(&got.flaky), vec!["internal/store.TestOpen"]);
+    assert_eq!(got.flaky[0].runner, "gotestsum");
+    assert_eq!(got.failed[0].line, 10);
+    // Without a re-run (`DONE` names no runs) every failure stands.
+    let once = "\
+=== Failed
+=== FAIL: internal/store TestOpen (0.01s)
+DONE 14 tests, 1 failure in 1.500s
+";
+    assert_eq!(ids(&extract(once).failed), vec!["internal/store.TestOpen"]);
+    // `--format testname` (and its GitHub Actions form) names the re-runs inline; with its
+    // summary the answer is the same, in the package `.` without a package.
+    let testname = "\
+##[group]FAIL TestRandomFail (0.00s)
+    main_test.go:28: This test failed
+##[endgroup]
+  PASS TestAlways (0.00s)
+  PASS TestRandomFail (re-run 1) (0.00s)
+=== Failed
+=== FAIL: . TestRandomFail (0.00s)
+DONE 2 runs, 3 tests, 1 failure in 0.553s
+";
+    let got = extract(testname);
+    assert!(got.failed.is_empty(), "{got:?}");
+    assert_eq!(ids(&got.flaky), vec!["TestRandomFail"]);
+}
+
+/// Surefire 2.x's plain console (Maven 3.0-3.3: no `[ERROR]` prefix): the per-test lines and the
+/// `Failed tests:` / `Tests in error:` blocks, old (`test(pkg.Class): msg`) and one-line
+/// (`Class.test:42 msg`, folded into the whole id) entries; `Flaked tests:` is flaky. Written
+/// from <https://maven.apache.org/surefire/maven-surefire-plugin/newerrorsummary.html>.
+#[test]
+fn surefire2_plain_summary_blocks() {
+    let log = "\
+Running com.example.CartTest
+Tests run: 4, Failures: 1, Errors: 1, Skipped: 0, Time elapsed: 0.05 sec <<< FAILURE! - in com.example.CartTest
+testTotals(com.example.CartTest)  Time elapsed: 0.012 sec  <<< FAILURE!
+java.lang.AssertionError: expected:<1> but was:<2>
+
+Results :
+
+Failed tests: 
+  CartTest.testTotals:42 expected:<1> but was:<2>
+  CartTest>BaseTest.testInherited:12 expected:<true> but was:<false>
+
+Tests in error: 
+  testOpen(com.example.IoTest): java.io.IOException: boom
+  IoTest.testRead:17 » IO boom
+
+Flaked tests: 
+  com.example.NetTest.testFetch(com.example.NetTest)
+    Run 1: NetTest.testFetch:22 » SocketTimeout Read timed out
+    Run 2: PASS
+
+Tests run: 6, Failures: 2, Errors: 2, Skipped: 0, Flakes: 1
+
+[INFO] BUILD FAILURE
+";
+    let got = extract(log);
+    assert_eq!(
+        ids(&got.failed),
+        vec![
+            "CartTest.testInherited",
+            "IoTest.testRead",
+            "com.example.CartTest.testTotals",
+            "com.example.IoTest.testOpen",
+        ]
+    );
+    assert_eq!(ids(&got.flaky), vec!["com.example.NetTest.testFetch"]);
+    assert!(got.failed.iter().all(|t| t.runner == "surefire"));
+}
+
+/// The same blocks as Maven 3.5+ prints them (every line `[ERROR]`-prefixed), under NonDex
+/// (surefire's blocks once per NonDex run: one id each), and with non-English locales: a decimal
+/// comma (German, French), a Japanese method name, JDK messages in another language and
+/// surefire's `»` mangled by a console code page.
+#[test]
+fn surefire2_prefixed_nondex_and_other_locales() {
+    let log = "\
+[INFO] Running com.example.CartTest
+[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0,051 s <<< FAILURE! - in com.example.CartTest
+[ERROR] 合計を計算する(com.example.CartTest)  Time elapsed: 0,012 s  <<< FAILURE!
+[INFO] Results:
+[ERROR] Failed tests: 
+[ERROR]   CartTest.合計を計算する:42 expected:<1> but was:<2>
+[ERROR] Tests in error: 
+[ERROR]   IoTest.lireFichier:17 Â» FileNotFound /tmp/x (Aucun fichier ou dossier de ce type)
+[ERROR]   IoTest.dateiÖffnen:9 ? FileNotFound /tmp/y (Datei oder Verzeichnis nicht gefunden)
+[INFO] 
+[ERROR] Tests run: 3, Failures: 1, Errors: 2, Skipped: 0
+[INFO] NonDex run 2 of 3 (nondexSeed=1016066)
+[INFO] Results:
+[ERROR] Failed tests: 
+[ERROR]   CartTest.合計を計算する:42 expected:<1> but was:<2>
+[INFO] 
+[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0
+";
+    let got = extract(log);
+    assert_eq!(
+        ids(&got.failed),
+        vec![
+            "IoTest.dateiÖffnen",
+            "IoTest.lireFichier",
+            "com.example.CartTest.合計を計算する",
+        ]
+    );
+    assert!(got.flaky.is_empty());
+}
+
+/// Lines after a block that merely look like entries are not read once the block ended, and
+/// `Failed tests:` of another tool (prove's `Failed tests:  2-3`) opens none.
+#[test]
+fn surefire2_blocks_end_and_foreign_headers_open_none() {
+    let log = "\
+Failed tests: 
+  CartTest.testTotals:42 expected:<1> but was:<2>
+
+  NotATest.afterTheBlock:1 text
+t/basic.t (Wstat: 256 Tests: 5 Failed: 2)
+  Failed tests:  2-3
+  Other.thing:3 text
+";
+    assert_eq!(ids(&extract(log).failed), vec!["CartTest.testTotals"]);
+}
+
+/// Every retry-then-pass shape the runners print is flaky, and a retry that failed too is a
+/// failure: pytest-rerunfailures, nextest, surefire 3 (`Flakes:`) and 2 (`Flaked tests:`),
+/// gotestsum.
+#[test]
+fn reruns_that_end_in_a_pass_are_flaky_for_every_runner() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "tests/a.py::test_b RERUN [ 50%]\ntests/a.py::test_b PASSED [ 50%]\n",
+            "tests/a.py::test_b",
+        ),
+        (
+            "        FAIL [   0.005s] crate t::a\n  TRY 2 PASS [   0.004s] crate t::a\n",
+            "t::a",
+        ),
+        (
+            "[WARNING] Flakes:\n[WARNING] com.x.ATest.b\n[ERROR]   Run 1: ATest.b:1 x\n[INFO]   Run 2: PASS\n",
+            "com.x.ATest.b",
+        ),
+        (
+            "Flaked tests: \n  ATest.b(com.x.ATest)\n    Run 1: ATest.b:1 x\n    Run 2: PASS\n\n",
+            "com.x.ATest.b",
+        ),
+        (
+            "=== FAIL: pkg TestB (0.00s)\nDONE 2 runs, 3 tests, 1 failure in 0.1s\n",
+            "pkg.TestB",
+        ),
+    ];
+    for (log, id) in cases {
+        let got = extract(log);
+        assert_eq!(ids(&got.flaky), vec![*id], "{log}");
+        assert!(got.failed.is_empty(), "{log}: {got:?}");
+    }
+}
+
+/// The new shapes through the matcher's one pass: the same tests as the line-by-line reference
+/// and the streaming reader, with timestamps and ANSI colours, under a set whose rules hold no
+/// test literal and one that makes every line a candidate.
+#[test]
+fn the_matchers_pass_reads_the_block_shapes_as_the_reference_does() {
+    let body = "\
+\x1b[1mSummarizing 1 Failure:\x1b[0m
+  \x1b[31m[FAIL]\x1b[0m Books [It] is a novel
+  /src/books_test.go:28
+
+Ran 3 of 3 Specs in 0.1 seconds
+ 0:01.30 INFO TEST-UNEXPECTED-FAIL | dom/a/test_a.html | got false
+Test Case '-[CartSpec Cart_AddsAnItem]' failed (0.002 seconds).
+Failed tests: 
+  CartTest.testTotals:42 expected:<1> but was:<2>
+
+Tests run: 1, Failures: 1
+=== FAIL: pkg TestOpen (0.01s)
+    store_test.go:12: locked
+DONE 2 runs, 3 tests, 1 failure in 0.1s
+hay
+";
+    let log: String = body
+        .lines()
+        .map(|l| format!("2026-07-15T21:26:03.1234567Z {l}\n"))
+        .collect();
+    for set in [
+        SignatureSet::compile(vec![spec("boom", "boom$")]).unwrap(),
+        SignatureSet::compile(vec![spec("digits", "^\\d+$")]).unwrap(),
+    ] {
+        let fast = set.classify(log.as_bytes());
+        assert_eq!(fast, set.classify_reference(log.as_bytes()));
+        assert_eq!(
+            fast,
+            set.classify_reader(std::io::Cursor::new(&log)).unwrap()
+        );
+        assert_eq!(
+            ids(&fast.tests.failed),
+            vec![
+                "Books [It] is a novel",
+                "CartSpec.Cart_AddsAnItem",
+                "CartTest.testTotals",
+                "dom/a/test_a.html"
+            ]
+        );
+        assert_eq!(ids(&fast.tests.flaky), vec!["pkg.TestOpen"]);
+    }
+}
