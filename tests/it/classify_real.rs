@@ -278,3 +278,28 @@ fn an_annotation_naming_a_file_line_ranks_with_the_fail_lines() {
         assert!(t.starts_with("FAIL ") || t.starts_with("× "), "{l}");
     }
 }
+
+/// Issue 40: a `gh run view --log` file whose job failed in `go mod tidy` (the go command's
+/// module error, which says neither "error" nor "failed") names that line first; before, it
+/// showed no error line at all. Written from the go command's messages.
+#[test]
+fn a_go_mod_tidy_failure_in_a_gh_log_names_the_module_error() {
+    let text = "\
+lint\tSet up Go\t2026-01-02T03:04:05.1000000Z go: downloading go1.23.4 (linux/amd64)\n\
+lint\ttidy\t2026-01-02T03:04:06.1000000Z ##[group]Run go mod tidy -diff\n\
+lint\ttidy\t2026-01-02T03:04:06.2000000Z go mod tidy -diff\n\
+lint\ttidy\t2026-01-02T03:04:06.3000000Z ##[endgroup]\n\
+lint\ttidy\t2026-01-02T03:04:07.1000000Z go: finding module for package github.com/example/missing\n\
+lint\ttidy\t2026-01-02T03:04:07.2000000Z go: example.com/app imports\n\
+lint\ttidy\t2026-01-02T03:04:07.3000000Z \tgithub.com/example/missing: no matching versions for query \"latest\"\n\
+lint\ttidy\t2026-01-02T03:04:07.4000000Z ##[error]Process completed with exit code 1.\n";
+    let doc = classify_bytes(text.as_bytes());
+    let file = &doc["files"][0];
+    assert_eq!(file["job"], "lint");
+    assert_eq!(file["unclassified"], true);
+    assert_eq!(file["error_lines"][0]["line"], 7, "{file}");
+    assert_eq!(
+        file["error_lines"][0]["text"],
+        "\tgithub.com/example/missing: no matching versions for query \"latest\""
+    );
+}

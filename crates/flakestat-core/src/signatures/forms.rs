@@ -148,6 +148,8 @@ pub(crate) const MARKERS: &[&str] = &[
     "exit code",
     "exit status",
     "exited with",
+    "go: ",
+    "no matching versions for query",
 ];
 
 /// The table. Order matters: see the module docs.
@@ -485,6 +487,19 @@ pub const FORMS: &[Form] = &[
         Failure,
         First(2),
         "Your lock file does not contain a compatible set of packages. Please run composer update.",
+    ),
+    // The go command's module errors (`go mod tidy`, `go get`, `go build` with `-mod=readonly`)
+    // say neither "error" nor "failed": `go: ` starts them, and an import stack ends in the
+    // module that has no version (`\texample.com/x: no matching versions for query "latest"`).
+    form(
+        "go",
+        "module error",
+        r#"^go: .*?(?:no matching versions for query|errors parsing go\.(?:mod|work)|missing go\.sum entry|updates to go\.(?:mod|sum) needed|inconsistent vendoring|requires go >= |invalid version: |unknown revision |cannot find module providing package|no required module provides package|checksum mismatch|but does not contain package|module declares its path as|cannot find main module|go\.mod file not found|malformed module path|unrecognized import path|disabled by -mod=|: \d{3} [A-Z][A-Za-z ]+$)|^\s*\S+: no matching versions for query ""#,
+        Failure,
+        First(3),
+        // Written from the go command's messages (cmd/go/internal/modload): no public CI log
+        // of it is at hand.
+        "go: github.com/example/missing@latest: no matching versions for query \"latest\"",
     ),
     form(
         "pnpm",

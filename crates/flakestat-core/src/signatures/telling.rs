@@ -477,6 +477,59 @@ mod tests {
         assert_eq!(g.finish().len(), 1);
     }
 
+    /// The go command's module errors are telling lines (issue 40: a `go mod tidy` failure
+    /// showed none), written from its messages (cmd/go/internal/modload, modfetch); its
+    /// informational `go: ` lines are not, and they never outrank a module error.
+    #[test]
+    fn go_module_errors_are_telling_and_go_chatter_is_not() {
+        let module = [
+            "go: github.com/example/missing@latest: no matching versions for query \"latest\"",
+            "\tgithub.com/example/missing: no matching versions for query \"latest\"",
+            "go: errors parsing go.mod:",
+            "go: updates to go.mod needed; to update it:",
+            "go: github.com/example/lib@v1.2.3: missing go.sum entry for go.mod file; to add it:",
+            "go: inconsistent vendoring in /home/runner/work/app/app:",
+            "go: go.mod requires go >= 1.23.0 (running go 1.22.5; GOTOOLCHAIN=local)",
+            "go: github.com/example/lib@v9.9.9: invalid version: unknown revision v9.9.9",
+            "go: github.com/example/lib@v1.0.0: verifying go.mod: checksum mismatch",
+            "go: github.com/example/lib@v1.0.0: reading https://proxy.golang.org/github.com/example/lib/@v/v1.0.0.mod: 404 Not Found",
+            "go: updates to go.sum needed, disabled by -mod=readonly",
+        ];
+        for line in module {
+            let f = form(line).unwrap_or_else(|| panic!("{line:?} is not telling"));
+            assert_eq!(
+                (f.ecosystem, f.name, f.tier),
+                ("go", "module error", Tier::Failure),
+                "{line:?}"
+            );
+        }
+        for chatter in [
+            "go: downloading github.com/example/lib v1.2.3",
+            "go: finding module for package github.com/example/lib",
+            "go: found github.com/example/lib in github.com/example/lib v1.2.3",
+            "go: added github.com/example/lib v1.2.3",
+            "go: upgraded golang.org/x/net v0.1.0 => v0.2.0",
+        ] {
+            assert_eq!(rank(chatter), None, "{chatter:?}");
+        }
+        // A `go mod tidy` step's log: the module error is the first telling line.
+        let mut t = TellingLines::default();
+        for (i, line) in [
+            "go: finding module for package github.com/example/missing",
+            "go: downloading github.com/example/lib v1.2.3",
+            "go: example.com/app imports",
+            "\tgithub.com/example/missing: no matching versions for query \"latest\"",
+            "##[error]Process completed with exit code 1.",
+        ]
+        .iter()
+        .enumerate()
+        {
+            t.consider(i as u64 + 1, line, true);
+        }
+        let lines: Vec<u64> = t.finish().iter().map(|l| l.line).collect();
+        assert_eq!(lines, vec![4]);
+    }
+
     #[test]
     fn final_exception_over_traceback_first_compiler_error_over_summary() {
         let mut t = TellingLines::default();
