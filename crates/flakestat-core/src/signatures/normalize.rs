@@ -259,8 +259,80 @@ pub fn utf16_without_bom(sample: &[u8]) -> Option<bool> {
     }
 }
 
+/// The upper halves (bytes 0x80 to 0xFF) of the OEM code pages a Windows console decodes a
+/// program's output with by default: 437 (US) and 850 (Western Europe).
+const OEM_PAGES: [&str; 2] = [
+    "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u{a0}",
+    "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜø£Ø×ƒáíóúñÑªº¿®¬½¼¡«»░▒▓│┤ÁÂÀ©╣║╗╝¢¥┐└┴┬├─┼ãÃ╚╔╩╦╠═╬¤ðÐÊËÈıÍÎÏ┘┌█▄¦Ì▀ÓßÔÒõÕµþÞÚÛÙýÝ¯´\u{ad}±‗¾¶§÷¸°¨·¹³²■\u{a0}",
+];
+
+/// Each OEM page's characters with their bytes.
+static OEM_BYTES: std::sync::LazyLock<[std::collections::HashMap<char, u8>; 2]> =
+    std::sync::LazyLock::new(|| {
+        OEM_PAGES.map(|page| {
+            page.chars()
+                .zip(0x80u8..=0xff)
+                .collect::<std::collections::HashMap<char, u8>>()
+        })
+    });
+
+/// The character three OEM-page characters from `chars` stand for when they are one 3-byte
+/// UTF-8 sequence a console decoded byte by byte (`ΓùÅ` is `●`, `ΓÇ║` is `›`, `∩╗┐` the BOM).
+fn oem_triple(chars: &[char]) -> Option<char> {
+    let [a, b, c, ..] = chars else { return None };
+    OEM_BYTES.iter().find_map(|page| {
+        let bytes = [*page.get(a)?, *page.get(b)?, *page.get(c)?];
+        let lead_and_continuations = (0xe0..=0xef).contains(&bytes[0])
+            && bytes[1..].iter().all(|b| (0x80..=0xbf).contains(b));
+        lead_and_continuations
+            .then(|| std::str::from_utf8(&bytes).ok()?.chars().next())
+            .flatten()
+    })
+}
+
+/// Whether `c` is the first byte of a 3-byte UTF-8 sequence on some OEM page.
+fn oem_lead(c: char) -> bool {
+    OEM_BYTES
+        .iter()
+        .any(|page| page.get(&c).is_some_and(|b| (0xe0..=0xef).contains(b)))
+}
+
+/// Undoes a Windows console's mojibake in text PowerShell saved: a program wrote UTF-8, the
+/// console decoded it with its OEM code page (437 or 850), and PowerShell saved that as UTF-16.
+/// Only 3-byte sequences are mended (`ΓùÅ` → `●`, `ΓÇ║` → `›`, `∩╗┐` → the BOM): a Greek or
+/// accented lead character followed by two of the page's upper-half characters that form valid
+/// UTF-8. Two-byte sequences are left alone: `═╗`, common in box drawing, is valid UTF-8 too.
+pub fn mend_console_mojibake(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut mended = false;
+    while i < chars.len() {
+        if !chars[i].is_ascii()
+            && let Some(c) = oem_triple(&chars[i..])
+        {
+            out.push(c);
+            i += 3;
+            mended = true;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    if mended {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// Decodes a UTF-16 stream (after its BOM) into UTF-8 as it is read; unpaired surrogates and a
-/// trailing odd byte become U+FFFD. Memory stays bounded whatever the stream's size.
+/// trailing odd byte become U+FFFD, and a Windows console's mojibake is mended
+/// ([`mend_console_mojibake`]: UTF-16 is what PowerShell saves a console's output as). Memory
+/// stays bounded whatever the stream's size.
 pub struct Utf16Reader<R> {
     inner: R,
     big_endian: bool,
@@ -269,6 +341,8 @@ pub struct Utf16Reader<R> {
     pos: usize,
     /// Raw bytes read but not yet decoded (an odd byte, a high surrogate awaiting its pair).
     carry: Vec<u8>,
+    /// Decoded characters held back: they may begin a mojibake sequence the next read ends.
+    pending: String,
     started: bool,
     done: bool,
 }
@@ -281,6 +355,7 @@ impl<R: std::io::Read> Utf16Reader<R> {
             out: Vec::new(),
             pos: 0,
             carry: Vec::new(),
+            pending: String::new(),
             started: false,
             done: false,
         }
@@ -329,12 +404,28 @@ impl<R: std::io::Read> Utf16Reader<R> {
         }
         self.out.clear();
         self.pos = 0;
-        let mut text = String::with_capacity(units.len());
+        let mut text = std::mem::take(&mut self.pending);
         text.extend(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)));
         if self.done && odd {
             text.push(char::REPLACEMENT_CHARACTER);
         }
-        self.out = text.into_bytes();
+        if !self.done {
+            // Hold back a possible start of a mojibake sequence (its lead, or its lead and a
+            // second character) for the next read to complete.
+            let tail: Vec<(usize, char)> = text.char_indices().rev().take(2).collect();
+            let hold = match tail.as_slice() {
+                [(i, last), ..] if oem_lead(*last) => Some(*i),
+                [_, (i, second)] if oem_lead(*second) => Some(*i),
+                _ => None,
+            };
+            if let Some(at) = hold {
+                self.pending = text.split_off(at);
+            }
+        }
+        self.out = match mend_console_mojibake(&text) {
+            Cow::Borrowed(_) => text.into_bytes(),
+            Cow::Owned(mended) => mended.into_bytes(),
+        };
         Ok(())
     }
 }
@@ -569,6 +660,40 @@ mod tests {
             assert_eq!(out, text);
         }
         assert_eq!(utf16_bom(b"\xef\xbb\xbfplain"), None);
+    }
+
+    /// A console's mojibake in UTF-16 text is mended (both OEM pages, across reads of one byte),
+    /// 3-byte sequences only: box drawing and accented words stay as they are.
+    #[test]
+    fn console_mojibake_is_mended_in_utf16() {
+        assert_eq!(
+            mend_console_mojibake("  ΓùÅ Cart ΓÇ║ adds an item"),
+            "  ● Cart › adds an item"
+        );
+        assert_eq!(mend_console_mojibake("ÔùÅ Cart ÔÇ║ adds"), "● Cart › adds");
+        assert_eq!(mend_console_mojibake("∩╗┐2026-01-02"), "\u{feff}2026-01-02");
+        for kept in ["╔═══╗ ║ box ║ ╚═══╝", "Größe: café, naïve, Ωmega", "plain"]
+        {
+            assert!(
+                matches!(mend_console_mojibake(kept), Cow::Borrowed(_)),
+                "{kept}"
+            );
+        }
+        let text = "x ΓùÅ Cart ΓÇ║ adds\r\n";
+        let raw: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        struct TwoBytes<'a>(&'a [u8]);
+        impl std::io::Read for TwoBytes<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(2).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut Utf16Reader::new(TwoBytes(&raw), false), &mut out)
+            .unwrap();
+        assert_eq!(out, "x ● Cart › adds\r\n");
     }
 
     /// UTF-16 without a BOM is recognised in either byte order, CRLF and non-ASCII letters
