@@ -236,14 +236,14 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
             Ok(c) => files.push(c),
             Err(e) => {
                 invalid += 1;
-                eprintln!("flakestat: error: {}", terminal(&e.message));
+                say!("flakestat: error: {}", terminal(&e.message));
             }
         }
     }
     if !global.quiet {
         for f in &files {
             if let Some(note) = &f.note {
-                eprintln!(
+                say!(
                     "flakestat: note: {}: {}",
                     terminal_line(&f.name),
                     terminal_line(note)

@@ -260,7 +260,7 @@ pub fn end_by_now(
         "now"
     };
     let at = |t: crate::model::Timestamp| t.format("%Y-%m-%d %H:%M UTC").to_string();
-    eprintln!(
+    say!(
         "flakestat: --until {} is after {present} ({}): the window ends there",
         at(until),
         at(now)

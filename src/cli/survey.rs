@@ -212,7 +212,7 @@ fn say_where_the_replay_went(args: &SurveyArgs, location: &StoreLocation) {
     };
     let replay = settings::shell_word(&replay.display().to_string());
     let command = fix_it.command("report", &format!("--replay {replay}"));
-    eprintln!(
+    say!(
         "flakestat: the replay's store is in {} (kept apart from real data); `{command}` reads it again",
         location.describe()
     );
@@ -227,7 +227,7 @@ fn say_if_nothing_stored(
 ) -> Result<(), CliError> {
     let counts = store.lock().expect("store lock").counts(repo)?;
     if counts.runs == 0 && !global.quiet {
-        eprintln!(
+        say!(
             "flakestat: the store in {} holds nothing for {}: run the survey once without --offline",
             location.describe(),
             repo
@@ -259,14 +259,14 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
     } else {
         ""
     };
-    eprintln!("flakestat: {to}{line}");
+    say!("flakestat: {to}{line}");
     if global.verbose > 0
         && let Some(summary) = summary
     {
-        eprintln!("flakestat: {}", cost_line(summary));
+        say!("flakestat: {}", cost_line(summary));
     }
     if let Some(a) = fetched.after.first() {
-        eprintln!("flakestat: {}", ancestry_line(a));
+        say!("flakestat: {}", ancestry_line(a));
     }
 }
 
