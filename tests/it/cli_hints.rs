@@ -162,3 +162,228 @@ fn a_closed_stderr_is_as_quiet_as_a_closed_stdout() {
     let (code, read) = into_closed_pipe(&bad, 0);
     assert_eq!(code, Some(3), "an error keeps its code: {read}");
 }
+
+/// A clone of the story's data under a path of more than 150 characters, with a space and a
+/// quote in it (`it's a clone xxx…`): the story, the signatures, and the cache folder.
+struct LongClone {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    /// A folder on `PATH` holding `flakestat`, so a printed line runs as the user would.
+    bin: std::path::PathBuf,
+}
+
+impl LongClone {
+    fn new() -> LongClone {
+        let dir = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let root = dir
+            .path()
+            .join(format!("it's a clone {}", "x".repeat(80)))
+            .join("of flakestat, in a deeper folder than usual");
+        assert!(root.to_str().unwrap().len() >= 150, "{}", root.display());
+        crate::common::copy_dir(&crate::common::story_dir(), &root.join("story"));
+        crate::common::copy_dir(&signatures(), &root.join("signatures"));
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_flakestat"), bin.join("flakestat")).unwrap();
+        LongClone {
+            _dir: dir,
+            root,
+            bin,
+        }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.root.join(name)
+    }
+
+    /// `line` as a user pastes it into a shell, with this clone's `flakestat` first on `PATH`.
+    fn paste(&self, line: &str) -> Output {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        flakestat_shell(line, &path)
+    }
+}
+
+/// `sh -c line` with the test binary's environment (no token, no cache folder of the machine).
+fn flakestat_shell(line: &str, path: &str) -> Output {
+    let cmd = flakestat();
+    let envs: Vec<_> = cmd
+        .get_envs()
+        .map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())))
+        .collect();
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg(line)
+        .env("PATH", path)
+        .env("NO_COLOR", "1");
+    for (k, v) in envs {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    sh.output().expect("sh runs")
+}
+
+/// The report's fix-it command, as each format prints it: markdown's code span, the terminal's
+/// line of its own.
+fn printed_command(format: &str, report: &str) -> String {
+    match format {
+        "markdown" => {
+            let first = report.lines().next().unwrap_or_default();
+            let start = first.find("`flakestat survey").expect(first) + 1;
+            let len = first[start..].find('`').expect(first);
+            first[start..start + len].to_string()
+        }
+        _ => report
+            .lines()
+            .find(|l| l.trim_start().starts_with("flakestat survey"))
+            .unwrap_or_else(|| panic!("no command line in:\n{report}"))
+            .trim()
+            .to_string(),
+    }
+}
+
+/// The "run this to finish" line, printed from a clone under a long path (a space and a quote
+/// in it), is whole (no "…"), on one line in the terminal however narrow, and runs when pasted:
+/// the survey it names fills the gap, and the same report is then complete (exit 0).
+#[test]
+fn the_finishing_command_runs_as_printed_from_a_long_path() {
+    let clone = LongClone::new();
+    let (story, cache, sigs) = (
+        clone.path("story"),
+        clone.path("cache"),
+        clone.path("signatures"),
+    );
+    let with_store = |cmd: &mut std::process::Command| {
+        cmd.arg("--replay")
+            .arg(&story)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--signatures")
+            .arg(&sigs);
+    };
+    let mut survey = flakestat();
+    survey.args([
+        "-q",
+        "survey",
+        "--since",
+        "2026-06-15",
+        "--until",
+        "2026-06-20",
+    ]);
+    with_store(&mut survey);
+    crate::common::ok(survey.args(["--format", "json"]).output().unwrap());
+
+    for (format, columns) in [("table", "60"), ("markdown", "80")] {
+        let report = |cmd: &mut std::process::Command| {
+            cmd.args(["report", "--since", "2026-06-10", "--until", "2026-06-20"]);
+            with_store(cmd);
+            cmd.args(["--format", format])
+                .env("COLUMNS", columns)
+                .env("NO_COLOR", "1");
+        };
+        let mut before = flakestat();
+        report(&mut before);
+        let out = before.output().unwrap();
+        assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = printed_command(format, &text);
+        assert!(!line.contains('…'), "cut: {line}");
+        for path in [&story, &cache, &sigs] {
+            assert!(
+                line.contains(&path.display().to_string().replace('\'', "'\\''")),
+                "{format}: {} not whole in {line}",
+                path.display()
+            );
+        }
+        let pasted = clone.paste(&line);
+        assert!(
+            pasted.status.success(),
+            "{format}: `{line}` exited {:?}: {}",
+            pasted.status.code(),
+            stderr(&pasted)
+        );
+        let mut after = flakestat();
+        report(&mut after);
+        let out = after.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "finished: {}", stderr(&out));
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("incomplete:"));
+        // Undo the survey for the next format: the store without the gap's runs again.
+        std::fs::remove_dir_all(&cache).unwrap();
+        let mut survey = flakestat();
+        survey.args([
+            "-q",
+            "survey",
+            "--since",
+            "2026-06-15",
+            "--until",
+            "2026-06-20",
+        ]);
+        with_store(&mut survey);
+        crate::common::ok(survey.args(["--format", "json"]).output().unwrap());
+    }
+}
+
+/// `survey --offline` over a store that lacks part of its window says so, exits 9 as `report`
+/// does (`--allow-incomplete`: 0), and its fix-it command keeps `--cache-dir` and
+/// `--signatures`.
+#[test]
+fn an_offline_survey_of_an_incomplete_store_says_it_and_exits_9() {
+    let clone = LongClone::new();
+    let (cache, sigs) = (clone.path("cache"), clone.path("signatures"));
+    let mut survey = flakestat();
+    survey
+        .args([
+            "-q",
+            "survey",
+            "--since",
+            "2026-06-15",
+            "--until",
+            "2026-06-20",
+        ])
+        .arg("--replay")
+        .arg(clone.path("story"))
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--signatures")
+        .arg(&sigs)
+        .args(["--format", "json"]);
+    crate::common::ok(survey.output().unwrap());
+    let offline = |extra: &[&str]| {
+        flakestat()
+            .args(["survey", "--offline", "--repo", "NVIDIA/cuda-python"])
+            .args(["--since", "2026-06-10", "--until", "2026-06-20"])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--signatures")
+            .arg(&sigs)
+            .args(["--format", "markdown"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = offline(&[]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does not hold the whole window"),
+        "{}",
+        stderr(&out)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = printed_command("markdown", &text);
+    let quoted = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    assert!(
+        line.ends_with(&format!(
+            " --cache-dir {} --signatures {}",
+            quoted(&cache),
+            quoted(&sigs)
+        )),
+        "{line}"
+    );
+    let out = offline(&["--allow-incomplete"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

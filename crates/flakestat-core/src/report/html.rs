@@ -244,6 +244,13 @@ fn inline(line: &Line) -> String {
                     s.push_str(&format!("<code>{}</code>", breakable(&t)));
                 }
             }
+            // Whole, however long: a command is pasted, not read.
+            Span::Command(t) => {
+                let t = one_line(t).trim().to_string();
+                if !t.is_empty() {
+                    s.push_str(&format!("<code>{}</code>", breakable(&t)));
+                }
+            }
             Span::Link { text, url } | Span::Url { text, url } => {
                 match url.as_deref().and_then(safe_url) {
                     Some(u) => s.push_str(&format!(

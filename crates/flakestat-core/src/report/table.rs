@@ -45,17 +45,10 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             }
             Ok(())
         }
-        Block::Paragraph(line) => {
-            for l in wrap(&plain(line, options.color), options.width, "", "") {
-                writeln!(out, "{l}")?;
-            }
-            Ok(())
-        }
+        Block::Paragraph(line) => write_prose(line, options, "", "", out),
         Block::Bullets(items) => {
             for item in items {
-                for l in wrap(&plain(item, options.color), options.width, "  • ", "    ") {
-                    writeln!(out, "{l}")?;
-                }
+                write_prose(item, options, "  • ", "    ", out)?;
             }
             Ok(())
         }
@@ -93,6 +86,45 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             Ok(())
         }
     }
+}
+
+/// A line of prose wrapped to the width (`first` before its first line, `rest` before the
+/// others). A command in it goes on a line of its own, whole and unwrapped, two spaces in: a
+/// terminal that is too narrow folds it, but a paste still runs it as printed.
+fn write_prose(
+    line: &Line,
+    options: &RenderOptions,
+    first: &str,
+    rest: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut started = false;
+    let mut prose: Line = Vec::new();
+    let flush = |prose: &mut Line, started: &mut bool, out: &mut dyn Write| -> io::Result<()> {
+        let text = plain(prose, options.color);
+        prose.clear();
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(());
+        }
+        let lead = if *started { rest } else { first };
+        for l in wrap(text, options.width, lead, rest) {
+            writeln!(out, "{l}")?;
+        }
+        *started = true;
+        Ok(())
+    };
+    for span in line {
+        match span {
+            Span::Command(command) => {
+                flush(&mut prose, &mut started, out)?;
+                writeln!(out, "{rest}  {}", one_line(command).trim())?;
+                started = true;
+            }
+            other => prose.push(other.clone()),
+        }
+    }
+    flush(&mut prose, &mut started, out)
 }
 
 /// Prose broken at spaces to fit `width`, `first` before the first line and `rest` before the
@@ -409,6 +441,7 @@ fn plain(line: &Line, fancy: bool) -> String {
                     s.push_str(&t);
                 }
             }
+            Span::Command(t) => s.push_str(&one_line(t)),
             Span::Link { text, .. } => s.push_str(&one_line(text)),
             // Unicode blocks where colour is allowed, plain characters elsewhere.
             Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, fancy)),
