@@ -262,7 +262,7 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
     let options = RenderOptions {
         color: false,
         width: (args.output.is_none() && io::stdout().is_terminal())
-            .then(super::output::terminal_width)
+            .then(|| super::output::table_width(true))
             .flatten(),
     };
     match format {

@@ -387,3 +387,164 @@ fn an_offline_survey_of_an_incomplete_store_says_it_and_exits_9() {
     let out = offline(&["--allow-incomplete"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `report` of the story's surveyed store, `args` after the window, as a table fitted to
+/// `columns` (`None`: no `COLUMNS`), to a pipe: its stdout.
+fn story_table(columns: Option<u16>, args: &[&str]) -> String {
+    let (command, args) = args.split_first().expect("a command");
+    let mut cmd = flakestat();
+    cmd.arg(command)
+        .args(crate::common::STORY_WINDOW)
+        .arg("--cache-dir")
+        .arg(crate::common::surveyed_story())
+        .arg("--signatures")
+        .arg(signatures())
+        .args(args)
+        .env("NO_COLOR", "1");
+    if let Some(c) = columns {
+        cmd.env("COLUMNS", c.to_string());
+    }
+    let out = crate::common::ok(cmd.output().unwrap());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The failing tests' ids the story's `report --tests` names (from its JSON).
+fn story_test_ids() -> Vec<String> {
+    let json = story_table(None, &["report", "--tests", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut ids = Vec::new();
+    fn walk(v: &serde_json::Value, ids: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    if let (true, Some(s)) = (k == "id", v.as_str())
+                        && s.contains("::")
+                    {
+                        ids.push(s.to_string());
+                    }
+                    walk(v, ids);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, ids)),
+            _ => {}
+        }
+    }
+    walk(&json, &mut ids);
+    ids.sort();
+    ids.dedup();
+    assert!(ids.len() >= 4, "{json}");
+    ids
+}
+
+/// At 180 to 320 columns (a wide terminal: a grid almost fits) no test id is broken mid-word:
+/// each test a table names, it names whole on one line (in a grid whose column holds it, or
+/// as one record per row).
+#[test]
+fn tables_never_break_a_test_id_at_any_wide_width() {
+    let ids = story_test_ids();
+    for columns in [180, 240, 320] {
+        for args in [
+            &["report", "--tests"][..],
+            &["report"][..],
+            &["report", "--signature", "wait-until-timeout"][..],
+        ] {
+            let mut args = args.to_vec();
+            args.extend(["--format", "table"]);
+            let text = story_table(Some(columns), &args);
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            assert!(widest <= usize::from(columns), "{columns}: {widest}");
+            for id in &ids {
+                let name = id.rsplit("::").next().unwrap();
+                let head: String = name.chars().take(20).collect();
+                if text.contains(&head) {
+                    assert!(
+                        text.contains(name),
+                        "{args:?} at {columns} columns breaks {name}:\n{text}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `COLUMNS` is the width wherever a table goes: into a pipe and into a `.txt` file alike (no
+/// 600-character lines); without it, away from a terminal, a table keeps its natural width.
+#[test]
+fn columns_fits_a_table_written_to_a_pipe_or_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.txt");
+    let file_arg = file.to_str().unwrap();
+    for columns in [80, 120] {
+        let piped = story_table(Some(columns), &["report", "--format", "table"]);
+        let widest = piped.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(
+            widest <= usize::from(columns),
+            "pipe at {columns}: {widest}"
+        );
+        assert!(story_table(Some(columns), &["report", "-o", file_arg]).is_empty());
+        let written = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(written, piped, "the file is what the pipe got");
+    }
+    let natural = story_table(None, &["report", "--format", "table"]);
+    let widest = natural.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest > 200, "natural width without COLUMNS: {widest}");
+}
+
+/// The HTML page's sortable tables sort their Date columns in time order: the page's own
+/// ordering function (run by Node.js), given the story's dates newest first, puts them oldest
+/// first. (`parseFloat` read every `2026-…` as 2026, and a click did nothing.)
+#[test]
+fn the_html_pages_date_columns_sort_in_time_order() {
+    let page = story_table(
+        None,
+        &[
+            "report",
+            "--signature",
+            "wait-until-timeout",
+            "--format",
+            "html",
+        ],
+    );
+    let start = page
+        .find("function order(")
+        .expect("the page's ordering function");
+    let function = page[start..].lines().next().unwrap();
+    // Every date cell that opens a row of a sortable table.
+    let mut dates: Vec<String> = page
+        .split("<tr><td>")
+        .skip(1)
+        .filter_map(|row| {
+            let cell = &row[..row.find("</td>")?];
+            let iso = cell.len() >= 10
+                && cell.as_bytes()[4] == b'-'
+                && cell.as_bytes()[7] == b'-'
+                && cell[..4].bytes().all(|b| b.is_ascii_digit());
+            iso.then(|| cell.to_string())
+        })
+        .collect();
+    dates.sort();
+    dates.dedup();
+    assert!(dates.len() >= 3, "dates in the page: {dates:?}");
+    let mut newest_first = dates.clone();
+    newest_first.reverse();
+    let script = format!(
+        "{function}\nconst v = JSON.parse(process.argv[1]);\nprocess.stdout.write(JSON.stringify(v.sort(order)));"
+    );
+    let out = match std::process::Command::new("node")
+        .arg("-e")
+        .arg(&script)
+        .arg(serde_json::to_string(&newest_first).unwrap())
+        .output()
+    {
+        Ok(out) => out,
+        Err(_) => {
+            return crate::common::skips::skipped(
+                crate::common::skips::Need::Node,
+                "no node: the HTML page's ordering is not run",
+            );
+        }
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sorted: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sorted, dates, "oldest first");
+}

@@ -21,6 +21,7 @@ mod classify_real;
 mod classify_tests;
 mod cli_docs;
 mod cli_hints;
+mod docs;
 #[cfg(feature = "parquet")]
 mod export_parquet;
 #[cfg(not(feature = "parquet"))]

@@ -215,7 +215,7 @@ fn fits(table: &Table, fancy: bool, width: u16) -> bool {
                 .rows
                 .iter()
                 .filter_map(|row| row.get(i))
-                .map(|cell| longest_word(&plain(cell, fancy)));
+                .map(|cell| longest_word(&plain(cell, fancy)).max(longest_identifier(cell)));
             cells
                 .chain([longest_word(table.headers[i])])
                 .max()
@@ -224,6 +224,22 @@ fn fits(table: &Table, fancy: bool, width: u16) -> bool {
         })
         .sum();
     needed < usize::from(width)
+}
+
+/// The longest identifier of a cell (a test id, a file, a signature id: a code span of one
+/// word), which no layout may break: counted whole, however long.
+fn longest_identifier(cell: &Line) -> usize {
+    cell.iter()
+        .filter_map(|span| match span {
+            Span::Code(t) | Span::Command(t) => {
+                let t = one_line(t);
+                let t = t.trim();
+                (!t.contains(' ')).then(|| unicode_width(t))
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// A table too wide for the terminal, as one record per row: each column's header and value on
@@ -243,14 +259,16 @@ fn write_records(table: &Table, fancy: bool, width: u16, out: &mut dyn Write) ->
         .iter()
         .map(|row| row.iter().map(|cell| plain(cell, fancy)).collect())
         .collect();
-    // URLs go on lines of their own anyway (`wrap`); words past `2 * WORD_CAP` (a test id, a
-    // Windows path) are cut in any layout.
+    // URLs go on lines of their own anyway (`wrap`); words of prose past `2 * WORD_CAP` (a
+    // Windows path in a log line) are cut in any layout. Identifiers (a test id, a file) count
+    // whole: beside their header only when they fit there, and cut only when longer than a line.
     let longest_word = cells
         .iter()
         .flatten()
         .flat_map(|text| text.split(' '))
         .filter(|word| !word.starts_with("https://") && !word.starts_with("http://"))
         .map(|word| unicode_width(word).min(2 * WORD_CAP))
+        .chain(table.rows.iter().flatten().map(longest_identifier))
         .max()
         .unwrap_or(0);
     let beside = label + 4 + longest_word <= usize::from(width);
@@ -308,7 +326,7 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
 fn id_columns(table: &Table) -> Vec<(usize, u16)> {
     let mut bounds = Vec::new();
     for i in 0..table.headers.len() {
-        let longest_id = table
+        let first = table
             .rows
             .iter()
             .filter_map(|r| r.get(i)?.first())
@@ -319,8 +337,15 @@ fn id_columns(table: &Table) -> Vec<(usize, u16)> {
                 // A link column shows its URL: held whole too.
                 Span::Url { url: Some(u), .. } => Some(one_line(u).chars().count()),
                 _ => None,
-            })
-            .max();
+            });
+        // Any other identifier (a test id, a file) is held whole as well.
+        let identifiers = table
+            .rows
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(longest_identifier)
+            .filter(|w| *w > 0);
+        let longest_id = first.chain(identifiers).max();
         if let Some(w) = longest_id {
             bounds.push((i, u16::try_from(w + 2).unwrap_or(u16::MAX)));
         }
