@@ -238,14 +238,14 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
             Ok(c) => files.push(c),
             Err(e) => {
                 invalid += 1;
-                eprintln!("flakestat: error: {}", terminal(&e.message));
+                say!("flakestat: error: {}", terminal(&e.message));
             }
         }
     }
     if !global.quiet {
         for f in &files {
             if let Some(note) = &f.note {
-                eprintln!(
+                say!(
                     "flakestat: note: {}: {}",
                     terminal_line(&f.name),
                     terminal_line(note)
@@ -264,7 +264,7 @@ pub fn run(global: &GlobalArgs, args: ClassifyArgs) -> Result<u8, CliError> {
     let options = RenderOptions {
         color: false,
         width: (args.output.is_none() && io::stdout().is_terminal())
-            .then(super::output::terminal_width)
+            .then(|| super::output::table_width(true))
             .flatten(),
     };
     match format {

@@ -94,7 +94,7 @@ fn export_to(global: &GlobalArgs, args: &ExportArgs, existed: bool) -> Result<u8
     };
     write_all(&args.output, existed, &files)?;
     if !global.quiet {
-        eprintln!(
+        say!(
             "flakestat: wrote {} files to {}: {} runs, {} job executions, {} hits, {} pull requests, {} suspects",
             files.len(),
             args.output.display(),

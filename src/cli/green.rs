@@ -153,7 +153,7 @@ fn download_sample(
     if let Some(e) = failure {
         stopped = Some(e.to_string());
         if !global.quiet {
-            eprintln!(
+            say!(
                 "flakestat: the green sample stopped after {} of its {} log requests: {}; the shares it could not measure stay unknown",
                 fetched.requests,
                 sample.len() as u64 - fetched.known,
@@ -162,7 +162,7 @@ fn download_sample(
         }
     }
     if !global.quiet {
-        eprintln!(
+        say!(
             "flakestat: green sample: {} jobs, {} already in the store, {} log requests ({} logs stored, {} unavailable); {}",
             sample.len(),
             fetched.known,
@@ -204,7 +204,7 @@ fn download(
                 }
                 settings::Credentials::Anonymous => {
                     if !global.quiet {
-                        eprintln!(
+                        say!(
                             "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): GitHub may refuse to serve job logs anonymously"
                         );
                     }

@@ -3,6 +3,16 @@
 //! (`crate::exit`). One file per command; each orchestrates the layers below and returns the exit
 //! code to use on success.
 
+/// `eprintln!` for everything the CLI says on stderr: a closed stderr (`2>&1 | head`, whose
+/// reader is gone) is as quiet as a closed stdout, never a panic. What could not be said is
+/// dropped: the exit code still tells the outcome.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod classify;
 mod completions;
 pub mod config;
@@ -122,7 +132,7 @@ pub fn main() -> u8 {
         Err(err) => {
             // Messages quote paths, names and answers from outside: nothing in them may drive
             // the terminal.
-            eprintln!(
+            say!(
                 "flakestat: error: {}",
                 crate::report::sanitize::terminal(&render_chain(&err))
             );

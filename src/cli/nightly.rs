@@ -261,7 +261,7 @@ fn post_and_exit(
     let incomplete = pipeline::incomplete_exit(global, &view.completeness(), args.allow_incomplete);
     if incomplete != exit::SUCCESS {
         if target.is_some() && !global.quiet {
-            eprintln!("flakestat: nothing was posted: the report would be incomplete");
+            say!("flakestat: nothing was posted: the report would be incomplete");
         }
         return Ok(incomplete);
     }
@@ -361,7 +361,7 @@ fn say_closing_line(global: &GlobalArgs, fetched: &Fetched) {
     {
         line.push_str(&format!(", {archive}"));
     }
-    eprintln!("flakestat: {line}");
+    say!("flakestat: {line}");
 }
 
 /// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds (`alerts`).
@@ -373,7 +373,7 @@ fn alert_exit(global: &GlobalArgs, fail_on: Option<FailOnArg>, view: NightlyView
         return exit::SUCCESS;
     }
     if !global.quiet {
-        eprintln!(
+        say!(
             "flakestat: --fail-on {}: found; exiting {}",
             match on {
                 FailOnArg::New => "new",
@@ -432,7 +432,7 @@ fn post(
             }
         };
         // The URL is GitHub's answer.
-        eprintln!("flakestat: {}", crate::report::sanitize::terminal(&line));
+        say!("flakestat: {}", crate::report::sanitize::terminal(&line));
     }
     Ok(())
 }
@@ -466,7 +466,7 @@ fn dry_run(
         ),
         None => format!("would create a comment on {target}"),
     };
-    eprintln!(
+    say!(
         "flakestat: dry run: {}; {} characters:",
         crate::report::sanitize::terminal(&what),
         body.chars().count()

@@ -130,11 +130,7 @@ impl ReportOutput {
         let options = RenderOptions {
             // Colour is for a table on stdout only (a file keeps no escape sequences).
             color: format == Format::Table && to_stdout && use_color(color),
-            width: if to_stdout && io::stdout().is_terminal() {
-                terminal_width()
-            } else {
-                None
-            },
+            width: table_width(to_stdout && io::stdout().is_terminal()),
         };
         Ok(ReportOutput {
             path,
@@ -154,11 +150,17 @@ impl ReportOutput {
     }
 }
 
-/// The width tables are fitted to on a terminal: `COLUMNS` when the shell exports it, else the
-/// terminal's own width; `None` leaves tables at their natural width.
-pub(super) fn terminal_width() -> Option<u16> {
-    columns(std::env::var("COLUMNS").ok().as_deref())
-        .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| w.0))
+/// The width tables and prose are fitted to, wherever they go: `COLUMNS` when set (on a
+/// terminal, into a pipe or into an `--output` file alike: `COLUMNS=100 flakestat … -o r.txt`
+/// gives lines of at most 100 characters), else the terminal's own width when the output is one
+/// (`to_terminal`); `None` (no `COLUMNS`, not a terminal) leaves tables at their natural width,
+/// one line per row, for tools that read the lines.
+pub(super) fn table_width(to_terminal: bool) -> Option<u16> {
+    columns(std::env::var("COLUMNS").ok().as_deref()).or_else(|| {
+        to_terminal
+            .then(|| terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| w.0))
+            .flatten()
+    })
 }
 
 /// `COLUMNS` as a width, when it is one.

@@ -225,7 +225,7 @@ impl Bars {
         if self.visible {
             let _ = self.multi.println(line);
         } else if !self.quiet {
-            eprintln!("{line}");
+            say!("{line}");
         }
     }
 

@@ -184,7 +184,7 @@ fn deliver(global: &GlobalArgs, args: DeliverArgs) -> Result<u8, CliError> {
         .and_then(|()| stdout.flush())
         .map_err(|e| CliError::Failed(format!("cannot write to stdout: {e}")))?;
     if !global.quiet {
-        eprintln!(
+        say!(
             "flakestat replay deliver: {} deliveries of {} events sent in {:.1} s ({} dropped, {} redelivered, {} pairs swapped, {} forged)",
             plan.deliveries.len(),
             plan.events,

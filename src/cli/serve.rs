@@ -1,12 +1,10 @@
 //! `flakestat serve`: resolve the settings once (listen address, secret, repositories, store,
 //! signatures), then run the webhook receiver of `flakestat-serve` with an [`IngestRun`] over
-//! the survey's own path: a completed run attempt is surveyed as a one-second window around its
-//! `created_at` (every run created in that second, its jobs and failed-job logs, classified).
-//! No lock is taken: a survey or nightly writes the same store meanwhile, each write a short
-//! transaction of its own. The resync is the survey of the recent window and its ancestry.
-//!
-//! The seam is the trait: when the `ingest` API of flakestat-github (one run attempt in, all
-//! stored) lands, `SurveyIngest::ingest` calls it instead of a one-second survey.
+//! the survey's per-run path: a queued run is fetched (`GET …/actions/runs/{id}`) and ingested
+//! through flakestat-github's `Ingest` (`Session::ingest_one`: its jobs of every attempt, its
+//! failed jobs' logs, classified and stored as they arrive). No lock is taken: a survey or
+//! nightly writes the same store meanwhile, each write a short transaction of its own. The
+//! resync is the survey of the recent window (`--resync-window`) and its ancestry.
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -260,7 +260,7 @@ pub fn end_by_now(
         "now"
     };
     let at = |t: crate::model::Timestamp| t.format("%Y-%m-%d %H:%M UTC").to_string();
-    eprintln!(
+    say!(
         "flakestat: --until {} is after {present} ({}): the window ends there",
         at(until),
         at(now)
@@ -309,39 +309,25 @@ pub fn resolve_webhook_secret(
     Ok(bytes)
 }
 
-/// `--wait`: `0`, `45` (seconds), `30s`, `5m`, `1h`. The flag is kept for old scripts and its
+/// `--wait`: a span (`0`, `45`, `30s`, `5m`, `1h`). The flag is kept for old scripts and its
 /// value checked as before, but nothing waits for it: several runs share a store, no lock.
 pub fn parse_wait(text: &str) -> Result<Duration, CliError> {
-    wait_duration(text).ok_or_else(|| {
-        CliError::Invalid(format!(
-            "--wait {text:?} is not a duration (0, 30s, 5m, 1h)"
-        ))
-    })
+    parse_duration("--wait", text)
 }
 
-/// A duration flag other than `--wait` (`serve --resync 1h`): the same words.
+/// A duration flag (`serve --resync 1h`, `--resync-window 30d`): a span in the one syntax
+/// `--since` reads too ([`super::when::parse_span`]).
 pub fn parse_duration(flag: &str, text: &str) -> Result<Duration, CliError> {
     wait_duration(text).ok_or_else(|| {
         CliError::Invalid(format!(
-            "{flag} {text:?} is not a duration (0, 30s, 5m, 1h)"
+            "{flag} {text:?} is not a duration: use a number and its unit ({})",
+            super::when::SPAN_FORMS
         ))
     })
 }
 
 fn wait_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().ok()?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n.checked_mul(60)?,
-        "h" => n.checked_mul(3600)?,
-        _ => return None,
-    };
-    Some(Duration::from_secs(secs))
+    super::when::parse_span(text)?.to_std().ok()
 }
 
 /// What the analysis reads from `--config FILE`, else `./flakestat.toml` when present, else the
@@ -524,7 +510,14 @@ mod tests {
         assert_eq!(wait_duration("30s"), Some(Duration::from_secs(30)));
         assert_eq!(wait_duration("5m"), Some(Duration::from_secs(300)));
         assert_eq!(wait_duration("1h"), Some(Duration::from_secs(3600)));
-        for bad in ["", "m", "-1", "5 m", "2d", "1.5m"] {
+        // Days and weeks as `--since` reads them: one syntax for every flag.
+        assert_eq!(wait_duration("2d"), Some(Duration::from_secs(2 * 86_400)));
+        assert_eq!(
+            wait_duration("200d"),
+            Some(Duration::from_secs(200 * 86_400))
+        );
+        assert_eq!(wait_duration("1w"), Some(Duration::from_secs(7 * 86_400)));
+        for bad in ["", "m", "-1", "5 m", "2y", "1.5m", "99999999999999999999w"] {
             assert_eq!(wait_duration(bad), None, "{bad:?}");
             let err = parse_wait(bad).unwrap_err().to_string();
             assert!(err.contains("--wait"), "{err}");

@@ -332,7 +332,7 @@ fn run_import(
             .map_err(|e| CliError::file(format!("cannot write {}: {e}", path.display()), e))?;
     }
     if !global.quiet {
-        eprintln!(
+        say!(
             "imported {} signatures into {}; check them with `flakestat signatures check --signatures {}`",
             imported.len(),
             out.display(),

@@ -251,22 +251,23 @@ pub fn github_api(
                     || "the installation on each repository's owner".to_string(),
                     |id| format!("installation {id}"),
                 );
-                eprintln!(
+                say!(
                     "flakestat: as GitHub App {} ({installation}), key from {}",
-                    app.auth.app_id, app.key_from
+                    app.auth.app_id,
+                    app.key_from
                 );
             }
             api.app = Some(app.auth);
         }
         settings::Credentials::Token(token, source) => {
             if global.verbose > 0 {
-                eprintln!("flakestat: token from {source}");
+                say!("flakestat: token from {source}");
             }
             api.token = Some(token.expose().to_string());
         }
         settings::Credentials::Anonymous => {
             if !global.quiet {
-                eprintln!(
+                say!(
                     "flakestat: no token (GITHUB_TOKEN, GH_TOKEN or `gh auth login`): anonymous requests, 60 an hour, public repositories only"
                 );
             }

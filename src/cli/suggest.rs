@@ -117,10 +117,10 @@ fn say_summary(
     rejected: &[Rejected],
 ) {
     for line in below_min_jobs_notes(&data.unclassified, data.jobs_unclassified, args.min_jobs) {
-        eprintln!("flakestat: {line}");
+        say!("flakestat: {line}");
     }
     let jobs: u64 = passed.iter().map(|(d, _)| d.jobs).sum();
-    eprintln!(
+    say!(
         "flakestat: {} draft signature(s) for {jobs} of {} unclassified job(s){}",
         passed.len(),
         data.jobs_unclassified,
@@ -131,7 +131,7 @@ fn say_summary(
     );
     for (draft, _) in passed {
         if !draft.overlaps.is_empty() {
-            eprintln!(
+            say!(
                 "flakestat: note: {} also matches {} job(s) existing signatures claim",
                 draft.id,
                 draft.overlaps.len()
@@ -139,13 +139,15 @@ fn say_summary(
         }
     }
     for s in skipped {
-        eprintln!(
+        say!(
             "flakestat: note: no draft for group {} ({} jobs): {}",
-            s.group, s.jobs, s.reason
+            s.group,
+            s.jobs,
+            s.reason
         );
     }
     for (id, why) in rejected {
-        eprintln!(
+        say!(
             "flakestat: note: left out {id}: `signatures check` would fail: {}",
             terminal_line(why)
         );

@@ -19,7 +19,7 @@ use super::repos::{RepoArgs, Target};
 use super::settings;
 use super::source::{FixIt, Replay, SourceArgs};
 use super::when::parse_window;
-use crate::analysis::{AnalysisConfig, ReportData};
+use crate::analysis::AnalysisConfig;
 use crate::exit;
 use crate::fetch::Session;
 use crate::model::{Repo, Timestamp};
@@ -79,6 +79,10 @@ pub struct SurveyArgs {
     /// it at once).
     #[arg(long, value_name = "DURATION", default_value = "0s", hide = true)]
     pub wait: String,
+    /// With --offline: exit 0 even when the store lacks part of the window (the report's
+    /// first line still says what is missing). Without it such a report exits 9, as `report`.
+    #[arg(long, requires = "offline")]
+    pub allow_incomplete: bool,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -182,16 +186,30 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> Result<u8, CliError> {
     if let (Target::One(repo), None) = (&settings.repo, &surveyed.fetched) {
         say_if_nothing_stored(global, &surveyed.store, repo, location)?;
     }
-    let reports = scope::analyze_all(
+    let mut reports = scope::analyze_all(
         &surveyed.store,
         &surveyed.repos,
         (settings.since, settings.until),
         &settings.signatures,
         &settings.config,
     )?;
-    write_report(reports, &settings)?;
+    // An incomplete report's fix-it survey repeats the flags given (the store, the signatures).
+    for data in &mut reports {
+        data.survey_flags = args.source.survey_flags();
+    }
+    let reports = Reports::of(Some(&settings.repo), reports);
+    write_report(&reports, &settings)?;
     if resolved.replay_store && !global.quiet {
         say_where_the_replay_went(&args, location);
+    }
+    if args.source.offline {
+        // Read from the store alone, as `report` reads it: a window it lacks part of is said,
+        // and exits as `report` does.
+        return Ok(super::pipeline::incomplete_exit(
+            global,
+            reports.completeness(),
+            args.allow_incomplete,
+        ));
     }
     Ok(exit::SUCCESS)
 }
@@ -212,7 +230,7 @@ fn say_where_the_replay_went(args: &SurveyArgs, location: &StoreLocation) {
     };
     let replay = settings::shell_word(&replay.display().to_string());
     let command = fix_it.command("report", &format!("--replay {replay}"));
-    eprintln!(
+    say!(
         "flakestat: the replay's store is in {} (kept apart from real data); `{command}` reads it again",
         location.describe()
     );
@@ -227,7 +245,7 @@ fn say_if_nothing_stored(
 ) -> Result<(), CliError> {
     let counts = store.lock().expect("store lock").counts(repo)?;
     if counts.runs == 0 && !global.quiet {
-        eprintln!(
+        say!(
             "flakestat: the store in {} holds nothing for {}: run the survey once without --offline",
             location.describe(),
             repo
@@ -259,20 +277,19 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
     } else {
         ""
     };
-    eprintln!("flakestat: {to}{line}");
+    say!("flakestat: {to}{line}");
     if global.verbose > 0
         && let Some(summary) = summary
     {
-        eprintln!("flakestat: {}", cost_line(summary));
+        say!("flakestat: {}", cost_line(summary));
     }
     if let Some(a) = fetched.after.first() {
-        eprintln!("flakestat: {}", ancestry_line(a));
+        say!("flakestat: {}", ancestry_line(a));
     }
 }
 
 /// The repositories' reports, rendered: one repository's as it is, several combined.
-fn write_report(reports: Vec<ReportData>, settings: &Settings) -> Result<(), CliError> {
-    let reports = Reports::of(Some(&settings.repo), reports);
+fn write_report(reports: &Reports, settings: &Settings) -> Result<(), CliError> {
     settings
         .output
         .write(|out, format, options| report::render(reports.view(), format, options, out))

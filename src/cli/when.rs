@@ -2,12 +2,37 @@
 //! (`2026-06-15T08:00:00Z`, `2026-06-15T10:00:00+02:00`), or a span back from now (`24h`, `7d`,
 //! `2w`, also `30m`). Shared by every command that takes a window.
 //!
+//! A span is written one way for every flag ([`parse_span`]): `--since 30d` and
+//! `serve --resync-window 30d` read the same words.
+//!
 //! `--since` is inclusive. A date given to `--until` means through the end of that day, so the
 //! exclusive bound kept internally is the next midnight; a datetime or span is taken as is.
 
 use chrono::{NaiveDate, TimeDelta};
 
 use crate::model::Timestamp;
+
+/// A span's forms, for error messages: every flag that takes a duration reads them.
+pub const SPAN_FORMS: &str = "0, 30s, 5m, 1h, 7d, 2w";
+
+/// A span of time, one syntax for every flag: a whole number and its unit, `s`, `m` (or `min`),
+/// `h`, `d` or `w`; a bare number is seconds (`0`: none). `None` when `text` is none of these.
+pub fn parse_span(text: &str) -> Option<TimeDelta> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: i64 = number.parse().ok()?;
+    match unit {
+        "" | "s" => TimeDelta::try_seconds(n),
+        "m" | "min" => TimeDelta::try_minutes(n),
+        "h" => TimeDelta::try_hours(n),
+        "d" => TimeDelta::try_days(n),
+        "w" => TimeDelta::try_weeks(n),
+        _ => None,
+    }
+}
 
 /// The forms accepted, for error messages and `--help`.
 pub const WHEN_FORMS: &str = "a date (2026-06-15, UTC), an RFC 3339 datetime (2026-06-15T08:00:00Z) or a span back from now (30m, 24h, 7d, 2w)";
@@ -55,19 +80,12 @@ pub fn parse_when(text: &str, bound: Bound, now: Timestamp) -> Result<Timestamp,
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
         return Ok(t.to_utc());
     }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(malformed)?;
-    let (number, unit) = text.split_at(split);
-    let n: i64 = number.parse().map_err(|_| malformed())?;
-    let span = match unit {
-        "m" | "min" => TimeDelta::try_minutes(n),
-        "h" => TimeDelta::try_hours(n),
-        "d" => TimeDelta::try_days(n),
-        "w" => TimeDelta::try_weeks(n),
-        _ => None,
+    // A time back from now names its unit: a bare number (`2026`, `7`) is more likely a
+    // mistyped date than seconds.
+    if text.chars().all(|c| c.is_ascii_digit()) {
+        return Err(malformed());
     }
-    .ok_or_else(malformed)?;
+    let span = parse_span(text).ok_or_else(malformed)?;
     now.checked_sub_signed(span).ok_or_else(malformed)
 }
 

@@ -20,6 +20,8 @@ mod classify_pytorch;
 mod classify_real;
 mod classify_tests;
 mod cli_docs;
+mod cli_hints;
+mod docs;
 #[cfg(feature = "parquet")]
 mod export_parquet;
 #[cfg(not(feature = "parquet"))]

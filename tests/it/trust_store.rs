@@ -166,6 +166,35 @@ fn store_errors_say_what_happened_and_what_to_do() {
         "{}",
         stderr(&out)
     );
+    // One wording for a damaged store, whether met on opening or by a later statement.
+    assert!(
+        stderr(&out).contains("; delete the store file (the next survey fetches everything again)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A 0-byte store file (a truncated copy, a `touch`) is no store: `report`, asked only to read,
+/// refuses it as other damaged stores (exit 8) and leaves the file as it was, 0 bytes, with no
+/// journal beside it.
+#[test]
+fn report_refuses_an_empty_store_file_and_leaves_it_untouched() {
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cache.path().join("store-v1")).unwrap();
+    std::fs::write(db(cache.path()), b"").unwrap();
+    let out = report(cache.path(), &[]);
+    assert_store_error("empty", &out, "not a flakestat store");
+    assert!(
+        stderr(&out).contains("flakestat.sqlite3"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::metadata(db(cache.path())).unwrap().len(), 0);
+    let beside: Vec<_> = std::fs::read_dir(cache.path().join("store-v1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(beside, ["flakestat.sqlite3"], "nothing written beside it");
 }
 
 /// Makes `file` unwritable (root ignores permission bits; the immutable attribute stops it

@@ -86,6 +86,11 @@ impl Store {
         if !path.is_file() {
             return Ok(None);
         }
+        // An empty file is no store: SQLite would take it for a new database and the schema
+        // would be written into a file this command was only asked to read.
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            return Err(StoreError::NotAStore { path });
+        }
         match SqliteStore::open_file(&path) {
             Ok(store) => Ok(Some((Engine::Sqlite(store).into(), Access::ReadWrite))),
             Err(StoreError::ReadOnly { .. }) => Ok(Some((

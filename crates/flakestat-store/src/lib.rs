@@ -87,9 +87,7 @@ pub enum StoreError {
     },
     #[error("not a flakestat store: {path} is not a database flakestat wrote; move it away")]
     NotAStore { path: PathBuf },
-    #[error(
-        "damaged store at {path} ({detail}); delete that file (the next survey fetches everything again)"
-    )]
+    #[error("{}", damaged_message(Some(path), detail))]
     Damaged { path: PathBuf, detail: String },
     #[error(
         "read-only store at {path}: a survey writes to it (and to its folder); make both writable"
@@ -179,14 +177,24 @@ impl StoreError {
 fn sql_message(err: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode;
     match err.sqlite_error_code() {
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => format!(
-            "damaged store ({}); delete the store folder (the next survey fetches everything again)",
-            sqlite_detail(err)
-        ),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+            damaged_message(None, &sqlite_detail(err))
+        }
         Some(ErrorCode::ReadOnly) => "read-only store: make it and its folder writable".to_string(),
         Some(ErrorCode::DiskFull) => "the disk is full: free some space and run again".to_string(),
         _ => sqlite_detail(err),
     }
+}
+
+/// A damaged store, worded one way wherever it is met (on opening, where its file is known, or
+/// later, by a statement): what SQLite said and what to do.
+fn damaged_message(path: Option<&Path>, detail: &str) -> String {
+    let at = path
+        .map(|p| format!(" at {}", p.display()))
+        .unwrap_or_default();
+    format!(
+        "damaged store{at} ({detail}); delete the store file (the next survey fetches everything again)"
+    )
 }
 
 /// SQLite's own words for a failure, without any SQL text rusqlite may carry.

@@ -53,7 +53,7 @@ impl Signatures {
             Ok(specs) => Signatures::compiled(source, specs, SIGNATURES_FLAG_HINT),
             Err(SignatureError::Empty { dir }) => {
                 if !QUIET_NOTICES.load(std::sync::atomic::Ordering::Relaxed) {
-                    eprintln!(
+                    say!(
                         "flakestat: no signature files (*.toml) in {}: no failure is classified by \
                      signature; failing tests are still named (report --tests)",
                         dir.display()
@@ -268,7 +268,7 @@ pub fn classify_in_memory(
 
 /// One line on stderr: the store is read as it is, and what was classified for this report only.
 pub fn say_read_only(store: &SharedStore, classified: u64) {
-    eprintln!(
+    say!(
         "flakestat: the store {} is read-only: read as it is, {classified} stored logs classified in memory for this report (not stored)",
         store.lock().expect("store lock").describe()
     );
@@ -409,7 +409,7 @@ pub fn incomplete_exit(global: &GlobalArgs, completeness: &Completeness, allow: 
         return exit::SUCCESS;
     }
     if !global.quiet {
-        eprintln!(
+        say!(
             "flakestat: the store does not hold the whole window yet (runs without jobs: {}, logs not fetched: {}, windows not listed: {}); the figures leave out {} of its runs; exiting {} (--allow-incomplete accepts it)",
             completeness.runs_pending,
             completeness.logs_pending,

@@ -323,7 +323,7 @@ pub fn say_closing_lines(global: &GlobalArgs, many: &Many, fetched: &Fetched) {
     {
         line.push_str(&format!(", peak memory {}", human_bytes(peak)));
     }
-    eprintln!("flakestat: {line}");
+    say!("flakestat: {line}");
     if fetched.failure.is_some() {
         return;
     }
@@ -333,17 +333,17 @@ pub fn say_closing_lines(global: &GlobalArgs, many: &Many, fetched: &Fetched) {
             summed.cost.add(&summary.cost);
             summed.runs_jobs_skipped += summary.runs_jobs_skipped;
         }
-        eprintln!("flakestat: {}", cost_line(&summed));
+        say!("flakestat: {}", cost_line(&summed));
     }
     let surveyed = fetched.summaries.len();
     if let (Some(owner), Some(listing)) = (&many.org, &fetched.listing) {
         let named = many.named.len().min(surveyed);
         let line = listing_line(owner, listing, surveyed - named, fetched.skipped.len());
-        eprintln!("flakestat: {line}");
+        say!("flakestat: {line}");
     }
     if global.verbose > 0 {
         for (repo, why) in &fetched.skipped {
-            eprintln!("flakestat: skipped {repo}: {why}");
+            say!("flakestat: skipped {repo}: {why}");
         }
     }
 }
@@ -411,7 +411,7 @@ pub fn report(
 /// with the current signatures.
 pub fn say_classified(global: &GlobalArgs, classified: u64) {
     if classified > 0 && global.verbose > 0 {
-        eprintln!("flakestat: classified {classified} stored logs with the current signatures");
+        say!("flakestat: classified {classified} stored logs with the current signatures");
     }
 }
 

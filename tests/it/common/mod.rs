@@ -64,6 +64,8 @@ pub fn flakestat() -> Command {
         .env_remove("GITHUB_API_URL")
         .env_remove("FLAKESTAT_CACHE_DIR")
         .env_remove("FLAKESTAT_STORE")
+        // Tables fit `COLUMNS` wherever they go: a test that wants a width says it.
+        .env_remove("COLUMNS")
         .env("XDG_CACHE_HOME", home)
         .stdin(Stdio::null());
     cmd

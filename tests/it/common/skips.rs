@@ -21,6 +21,7 @@ pub enum Need {
     ReadOnlyFile,
     UnwritableFolder,
     ParquetFeature,
+    Node,
 }
 
 impl Need {
@@ -42,6 +43,7 @@ impl Need {
                 "a file chmod can make read-only (not as root on this filesystem)"
             }
             Need::UnwritableFolder => "an unwritable folder (as root without /sys)",
+            Need::Node => "Node.js (apt-get install -y nodejs), to run the HTML page's script",
             Need::ParquetFeature => {
                 "the cargo feature parquet (cargo test --features parquet; .ci/run runs its checks)"
             }

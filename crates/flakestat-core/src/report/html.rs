@@ -2,7 +2,9 @@
 //! inline SVG and the heat map as a coloured table. No external script, font, stylesheet or
 //! request: a strict Content-Security-Policy (`default-src 'none'`) allows only the page's own
 //! `<style>` and `<script>`, by their SHA-256 hashes, so nothing injected could run or load.
-//! The page reads fine without JavaScript; the few lines of script only make tables sortable.
+//! The page reads fine without JavaScript; the few lines of script only make tables sortable
+//! (numbers as numbers, dates such as `2026-07-15 21:18 UTC` and other text as text: ISO dates
+//! sort as text in time order).
 //!
 //! Every string that came from outside (log lines, job names, titles, URLs) is escaped with
 //! `escape`; links are only `http(s)` URLs. No `style` attribute is written (CSP would block
@@ -51,7 +53,8 @@ td.h1{background:#ffebee}td.h2{background:#ffcdd2}td.h3{background:#ef9a9a}td.h4
 "#;
 
 const SCRIPT: &str = r#"
-document.querySelectorAll("table.sortable").forEach(function(t){t.querySelectorAll("th").forEach(function(th,i){th.title="Sort";th.addEventListener("click",function(){var b=t.tBodies[0],d=th.dataset.dir==="asc"?-1:1;th.dataset.dir=d>0?"asc":"desc";var k=function(r){return r.cells[i]?r.cells[i].textContent.trim():""};Array.from(b.rows).sort(function(x,y){var a=k(x),c=k(y),na=parseFloat(a),nc=parseFloat(c);return d*(isNaN(na)||isNaN(nc)?a.localeCompare(c):na-nc)}).forEach(function(r){b.appendChild(r)})})})});
+document.querySelectorAll("table.sortable").forEach(function(t){t.querySelectorAll("th").forEach(function(th,i){th.title="Sort";th.addEventListener("click",function(){var b=t.tBodies[0],d=th.dataset.dir==="asc"?-1:1;th.dataset.dir=d>0?"asc":"desc";var k=function(r){return r.cells[i]?r.cells[i].textContent.trim():""};Array.from(b.rows).sort(function(x,y){return d*order(k(x),k(y))}).forEach(function(r){b.appendChild(r)})})})});
+function order(a,c){var iso=/^\d{4}-\d\d-\d\d/,na=parseFloat(a),nc=parseFloat(c);return iso.test(a)||iso.test(c)||isNaN(na)||isNaN(nc)?a.localeCompare(c):na-nc}
 "#;
 
 /// `'sha256-…'` of a text, for the Content-Security-Policy.
@@ -240,6 +243,13 @@ fn inline(line: &Line) -> String {
                 if t.chars().count() > MAX_LOG_CHARS {
                     t = t.chars().take(MAX_LOG_CHARS).collect::<String>() + "…";
                 }
+                if !t.is_empty() {
+                    s.push_str(&format!("<code>{}</code>", breakable(&t)));
+                }
+            }
+            // Whole, however long: a command is pasted, not read.
+            Span::Command(t) => {
+                let t = one_line(t).trim().to_string();
                 if !t.is_empty() {
                     s.push_str(&format!("<code>{}</code>", breakable(&t)));
                 }

@@ -151,6 +151,13 @@ fn inline(line: &Line, in_table: bool) -> String {
                 }
                 s.push_str(&c);
             }
+            Span::Command(t) => {
+                let c = command(t, in_table);
+                if s.ends_with('`') && c.starts_with('`') {
+                    s.push(' ');
+                }
+                s.push_str(&c);
+            }
             Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, true)),
             Span::Link { text: label, url } | Span::Url { text: label, url } => {
                 let label_md = text(label);
@@ -234,6 +241,16 @@ fn code(s: &str, in_table: bool) -> String {
     if s.chars().count() > MAX_LOG_CHARS {
         s = s.chars().take(MAX_LOG_CHARS).collect::<String>() + "…";
     }
+    code_span(s, in_table)
+}
+
+/// A command to paste as a code span: whole, however long.
+fn command(s: &str, in_table: bool) -> String {
+    code_span(one_line(s).trim().to_string(), in_table)
+}
+
+/// `s` in a code span whose fence is longer than any backtick run inside.
+fn code_span(mut s: String, in_table: bool) -> String {
     if s.is_empty() {
         return String::new();
     }

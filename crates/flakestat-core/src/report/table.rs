@@ -45,17 +45,10 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             }
             Ok(())
         }
-        Block::Paragraph(line) => {
-            for l in wrap(&plain(line, options.color), options.width, "", "") {
-                writeln!(out, "{l}")?;
-            }
-            Ok(())
-        }
+        Block::Paragraph(line) => write_prose(line, options, "", "", out),
         Block::Bullets(items) => {
             for item in items {
-                for l in wrap(&plain(item, options.color), options.width, "  • ", "    ") {
-                    writeln!(out, "{l}")?;
-                }
+                write_prose(item, options, "  • ", "    ", out)?;
             }
             Ok(())
         }
@@ -93,6 +86,45 @@ fn write_block(block: &Block, options: &RenderOptions, out: &mut dyn Write) -> i
             Ok(())
         }
     }
+}
+
+/// A line of prose wrapped to the width (`first` before its first line, `rest` before the
+/// others). A command in it goes on a line of its own, whole and unwrapped, two spaces in: a
+/// terminal that is too narrow folds it, but a paste still runs it as printed.
+fn write_prose(
+    line: &Line,
+    options: &RenderOptions,
+    first: &str,
+    rest: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut started = false;
+    let mut prose: Line = Vec::new();
+    let flush = |prose: &mut Line, started: &mut bool, out: &mut dyn Write| -> io::Result<()> {
+        let text = plain(prose, options.color);
+        prose.clear();
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(());
+        }
+        let lead = if *started { rest } else { first };
+        for l in wrap(text, options.width, lead, rest) {
+            writeln!(out, "{l}")?;
+        }
+        *started = true;
+        Ok(())
+    };
+    for span in line {
+        match span {
+            Span::Command(command) => {
+                flush(&mut prose, &mut started, out)?;
+                writeln!(out, "{rest}  {}", one_line(command).trim())?;
+                started = true;
+            }
+            other => prose.push(other.clone()),
+        }
+    }
+    flush(&mut prose, &mut started, out)
 }
 
 /// Prose broken at spaces to fit `width`, `first` before the first line and `rest` before the
@@ -183,7 +215,7 @@ fn fits(table: &Table, fancy: bool, width: u16) -> bool {
                 .rows
                 .iter()
                 .filter_map(|row| row.get(i))
-                .map(|cell| longest_word(&plain(cell, fancy)));
+                .map(|cell| longest_word(&plain(cell, fancy)).max(longest_identifier(cell)));
             cells
                 .chain([longest_word(table.headers[i])])
                 .max()
@@ -192,6 +224,22 @@ fn fits(table: &Table, fancy: bool, width: u16) -> bool {
         })
         .sum();
     needed < usize::from(width)
+}
+
+/// The longest identifier of a cell (a test id, a file, a signature id: a code span of one
+/// word), which no layout may break: counted whole, however long.
+fn longest_identifier(cell: &Line) -> usize {
+    cell.iter()
+        .filter_map(|span| match span {
+            Span::Code(t) | Span::Command(t) => {
+                let t = one_line(t);
+                let t = t.trim();
+                (!t.contains(' ')).then(|| unicode_width(t))
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// A table too wide for the terminal, as one record per row: each column's header and value on
@@ -211,14 +259,16 @@ fn write_records(table: &Table, fancy: bool, width: u16, out: &mut dyn Write) ->
         .iter()
         .map(|row| row.iter().map(|cell| plain(cell, fancy)).collect())
         .collect();
-    // URLs go on lines of their own anyway (`wrap`); words past `2 * WORD_CAP` (a test id, a
-    // Windows path) are cut in any layout.
+    // URLs go on lines of their own anyway (`wrap`); words of prose past `2 * WORD_CAP` (a
+    // Windows path in a log line) are cut in any layout. Identifiers (a test id, a file) count
+    // whole: beside their header only when they fit there, and cut only when longer than a line.
     let longest_word = cells
         .iter()
         .flatten()
         .flat_map(|text| text.split(' '))
         .filter(|word| !word.starts_with("https://") && !word.starts_with("http://"))
         .map(|word| unicode_width(word).min(2 * WORD_CAP))
+        .chain(table.rows.iter().flatten().map(longest_identifier))
         .max()
         .unwrap_or(0);
     let beside = label + 4 + longest_word <= usize::from(width);
@@ -276,7 +326,7 @@ fn comfy(table: &Table, options: &RenderOptions) -> String {
 fn id_columns(table: &Table) -> Vec<(usize, u16)> {
     let mut bounds = Vec::new();
     for i in 0..table.headers.len() {
-        let longest_id = table
+        let first = table
             .rows
             .iter()
             .filter_map(|r| r.get(i)?.first())
@@ -287,8 +337,15 @@ fn id_columns(table: &Table) -> Vec<(usize, u16)> {
                 // A link column shows its URL: held whole too.
                 Span::Url { url: Some(u), .. } => Some(one_line(u).chars().count()),
                 _ => None,
-            })
-            .max();
+            });
+        // Any other identifier (a test id, a file) is held whole as well.
+        let identifiers = table
+            .rows
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(longest_identifier)
+            .filter(|w| *w > 0);
+        let longest_id = first.chain(identifiers).max();
         if let Some(w) = longest_id {
             bounds.push((i, u16::try_from(w + 2).unwrap_or(u16::MAX)));
         }
@@ -409,6 +466,7 @@ fn plain(line: &Line, fancy: bool) -> String {
                     s.push_str(&t);
                 }
             }
+            Span::Command(t) => s.push_str(&one_line(t)),
             Span::Link { text, .. } => s.push_str(&one_line(text)),
             // Unicode blocks where colour is allowed, plain characters elsewhere.
             Span::Spark(levels) => s.push_str(&pictures::sparkline(levels, fancy)),

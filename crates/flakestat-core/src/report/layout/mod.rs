@@ -40,6 +40,10 @@ pub enum Span {
     Strong(String),
     /// Text from a log or an identifier: shown verbatim (code in markdown).
     Code(String),
+    /// A command for the user to run, already shell-quoted: shown verbatim and whole (never
+    /// cut, never broken inside a word), so that it runs when pasted. The terminal gives it a
+    /// line of its own.
+    Command(String),
     /// A link whose text is what the terminal shows.
     Link {
         text: String,
@@ -459,7 +463,7 @@ pub fn incomplete_line(
     };
     Some(Block::Paragraph(vec![
         text(format!("incomplete: {} — run ", parts.join(", "))),
-        code(command),
+        Span::Command(command),
         text(tail),
     ]))
 }
