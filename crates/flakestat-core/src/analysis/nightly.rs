@@ -16,6 +16,9 @@
 //! counted exactly as in the survey report: related PRs' runs excluded, every attempt) and returns
 //! [`NightlyData`], everything the nightly renderers need. Runs are placed in a window by their
 //! creation time; a run counts in a denominator once it is completed (or hit), as elsewhere.
+//! A signature's denominator is its own in both windows, also where it has no hit: the runs of
+//! the workflows its counted hits occur in, runs of related PRs and of PRs that cannot be found
+//! left out (`signature_counts`), never every run of the repository.
 
 use std::collections::{BTreeMap, BTreeSet};
 
