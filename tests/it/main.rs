@@ -36,6 +36,7 @@ mod quick_start;
 mod report_analysis;
 mod report_cli;
 mod report_golden;
+mod report_headline;
 mod report_json;
 mod report_markdown;
 mod report_scenario;
