@@ -39,6 +39,7 @@ mod report_golden;
 mod report_headline;
 mod report_json;
 mod report_markdown;
+mod report_matrix;
 mod report_scenario;
 mod report_table;
 mod report_tests;
