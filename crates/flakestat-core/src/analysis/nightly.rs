@@ -637,8 +637,11 @@ mod tests {
         SignatureId(s.to_string())
     }
 
+    /// Hits and runs.
+    type Pair = (u64, u64);
+
     /// Per signature: period hits and runs, baseline hits and runs.
-    fn counts(items: &[(&str, (u64, u64), (u64, u64))]) -> BTreeMap<SignatureId, Counts> {
+    fn counts(items: &[(&str, Pair, Pair)]) -> BTreeMap<SignatureId, Counts> {
         items
             .iter()
             .map(|&(s, (hits, runs), (b_hits, b_runs))| {
