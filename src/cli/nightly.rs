@@ -273,7 +273,8 @@ fn post_and_exit(
     Ok(alert_exit(global, args.fail_on, view))
 }
 
-/// The survey of the whole range and the fork runs' PRs (or, offline, a re-classification),
+/// The survey of the whole range and what the comparison reads (fork runs' PRs, every PR's
+/// changed files, the ancestry; or, offline, a re-classification),
 /// the closing lines, then each repository's period compared with its baseline. The store is
 /// closed before anything is posted.
 fn survey_and_compare(
