@@ -12,7 +12,7 @@ use clap::{ArgGroup, Args};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::{ReportOutput, write_output};
-use super::pipeline::fetch::{Connection, map_fork_runs};
+use super::pipeline::fetch::{AncestryPlan, Connection, fetch_for_nightly};
 use super::pipeline::scope::{self, Fetched, Filters, ScopeSurvey};
 use super::pipeline::{self, SharedStore, Signatures};
 use super::progress::{archive_note, closing_line};
@@ -273,7 +273,8 @@ fn post_and_exit(
     Ok(alert_exit(global, args.fail_on, view))
 }
 
-/// The survey of the whole range and the fork runs' PRs (or, offline, a re-classification),
+/// The survey of the whole range and what the comparison reads (fork runs' PRs, every PR's
+/// changed files, the ancestry; or, offline, a re-classification),
 /// the closing lines, then each repository's period compared with its baseline. The store is
 /// closed before anything is posted.
 fn survey_and_compare(
@@ -284,20 +285,21 @@ fn survey_and_compare(
 ) -> Result<Vec<NightlyData>, CliError> {
     let resolved = args.source.store_location()?;
     let fingerprint = settings.signatures.fingerprint();
-    // Fork runs name no PR: map them (and fetch what their relevance needs) as the survey's
-    // bisection step does, so they are not left out as unknown.
-    let forks = |session: &Session, store: &SharedStore, repo: &Repo| {
-        map_fork_runs(
-            session,
-            store,
+    // Before the analysis, everything it reads that the survey does not fetch: fork runs'
+    // PRs, every PR's changed files in the range (whether its runs are related to a
+    // signature), the default branch's history and what the bisection needs (the tests'
+    // verdicts read it). Fetched here, a night's figures never depend on what an earlier
+    // command happened to fetch: the same store gives the same report.
+    let needs = |session: &Session, store: &SharedStore, repo: &Repo| {
+        let plan = AncestryPlan {
             repo,
-            settings.baseline_since,
-            settings.now,
-            &fingerprint,
-            &settings.signatures.infos,
-            &settings.config,
-        )
-        .map(|_| None::<AncestrySummary>)
+            since: settings.baseline_since,
+            until: settings.now,
+            fingerprint: &fingerprint,
+            signatures: &settings.signatures.infos,
+            config: &settings.config,
+        };
+        fetch_for_nightly(session, store, &plan).map(|_| None::<AncestrySummary>)
     };
     // The whole range, not only the period: listings unchanged since last night cost a free
     // 304, and a run that completed or was re-run since then is fetched again.
@@ -308,7 +310,7 @@ fn survey_and_compare(
         filters: Filters::default(),
         signatures: &settings.signatures,
         config: &settings.config,
-        then: &forks,
+        then: &needs,
     };
     let mut surveyed = scope::survey(
         global,

@@ -1,6 +1,7 @@
 //! The networked steps `survey` and `nightly` share: connect to GitHub (or start the replay
 //! server), start a session, and after the survey fetch what the bisection and the PR relevance
-//! need (the default branch's history, fork points, fork PRs, suspects' changed files).
+//! need (the default branch's history, fork points, fork PRs, suspects' changed files; for
+//! `nightly`, every PR's changed files in the range too).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -150,6 +151,29 @@ pub fn fetch_ancestry(
     store: &SharedStore,
     plan: &AncestryPlan<'_>,
 ) -> Result<AncestrySummary, FetchError> {
+    fetch_what_analysis_needs(session, store, plan, false)
+}
+
+/// Before `nightly` analyses: what [`fetch_ancestry`] fetches (the default branch's history,
+/// fork PRs, fork points, suspects' files), and the changed files of every PR with a run in the
+/// range. Its figures are counts of runs, and whether a PR's run is left out of a signature's
+/// runs (related) depends on those files: fetched before the analysis, not by whichever earlier
+/// command happened to need them, the same store gives the same night twice. Returns the
+/// requests made.
+pub fn fetch_for_nightly(
+    session: &Session,
+    store: &SharedStore,
+    plan: &AncestryPlan<'_>,
+) -> Result<u64, FetchError> {
+    fetch_what_analysis_needs(session, store, plan, true).map(|s| s.requests())
+}
+
+fn fetch_what_analysis_needs(
+    session: &Session,
+    store: &SharedStore,
+    plan: &AncestryPlan<'_>,
+    every_pr_s_files: bool,
+) -> Result<AncestrySummary, FetchError> {
     let mut summary = AncestrySummary::default();
     let default_branch = store
         .lock()
@@ -181,6 +205,12 @@ pub fn fetch_ancestry(
         &default_branch,
         &mut summary,
     )?;
+    if every_pr_s_files {
+        // Fork runs have their PR now; no later step adds a PR to the range.
+        let prs =
+            analysis::prs::window_prs_without_files(&snapshot(store)?, &plan.config.pr_conventions);
+        session.fetch_merge_files(store, plan.repo, &prs, &mut summary)?;
+    }
     // Files and fork points change what the analysis sees (a PR found to touch the paths has
     // its runs left out, which can move the first hit): ask again until nothing new is needed.
     let mut asked_heads = std::collections::BTreeSet::new();
@@ -210,53 +240,6 @@ pub fn fetch_ancestry(
         asked_commits.extend(commits);
     }
     Ok(summary)
-}
-
-/// For a command that places nothing on merges (`nightly`): the fork runs of the window mapped
-/// to their PRs through the PR listing, then the changed files those PRs' relevance needs, so
-/// fork PRs count like any other PR there too. Returns the requests made.
-#[allow(clippy::too_many_arguments)]
-pub fn map_fork_runs(
-    session: &Session,
-    store: &SharedStore,
-    repo: &Repo,
-    since: chrono::DateTime<chrono::Utc>,
-    until: chrono::DateTime<chrono::Utc>,
-    fingerprint: &str,
-    signatures: &[SignatureInfo],
-    config: &AnalysisConfig,
-) -> Result<u64, FetchError> {
-    let plan = AncestryPlan {
-        repo,
-        since,
-        until,
-        fingerprint,
-        signatures,
-        config,
-    };
-    let mut summary = AncestrySummary::default();
-    let default_branch = store
-        .lock()
-        .expect("store lock")
-        .default_branch(repo)?
-        .unwrap_or_else(|| "main".to_string());
-    let snapshot = |store: &SharedStore| {
-        store
-            .lock()
-            .expect("store lock")
-            .load_snapshot(repo, since, until, fingerprint)
-    };
-    fetch_fork_pulls(
-        session,
-        store,
-        &plan,
-        &snapshot(store)?,
-        &default_branch,
-        &mut summary,
-    )?;
-    let needs = analysis::bisect::needs(&snapshot(store)?, signatures, config);
-    session.fetch_merge_files(store, repo, &needs.merge_files, &mut summary)?;
-    Ok(summary.requests())
 }
 
 /// Fork runs name no PR: when some run of the window is one whose PR the store cannot name,

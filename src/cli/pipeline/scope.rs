@@ -3,8 +3,8 @@
 //! way. One store, one client and one rate-limit budget for all of them, surveyed one after the
 //! other, most recent work first (named repositories in the order given, then the owner's
 //! newest push first), each with the same plan ([`ScopeSurvey::plan`]) and then what the
-//! command asks after it (`survey`: the bisection's fetch; `nightly`: the fork runs' PRs). The
-//! command analyses each repository on its own and chooses only at the end between one
+//! command asks after it (`survey`: the bisection's fetch; `nightly`: the same and every PR's
+//! changed files in the range). The command analyses each repository on its own and chooses only at the end between one
 //! repository's report and the combined one (`analysis::org`), and between their closing
 //! lines. A survey stopped anywhere resumes across all of them: each repository's store state
 //! resumes, and the owner's listing is kept with its ETags (a repeat costs nothing while it has
@@ -27,8 +27,8 @@ use crate::model::{Repo, Run, Snapshot, Timestamp};
 use crate::report::View;
 use crate::store::{Access, StoreLocation};
 
-/// What follows one repository's survey (the bisection's fetch for `survey`, the fork runs'
-/// PRs for `nightly`), given the repository in GitHub's spelling; the bisection's requests,
+/// What follows one repository's survey (the bisection's fetch for `survey`; for `nightly`, the
+/// same and every PR's changed files in the range), given the repository in GitHub's spelling; the bisection's requests,
 /// when the step has them to say.
 pub type AfterSurvey<'a> =
     &'a dyn Fn(&Session, &SharedStore, &Repo) -> Result<Option<AncestrySummary>, FetchError>;

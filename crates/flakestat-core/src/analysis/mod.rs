@@ -82,7 +82,8 @@ pub struct ReportData {
     pub jobs_failed: u64,
     /// Failed jobs a signature explains.
     pub jobs_classified: u64,
-    /// Failed jobs no signature explains: read and unmatched, or with no log to read.
+    /// Failed jobs no signature explains: read and unmatched (what `unclassified` groups), or
+    /// with no log to read (`logs_unknown`, [`ReportData::jobs_log_unreadable`]).
     pub jobs_unclassified: u64,
     /// Of `jobs_unclassified`, those without a readable log, by reason.
     pub logs_unknown: Vec<LogGap>,
@@ -95,6 +96,14 @@ pub struct ReportData {
     pub cost: cost::Cost,
     /// What the store does not hold yet; every figure above leaves it out.
     pub completeness: Completeness,
+}
+
+impl ReportData {
+    /// Of `jobs_unclassified`, the failed jobs with no readable log (every reason of
+    /// `logs_unknown`); the others' logs were read and matched no signature.
+    pub fn jobs_log_unreadable(&self) -> u64 {
+        LogGap::jobs_in(&self.logs_unknown)
+    }
 }
 
 /// What a stopped (or still running) survey left out of the store for the survey window. The
@@ -218,6 +227,13 @@ pub enum LogGapReason {
     NotRecorded,
     /// GitHub served another execution's log and the attempt's archive had none of its own.
     Mismatched,
+}
+
+impl LogGap {
+    /// The failed jobs of `gaps`, every reason together.
+    pub fn jobs_in(gaps: &[LogGap]) -> u64 {
+        gaps.iter().map(|g| g.jobs).sum()
+    }
 }
 
 impl LogGapReason {

@@ -16,6 +16,9 @@
 //! counted exactly as in the survey report: related PRs' runs excluded, every attempt) and returns
 //! [`NightlyData`], everything the nightly renderers need. Runs are placed in a window by their
 //! creation time; a run counts in a denominator once it is completed (or hit), as elsewhere.
+//! A signature's denominator is its own in both windows, also where it has no hit: the runs of
+//! the workflows its counted hits occur in, runs of related PRs and of PRs that cannot be found
+//! left out (`signature_counts`), never every run of the repository.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -69,25 +72,27 @@ pub struct Change {
     pub probability: f64,
 }
 
-/// Compares each signature's period count with its baseline count. Signatures in neither are
-/// skipped. Sorted by kind (new, rising, fading), then by period hits descending, then id.
-pub fn compare(
-    period: &BTreeMap<SignatureId, Count>,
-    baseline: &BTreeMap<SignatureId, Count>,
-    period_runs: u64,
-    baseline_runs: u64,
-) -> Vec<Change> {
-    let ids: BTreeSet<&SignatureId> = period.keys().chain(baseline.keys()).collect();
+/// A signature's runs hit out of its runs, in the period and in the baseline: both counted over
+/// the same runs ([`nightly`]: its workflows, related and unknown PRs left out), also in a
+/// window where it has no hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Counts {
+    pub period: Count,
+    pub baseline: Count,
+}
+
+/// Compares each signature's period count with its baseline count. Sorted by kind (new,
+/// rising, fading), then by period hits descending, then id.
+pub fn compare(counts: &BTreeMap<SignatureId, Counts>) -> Vec<Change> {
     let mut changes = Vec::new();
-    for id in ids {
-        let p = period.get(id).copied().unwrap_or(Count {
-            hits: 0,
-            runs: period_runs,
-        });
-        let b = baseline.get(id).copied().unwrap_or(Count {
-            hits: 0,
-            runs: baseline_runs,
-        });
+    for (
+        id,
+        &Counts {
+            period: p,
+            baseline: b,
+        },
+    ) in counts
+    {
         let p0 = (b.hits as f64 + 0.5) / (b.runs as f64 + 1.0);
         let change = |kind, probability| Change {
             signature: id.clone(),
@@ -374,12 +379,18 @@ pub fn nightly(
     let period = analyze(&view, signatures, &config);
     let period_tests = analyze_tests(&view, &config);
 
+    // Both windows count a signature over the same workflows, also the one it has no hit in.
+    let workflows = workflows_hit(&[&baseline, &period]);
+    let infos: BTreeMap<&SignatureId, &SignatureInfo> =
+        signatures.iter().map(|s| (&s.id, s)).collect();
+    let period_counts = signature_counts(&view, &period, &workflows, &infos, &config);
+    view.since = Some(baseline_since);
+    view.until = Some(period_since);
+    let baseline_counts = signature_counts(&view, &baseline, &workflows, &infos, &config);
     let windows = Windows {
-        infos: signatures.iter().map(|s| (&s.id, s)).collect(),
-        period: signature_counts(&view, &period, period_since, until),
-        baseline: signature_counts(&view, &baseline, baseline_since, period_since),
-        period_runs: completed_runs(&view, period_since, until, None).len() as u64,
-        baseline_runs: completed_runs(&view, baseline_since, period_since, None).len() as u64,
+        infos,
+        period: period_counts,
+        baseline: baseline_counts,
     };
     let changes = windows.changes();
     let seen = windows.seen(&changes);
@@ -396,18 +407,27 @@ pub fn nightly(
     }
 }
 
-/// Each signature's hits in the period and in the baseline, and the completed runs of each.
+/// Each signature's count and hits in the period and in the baseline: the same signatures in
+/// both (those with a counted hit in either).
 struct Windows<'a> {
     infos: BTreeMap<&'a SignatureId, &'a SignatureInfo>,
     period: BTreeMap<SignatureId, (Count, Vec<Hit>)>,
     baseline: BTreeMap<SignatureId, (Count, Vec<Hit>)>,
-    period_runs: u64,
-    baseline_runs: u64,
 }
 
 impl Windows<'_> {
-    fn counts(of: &BTreeMap<SignatureId, (Count, Vec<Hit>)>) -> BTreeMap<SignatureId, Count> {
-        of.iter().map(|(k, v)| (k.clone(), v.0)).collect()
+    fn counts(&self) -> BTreeMap<SignatureId, Counts> {
+        self.period
+            .iter()
+            .map(|(id, (period, _))| {
+                let baseline = self.baseline.get(id).map_or_else(Count::default, |b| b.0);
+                let counts = Counts {
+                    period: *period,
+                    baseline,
+                };
+                (id.clone(), counts)
+            })
+            .collect()
     }
 
     /// The hits of `id` in one window, oldest first.
@@ -418,8 +438,7 @@ impl Windows<'_> {
     /// New, rising and fading signatures, with the jobs that show it (the baseline's for a
     /// fading one).
     fn changes(&self) -> Vec<SignatureChange> {
-        let (p_map, b_map) = (Self::counts(&self.period), Self::counts(&self.baseline));
-        compare(&p_map, &b_map, self.period_runs, self.baseline_runs)
+        compare(&self.counts())
             .into_iter()
             .map(|c| {
                 let hits = match c.kind {
@@ -444,28 +463,24 @@ impl Windows<'_> {
 
     /// The signatures hit in the period without a change, most hits first.
     fn seen(&self, changes: &[SignatureChange]) -> Vec<SignatureSeen> {
-        let (p_map, b_map) = (Self::counts(&self.period), Self::counts(&self.baseline));
         let changed: BTreeSet<&SignatureId> = changes.iter().map(|c| &c.id).collect();
-        let mut seen: Vec<SignatureSeen> = p_map
-            .iter()
-            .filter(|(id, count)| count.hits > 0 && !changed.contains(id))
-            .map(|(id, count)| {
-                let b = b_map.get(id).copied().unwrap_or(Count {
-                    hits: 0,
-                    runs: self.baseline_runs,
-                });
-                let p0 = (b.hits as f64 + 0.5) / (b.runs as f64 + 1.0);
-                let hits = Self::hits(&self.period, id);
+        let mut seen: Vec<SignatureSeen> = self
+            .counts()
+            .into_iter()
+            .filter(|(id, c)| c.period.hits > 0 && !changed.contains(id))
+            .map(|(id, Counts { period, baseline })| {
+                let p0 = (baseline.hits as f64 + 0.5) / (baseline.runs as f64 + 1.0);
+                let hits = Self::hits(&self.period, &id);
                 SignatureSeen {
-                    id: id.clone(),
                     title: self
                         .infos
-                        .get(id)
+                        .get(&id)
                         .map(|i| i.title.clone())
                         .unwrap_or_default(),
-                    period: *count,
-                    baseline: b,
-                    probability: binomial_tail(count.runs, count.hits, p0),
+                    id,
+                    period,
+                    baseline,
+                    probability: binomial_tail(period.runs, period.hits, p0),
                     jobs: newest(hits),
                     jobs_total: hits.len() as u64,
                 }
@@ -526,53 +541,71 @@ fn newest(hits: &[Hit]) -> Vec<JobLink> {
 }
 
 /// Runs created in `[since, until)` that count in a rate: completed (runs still going may yet
-/// fail), optionally only of some workflows.
-fn completed_runs(
-    snapshot: &Snapshot,
-    since: Timestamp,
-    until: Timestamp,
-    workflows: Option<&BTreeSet<String>>,
-) -> BTreeSet<RunId> {
+/// fail).
+fn completed_runs(snapshot: &Snapshot, since: Timestamp, until: Timestamp) -> BTreeSet<RunId> {
     snapshot
         .runs
         .iter()
         .filter(|r| r.created_at >= since && r.created_at < until && r.is_completed())
-        .filter(|r| workflows.is_none_or(|w| w.contains(&r.workflow_name)))
         .map(|r| r.id)
         .collect()
 }
 
-/// Per signature with a hit in the window: runs hit out of the completed runs of the
-/// workflows it occurs in (runs of PRs related to it left out, as the analysis does), and its
-/// hits, oldest first.
+/// Per signature, the names of the workflows its counted hits occur in, over every window's
+/// report: a signature no window counts a hit of is absent.
+fn workflows_hit(reports: &[&ReportData]) -> BTreeMap<SignatureId, BTreeSet<String>> {
+    let mut workflows: BTreeMap<SignatureId, BTreeSet<String>> = BTreeMap::new();
+    for s in reports
+        .iter()
+        .flat_map(|r| &r.signatures)
+        .filter(|s| s.runs_hit > 0)
+    {
+        workflows
+            .entry(s.id.clone())
+            .or_default()
+            .extend(s.workflows.iter().cloned());
+    }
+    workflows
+}
+
+/// Per signature of `workflows`, in the window of `snapshot` (`data` is its report): runs hit
+/// out of its runs, and its hits there, oldest first. Its runs are those its hits are counted
+/// over, whether or not it hit in this window: the window's runs of the workflows it occurs in
+/// (`workflows`, the same for both windows), completed or already hit, with the runs of PRs
+/// related to it and of PRs that cannot be found left out (`signature::counted_runs`, as the
+/// analysis leaves them out of its hits). Never every run of the repository: in one whose runs
+/// are mostly another workflow's (a PR labeler), those would make a quiet night look like a
+/// fix and a new hit look rarer than it is.
 fn signature_counts(
     snapshot: &Snapshot,
     data: &ReportData,
-    since: Timestamp,
-    until: Timestamp,
+    workflows: &BTreeMap<SignatureId, BTreeSet<String>>,
+    infos: &BTreeMap<&SignatureId, &SignatureInfo>,
+    config: &AnalysisConfig,
 ) -> BTreeMap<SignatureId, (Count, Vec<Hit>)> {
     let mut out = BTreeMap::new();
-    for s in data.signatures.iter().filter(|s| s.runs_hit > 0) {
-        let workflows: BTreeSet<String> = s.workflows.iter().cloned().collect();
-        let excluded: BTreeSet<RunId> = s
-            .excluded_runs
+    for (id, workflows) in workflows {
+        let Some(info) = infos.get(id) else {
+            continue;
+        };
+        let hits = data
+            .signatures
             .iter()
-            .map(|r| r.run_id)
-            .chain(s.unknown_runs.iter().map(|r| r.run_id))
+            .find(|s| s.id == *id)
+            .map(|s| s.hits.clone())
+            .unwrap_or_default();
+        let hit_runs: BTreeSet<RunId> = hits.iter().map(|h| h.run_id).collect();
+        let counted = super::signature::counted_runs(snapshot, info, config);
+        let runs: BTreeSet<RunId> = snapshot
+            .runs
+            .iter()
+            .filter(|r| counted.contains(&r.id) && workflows.contains(&r.workflow_name))
+            // A hit run still in progress has failed already: it counts.
+            .filter(|r| r.is_completed() || hit_runs.contains(&r.id))
+            .map(|r| r.id)
             .collect();
-        let mut runs = completed_runs(
-            snapshot,
-            since,
-            until,
-            (!workflows.is_empty()).then_some(&workflows),
-        );
-        // A hit run still in progress has failed already: it counts.
-        runs.extend(s.hits.iter().map(|h| h.run_id));
-        runs.retain(|r| !excluded.contains(r));
-        let hit_runs: BTreeSet<RunId> = s.hits.iter().map(|h| h.run_id).collect();
-        let hits = BTreeMap::from([(s.id.clone(), hit_runs)]);
-        let count = count_hits(&runs, &hits)[&s.id];
-        out.insert(s.id.clone(), (count, s.hits.clone()));
+        let count = count_hits(&runs, &BTreeMap::from([(id.clone(), hit_runs)]))[id];
+        out.insert(id.clone(), (count, hits));
     }
     out
 }
@@ -583,7 +616,7 @@ fn summary(
     since: Timestamp,
     until: Timestamp,
 ) -> WindowSummary {
-    let completed = completed_runs(snapshot, since, until, None).len() as u64;
+    let completed = completed_runs(snapshot, since, until).len() as u64;
     WindowSummary {
         since,
         until,
@@ -604,10 +637,21 @@ mod tests {
         SignatureId(s.to_string())
     }
 
-    fn counts(items: &[(&str, u64, u64)]) -> BTreeMap<SignatureId, Count> {
+    /// Hits and runs.
+    type Pair = (u64, u64);
+
+    /// Per signature: period hits and runs, baseline hits and runs.
+    fn counts(items: &[(&str, Pair, Pair)]) -> BTreeMap<SignatureId, Counts> {
         items
             .iter()
-            .map(|&(s, hits, runs)| (id(s), Count { hits, runs }))
+            .map(|&(s, (hits, runs), (b_hits, b_runs))| {
+                let period = Count { hits, runs };
+                let baseline = Count {
+                    hits: b_hits,
+                    runs: b_runs,
+                };
+                (id(s), Counts { period, baseline })
+            })
             .collect()
     }
 
@@ -624,19 +668,13 @@ mod tests {
 
     #[test]
     fn new_rising_fading_and_steady_are_told_apart() {
-        let period = counts(&[
-            ("brand-new", 2, 20),
-            ("rising", 6, 20),
-            ("steady", 1, 20),
-            ("fading", 0, 20),
-        ]);
-        let baseline = counts(&[
-            ("rising", 3, 280),
-            ("steady", 14, 280),
-            ("fading", 60, 280),
-            ("gone-quiet-rare", 1, 280),
-        ]);
-        let changes = compare(&period, &baseline, 20, 280);
+        let changes = compare(&counts(&[
+            ("brand-new", (2, 20), (0, 280)),
+            ("rising", (6, 20), (3, 280)),
+            ("steady", (1, 20), (14, 280)),
+            ("fading", (0, 20), (60, 280)),
+            ("gone-quiet-rare", (0, 20), (1, 280)),
+        ]));
         let got: Vec<(&str, ChangeKind)> = changes
             .iter()
             .map(|c| (c.signature.0.as_str(), c.kind))
@@ -658,12 +696,7 @@ mod tests {
     #[test]
     fn one_unlucky_night_is_not_rising() {
         // 2 of 20 against a baseline of 5%: P(X ≥ 2) ≈ 0.26.
-        let changes = compare(
-            &counts(&[("x", 2, 20)]),
-            &counts(&[("x", 14, 280)]),
-            20,
-            280,
-        );
+        let changes = compare(&counts(&[("x", (2, 20), (14, 280))]));
         assert!(changes.is_empty(), "{changes:?}");
     }
 
@@ -846,6 +879,93 @@ mod tests {
             assert!(data.new_unclassified[0].lines[0].contains("SegfaultError"));
             assert!(!data.alerts(AlertOn::Rising));
             assert!(data.alerts(AlertOn::New) && data.alerts(AlertOn::Any));
+        }
+
+        /// A repository whose runs are mostly a PR labeler's: a signature is counted over the
+        /// runs of the workflow it occurs in, in the window where it has no hit too; a quiet
+        /// night of a few CI runs is not "fading", and a new hit's baseline is the CI runs'.
+        #[test]
+        fn a_busy_second_workflow_is_in_no_signature_s_runs() {
+            let period_since = t0() + TimeDelta::days(14);
+            let until = period_since + TimeDelta::days(1);
+            let mut snap = Snapshot {
+                repo: Repo::parse("o/r"),
+                default_branch: "main".into(),
+                ..Snapshot::default()
+            };
+            let mut add = |i: u64, created, labeler: bool, c: Option<Classification>| {
+                let mut r = run(i, created, true);
+                if labeler {
+                    r.workflow_id = WorkflowId(2);
+                    r.workflow_name = "Label PR".into();
+                }
+                let j = job(&r, c.is_some());
+                if let Some(c) = c {
+                    snap.logs.insert(j.id, LogStatus::Stored);
+                    snap.classifications.insert(j.id, c);
+                }
+                snap.runs.push(r);
+                snap.jobs.push(j);
+            };
+            // Baseline: 40 CI runs, every 4th hit by `old`; five labeler runs per CI run.
+            for i in 0..40 {
+                let at = t0() + TimeDelta::hours(8 * i as i64);
+                add(i, at, false, (i % 4 == 0).then(|| hit("old")));
+                for k in 0..5 {
+                    add(
+                        1000 + 5 * i + k,
+                        at + TimeDelta::minutes(k as i64),
+                        true,
+                        None,
+                    );
+                }
+            }
+            // Period: 4 CI runs, the last hit by `brand-new`, and 40 labeler runs.
+            for i in 40..44 {
+                let at = period_since + TimeDelta::hours(5 * (i - 40) as i64);
+                add(i, at, false, (i == 43).then(|| hit("brand-new")));
+                for k in 0..10 {
+                    add(
+                        1000 + 10 * i + k,
+                        at + TimeDelta::minutes(k as i64),
+                        true,
+                        None,
+                    );
+                }
+            }
+            let info = |s: &str| SignatureInfo {
+                id: id(s),
+                title: s.into(),
+                paths: Vec::new(),
+                issue: None,
+            };
+            let infos = vec![info("old"), info("brand-new")];
+            let data = nightly(
+                &snap,
+                &infos,
+                &AnalysisConfig::default(),
+                t0(),
+                period_since,
+                until,
+            );
+            assert_eq!(data.period.runs_total, 44);
+            // `old`: 10 of 40 CI runs, then none of 4: one hit expected, not "fading" (over all
+            // 44 runs of the period, 11 would have been expected).
+            assert!(
+                data.changes.iter().all(|c| c.id.0 != "old"),
+                "{:?}",
+                data.changes
+            );
+            // `brand-new` against the 40 CI runs of the baseline, not its 240 runs.
+            assert_eq!(data.changes.len(), 1, "{:?}", data.changes);
+            let new = &data.changes[0];
+            assert_eq!(
+                (new.id.0.as_str(), new.kind),
+                ("brand-new", ChangeKind::New)
+            );
+            assert_eq!(new.period, Count { hits: 1, runs: 4 });
+            assert_eq!(new.baseline, Count { hits: 0, runs: 40 });
+            assert!((new.probability - binomial_tail(4, 1, 0.5 / 41.0)).abs() < 1e-12);
         }
     }
 }

@@ -11,12 +11,12 @@
 //! by head sha when several match. A run whose PR cannot be found stays
 //! [`RunOrigin::UnknownPullRequest`]: the analysis counts it nowhere and lists it with the reason.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::TimeDelta;
 use regex::Regex;
 
-use crate::model::{PrNumber, PullRequest, Run};
+use crate::model::{PrNumber, PullRequest, Run, Snapshot};
 
 /// Branch-name conventions that name a PR: each regex has a named group `pr`.
 #[derive(Debug, Clone)]
@@ -169,6 +169,24 @@ pub fn resolve_origin(
 /// Whether a run is a fork PR's that names no PR (what the PR listing is asked for).
 pub fn needs_fork_mapping(run: &Run, default_branch: &str, conventions: &PrConventions) -> bool {
     run_origin(run, default_branch, conventions) == RunOrigin::UnknownPullRequest
+}
+
+/// The PRs of the snapshot's window's runs (fork runs mapped through `snapshot.pulls`) whose
+/// changed files the store does not hold: telling every one of those runs related or not to a
+/// signature needs them. `nightly` fetches them before it analyses, so a PR run's place in a
+/// denominator never depends on whether an earlier command happened to fetch its PR's files.
+pub fn window_prs_without_files(
+    snapshot: &Snapshot,
+    conventions: &PrConventions,
+) -> BTreeSet<PrNumber> {
+    let forks = ForkHeads::new(&snapshot.pulls);
+    snapshot
+        .runs
+        .iter()
+        .filter(|r| super::in_survey_window(snapshot, r.created_at))
+        .filter_map(|r| resolve_origin(r, &snapshot.default_branch, conventions, &forks).pr())
+        .filter(|n| snapshot.pulls.get(n).is_none_or(|p| p.files.is_none()))
+        .collect()
 }
 
 /// Classifies a run by its event, `pull_requests[]` and branch name.
@@ -546,6 +564,55 @@ mod tests {
         assert_eq!(
             pr_relevance(RunOrigin::PullRequest(PrNumber(1)), &pulls, &shallow),
             Some(PrRelevance::Unrelated)
+        );
+    }
+
+    #[test]
+    fn the_window_s_prs_without_files_are_every_pr_run_s_not_only_the_hit_ones() {
+        let pull = |n: u64, files: Option<&[&str]>| crate::model::PullRequest {
+            number: PrNumber(n),
+            title: String::new(),
+            state: "closed".into(),
+            base_ref: "main".into(),
+            head_ref: format!("b{n}"),
+            merged_at: None,
+            merge_commit_sha: None,
+            html_url: String::new(),
+            files: files.map(|f| f.iter().map(|s| s.to_string()).collect()),
+            head: None,
+        };
+        let at = |s: &str| -> crate::model::Timestamp { s.parse().unwrap() };
+        let mut runs = vec![
+            run("push", Some("pull-request/10"), &[]),
+            run("pull_request", Some("b11"), &[11]),
+            run("pull_request", Some("b12"), &[12]),
+            run("push", Some("main"), &[]),
+            run("push", Some("pull-request/13"), &[]),
+            run("push", Some("pull-request/14"), &[]),
+        ];
+        // PR 14's only run is before the window.
+        runs[5].created_at = at("2026-06-01T00:00:00Z");
+        let snapshot = Snapshot {
+            default_branch: "main".into(),
+            since: Some(at("2026-06-15T00:00:00Z")),
+            until: Some(at("2026-07-15T00:00:00Z")),
+            runs,
+            pulls: [
+                pull(10, None),
+                pull(11, Some(&["src/a.py"])),
+                pull(12, None),
+                pull(14, None),
+            ]
+            .into_iter()
+            .map(|p| (p.number, p))
+            .collect(),
+            ..Snapshot::default()
+        };
+        let want: BTreeSet<PrNumber> = [10, 12, 13].map(PrNumber).into();
+        assert_eq!(
+            window_prs_without_files(&snapshot, &PrConventions::default()),
+            want,
+            "files known (11), before the window (14) and not a PR's (main) are not asked for"
         );
     }
 }

@@ -243,7 +243,15 @@ pub const MAX_CHANCE: f64 = 0.01;
 
 /// Dimensions in the order people read a matrix; others follow alphabetically.
 const DIMENSION_ORDER: &[&str] = &[
-    "job", "platform", "arch", "python", "cuda", "gpu", "source", "compiler",
+    "job",
+    "platform",
+    "arch",
+    "python",
+    "cuda",
+    "gpu",
+    crate::matrix::DRIVER_MODEL,
+    "source",
+    "compiler",
 ];
 
 fn ran(job: &Job) -> bool {

@@ -1,4 +1,5 @@
-//! Job name → matrix dimensions (`job`, `platform`, `python`, `cuda`, `gpu`, `source`, …).
+//! Job name → matrix dimensions (`job`, `platform`, `python`, `cuda`, `gpu`, `driver model`,
+//! `source`, …).
 //!
 //! GitHub names a matrix job `job (v1, v2, …)`, and reusable workflows name it
 //! `caller / called`; projects put their matrix values in either part, keyed (`Python 3.14t`,
@@ -17,6 +18,11 @@ pub type Dimensions = BTreeMap<String, String>;
 
 /// The dimension holding the job's own name (the part before ` / ` or ` (`).
 pub const JOB: &str = "job";
+
+/// The dimension of a Windows GPU's driver model (`TCC`, `MCDM`, `WDDM`), which job names give
+/// as a qualifier of the GPU (`GPU a100 (MCDM)`): a dimension of its own, so that one GPU under
+/// two driver models is one `gpu` value, and a failure confined to a driver model shows there.
+pub const DRIVER_MODEL: &str = "driver model";
 
 /// Reads job names. `Default` uses the built-in vocabularies only.
 #[derive(Debug, Clone, Default)]
@@ -133,7 +139,8 @@ fn split_top_level(text: &str) -> Vec<&str> {
 }
 
 fn read_segment(segment: &str, position: usize, matrix_form: bool, dims: &mut Dimensions) {
-    // A trailing `(qualifier)`: a value of its own (`(wheels)`) or part of this one (`(MCDM)`).
+    // A trailing `(qualifier)`: a value of its own (`(wheels)`, `(MCDM)`: the driver model) or
+    // part of this one.
     let (main, qualifier) = match segment.strip_suffix(')').and_then(|s| s.rsplit_once(" (")) {
         Some((main, q)) => (main.trim(), Some(q.trim())),
         None => (segment, None),
@@ -173,6 +180,7 @@ fn read_value(text: &str) -> Option<(String, String)> {
         let value = match dim.as_str() {
             "python" => normalize_python(value).unwrap_or_else(|| value.to_string()),
             "cuda" => normalize_cuda(value).unwrap_or_else(|| value.to_string()),
+            DRIVER_MODEL => value.to_ascii_uppercase(),
             _ => value.to_string(),
         };
         return Some((dim, value));
@@ -209,6 +217,7 @@ fn dimension_for_key(key: &str) -> String {
         "arch" | "architecture" => "arch",
         "compiler" | "cc" | "toolchain" => "compiler",
         "source" | "test-source" | "local-ctk" => "source",
+        "driver-model" | "driver-mode" => DRIVER_MODEL,
         other => return other.to_string(),
     };
     dim.to_string()
@@ -235,6 +244,9 @@ fn classify_bare(word: &str) -> Option<(String, String)> {
     }
     if GPU.is_match(&lower) {
         return Some(("gpu".into(), w.to_string()));
+    }
+    if DRIVER_MODELS.is_match(&lower) {
+        return Some((DRIVER_MODEL.into(), w.to_ascii_uppercase()));
     }
     if SOURCE.is_match(&lower) {
         return Some(("source".into(), lower));
@@ -264,6 +276,11 @@ static GPU: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:t4|l4|l40s?|a2|a10g?|a16|a30|a40|a100|a6000|h100|h200|h20|gh200|b100|b200|gb200|v100|p100|p4|k80|rtx[a-z0-9_-]*|gtx[a-z0-9_-]*|mi\d{2,3}x?)$",
     )
     .expect("built-in GPU pattern compiles")
+});
+
+/// Windows display driver models: TCC (compute only), MCDM, WDDM (display).
+static DRIVER_MODELS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:tcc|mcdm|wddm)$").expect("built-in driver model pattern compiles")
 });
 
 static SOURCE: LazyLock<Regex> = LazyLock::new(|| {
@@ -388,7 +405,50 @@ mod tests {
                 ("python", "3.14t"),
                 ("cuda", "13.0.2"),
                 ("source", "wheels"),
-                ("gpu", "a100 (MCDM)"),
+                ("gpu", "a100"),
+                ("driver model", "MCDM"),
+            ],
+        ),
+        // The driver model is a dimension of its own: `t4` and `t4 (TCC)` are one GPU.
+        (
+            "Test win-64 / Python 3.12, CUDA 12.9.1 (local), GPU t4 (TCC)",
+            &[
+                ("job", "Test win-64"),
+                ("platform", "win-64"),
+                ("python", "3.12"),
+                ("cuda", "12.9.1"),
+                ("source", "local"),
+                ("gpu", "t4"),
+                ("driver model", "TCC"),
+            ],
+        ),
+        (
+            "test (win-64, 3.13, rtx4090 (wddm))",
+            &[
+                ("job", "test"),
+                ("platform", "win-64"),
+                ("python", "3.13"),
+                ("gpu", "rtx4090"),
+                ("driver model", "WDDM"),
+            ],
+        ),
+        (
+            "gpu-tests (windows-2022, gpu: l4, driver-model: tcc)",
+            &[
+                ("job", "gpu-tests"),
+                ("platform", "windows-2022"),
+                ("gpu", "l4"),
+                ("driver model", "TCC"),
+            ],
+        ),
+        // Any other qualifier stays part of the value.
+        (
+            "Test linux-64 / Python 3.12, GPU a100 (80GB)",
+            &[
+                ("job", "Test linux-64"),
+                ("platform", "linux-64"),
+                ("python", "3.12"),
+                ("gpu", "a100 (80GB)"),
             ],
         ),
         (

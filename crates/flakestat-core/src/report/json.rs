@@ -43,7 +43,13 @@ pub mod wire {
         pub runs_failed_classified: u64,
         pub jobs_failed: u64,
         pub jobs_classified: u64,
+        /// Failed jobs no signature explains: `jobs_log_unreadable` of them had no log to
+        /// read, the others' logs matched no signature (`unclassified` groups those).
         pub jobs_unclassified: u64,
+        /// Of `jobs_unclassified`, those with no readable log (the sum of `logs_unknown`). Added
+        /// within schema 1.
+        #[serde(default)]
+        pub jobs_log_unreadable: u64,
         /// Failed jobs with no readable log, by reason.
         pub logs_unknown: Vec<LogGap>,
         /// Ranked by runs hit, ties by id.
@@ -795,6 +801,7 @@ fn repo_to_wire(data: &ReportData) -> wire::Report {
         jobs_failed: data.jobs_failed,
         jobs_classified: data.jobs_classified,
         jobs_unclassified: data.jobs_unclassified,
+        jobs_log_unreadable: data.jobs_log_unreadable(),
         logs_unknown: data
             .logs_unknown
             .iter()

@@ -599,6 +599,20 @@ fn window(data: &ReportData) -> String {
     }
 }
 
+/// "8 unclassified (4 matched no signature, 4 logs unreadable)": the failed jobs no signature
+/// explains, parted when some of them had no log to read, so the figure agrees with the
+/// sections that list them (the groups of logs read, and the logs that could not be read).
+pub(crate) fn unclassified_jobs(unclassified: u64, log_unreadable: u64) -> String {
+    if log_unreadable == 0 {
+        return format!("{unclassified} unclassified");
+    }
+    format!(
+        "{unclassified} unclassified ({} matched no signature, {})",
+        unclassified.saturating_sub(log_unreadable),
+        plural(log_unreadable, "log unreadable", "logs unreadable")
+    )
+}
+
 /// An overview's title ("CI failures in {scope}"), the window's run and job figures (`among`:
 /// "in 3 repositories", for a report over several) and what the failures cost.
 fn headline(scope: &str, data: &ReportData, among: Option<&str>) -> Vec<Block> {
@@ -607,7 +621,7 @@ fn headline(scope: &str, data: &ReportData, among: Option<&str>) -> Vec<Block> {
         Block::Heading(1, vec![text(format!("CI failures in {scope}"))]),
         Block::Paragraph(vec![text(format!(
             "{}{among} {}: {} failed, {} re-run; {} of the failed runs fully explained by \
-             signatures. {}: {} matched a signature, {} unclassified.",
+             signatures. {}: {} matched a signature, {}.",
             plural(data.runs_total, "run", "runs"),
             window(data),
             data.runs_failed,
@@ -615,7 +629,7 @@ fn headline(scope: &str, data: &ReportData, among: Option<&str>) -> Vec<Block> {
             data.runs_failed_classified,
             plural(data.jobs_failed, "failed job", "failed jobs"),
             data.jobs_classified,
-            data.jobs_unclassified,
+            unclassified_jobs(data.jobs_unclassified, data.jobs_log_unreadable()),
         ))]),
     ];
     if data.jobs_failed > 0 {
@@ -782,9 +796,10 @@ fn unclassified_failures(data: &ReportData, grouped: &str) -> Vec<Block> {
             ));
         }
         if !data.logs_unknown.is_empty() {
-            blocks.push(Block::Paragraph(vec![text(
-                "Failed jobs whose log could not be read (unknown, not counted as any signature):",
-            )]));
+            blocks.push(Block::Paragraph(vec![text(format!(
+                "{} whose log could not be read (unknown, not counted as any signature):",
+                plural(data.jobs_log_unreadable(), "failed job", "failed jobs")
+            ))]));
             blocks.push(Block::Bullets(
                 data.logs_unknown
                     .iter()

@@ -76,7 +76,12 @@ pub mod wire {
         pub runs_in_progress: u64,
         pub runs_failed: u64,
         pub jobs_failed: u64,
+        /// Failed jobs no signature explains, `jobs_log_unreadable` of them with no readable log.
         pub jobs_unclassified: u64,
+        /// Of `jobs_unclassified`, those with no readable log (the sum of `logs_unknown`). Added
+        /// within schema 1.
+        #[serde(default)]
+        pub jobs_log_unreadable: u64,
         pub logs_unknown: Vec<LogGap>,
     }
 
@@ -190,6 +195,7 @@ fn window(w: &WindowSummary) -> wire::Window {
         runs_failed: w.runs_failed,
         jobs_failed: w.jobs_failed,
         jobs_unclassified: w.jobs_unclassified,
+        jobs_log_unreadable: crate::analysis::LogGap::jobs_in(&w.logs_unknown),
         logs_unknown: w
             .logs_unknown
             .iter()

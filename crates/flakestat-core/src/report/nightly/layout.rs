@@ -98,10 +98,13 @@ fn window_sentence(label: &str, w: &WindowSummary) -> Line {
         s.push_str(&format!(" ({} still in progress)", w.runs_in_progress));
     }
     s.push_str(&format!(
-        ", {} failed; {}, {} unclassified.",
+        ", {} failed; {}, {}.",
         w.runs_failed,
         plural(w.jobs_failed, "failed job", "failed jobs"),
-        w.jobs_unclassified
+        layout::unclassified_jobs(
+            w.jobs_unclassified,
+            crate::analysis::LogGap::jobs_in(&w.logs_unknown)
+        )
     ));
     vec![text(s)]
 }
