@@ -53,7 +53,7 @@ pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
-pub use queue::{Delivery, QueueStats, QueuedRun};
+pub use queue::{Delivery, QueueStats, Queued, QueuedRun};
 pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
 
