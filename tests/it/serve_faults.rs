@@ -404,3 +404,262 @@ fn a_store_held_by_another_writer_still_gets_answers_in_time() {
     let (code, stderr) = serve.stop();
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// A survey of a synthetic dataset through the fake GitHub `gh` into `cache`: its output.
+fn survey_through(
+    gh: &flakestat::fake::FakeGitHub,
+    cache: &std::path::Path,
+) -> std::process::Output {
+    crate::common::flakestat()
+        .args([
+            "survey",
+            "--repo",
+            "octo/demo",
+            "--since",
+            "2026-06-01",
+            "--until",
+            "2026-06-03",
+            "--api-url",
+            &gh.api_url(),
+            "--format",
+            "json",
+            "--max-retries",
+            "1",
+            "--cache-dir",
+        ])
+        .arg(cache)
+        .env("GH_TOKEN", "tok")
+        .output()
+        .unwrap()
+}
+
+/// Issue 41 §7: the log host's 403 `AuthenticationFailed` (an expired signed URL) is not a
+/// refused token: the survey asks the API for the log again, once, and gets it (the same
+/// report as without the fault); a log whose fresh URL is refused too is recorded unavailable
+/// and the survey goes on (exit 0, not 4).
+#[test]
+fn an_expired_log_url_is_asked_for_again_and_a_survey_goes_on() {
+    use flakestat::fake::scenario::{SyntheticSpec, synthetic};
+    use flakestat::fake::{FakeGitHub, Faults, Listener};
+    let mut ds = synthetic(&SyntheticSpec {
+        runs: 20,
+        ..SyntheticSpec::default()
+    });
+    ds.auth.tokens = vec!["tok".into()];
+    let survey = |expired: u32| {
+        let gh = FakeGitHub::start_blocking(
+            ds.clone(),
+            Faults {
+                expired_log_downloads: expired,
+                ..Faults::default()
+            },
+        )
+        .unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let out = survey_through(&gh, cache.path());
+        // Each log's downloads refused, by its path (the query is the signature, new each time).
+        let mut refused = std::collections::BTreeMap::<String, usize>::new();
+        for r in gh.requests() {
+            if r.listener == Listener::LogHost && r.status == 403 {
+                let path = r.path.split('?').next().unwrap_or("").to_string();
+                *refused.entry(path).or_default() += 1;
+            }
+        }
+        let unavailable: Vec<i64> = query(
+            cache.path(),
+            "SELECT count(*) FROM logs WHERE status = 'unavailable'",
+        );
+        (out, refused, unavailable[0])
+    };
+    let (clean, refused, unavailable) = survey(0);
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    assert_eq!((refused.len(), unavailable), (0, 0));
+
+    let (once, refused, unavailable) = survey(1);
+    let stderr = String::from_utf8_lossy(&once.stderr);
+    assert_eq!(once.status.code(), Some(0), "{stderr}");
+    assert!(!refused.is_empty(), "the fault was met");
+    assert!(refused.values().all(|n| *n == 1), "{refused:?}");
+    assert_eq!(unavailable, 0, "each log asked for again and stored");
+    let report = |out: &std::process::Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(report(&once), report(&clean));
+
+    let (twice, refused_twice, unavailable) = survey(2);
+    let stderr = String::from_utf8_lossy(&twice.stderr);
+    assert_eq!(twice.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("read access"), "{stderr}");
+    assert!(
+        refused_twice.values().all(|n| *n == 2),
+        "asked again once per log, no more: {refused_twice:?}"
+    );
+    assert!(unavailable > 0, "the logs recorded unavailable");
+}
+
+/// Issue 41 §8: the same completed run attempt delivered again under new delivery ids (a
+/// captured body replayed: the id is not signed) is answered "already ingested" and costs
+/// GitHub no request, however often it comes.
+#[test]
+fn a_replayed_completed_attempt_costs_no_request() {
+    use flakestat::fake::{Dataset, FakeGitHub, Faults};
+    let gh = FakeGitHub::start_blocking(Dataset::load(&story_dir()).unwrap(), Faults::default())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let api = gh.api_url();
+    let sigs = signatures();
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--repo",
+            "NVIDIA/cuda-python",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--signatures",
+            sigs.to_str().unwrap(),
+            "--api-url",
+            &api,
+            "--resync",
+            "0",
+        ],
+    );
+    let (id, created) = &failed_story_runs(1)[0];
+    let body = completed_run(*id, created);
+    assert_eq!(serve.deliver("workflow_run", "first", &body, None).0, 202);
+    serve.wait_up_to(Duration::from_secs(60), "the run ingested", |s| {
+        s.metric("flakestat_ingests_total{outcome=\"done\"}") >= 1
+    });
+    let requests = gh.requests().len();
+    assert!(requests > 0);
+    for i in 0..5 {
+        assert_eq!(
+            serve.deliver("workflow_run", &format!("replayed-{i}"), &body, None),
+            (
+                200,
+                "already ingested: this run attempt is stored\n".to_string()
+            )
+        );
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(gh.requests().len(), requests, "no request for a replay");
+    assert_eq!(serve.metric("flakestat_ingests_total{outcome=\"done\"}"), 1);
+    assert_eq!(
+        serve.metric(
+            "flakestat_webhook_deliveries_total{event=\"workflow_run\",outcome=\"already_ingested\"}"
+        ),
+        5
+    );
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// `url` with its user and password replaced.
+fn with_user(url: &str, user: &str, password: &str) -> String {
+    let start = url.find("://").unwrap() + 3;
+    let at = start + url[start..].find('@').unwrap();
+    format!("{}{user}:{password}{}", &url[..start], &url[at..])
+}
+
+/// Issue 41 §2: after PostgreSQL ends serve's connections (what a restart does to them:
+/// "terminating connection due to administrator command"), deliveries are accepted again on
+/// new connections within seconds, `/healthz` comes back to 200, and the queue's gauges stay
+/// in `/metrics` throughout. The server comes from `FLAKESTAT_TEST_POSTGRES`; serve logs in as
+/// a role of its own so that only its connections are ended.
+#[test]
+fn serve_connects_again_after_postgresql_drops_its_connections() {
+    let Some(base) = std::env::var("FLAKESTAT_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+    else {
+        crate::common::skips::skipped(
+            crate::common::skips::Need::Postgres,
+            "serve and a PostgreSQL restart: FLAKESTAT_TEST_POSTGRES is not set: skipped (.ci/postgres.sh start)",
+        );
+        return;
+    };
+    let url = flakestat::store::postgres::fresh_schema_url(&base).unwrap();
+    let role = format!("serve_{}_{}", std::process::id(), fastrand::u32(..));
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN SUPERUSER PASSWORD '{role}'"
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let serve_url = with_user(&url, &role, &role);
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--repo",
+            "Codertocat/Hello-World",
+            "--store",
+            &serve_url,
+            "--api-url",
+            "http://127.0.0.1:1",
+        ],
+    );
+    let job = crate::serve::example("workflow_job.queued");
+    assert_eq!(serve.deliver("workflow_job", "before", &job, None).0, 202);
+    serve.wait_up_to(Duration::from_secs(10), "healthy", |s| healthz(s).0 == 200);
+
+    let ended: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1",
+            &[&role],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        ended >= 2,
+        "the worker's and the front's connections: {ended}"
+    );
+    let start = Instant::now();
+    let mut accepted = Vec::new();
+    let mut answers = Vec::new();
+    for i in 0.. {
+        let id = format!("after-{i}");
+        let (status, _) = serve.deliver("workflow_job", &id, &job, None);
+        answers.push(status);
+        if status == 202 {
+            accepted.push(id);
+            if accepted.len() == 3 {
+                break;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no delivery accepted after the loss: {answers:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        serve.metrics().contains("\nflakestat_queue_depth "),
+        "the gauges stay"
+    );
+    serve.wait_up_to(Duration::from_secs(15), "healthy again", |s| {
+        healthz(s).0 == 200
+    });
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains(&format!("{role}:{role}@")), "{stderr}");
+    let stored: Vec<String> = admin
+        .query(
+            "SELECT delivery FROM webhook_queue ORDER BY delivery COLLATE \"C\"",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for id in accepted.iter().chain([&"before".to_string()]) {
+        assert!(
+            stored.contains(id),
+            "{id} answered 202 but not stored: {stored:?}"
+        );
+    }
+}

@@ -15,7 +15,9 @@
 //! has one), `header_timeout` to send a request's header (an idle keep-alive connection is
 //! closed after it), `body_timeout` for its body (408). A delivery waits at most `queue_wait`
 //! for the store's lock and as long again for its write, then is answered 503; `/metrics` and
-//! `/healthz` read figures kept in memory ([`read_queue_figures`]) and never wait on the store.
+//! `/healthz` read the queue's figures afresh when the store answers within [`FRESH_WAIT`], and
+//! else answer with the last ones read (every second, [`read_queue_figures`]): they never wait
+//! on a busy or lost store.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -43,6 +45,9 @@ const DRAIN: Duration = Duration::from_secs(5);
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 /// How often the queue's figures are read for `/metrics` and `/healthz`.
 const FIGURES_EVERY: Duration = Duration::from_secs(1);
+/// How long `/metrics` and `/healthz` wait for a fresh read of the queue's figures before they
+/// answer with the last ones read.
+const FRESH_WAIT: Duration = Duration::from_millis(500);
 /// The answer to a connection past the cap when every open one is in a request: written
 /// without waiting (a fresh socket's buffer takes it), then the connection is closed.
 const FULL: &[u8] =
@@ -212,8 +217,14 @@ async fn connection(
 /// One request's answer.
 async fn answer(shared: &Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     match (req.method(), req.uri().path()) {
-        (&Method::GET, "/healthz") => healthz(shared),
-        (&Method::GET, "/metrics") => metrics(shared),
+        (&Method::GET, "/healthz") => {
+            read_figures(shared, Some(FRESH_WAIT)).await;
+            healthz(shared)
+        }
+        (&Method::GET, "/metrics") => {
+            read_figures(shared, Some(FRESH_WAIT)).await;
+            metrics(shared)
+        }
         (&Method::POST, "/webhook") => {
             let (event, outcome, response) = delivery(shared, req).await;
             shared.metrics.delivery(event, outcome);
@@ -252,25 +263,40 @@ fn metrics(shared: &Arc<Shared>) -> Response<Full<Bytes>> {
 }
 
 /// Reads the queue's figures every [`FIGURES_EVERY`] through the front's connection, for
-/// `/metrics` and `/healthz`; a read that fails marks the store unhealthy, one that hangs
-/// leaves the figures to age (which `/healthz` says).
+/// `/metrics` and `/healthz`.
 pub(crate) async fn read_queue_figures(shared: Arc<Shared>) {
     let mut every = tokio::time::interval(FIGURES_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
+        read_figures(&shared, None).await;
+    }
+}
+
+/// One read of the queue's figures, waiting at most `limit` (`None`: as long as it takes): a
+/// read that fails marks the store unhealthy; one that does not come in time leaves the last
+/// figures to age (which `/healthz` says after a while).
+async fn read_figures(shared: &Arc<Shared>, limit: Option<Duration>) {
+    let read = async {
         let front = shared.front.clone().lock_owned().await;
-        let read = tokio::task::spawn_blocking(move || front.queue_stats()).await;
-        match read {
-            Ok(Ok(stats)) => shared.health.queue_read(stats, Utc::now()),
-            Ok(Err(e)) => {
-                shared.health.store_failed(Utc::now(), e.to_string());
-                shared.say.say_now_and_then("figures", || {
-                    format!("cannot read the webhook queue's figures: {e}")
-                });
-            }
-            Err(_) => {}
+        tokio::task::spawn_blocking(move || front.queue_stats()).await
+    };
+    let read = match limit {
+        Some(limit) => match tokio::time::timeout(limit, read).await {
+            Ok(read) => read,
+            Err(_) => return,
+        },
+        None => read.await,
+    };
+    match read {
+        Ok(Ok(stats)) => shared.health.queue_read(stats, Utc::now()),
+        Ok(Err(e)) => {
+            shared.health.store_failed(Utc::now(), e.to_string());
+            shared.say.say_now_and_then("figures", || {
+                format!("cannot read the webhook queue's figures: {e}")
+            });
         }
+        Err(_) => {}
     }
 }
 

@@ -248,11 +248,24 @@ struct Link {
     next_try: std::time::Instant,
     pause: Duration,
     last_error: String,
+    /// The last call failed on the server's side: before the next, the connection is checked
+    /// (a server that restarted answers the first statement after with an error, and the
+    /// driver does not always count the connection closed).
+    suspect: bool,
 }
 
 impl Link {
     /// The session, made anew when the last one was lost and a try is due.
     fn session(&mut self) -> Result<&mut Session, StoreError> {
+        if std::mem::take(&mut self.suspect)
+            && let Some(session) = &mut self.session
+            && session.client.is_valid(Duration::from_secs(5)).is_err()
+        {
+            self.session = None;
+            self.last_error = "the connection to the server was lost".to_string();
+            self.next_try = std::time::Instant::now();
+            self.pause = RECONNECT_FIRST;
+        }
         if self.session.as_ref().is_some_and(|s| s.client.is_closed()) {
             self.session = None;
             self.last_error = "the connection to the server was lost".to_string();
@@ -331,6 +344,7 @@ impl Conn {
                     next_try: std::time::Instant::now(),
                     pause: RECONNECT_FIRST,
                     last_error: String::new(),
+                    suspect: false,
                 };
                 while let Ok(work) = work_rx.recv() {
                     work(&mut link);
@@ -392,8 +406,10 @@ impl Conn {
         self.work
             .as_ref()
             .ok_or_else(gone)?
-            .send(Box::new(move |link| {
-                let _ = tx.send(f(link));
+            .send(Box::new(move |link: &mut Link| {
+                let done = f(link);
+                link.suspect = matches!(done, Err(StoreError::Postgres { .. }));
+                let _ = tx.send(done);
             }))
             .map_err(|_| gone())?;
         match rx.recv() {
