@@ -209,7 +209,7 @@ impl Throttled {
         drop(last);
         let line = line();
         self.say.say(if unsaid > 0 {
-            format!("{line} (and {unsaid} more like it in the last seconds)")
+            format!("{line} (and {unsaid} more like it since the last such line)")
         } else {
             line
         });
@@ -267,5 +267,49 @@ pub fn serve(
     match died {
         Some(panics) => Err(ServeError::WorkerDied(panics)),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Lines(Mutex<Vec<String>>);
+
+    impl Say for Lines {
+        fn say(&self, line: String) {
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    /// Issue 41 §8: thousands of refused deliveries in a moment write one line per kind, and
+    /// the next one said tells how many were left unsaid; other kinds and plain lines are not
+    /// held back.
+    #[test]
+    fn a_flood_of_one_kind_of_line_is_said_once_with_the_count_later() {
+        let lines = Arc::new(Lines(Mutex::new(Vec::new())));
+        let throttled = Throttled::new(lines.clone());
+        for i in 0..2988 {
+            throttled.say_now_and_then("queue_error", || format!("refused {i}"));
+        }
+        throttled.say_now_and_then("accept", || "accept failed".to_string());
+        throttled.say("always".to_string());
+        assert_eq!(
+            *lines.0.lock().unwrap(),
+            ["refused 0", "accept failed", "always"]
+        );
+        // Ten seconds later (the clock moved back by hand): said, with the count.
+        throttled
+            .last
+            .lock()
+            .unwrap()
+            .get_mut("queue_error")
+            .unwrap()
+            .0 -= THROTTLE;
+        throttled.say_now_and_then("queue_error", || "refused again".to_string());
+        assert_eq!(
+            lines.0.lock().unwrap().last().unwrap(),
+            "refused again (and 2987 more like it since the last such line)"
+        );
     }
 }
