@@ -121,17 +121,18 @@ pub(crate) async fn accept_until(
     let mut connections = JoinSet::new();
     let mut open = Open::default();
     let mut dead = None;
+    // The worker ended without dying (a stop): serve on until `stop`.
+    let mut worker_ended = false;
     tokio::pin!(stop);
     loop {
         let stream = tokio::select! {
             _ = &mut stop => break,
-            panics = &mut died => {
+            panics = &mut died, if !worker_ended => {
                 dead = panics.ok();
                 if dead.is_some() {
                     break;
                 }
-                // The worker ended without dying (a stop): keep serving until `stop`.
-                died = tokio::sync::oneshot::channel().1;
+                worker_ended = true;
                 continue;
             }
             accepted = listener.accept() => match accepted {
@@ -550,12 +551,19 @@ async fn queue(shared: &Arc<Shared>, delivery: Delivery) -> (&'static str, Respo
         }
         Err(e) => {
             let busy = matches!(e, flakestat_store::StoreError::Busy { .. });
-            if !busy {
+            if busy {
+                shared.say.say_now_and_then("queue_timeout", || {
+                    format!(
+                        "a delivery was refused (503): other writers held the store longer than {} s",
+                        wait.as_secs_f64()
+                    )
+                });
+            } else {
                 shared.health.store_failed(Utc::now(), e.to_string());
+                shared
+                    .say
+                    .say_now_and_then("queue_error", || format!("cannot queue a delivery: {e}"));
             }
-            shared
-                .say
-                .say_now_and_then("queue_error", || format!("cannot queue a delivery: {e}"));
             (
                 if busy { "store_timeout" } else { "store_error" },
                 unavailable(if busy { "busy" } else { "failing" }),
