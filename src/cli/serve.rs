@@ -27,7 +27,8 @@ use crate::model::{Repo, Run, Timestamp};
 use crate::report::sanitize;
 use crate::store::{QueuedRun, StoreLocation};
 use flakestat_serve::{
-    DEFAULT_MAX_BODY, IngestFailure, IngestRun, Ingested, Repos, Say, ServeConfig, WebhookSecret,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_QUEUE_WAIT, IngestFailure, IngestRun, Ingested, Repos, Say, ServeConfig, WebhookSecret,
 };
 
 const EXAMPLES: &str = "\
@@ -76,6 +77,25 @@ pub struct ServeArgs {
     /// refused with 413. GitHub's deliveries are at most 25 MB.
     #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_MAX_BODY, value_parser = parse_size)]
     pub max_body: u64,
+    /// Open connections at once; past it the oldest idle connection is closed, or when every
+    /// one is in a request the new one is answered 503.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS as u32,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_connections: u32,
+    /// /healthz answers 503 while the oldest queued delivery is older than this.
+    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    pub max_queue_age: String,
+    /// How long a request's header may take (an idle connection is closed after it), in
+    /// milliseconds (tests lower it).
+    #[arg(long, value_name = "MS", hide = true, default_value_t = DEFAULT_HEADER_TIMEOUT.as_millis() as u64)]
+    pub header_timeout_ms: u64,
+    /// How long a request's body may take, in milliseconds (tests lower it).
+    #[arg(long, value_name = "MS", hide = true, default_value_t = DEFAULT_BODY_TIMEOUT.as_millis() as u64)]
+    pub body_timeout_ms: u64,
+    /// How long a delivery waits for the store's lock, and then for its write, in milliseconds
+    /// (tests lower it).
+    #[arg(long, value_name = "MS", hide = true, default_value_t = DEFAULT_QUEUE_WAIT.as_millis() as u64)]
+    pub queue_wait_ms: u64,
     /// Ignored, kept for old scripts: the store has no lock to wait for (serve writes it beside
     /// surveys and nightlies).
     #[arg(long, value_name = "DURATION", default_value = "5m", hide = true)]
@@ -116,6 +136,11 @@ pub struct ServeArgs {
     /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
     #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
     pub max_retries: u32,
+    /// Tests only (builds with the fake GitHub): every ingest panics, as a bug would, to see
+    /// the worker restarted, counted, and serve ending after enough panics in a row.
+    #[cfg(feature = "replay")]
+    #[arg(long, hide = true)]
+    pub panic_in_ingest: bool,
 }
 
 /// Everything `serve` decided before listening.
@@ -150,6 +175,8 @@ impl Settings {
         let now = replay.as_ref().map(Replay::now);
         let resync = settings::parse_duration("--resync", &args.resync)?;
         let resync_window = settings::parse_duration("--resync-window", &args.resync_window)?;
+        let max_queue_age = settings::parse_duration("--max-queue-age", &args.max_queue_age)?;
+        let millis = std::time::Duration::from_millis;
         // Validated as before, then ignored (old scripts keep working).
         settings::parse_duration("--wait", &args.wait)?;
         let location = settings::resolve_store_or_replay(
@@ -164,6 +191,11 @@ impl Settings {
                 secret,
                 repos,
                 max_body: args.max_body,
+                max_connections: args.max_connections as usize,
+                header_timeout: millis(args.header_timeout_ms.max(1)),
+                body_timeout: millis(args.body_timeout_ms.max(1)),
+                queue_wait: millis(args.queue_wait_ms.max(1)),
+                max_queue_age,
                 resync: (!resync.is_zero()).then_some(resync),
                 max_tries: args.max_tries.max(1),
             },
@@ -191,6 +223,8 @@ fn resolve_secret(args: &ServeArgs) -> Result<WebhookSecret, CliError> {
 pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     let mut settings = Settings::resolve(&args)?;
     let store = pipeline::open_store(&settings.location)?;
+    // The front's own connection (queue writes), so a delivery never waits for an ingest.
+    let front = crate::store::Store::open_at(&settings.location)?;
     let connection = connect_to(
         args.api_url.as_deref(),
         &args.app,
@@ -210,6 +244,8 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         analysis: settings.analysis,
         resync_window: settings.resync_window,
         now: settings.now,
+        #[cfg(feature = "replay")]
+        panic_in_ingest: args.panic_in_ingest,
     });
     let bound = |addr: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -227,16 +263,25 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     flakestat_serve::serve(
         settings.config,
         store.clone(),
+        front,
         ingest,
         say.clone(),
         bound,
         stop_signal(),
     )
     .map_err(|e| CliError::Failed(e.to_string()))?;
-    let left = store.lock().expect("store lock").queue_stats()?.queued;
-    say.say(format!(
-        "stopped; {left} run attempt deliveries still queued (the next start drains them)"
-    ));
+    // Told, not required: a store lost at the stop (a database restarting) keeps its queue.
+    let left = store
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .queue_stats();
+    say.say(match left {
+        Ok(left) => format!(
+            "stopped; {} run attempt deliveries still queued (the next start drains them)",
+            left.queued
+        ),
+        Err(e) => format!("stopped; cannot count the deliveries still queued: {e}"),
+    });
     drop(connection);
     Ok(exit::SUCCESS)
 }
@@ -296,6 +341,8 @@ struct SurveyIngest {
     analysis: AnalysisConfig,
     resync_window: TimeDelta,
     now: Option<Timestamp>,
+    #[cfg(feature = "replay")]
+    panic_in_ingest: bool,
 }
 
 impl SurveyIngest {
@@ -351,6 +398,10 @@ impl IngestRun for SurveyIngest {
     /// any survey or nightly writing the store. No window is recorded as listed: the run
     /// counts as outside what a listing covered until a resync lists its window.
     fn ingest(&self, run: &QueuedRun) -> Result<Ingested, IngestFailure> {
+        #[cfg(feature = "replay")]
+        if self.panic_in_ingest {
+            panic!("--panic-in-ingest: run {} (a test's fault)", run.run);
+        }
         let before = self.session.stats();
         self.session
             .ingest_one(
@@ -381,7 +432,10 @@ impl IngestRun for SurveyIngest {
                 })?,
         };
         let until = self.now.unwrap_or_else(Utc::now);
-        let since = until - self.resync_window;
+        // A window longer than the calendar reaches back to its start (no overflow).
+        let since = until
+            .checked_sub_signed(self.resync_window)
+            .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC);
         let mut total = Ingested::default();
         for repo in &repos {
             let done = self.survey(repo, since, until)?;

@@ -48,6 +48,7 @@ mod report_tests;
 mod report_verdicts;
 mod security_net;
 mod serve;
+mod serve_faults;
 mod serve_story;
 mod signatures_audit;
 mod signatures_audit_green;

@@ -141,6 +141,29 @@ impl Serve {
         }
     }
 
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits up to `limit` for the server to end by itself: its exit status and stderr.
+    pub(crate) fn wait_exit(mut self, limit: Duration) -> (i32, String) {
+        let start = Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < limit, "serve still runs after {limit:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut stderr = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        (status.code().unwrap_or(-1), stderr)
+    }
+
     /// SIGTERM, then its exit status and stderr.
     pub(crate) fn stop(mut self) -> (i32, String) {
         let pid = self.child.id().to_string();
@@ -168,7 +191,7 @@ impl Drop for Serve {
     }
 }
 
-fn example(name: &str) -> Vec<u8> {
+pub(crate) fn example(name: &str) -> Vec<u8> {
     std::fs::read(crate::common::root().join(format!("fixtures/webhooks/{name}.payload.json")))
         .unwrap()
 }
@@ -321,7 +344,7 @@ fn refused_deliveries_store_nothing_and_a_redelivery_is_stored_once() {
 }
 
 /// The story's failed runs whose only attempt is the first, oldest first (`n` of them).
-fn failed_story_runs(n: usize) -> Vec<(u64, String)> {
+pub(crate) fn failed_story_runs(n: usize) -> Vec<(u64, String)> {
     let dataset = Dataset::load(&story_dir()).unwrap();
     let mut runs: Vec<_> = dataset
         .runs
@@ -343,7 +366,7 @@ fn failed_story_runs(n: usize) -> Vec<(u64, String)> {
     runs
 }
 
-fn completed_run(id: u64, created_at: &str) -> Vec<u8> {
+pub(crate) fn completed_run(id: u64, created_at: &str) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
         "action": "completed",
         "repository": { "full_name": "NVIDIA/cuda-python" },

@@ -4,7 +4,7 @@
 //! job's log (`set_log_redirects`), and a record of every request with the `Authorization` header
 //! it carried.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -56,6 +56,11 @@ pub struct Faults {
     /// GitHub's stale-attempt-log bug (GITHUB.md): `GET /actions/jobs/{id}/logs` for a job of an
     /// earlier attempt answers with the log of the latest attempt's execution of that job.
     pub stale_attempt_logs: bool,
+    /// The first N downloads of each log (a job's log, an attempt's archive) on the log host
+    /// are answered 403 `AuthenticationFailed`, what Azure answers a signed URL that expired
+    /// (a URL handed out, then used after a long queue). 1: the URL asked for again works; 2:
+    /// the log stays unavailable to a client that asks once more.
+    pub expired_log_downloads: u32,
 }
 
 impl Default for Faults {
@@ -73,6 +78,7 @@ impl Default for Faults {
             rate_limit_status: 403,
             log_url_ttl: Duration::from_secs(60),
             stale_attempt_logs: false,
+            expired_log_downloads: 0,
         }
     }
 }
@@ -156,6 +162,8 @@ struct State {
     redirects: BTreeMap<JobId, Vec<Hop>>,
     /// A GitHub App (`app.rs`): while set, its installation tokens are the only credentials.
     app: Option<AppState>,
+    /// Downloads so far of each log host path (`Faults::expired_log_downloads`).
+    log_downloads: HashMap<String, u32>,
 }
 
 struct Shared {
@@ -272,6 +280,7 @@ impl FakeGitHub {
                 requests: Vec::new(),
                 api_count: 0,
                 faulted: Default::default(),
+                log_downloads: HashMap::new(),
                 token_budget: Budget { used: 0, reset: 0 },
                 anonymous_budget: Budget { used: 0, reset: 0 },
                 redirects: BTreeMap::new(),
@@ -1123,13 +1132,21 @@ async fn serve_log(shared: Arc<Shared>, req: Request<Incoming>) -> HttpResponse 
         _ => false,
     };
     let mut state = shared.lock();
+    let expired_first = state.faults.expired_log_downloads;
+    let downloads = if signed && artifact.is_none() && expired_first > 0 {
+        let n = state.log_downloads.entry(path.clone()).or_default();
+        *n += 1;
+        *n
+    } else {
+        u32::MAX
+    };
     let (status, content_type, body): (u16, &str, Vec<u8>) = if !signed {
         (
             403,
             "application/xml",
             azure_error("AuthenticationFailed", "Signature did not match."),
         )
-    } else if expires.is_some_and(|e| e < epoch_now()) {
+    } else if expires.is_some_and(|e| e < epoch_now()) || downloads <= expired_first {
         (
             403,
             "application/xml",

@@ -296,6 +296,40 @@ pub fn check_api_url(
     Ok(parsed)
 }
 
+/// Every occurrence of `secret` in `body` replaced by `***`.
+fn scrub(body: &mut Vec<u8>, secret: &[u8]) {
+    if secret.is_empty() || body.len() < secret.len() {
+        return;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        if body[i..].starts_with(secret) {
+            out.extend_from_slice(b"***");
+            i += secret.len();
+        } else {
+            out.push(body[i]);
+            i += 1;
+        }
+    }
+    *body = out;
+}
+
+/// The host of a URL, for messages (never its query: a signed link's credential).
+fn shown_host(url: &url::Url) -> String {
+    url.host_str().unwrap_or("the log host").to_string()
+}
+
+/// Azure Blob Storage's error code in an XML error body (`<Code>AuthenticationFailed</Code>`),
+/// when it is one: a short word of letters, never the rest of the body.
+fn azure_code(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body.get(..body.len().min(4096))?).ok()?;
+    let start = text.find("<Code>")? + "<Code>".len();
+    let code = &text[start..start + text[start..].find("</Code>")?];
+    (!code.is_empty() && code.len() <= 64 && code.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then(|| code.to_string())
+}
+
 /// Whether a status is a redirect flakestat follows (not 304, not 300).
 fn is_followed_redirect(status: StatusCode) -> bool {
     matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
@@ -620,36 +654,56 @@ impl GitHubClient {
                 self.transport.api_origin()
             )));
         }
-        let mut current = url::Url::parse(url)
+        let start = url::Url::parse(url)
             .map_err(|e| FetchError::Config(format!("{url:?} is not a URL: {e}")))?;
         // Whose installation's token the chain's hops on the API origin carry (App auth).
         let account = url
             .strip_prefix(self.config.api_url.as_str())
             .and_then(app::Account::of_path);
-        // True while every hop so far stayed on the API origin: only then is the token sent.
-        let mut at_home = true;
-        for hop in 0..=self.config.max_redirects {
-            let etag = if hop == 0 { etag } else { None };
-            let answer = self
-                .get_once(current.as_str(), etag, at_home, account.as_ref(), policy)
-                .await?;
-            let location = answer
-                .response
-                .header("location")
-                .filter(|_| is_followed_redirect(answer.response.status))
-                .map(str::to_string);
-            let Some(location) = location else {
-                return Ok(answer);
-            };
-            let next = next_hop(&current, &location, what).map_err(FetchError::Unavailable)?;
-            at_home = at_home && origin_of(next.as_str()) == self.transport.api_origin();
-            current = next;
+        // A 403 from a host the API redirected to is a signed URL that expired (Azure's
+        // `AuthenticationFailed`; the URL lives about a minute, and a download can wait longer
+        // for its turn): the API is asked again for a fresh one, once.
+        let mut asked_again = false;
+        'chain: loop {
+            let mut current = start.clone();
+            // True while every hop so far stayed on the API origin: only then is the token sent.
+            let mut at_home = true;
+            for hop in 0..=self.config.max_redirects {
+                let etag = if hop == 0 { etag } else { None };
+                let answer = self
+                    .get_once(current.as_str(), etag, at_home, account.as_ref(), policy)
+                    .await?;
+                if !at_home && answer.response.status == StatusCode::FORBIDDEN {
+                    if !asked_again {
+                        asked_again = true;
+                        continue 'chain;
+                    }
+                    return Err(FetchError::Unavailable(format!(
+                        "{what}: {} refused its signed URL twice (403{}), though the API handed it out afresh",
+                        shown_host(&current),
+                        azure_code(&answer.response.body)
+                            .map(|code| format!(" {code}"))
+                            .unwrap_or_default()
+                    )));
+                }
+                let location = answer
+                    .response
+                    .header("location")
+                    .filter(|_| is_followed_redirect(answer.response.status))
+                    .map(str::to_string);
+                let Some(location) = location else {
+                    return Ok(answer);
+                };
+                let next = next_hop(&current, &location, what).map_err(FetchError::Unavailable)?;
+                at_home = at_home && origin_of(next.as_str()) == self.transport.api_origin();
+                current = next;
+            }
+            return Err(FetchError::Unavailable(format!(
+                "{what}: more than {} redirects (last to {}); refused",
+                self.config.max_redirects,
+                shown(&current)
+            )));
         }
-        Err(FetchError::Unavailable(format!(
-            "{what}: more than {} redirects (last to {}); refused",
-            self.config.max_redirects,
-            shown(&current)
-        )))
     }
 
     /// One hop: one GET with retries, budget and secondary-limit handling. `at_home`: the hop
@@ -694,7 +748,14 @@ impl GitHubClient {
                     )));
                 }
                 Some(Err(TryError::Transport(e))) => e.to_string(),
-                Some(Ok((parts, body, spooled, truncated))) => {
+                Some(Ok((parts, mut body, spooled, truncated))) => {
+                    // A refusal's words end in messages: an API (or a proxy before it) that
+                    // echoes the request's `Authorization` never puts the credential there.
+                    if parts.status.as_u16() >= 400
+                        && let Some(bearer) = &bearer
+                    {
+                        scrub(&mut body, bearer.secret());
+                    }
                     let response = self.received(parts, body, at_home, &display);
                     let status = response.status;
                     let limited = at_home
@@ -1028,6 +1089,31 @@ impl GitHubClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 41 §8: an answer echoing the `Authorization` header loses the credential before
+    /// its words reach a message; an Azure error's code is read, nothing else of the body.
+    #[test]
+    fn a_refusal_echoing_the_token_is_scrubbed_and_azure_codes_are_read() {
+        let bearer = Bearer::new("ghp_s3cret").unwrap();
+        assert_eq!(bearer.secret(), b"ghp_s3cret");
+        let mut body =
+            br#"{"message":"bad header: Authorization: Bearer ghp_s3cret (ghp_s3cret)"}"#.to_vec();
+        scrub(&mut body, bearer.secret());
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            r#"{"message":"bad header: Authorization: Bearer *** (***)"}"#
+        );
+        let mut short = b"ghp".to_vec();
+        scrub(&mut short, b"ghp_s3cret");
+        assert_eq!(short, b"ghp");
+        assert_eq!(
+            azure_code(b"<?xml version=\"1.0\"?><Error><Code>AuthenticationFailed</Code><Message>x</Message></Error>")
+                .as_deref(),
+            Some("AuthenticationFailed")
+        );
+        assert_eq!(azure_code(b"<Code>two words</Code>"), None);
+        assert_eq!(azure_code(b"not xml"), None);
+    }
 
     fn response(link: &str) -> Response {
         let mut headers = HeaderMap::new();

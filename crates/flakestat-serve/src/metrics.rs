@@ -1,15 +1,18 @@
-//! `/metrics` in Prometheus' text format: deliveries by event and outcome (counted in this
-//! process), the queue's depth and the age of its oldest entry (read from the store, so they
-//! survive a restart), logs fetched and the rate limit left (from the ingests).
+//! `/metrics` in Prometheus' text format: deliveries by event and outcome and connections by
+//! outcome (counted in this process), the queue's depth and the age of its oldest entry (read
+//! from the store every second, so they survive a restart; the last figures read are kept
+//! while the store does not answer, never waited for), whether the store and the worker are
+//! up and how often the worker panicked, logs fetched and the rate limit left (from the
+//! ingests).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 
 use super::Ingested;
+use super::health::Figures;
 use super::payload::Event;
 use flakestat_core::model::Timestamp;
-use flakestat_store::QueueStats;
 
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -19,6 +22,7 @@ pub struct Metrics {
 #[derive(Debug, Default)]
 struct Inner {
     deliveries: BTreeMap<(&'static str, &'static str), u64>,
+    connections: BTreeMap<&'static str, u64>,
     ingests: BTreeMap<&'static str, u64>,
     logs_fetched: u64,
     rate_limit_remaining: Option<u64>,
@@ -29,15 +33,30 @@ impl Metrics {
         *self
             .inner
             .lock()
-            .expect("metrics lock")
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .deliveries
             .entry((event.as_str(), outcome))
             .or_default() += 1;
     }
 
+    /// A connection `accepted`, `closed_idle` (the oldest idle one, for a newer), or
+    /// `refused_full` (503: every open one was in a request).
+    pub(crate) fn connection(&self, outcome: &'static str) {
+        *self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .connections
+            .entry(outcome)
+            .or_default() += 1;
+    }
+
     /// One ingest (or resync) ended: `outcome` is `done`, `retry` or `failed`.
     pub(crate) fn ingest(&self, outcome: &'static str, done: Option<Ingested>) {
-        let mut inner = self.inner.lock().expect("metrics lock");
+        let mut inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *inner.ingests.entry(outcome).or_default() += 1;
         if let Some(done) = done {
             inner.logs_fetched += done.logs_fetched;
@@ -47,9 +66,13 @@ impl Metrics {
         }
     }
 
-    /// The text; `queue` is `None` when the store could not be read (the gauges are left out).
-    pub(crate) fn render(&self, queue: Option<QueueStats>, now: Timestamp) -> String {
-        let inner = self.inner.lock().expect("metrics lock");
+    /// The text; `figures.queue` is `None` until the store's queue was first read (the gauges
+    /// are left out).
+    pub(crate) fn render(&self, figures: Figures, now: Timestamp) -> String {
+        let inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out = String::new();
         out.push_str(
             "# HELP flakestat_webhook_deliveries_total Webhook deliveries answered, by event and outcome.\n\
@@ -62,13 +85,42 @@ impl Metrics {
             );
         }
         out.push_str(
+            "# HELP flakestat_connections_total Connections, by outcome (accepted, closed_idle, refused_full).\n\
+             # TYPE flakestat_connections_total counter\n",
+        );
+        for (outcome, n) in &inner.connections {
+            let _ = writeln!(
+                out,
+                "flakestat_connections_total{{outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        out.push_str(
             "# HELP flakestat_ingests_total Run attempts handed to the ingest, by outcome.\n\
              # TYPE flakestat_ingests_total counter\n",
         );
         for (outcome, n) in &inner.ingests {
             let _ = writeln!(out, "flakestat_ingests_total{{outcome=\"{outcome}\"}} {n}");
         }
-        if let Some(queue) = queue {
+        let _ = write!(
+            out,
+            "# HELP flakestat_store_up Whether the last operation on the store succeeded.\n\
+             # TYPE flakestat_store_up gauge\n\
+             flakestat_store_up {}\n\
+             # HELP flakestat_store_failures_total Failed operations on the store.\n\
+             # TYPE flakestat_store_failures_total counter\n\
+             flakestat_store_failures_total {}\n\
+             # HELP flakestat_worker_up Whether the worker is running (not panicked since its last pass).\n\
+             # TYPE flakestat_worker_up gauge\n\
+             flakestat_worker_up {}\n\
+             # HELP flakestat_worker_panics_total Panics of the worker (each restarted it).\n\
+             # TYPE flakestat_worker_panics_total counter\n\
+             flakestat_worker_panics_total {}\n",
+            u8::from(figures.store_up),
+            figures.store_failures,
+            u8::from(figures.worker_up),
+            figures.worker_panics,
+        );
+        if let Some(queue) = figures.queue {
             let age = queue
                 .oldest
                 .map_or(0, |oldest| (now - oldest).num_seconds().max(0));
@@ -109,6 +161,7 @@ impl Metrics {
 mod tests {
     use super::*;
     use chrono::DateTime;
+    use flakestat_store::QueueStats;
 
     #[test]
     fn metrics_render_counters_in_order_and_the_queue_gauges() {
@@ -129,14 +182,27 @@ mod tests {
             oldest: DateTime::from_timestamp(58, 0),
             ..QueueStats::default()
         };
-        let text = metrics.render(Some(queue), now);
+        metrics.connection("accepted");
+        let figures = Figures {
+            queue: Some(queue),
+            store_up: true,
+            store_failures: 1,
+            worker_up: false,
+            worker_panics: 2,
+        };
+        let text = metrics.render(figures, now);
         let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(
             lines,
             [
                 "flakestat_webhook_deliveries_total{event=\"other\",outcome=\"unauthorized\"} 1",
                 "flakestat_webhook_deliveries_total{event=\"workflow_run\",outcome=\"queued\"} 2",
+                "flakestat_connections_total{outcome=\"accepted\"} 1",
                 "flakestat_ingests_total{outcome=\"done\"} 1",
+                "flakestat_store_up 1",
+                "flakestat_store_failures_total 1",
+                "flakestat_worker_up 0",
+                "flakestat_worker_panics_total 2",
                 "flakestat_queue_depth 2",
                 "flakestat_queue_oldest_age_seconds 42",
                 "flakestat_queue_failed 0",

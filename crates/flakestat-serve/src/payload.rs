@@ -76,7 +76,35 @@ struct WorkflowJob {
     run_attempt: u32,
 }
 
-/// A verified body of `event` (`WorkflowRun` or `WorkflowJob`), or what is wrong with it.
+/// GitHub's ids are positive and below 2^53 (JavaScript's safe integers, which GitHub's own
+/// clients use): anything else in a payload is not GitHub's, and is refused before it is stored
+/// (a larger number would not even fit the store's 64-bit signed columns).
+pub const MAX_GITHUB_ID: u64 = (1 << 53) - 1;
+
+/// `value` as a GitHub id named `what`, or why it is not one.
+fn github_id(what: &str, value: u64) -> Result<u64, String> {
+    if (1..=MAX_GITHUB_ID).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{what} {value} is not a GitHub id (1 to {MAX_GITHUB_ID})"
+        ))
+    }
+}
+
+/// A run attempt's number: 1 and up (GitHub counts re-runs from the first).
+fn attempt(what: &str, value: u32) -> Result<u32, String> {
+    if value >= 1 {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{what} {value} is not an attempt number (1 and up)"
+        ))
+    }
+}
+
+/// A verified body of `event` (`WorkflowRun` or `WorkflowJob`), or what is wrong with it. Every
+/// number read is checked here, before anything is stored.
 pub fn parse(event: Event, body: &[u8]) -> Result<Parsed, String> {
     let payload: Payload = serde_json::from_slice(body)
         .map_err(|e| format!("the payload is not a {} event: {e}", event.as_str()))?;
@@ -88,8 +116,16 @@ pub fn parse(event: Event, body: &[u8]) -> Result<Parsed, String> {
     })?;
     let (run, run_attempt, run_created_at) =
         match (event, payload.workflow_run, payload.workflow_job) {
-            (Event::WorkflowRun, Some(r), _) => (r.id, r.run_attempt, Some(r.created_at)),
-            (Event::WorkflowJob, _, Some(j)) => (j.run_id, j.run_attempt, None),
+            (Event::WorkflowRun, Some(r), _) => (
+                github_id("workflow_run.id", r.id)?,
+                attempt("workflow_run.run_attempt", r.run_attempt)?,
+                Some(r.created_at),
+            ),
+            (Event::WorkflowJob, _, Some(j)) => (
+                github_id("workflow_job.run_id", j.run_id)?,
+                attempt("workflow_job.run_attempt", j.run_attempt)?,
+                None,
+            ),
             _ => return Err(format!("the payload has no {} object", event.as_str())),
         };
     Ok(Parsed {
@@ -163,6 +199,54 @@ mod tests {
             )
             .unwrap_err()
             .contains("not OWNER/NAME")
+        );
+    }
+
+    /// The poison delivery of issue 41: a run id past 2^63 was stored wrapped to a negative
+    /// number no reader could take back. Ids outside GitHub's 1..2^53 and attempt 0 are
+    /// refused by name; 2^53-1 is still an id.
+    #[test]
+    fn ids_outside_githubs_range_are_refused_before_anything_is_stored() {
+        let run = |id: &str, attempt: &str| {
+            format!(
+                r#"{{"action":"completed","repository":{{"full_name":"octo/demo"}},
+                   "workflow_run":{{"id":{id},"run_attempt":{attempt},
+                   "created_at":"2026-07-01T00:00:00Z"}}}}"#
+            )
+        };
+        for (id, attempt, why) in [
+            (
+                "9223372036854775813",
+                "1",
+                "workflow_run.id 9223372036854775813 is not a GitHub id",
+            ),
+            (
+                "9007199254740992",
+                "1",
+                "workflow_run.id 9007199254740992 is not a GitHub id",
+            ),
+            ("0", "1", "workflow_run.id 0 is not a GitHub id"),
+            (
+                "5",
+                "0",
+                "workflow_run.run_attempt 0 is not an attempt number",
+            ),
+        ] {
+            let err = parse(Event::WorkflowRun, run(id, attempt).as_bytes()).unwrap_err();
+            assert!(err.contains(why), "{id}/{attempt}: {err}");
+        }
+        assert!(parse(Event::WorkflowRun, run("-5", "1").as_bytes()).is_err());
+        let largest = parse(Event::WorkflowRun, run("9007199254740991", "2").as_bytes()).unwrap();
+        assert_eq!(
+            (largest.run, largest.run_attempt),
+            (RunId(MAX_GITHUB_ID), 2)
+        );
+        let job = br#"{"action":"queued","repository":{"full_name":"octo/demo"},
+                       "workflow_job":{"run_id":18446744073709551615,"run_attempt":1}}"#;
+        assert!(
+            parse(Event::WorkflowJob, job)
+                .unwrap_err()
+                .contains("workflow_job.run_id 18446744073709551615")
         );
     }
 }

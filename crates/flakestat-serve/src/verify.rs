@@ -26,19 +26,46 @@ impl WebhookSecret {
 
     /// Whether `header` (the `X-Hub-Signature-256` value) is this secret's signature of `body`.
     pub fn verifies(&self, header: Option<&[u8]>, body: &[u8]) -> bool {
-        let Some(digest) = header
+        let mut verifier = self.verifier(header);
+        verifier.update(body);
+        verifier.verifies()
+    }
+
+    /// A check of `header` over a body fed piece by piece as it arrives ([`Verifier::update`]),
+    /// so nothing of the body need be kept to check it.
+    pub fn verifier(&self, header: Option<&[u8]>) -> Verifier {
+        let digest = header
             .and_then(|h| h.strip_prefix(b"sha256="))
-            .and_then(|hex_digits| hex::decode(hex_digits).ok())
-        else {
-            return false;
-        };
-        let mut mac = self.mac();
-        mac.update(body);
-        mac.verify_slice(&digest).is_ok()
+            .and_then(|hex_digits| hex::decode(hex_digits).ok());
+        Verifier {
+            mac: self.mac(),
+            digest,
+        }
     }
 
     fn mac(&self) -> Hmac<Sha256> {
         Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length")
+    }
+}
+
+/// The HMAC of a body as it streams, and the digest the sender claimed.
+pub struct Verifier {
+    mac: Hmac<Sha256>,
+    /// `None`: no header, or not `sha256=<hex>`: never verifies.
+    digest: Option<Vec<u8>>,
+}
+
+impl Verifier {
+    pub fn update(&mut self, piece: &[u8]) {
+        self.mac.update(piece);
+    }
+
+    /// Whether the body fed so far is what the header signed (constant-time comparison).
+    pub fn verifies(self) -> bool {
+        match self.digest {
+            Some(digest) => self.mac.verify_slice(&digest).is_ok(),
+            None => false,
+        }
     }
 }
 
@@ -68,5 +95,15 @@ mod tests {
         assert!(!other.verifies(Some(expected.as_bytes()), b"Hello, World!"));
         assert!(WebhookSecret::new(Vec::new()).is_none());
         assert_eq!(format!("{secret:?}"), "WebhookSecret(26 bytes)");
+
+        // Fed piece by piece, as a body streams in: the same answer.
+        let mut pieces = secret.verifier(Some(expected.as_bytes()));
+        for piece in [&b"Hello"[..], b", ", b"World!"] {
+            pieces.update(piece);
+        }
+        assert!(pieces.verifies());
+        let mut short = secret.verifier(Some(expected.as_bytes()));
+        short.update(b"Hello, World");
+        assert!(!short.verifies());
     }
 }

@@ -4,18 +4,35 @@
 //! hammered) until `max_tries`, then `failed`. Between attempts it runs the resync when due. It
 //! sleeps until a new delivery wakes it; a stop lets it finish the attempt in hand (the rest
 //! stays queued in the store for the next start).
+//!
+//! A panic (a bug, met on some delivery) does not end it silently: it is caught, counted
+//! (`/metrics`, `/healthz` unhealthy until the worker comes through a pass again), the delivery
+//! in hand is charged a failed try (so one that always panics is given up after `max_tries`,
+//! like any failing one) and the loop starts again after a pause. [`WORKER_PANICS`] panics in a
+//! row end `serve` with an error: a supervisor restarts the process.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{IngestRun, Shared};
+use chrono::Utc;
+use flakestat_store::{QueuedRun, Store};
+
+use super::{IngestRun, Shared, WORKER_PANICS};
 
 /// The pause after a failed ingest before the queue is read again.
 const BACKOFF: Duration = Duration::from_secs(5);
 /// How often an idle worker looks at the queue anyway (a delivery queued by another process
 /// sharing the store, a due resync).
 const IDLE: Duration = Duration::from_secs(30);
+/// The pause before the loop starts again after a panic, doubled after each one in a row.
+const PANIC_PAUSE: Duration = Duration::from_millis(500);
+
+/// The store, whatever panicked while holding it (the panic is dealt with where it is caught).
+fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
+    store.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Wakes the worker (a new delivery) or stops it.
 #[derive(Debug, Default)]
@@ -57,14 +74,74 @@ impl Wake {
     }
 }
 
-pub(crate) fn start(shared: Arc<Shared>, ingest: Arc<dyn IngestRun>) -> JoinHandle<()> {
+/// Starts the worker's thread; `died` is sent the number of panics in a row when the worker
+/// gives up ([`WORKER_PANICS`]).
+pub(crate) fn start(
+    shared: Arc<Shared>,
+    ingest: Arc<dyn IngestRun>,
+    died: tokio::sync::oneshot::Sender<u32>,
+) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("flakestat-serve-worker".to_string())
-        .spawn(move || run(&shared, ingest.as_ref()))
+        .spawn(move || supervise(&shared, ingest.as_ref(), died))
         .expect("a thread for the worker")
 }
 
-fn run(shared: &Shared, ingest: &dyn IngestRun) {
+/// Runs the loop, starting it again after a panic (see the module's doc).
+fn supervise(shared: &Shared, ingest: &dyn IngestRun, died: tokio::sync::oneshot::Sender<u32>) {
+    let in_hand: Mutex<Option<QueuedRun>> = Mutex::new(None);
+    let mut pause = PANIC_PAUSE;
+    loop {
+        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| run(shared, ingest, &in_hand)));
+        let Err(panic) = ran else {
+            return;
+        };
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        // Whoever held the store when it panicked left nothing half-done in it (each write is
+        // a transaction); the lock is usable again.
+        shared.store.clear_poison();
+        let times = shared.health.worker_panicked(message.clone());
+        shared.metrics.ingest("panicked", None);
+        let run = in_hand
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(run) = run {
+            let give_up = run.tries + 1 >= shared.config.max_tries;
+            let recorded = lock(&shared.store).fail_queued_run(
+                &run.delivery,
+                &format!("the worker panicked: {message}"),
+                give_up,
+            );
+            if let Err(e) = recorded {
+                shared.say.say(format!("cannot record the failure: {e}"));
+            }
+        }
+        if times >= WORKER_PANICS {
+            shared.health.worker_dead(format!(
+                "panicked {times} times in a row, the last: {message}"
+            ));
+            shared.say.say(format!(
+                "the worker panicked {times} times in a row ({message}); stopping"
+            ));
+            let _ = died.send(times);
+            return;
+        }
+        shared.say.say(format!(
+            "the worker panicked ({message}); starting it again in {pause:?}"
+        ));
+        if !shared.wake.sleep(pause) {
+            return;
+        }
+        pause *= 2;
+    }
+}
+
+fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun>>) {
     let mut last_resync = Instant::now();
     loop {
         if shared.wake.stopped() {
@@ -75,7 +152,10 @@ fn run(shared: &Shared, ingest: &dyn IngestRun) {
         {
             last_resync = Instant::now();
             match ingest.resync() {
-                Ok(done) => shared.metrics.ingest("resync", Some(done)),
+                Ok(done) => {
+                    shared.metrics.ingest("resync", Some(done));
+                    shared.health.worker_ok();
+                }
                 Err(e) => {
                     shared.metrics.ingest("resync_failed", None);
                     shared.say.say(format!("resync failed: {}", e.message));
@@ -83,10 +163,11 @@ fn run(shared: &Shared, ingest: &dyn IngestRun) {
             }
             continue;
         }
-        let next = shared.store.lock().expect("store lock").next_queued_run();
+        let next = lock(&shared.store).next_queued_run();
         let run = match next {
             Ok(Some(run)) => run,
             Ok(None) => {
+                shared.health.worker_ok();
                 // Idle until a delivery, the next look at the queue, or the resync's time.
                 let resync_due = shared
                     .config
@@ -98,22 +179,23 @@ fn run(shared: &Shared, ingest: &dyn IngestRun) {
                 continue;
             }
             Err(e) => {
-                shared
-                    .say
-                    .say(format!("cannot read the webhook queue: {e}"));
+                shared.health.store_failed(Utc::now(), e.to_string());
+                shared.say.say_now_and_then("worker_queue", || {
+                    format!("cannot read the webhook queue: {e} (trying again every {BACKOFF:?})")
+                });
                 if !shared.wake.sleep(BACKOFF) {
                     return;
                 }
                 continue;
             }
         };
-        match ingest.ingest(&run) {
+        *in_hand.lock().unwrap_or_else(PoisonError::into_inner) = Some(run.clone());
+        let ingested = ingest.ingest(&run);
+        *in_hand.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        match ingested {
             Ok(done) => {
-                let finished = shared
-                    .store
-                    .lock()
-                    .expect("store lock")
-                    .finish_queued_run(run.run, run.run_attempt);
+                shared.health.worker_ok();
+                let finished = lock(&shared.store).finish_queued_run(run.run, run.run_attempt);
                 if let Err(e) = finished {
                     shared
                         .say
@@ -127,11 +209,8 @@ fn run(shared: &Shared, ingest: &dyn IngestRun) {
             }
             Err(failure) => {
                 let give_up = !failure.retry || run.tries + 1 >= shared.config.max_tries;
-                let recorded = shared.store.lock().expect("store lock").fail_queued_run(
-                    &run.delivery,
-                    &failure.message,
-                    give_up,
-                );
+                let recorded =
+                    lock(&shared.store).fail_queued_run(&run.delivery, &failure.message, give_up);
                 if let Err(e) = recorded {
                     shared.say.say(format!("cannot record the failure: {e}"));
                 }

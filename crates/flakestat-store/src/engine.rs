@@ -101,6 +101,16 @@ impl Store {
         }
     }
 
+    /// How long a write on this connection waits for other writers' transactions before it is
+    /// `Busy` (by default [`crate::BUSY_TIMEOUT`]): `serve`'s queue writes wait less, so that
+    /// a delivery is answered within GitHub's 10 seconds.
+    pub fn set_busy_timeout(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
+        match &mut self.engine {
+            Engine::Sqlite(s) => Ok(s.conn.busy_timeout(wait)?),
+            Engine::Postgres(p) => p.conn.set_lock_timeout(wait),
+        }
+    }
+
     /// For messages: the database file, or the connection string with its password masked.
     pub fn describe(&self) -> String {
         match &self.engine {

@@ -53,7 +53,7 @@ pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
-pub use queue::{Delivery, QueueStats, QueuedRun};
+pub use queue::{Delivery, QueueStats, Queued, QueuedRun};
 pub use reclassify::reclassify_stored;
 pub use schema::SCHEMA_VERSION;
 
@@ -1321,7 +1321,32 @@ fn create_private_file(path: &Path) -> io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options.open(path).map(drop)
+    let file = options.open(path)?;
+    // A store made before (by hand, another umask, a copy) that others can read is made
+    // private: it holds private repositories' logs. So are its WAL files, which SQLite made
+    // with the store's mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let private = |file: &std::fs::File| -> io::Result<()> {
+            let mode = file.metadata()?.permissions().mode();
+            if mode & 0o077 != 0 {
+                file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))?;
+            }
+            Ok(())
+        };
+        // Best effort: a store another user owns (and lets us write) keeps its mode.
+        let _ = private(&file);
+        for suffix in ["-wal", "-shm"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            if let Ok(side) = std::fs::File::open(Path::new(&side)) {
+                let _ = private(&side);
+            }
+        }
+    }
+    drop(file);
+    Ok(())
 }
 
 #[cfg(test)]

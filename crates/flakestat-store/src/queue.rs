@@ -58,15 +58,40 @@ pub struct QueueStats {
     pub noted: u64,
 }
 
+/// What [`queue_delivery`](dyn Db::queue_delivery) did with a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// A new row: `queued` for the worker, or `noted`.
+    New,
+    /// A delivery of this id is stored already (GitHub's "Redeliver"): left as it was.
+    Duplicate,
+    /// A new delivery id naming a completed run attempt the worker has already ingested (a
+    /// replayed body: the delivery id is not signed): kept as `done`, costing no request.
+    AlreadyIngested,
+}
+
+/// The largest run id a queue row may hold: GitHub's ids are below 2^53.
+const MAX_RUN_ID: i64 = (1 << 53) - 1;
+
 impl dyn Db + '_ {
-    /// Stores one delivery; `false` when a delivery of this id is stored already (a
-    /// redelivery), which is then left as it was.
-    pub fn queue_delivery(&mut self, delivery: &Delivery) -> Result<bool, StoreError> {
-        let added = self.execute(
+    /// Stores one delivery, in one statement (so its wait for other writers is the
+    /// connection's busy timeout, nothing more). A completed run attempt whose ingest is
+    /// already `done` is stored `done` at once.
+    pub fn queue_delivery(&mut self, delivery: &Delivery) -> Result<Queued, StoreError> {
+        let state = if delivery.work { "queued" } else { "noted" };
+        // `WHERE true`: SQLite's parser needs it between `INSERT … SELECT` and `ON CONFLICT`.
+        let added = self.query(
             "INSERT INTO webhook_queue (delivery, event, action, owner, name, run_id,
                 run_attempt, run_created_at, received_at, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-             ON CONFLICT (delivery) DO NOTHING",
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,
+                CASE WHEN ?10 = 'queued' AND EXISTS (
+                    SELECT 1 FROM webhook_queue
+                    WHERE run_id = ?6 AND run_attempt = ?7 AND state = 'done'
+                        AND lower(owner) = lower(?4) AND lower(name) = lower(?5))
+                THEN 'done' ELSE ?10 END
+             WHERE true
+             ON CONFLICT (delivery) DO NOTHING
+             RETURNING state",
             params![
                 &delivery.id,
                 &delivery.event,
@@ -77,35 +102,44 @@ impl dyn Db + '_ {
                 delivery.run_attempt,
                 delivery.run_created_at.map(secs),
                 secs(delivery.received_at),
-                if delivery.work { "queued" } else { "noted" },
+                state,
             ],
         )?;
-        Ok(added == 1)
+        Ok(match added.first() {
+            None => Queued::Duplicate,
+            Some(row) if row.get::<String>(0)? == "done" => Queued::AlreadyIngested,
+            Some(_) => Queued::New,
+        })
     }
 
-    /// The oldest queued run attempt, if any (ties by delivery id, byte by byte).
+    /// The oldest queued run attempt, if any (ties by delivery id, byte by byte). A row that
+    /// cannot be read back as a run attempt (a run id outside GitHub's range, stored by an
+    /// older `serve` that did not check) is set aside as `failed` with what is wrong with it,
+    /// and the next row is read: one bad row never holds up the rows after it.
     pub fn next_queued_run(&self) -> Result<Option<QueuedRun>, StoreError> {
-        self.query_row(
-            "SELECT delivery, owner, name, run_id, run_attempt, run_created_at, received_at,
-                tries
-             FROM webhook_queue WHERE state = 'queued'
-             ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
-            params![],
-            |r| {
-                Ok(QueuedRun {
-                    repo: Repo {
-                        owner: r.get(1)?,
-                        name: r.get(2)?,
-                    },
-                    run: RunId(r.get(3)?),
-                    run_attempt: r.get(4)?,
-                    run_created_at: r.get::<Option<i64>>(5)?.map(from_secs),
-                    received_at: from_secs(r.get(6)?),
-                    tries: r.get(7)?,
-                    delivery: r.get(0)?,
-                })
-            },
-        )
+        loop {
+            let rows = self.query(
+                "SELECT delivery, owner, name, run_id, run_attempt, run_created_at, received_at,
+                    tries
+                 FROM webhook_queue WHERE state = 'queued'
+                 ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
+                params![],
+            )?;
+            let Some(row) = rows.first() else {
+                return Ok(None);
+            };
+            let delivery: String = row.get(0)?;
+            match queued_run(row) {
+                Ok(run) => return Ok(Some(run)),
+                Err(why) => {
+                    self.execute(
+                        "UPDATE webhook_queue SET state = 'failed', error = ?2
+                         WHERE delivery = ?1 AND state = 'queued'",
+                        params![&delivery, format!("set aside, cannot be read: {why}")],
+                    )?;
+                }
+            }
+        }
     }
 
     /// Marks every queued delivery of this run attempt done (several deliveries can name one
@@ -146,6 +180,35 @@ impl dyn Db + '_ {
         }
         Ok(stats)
     }
+}
+
+/// One row of `next_queued_run`'s query as a run attempt, or what is wrong with it (in words
+/// for the row's `error`, not the store's advice for a damaged file).
+fn queued_run(r: &crate::db::Row) -> Result<QueuedRun, String> {
+    let detail = |e: StoreError| match e {
+        StoreError::Corrupt(detail) => detail,
+        other => other.to_string(),
+    };
+    let run: i64 = r.get(3).map_err(detail)?;
+    if !(1..=MAX_RUN_ID).contains(&run) {
+        return Err(format!("run id {run} is not a GitHub id"));
+    }
+    let run_attempt: u32 = r.get(4).map_err(detail)?;
+    if run_attempt == 0 {
+        return Err("run attempt 0".to_string());
+    }
+    Ok(QueuedRun {
+        repo: Repo {
+            owner: r.get(1).map_err(detail)?,
+            name: r.get(2).map_err(detail)?,
+        },
+        run: RunId(run as u64),
+        run_attempt,
+        run_created_at: r.get::<Option<i64>>(5).map_err(detail)?.map(from_secs),
+        received_at: from_secs(r.get(6).map_err(detail)?),
+        tries: r.get(7).map_err(detail)?,
+        delivery: r.get(0).map_err(detail)?,
+    })
 }
 
 impl QueueStats {
@@ -193,11 +256,27 @@ mod tests {
     fn a_delivery_is_stored_once_and_taken_oldest_first() {
         for (engine, _dir, mut store) in crate::tests::engines() {
             eprintln!("{engine}");
-            assert!(store.queue_delivery(&delivery("b", 7, true, 20)).unwrap());
-            assert!(!store.queue_delivery(&delivery("b", 8, true, 5)).unwrap());
-            assert!(store.queue_delivery(&delivery("a", 9, true, 20)).unwrap());
-            assert!(store.queue_delivery(&delivery("c", 7, true, 30)).unwrap());
-            assert!(store.queue_delivery(&delivery("n", 7, false, 1)).unwrap());
+            let new = Queued::New;
+            assert_eq!(
+                store.queue_delivery(&delivery("b", 7, true, 20)).unwrap(),
+                new
+            );
+            assert_eq!(
+                store.queue_delivery(&delivery("b", 8, true, 5)).unwrap(),
+                Queued::Duplicate
+            );
+            assert_eq!(
+                store.queue_delivery(&delivery("a", 9, true, 20)).unwrap(),
+                new
+            );
+            assert_eq!(
+                store.queue_delivery(&delivery("c", 7, true, 30)).unwrap(),
+                new
+            );
+            assert_eq!(
+                store.queue_delivery(&delivery("n", 7, false, 1)).unwrap(),
+                new
+            );
             let stats = store.queue_stats().unwrap();
             assert_eq!((stats.queued, stats.noted), (3, 1));
             assert_eq!(stats.oldest, Some(from_secs(20)));
@@ -223,6 +302,58 @@ mod tests {
                     stats.oldest
                 ),
                 (0, 2, 1, 1, None)
+            );
+            // Run 7's attempt is done: the same body under a new delivery id is kept done,
+            // not queued again (no ingest, no request); a run not yet done is queued.
+            assert_eq!(
+                store
+                    .queue_delivery(&delivery("replay", 7, true, 40))
+                    .unwrap(),
+                Queued::AlreadyIngested
+            );
+            assert_eq!(store.next_queued_run().unwrap(), None);
+            assert_eq!(
+                store.queue_delivery(&delivery("z", 9, true, 41)).unwrap(),
+                new
+            );
+            assert_eq!(store.next_queued_run().unwrap().unwrap().delivery, "z");
+        }
+    }
+
+    /// Issue 41's poison row: a run id an older `serve` stored wrapped to a negative number
+    /// (2^63+5) is set aside as `failed` with what is wrong with it, on both engines, and the
+    /// rows after it are read; the error names no cache folder to delete.
+    #[test]
+    fn an_unreadable_row_is_set_aside_and_never_blocks_the_rows_after_it() {
+        for (engine, _dir, mut store) in crate::tests::engines() {
+            eprintln!("{engine}");
+            let poison = delivery("0-poison", (1 << 63) + 5, true, 10);
+            assert_eq!(store.queue_delivery(&poison).unwrap(), Queued::New);
+            let huge = delivery("1-huge", 1 << 60, true, 11);
+            assert_eq!(store.queue_delivery(&huge).unwrap(), Queued::New);
+            assert_eq!(
+                store
+                    .queue_delivery(&delivery("2-good", 7, true, 12))
+                    .unwrap(),
+                Queued::New
+            );
+            let next = store.next_queued_run().unwrap().unwrap();
+            assert_eq!((next.delivery.as_str(), next.run), ("2-good", RunId(7)));
+            let stats = store.queue_stats().unwrap();
+            assert_eq!((stats.queued, stats.failed), (1, 2));
+            let errors: Vec<String> = store
+                .query_map(
+                    "SELECT error FROM webhook_queue WHERE state = 'failed' ORDER BY delivery",
+                    params![],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(
+                errors,
+                [
+                    "set aside, cannot be read: run id -9223372036854775803 is not a GitHub id",
+                    "set aside, cannot be read: run id 1152921504606846976 is not a GitHub id",
+                ]
             );
         }
     }

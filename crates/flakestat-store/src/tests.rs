@@ -110,6 +110,19 @@ fn open_creates_private_versioned_store_and_reopens() {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir.path().join("store-v1")), 0o700);
         assert_eq!(mode(&path), 0o600);
+        // Issue 41 §8: a store others can read (made by hand, another umask) is made private
+        // when it is opened, its WAL file too.
+        let wal = dir.path().join("store-v1/flakestat.sqlite3-wal");
+        for p in [&path, &wal] {
+            if p.exists() {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+            }
+        }
+        drop(SqliteStore::open(dir.path()).unwrap());
+        assert_eq!(mode(&path), 0o600);
+        if wal.exists() {
+            assert_eq!(mode(&wal), 0o600);
+        }
     }
     let store = SqliteStore::open(dir.path()).unwrap();
     let version: u32 = store

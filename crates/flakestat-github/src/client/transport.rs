@@ -50,6 +50,14 @@ impl Bearer {
         value.set_sensitive(true);
         Ok(Bearer(value))
     }
+
+    /// The credential itself (to scrub it from an answer that echoes it).
+    pub(crate) fn secret(&self) -> &[u8] {
+        self.0
+            .as_bytes()
+            .strip_prefix(b"Bearer ")
+            .unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for Bearer {

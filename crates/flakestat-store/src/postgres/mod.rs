@@ -210,14 +210,101 @@ impl Session {
     }
 }
 
-type Work = Box<dyn FnOnce(&mut Session) + Send>;
+/// One piece of work for the connection's thread.
+type Work = Box<dyn FnOnce(&mut Link) + Send>;
+
+/// The first pause before another try at a lost connection, doubled after each failed try up
+/// to [`RECONNECT_MAX`].
+const RECONNECT_FIRST: Duration = Duration::from_millis(250);
+const RECONNECT_MAX: Duration = Duration::from_secs(30);
 
 /// One connection, owned by its thread (see the module's doc); dropping it closes the
-/// connection.
+/// connection. A connection the server dropped (a restart, a failover, an idle timeout) is made
+/// anew on the next call after the failure that found it, then no more often than a backoff
+/// doubling from [`RECONNECT_FIRST`] to [`RECONNECT_MAX`] while the server stays away; calls
+/// between tries fail at once, saying when the next try is.
 pub(crate) struct Conn {
     work: Option<mpsc::Sender<Work>>,
     thread: Option<JoinHandle<()>>,
     url: PostgresUrl,
+}
+
+/// Connects with `config` and sets the lock timeout.
+fn connect(config: &postgres::Config, lock_timeout: Duration) -> Result<Client, postgres::Error> {
+    let mut client = config.connect(NoTls)?;
+    client.batch_execute(&lock_timeout_sql(lock_timeout))?;
+    Ok(client)
+}
+
+fn lock_timeout_sql(wait: Duration) -> String {
+    format!("SET lock_timeout = '{}ms'", wait.as_millis().max(1))
+}
+
+/// The connection's thread: the session while there is one, and when to try again without.
+struct Link {
+    config: postgres::Config,
+    session: Option<Session>,
+    lock_timeout: Duration,
+    next_try: std::time::Instant,
+    pause: Duration,
+    last_error: String,
+    /// The last call failed on the server's side: before the next, the connection is checked
+    /// (a server that restarted answers the first statement after with an error, and the
+    /// driver does not always count the connection closed).
+    suspect: bool,
+}
+
+impl Link {
+    /// The session, made anew when the last one was lost and a try is due.
+    fn session(&mut self) -> Result<&mut Session, StoreError> {
+        if std::mem::take(&mut self.suspect)
+            && let Some(session) = &mut self.session
+            && session.client.is_valid(Duration::from_secs(5)).is_err()
+        {
+            self.session = None;
+            self.last_error = "the connection to the server was lost".to_string();
+            self.next_try = std::time::Instant::now();
+            self.pause = RECONNECT_FIRST;
+        }
+        if self.session.as_ref().is_some_and(|s| s.client.is_closed()) {
+            self.session = None;
+            self.last_error = "the connection to the server was lost".to_string();
+            self.next_try = std::time::Instant::now();
+            self.pause = RECONNECT_FIRST;
+        }
+        if self.session.is_none() {
+            let now = std::time::Instant::now();
+            if now < self.next_try {
+                return Err(StoreError::Postgres {
+                    store: String::new(),
+                    detail: format!(
+                        "{}; connecting again in {:.1} s",
+                        self.last_error,
+                        (self.next_try - now).as_secs_f64()
+                    ),
+                });
+            }
+            match connect(&self.config, self.lock_timeout) {
+                Ok(client) => {
+                    self.session = Some(Session {
+                        client,
+                        statements: HashMap::new(),
+                    });
+                    self.pause = RECONNECT_FIRST;
+                }
+                Err(e) => {
+                    self.last_error = format!("cannot connect again: {}", error_detail(&e));
+                    self.next_try = now + self.pause;
+                    self.pause = (self.pause * 2).min(RECONNECT_MAX);
+                    return Err(StoreError::Postgres {
+                        store: String::new(),
+                        detail: self.last_error.clone(),
+                    });
+                }
+            }
+        }
+        Ok(self.session.as_mut().expect("a session was just made"))
+    }
 }
 
 impl Conn {
@@ -237,11 +324,7 @@ impl Conn {
             .name("flakestat-postgres".to_string())
             .spawn(move || {
                 // A write waits for other writers' transactions as long as SQLite's does.
-                let timeout = format!("SET lock_timeout = '{}s'", crate::BUSY_TIMEOUT.as_secs());
-                let connected = config
-                    .connect(NoTls)
-                    .and_then(|mut client| client.batch_execute(&timeout).map(|()| client));
-                let client = match connected {
+                let client = match connect(&config, crate::BUSY_TIMEOUT) {
                     Ok(client) => {
                         let _ = ready_tx.send(Ok(()));
                         client
@@ -251,12 +334,20 @@ impl Conn {
                         return;
                     }
                 };
-                let mut session = Session {
-                    client,
-                    statements: HashMap::new(),
+                let mut link = Link {
+                    config,
+                    session: Some(Session {
+                        client,
+                        statements: HashMap::new(),
+                    }),
+                    lock_timeout: crate::BUSY_TIMEOUT,
+                    next_try: std::time::Instant::now(),
+                    pause: RECONNECT_FIRST,
+                    last_error: String::new(),
+                    suspect: false,
                 };
                 while let Ok(work) = work_rx.recv() {
-                    work(&mut session);
+                    work(&mut link);
                 }
             })
             .map_err(|e| connect_error(e.to_string()))?;
@@ -277,6 +368,16 @@ impl Conn {
         }
     }
 
+    /// How long a write waits for other writers' locks on this connection, kept for the
+    /// connections made again after a loss.
+    pub(crate) fn set_lock_timeout(&self, wait: Duration) -> Result<(), StoreError> {
+        self.on_link(move |link| {
+            link.lock_timeout = wait;
+            let client = &mut link.session()?.client;
+            Ok(client.batch_execute(&lock_timeout_sql(wait))?)
+        })
+    }
+
     /// Runs `f` with the connection, on its thread, and waits for its answer.
     pub(crate) fn call<R: Send + 'static>(
         &self,
@@ -289,6 +390,14 @@ impl Conn {
         &self,
         f: impl FnOnce(&mut Session) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
+        self.on_link(move |link| link.session().and_then(f))
+    }
+
+    /// Runs `f` on the connection's thread and waits for its answer, the store named in it.
+    fn on_link<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Link) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
         let (tx, rx) = mpsc::sync_channel(1);
         let gone = || StoreError::Postgres {
             store: self.url.masked.clone(),
@@ -297,8 +406,10 @@ impl Conn {
         self.work
             .as_ref()
             .ok_or_else(gone)?
-            .send(Box::new(move |session| {
-                let _ = tx.send(f(session));
+            .send(Box::new(move |link: &mut Link| {
+                let done = f(link);
+                link.suspect = matches!(done, Err(StoreError::Postgres { .. }));
+                let _ = tx.send(done);
             }))
             .map_err(|_| gone())?;
         match rx.recv() {
