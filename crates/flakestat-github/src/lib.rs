@@ -19,6 +19,7 @@ mod green;
 mod ingest;
 mod owners;
 mod pages;
+mod pr;
 mod pulls;
 mod spool;
 mod survey;
@@ -33,6 +34,7 @@ pub use client::{
 pub use green::GreenFetch;
 pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
 pub use owners::{OwnerListing, OwnerRepo};
+pub use pr::{PrCost, PrFetched, PrPlan};
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{ArtifactSummary, KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 

@@ -14,6 +14,7 @@ mod json;
 mod layout;
 mod markdown;
 pub mod nightly;
+pub mod pr;
 mod pictures;
 #[cfg(test)]
 mod proptests;
