@@ -4,7 +4,6 @@
 //! table, markdown or JSON (`write_report`), optionally keeps one comment on the PR current
 //! (`post`), and exits 0 when nothing is the PR's doing, 1 otherwise (`exit::PR_FAILURE`).
 
-
 use clap::Args;
 
 use super::GlobalArgs;
@@ -181,10 +180,12 @@ pub fn run(global: &GlobalArgs, args: PrArgs) -> Result<u8, CliError> {
     }
     let resolved = args.source.store_location()?;
     let store = pipeline::open_store(&resolved.location)?;
-    if !args.source.offline {
-        fetch(global, &args, &settings, &connection, &store)?;
-    }
-    let report = analyse(&args, &settings, &store)?;
+    let oldest = if args.source.offline {
+        None
+    } else {
+        fetch(global, &args, &settings, &connection, &store)?
+    };
+    let report = analyse(&args, &settings, &store, oldest)?;
     settings
         .output
         .write(|out, format, options| render_pr::render(&report, format, options, out))?;
@@ -204,14 +205,15 @@ pub fn run(global: &GlobalArgs, args: PrArgs) -> Result<u8, CliError> {
     })
 }
 
-/// The PR, its runs (the latest head's, or all), their jobs and failed logs into the store.
+/// The PR, its runs (the latest head's, or all), their jobs and failed logs into the store;
+/// when the oldest of the runs to label was created.
 fn fetch(
     global: &GlobalArgs,
     args: &PrArgs,
     settings: &Settings,
     connection: &Connection,
     store: &SharedStore,
-) -> Result<(), CliError> {
+) -> Result<Option<Timestamp>, CliError> {
     let bars = Bars::for_command(global);
     let session = connection.session(&args.source, &bars)?;
     let plan = PrPlan {
@@ -237,7 +239,7 @@ fn fetch(
             closing_line(&session.stats())
         );
     }
-    Ok(())
+    Ok(fetched.ingested.iter().map(|r| r.created_at).min())
 }
 
 fn plural(n: usize, one: &str) -> String {
@@ -245,10 +247,12 @@ fn plural(n: usize, one: &str) -> String {
 }
 
 /// The window's evidence and the PR's failed jobs, labelled.
+/// `oldest`: when the oldest run fetched to label was created (offline: found in the window).
 fn analyse(
     args: &PrArgs,
     settings: &Settings,
     store: &SharedStore,
+    oldest: Option<Timestamp>,
 ) -> Result<PrReport, CliError> {
     let repo = &settings.repo;
     pipeline::reclassify(store, repo, &settings.signatures)?;
@@ -260,17 +264,15 @@ fn analyse(
         settings.now,
         &settings.signatures,
     )?;
-    let oldest = pr_runs(&probe, settings.pr, &settings.config)
-        .first()
-        .map(|r| r.created_at);
+    let oldest = oldest.or_else(|| {
+        pr_runs(&probe, settings.pr, &settings.config)
+            .first()
+            .map(|r| r.created_at)
+    });
     let snapshot = match oldest {
-        Some(t) if t < settings.since => pipeline::load_snapshot(
-            store,
-            repo,
-            t,
-            settings.now,
-            &settings.signatures,
-        )?,
+        Some(t) if t < settings.since => {
+            pipeline::load_snapshot(store, repo, t, settings.now, &settings.signatures)?
+        }
         _ => probe,
     };
     let data = analysis::analyze(&snapshot, &settings.signatures.infos, &settings.config);

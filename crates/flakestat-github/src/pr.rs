@@ -72,9 +72,9 @@ impl Session {
         plan: &PrPlan,
     ) -> Result<PrFetched, FetchError> {
         let mut cost = PrCost::default();
-        let (repo, default_branch) = self
-            .runtime
-            .block_on(super::survey::fetch_repo(&self.client, &store, &plan.repo))?;
+        let (repo, default_branch) =
+            self.runtime
+                .block_on(super::survey::fetch_repo(&self.client, &store, &plan.repo))?;
         cost.pull += 1;
         let path = format!("/repos/{}/{}", encode(&repo.owner), encode(&repo.name));
         let pull = self.fetch_pull(&store, &repo, &path, plan.pr)?;
@@ -84,11 +84,9 @@ impl Session {
             "{path}/pulls/{}/files?per_page={PER_PAGE}",
             plan.pr
         ));
-        if let Some(mut files) = self.fetch_changed_files::<Vec<WireFile>>(
-            url,
-            &[StatusCode::NOT_FOUND],
-            &mut summary,
-        )? {
+        if let Some(mut files) =
+            self.fetch_changed_files::<Vec<WireFile>>(url, &[StatusCode::NOT_FOUND], &mut summary)?
+        {
             files.sort();
             files.dedup();
             store
@@ -194,9 +192,9 @@ impl Session {
         query: &str,
         cost: &mut PrCost,
     ) -> Result<Vec<Run>, FetchError> {
-        let url = self.client.url(&format!(
-            "{path}/actions/runs?{query}&per_page={PER_PAGE}"
-        ));
+        let url = self
+            .client
+            .url(&format!("{path}/actions/runs?{query}&per_page={PER_PAGE}"));
         let response = self.runtime.block_on(self.client.get(&url, None))?;
         cost.run_lists += 1;
         if response.status != StatusCode::OK {

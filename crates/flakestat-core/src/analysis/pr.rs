@@ -236,12 +236,8 @@ pub fn pr_runs<'a>(snapshot: &'a Snapshot, pr: PrNumber, config: &AnalysisConfig
         .runs
         .iter()
         .filter(|r| {
-            resolve_origin(
-                r,
-                &snapshot.default_branch,
-                &config.pr_conventions,
-                &forks,
-            ) == RunOrigin::PullRequest(pr)
+            resolve_origin(r, &snapshot.default_branch, &config.pr_conventions, &forks)
+                == RunOrigin::PullRequest(pr)
         })
         .collect();
     runs.sort_by_key(|r| (r.created_at, r.id));

@@ -14,8 +14,8 @@ mod json;
 mod layout;
 mod markdown;
 pub mod nightly;
-pub mod pr;
 mod pictures;
+pub mod pr;
 #[cfg(test)]
 mod proptests;
 pub mod sanitize;

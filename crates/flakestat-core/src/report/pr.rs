@@ -124,7 +124,10 @@ fn document(report: &PrReport, limit: Option<usize>) -> Vec<Block> {
         let mut line: Line = vec![text("Head "), Span::Code(short)];
         if let Some(base) = &report.merge_base {
             let short: String = base.0.chars().take(12).collect();
-            line.push(text(format!(", merge base with {} ", report.default_branch)));
+            line.push(text(format!(
+                ", merge base with {} ",
+                report.default_branch
+            )));
             line.push(Span::Code(short));
             if let Some(at) = report.merge_base_at {
                 line.push(text(format!(" ({})", date(at))));
@@ -163,7 +166,9 @@ fn document(report: &PrReport, limit: Option<usize>) -> Vec<Block> {
     }
     line.push('.');
     if !e.complete {
-        line.push_str(" The store does not hold the whole window yet: the figures leave part of it out.");
+        line.push_str(
+            " The store does not hold the whole window yet: the figures leave part of it out.",
+        );
     }
     blocks.push(Block::Paragraph(vec![text(line)]));
     blocks
