@@ -244,6 +244,7 @@ mod tests {
         "suggest",
         "signatures import",
         "man",
+        "pr",
     ];
     const SIGNATURE_READERS: &[&str] = &[
         "classify",
@@ -254,6 +255,7 @@ mod tests {
         "suggest",
         "signatures check",
         "signatures audit",
+        "pr",
     ];
 
     fn command(path: &str) -> clap::Command {
