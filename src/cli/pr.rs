@@ -18,6 +18,7 @@ use super::when::{Bound, parse_when};
 use crate::analysis::pr::{PrQuery, PrReport, RunSelection, label_pr, pr_runs};
 use crate::analysis::{self, AnalysisConfig};
 use crate::exit;
+use crate::fetch::checks::{CheckOutput, CheckPosted, CheckRunner, CheckTarget};
 use crate::fetch::comments::{CommentTarget, Commenter, Posted};
 use crate::fetch::{ClientConfig, PrPlan};
 use crate::model::{IssueNumber, PrNumber, Repo, Timestamp};
@@ -38,6 +39,9 @@ infrastructure, likely this PR, or unknown, from what the store holds since --si
 `flakestat survey` first: without the default branch's runs there is no evidence). Exits 0
 when every failure is a known flake, broken on the default branch or infrastructure (or there
 is none), 1 when one is likely the PR's or unknown. docs/pr.md says what each label means.";
+
+/// The check run's name.
+const CHECK_NAME: &str = "flakestat";
 
 /// The token the replay server is given to comment with (the fake accepts any).
 const REPLAY_TOKEN: &str = "flakestat-replay";
@@ -65,6 +69,11 @@ pub struct PrArgs {
     /// (found by a hidden marker; never a second comment).
     #[arg(long)]
     pub post_comment: bool,
+    /// As a GitHub App (--app-id, --app-key): keep one check run named `flakestat` on the PR's
+    /// head commit with the summary and the table (success when nothing is the PR's doing,
+    /// neutral otherwise), edited in place on every later run.
+    #[arg(long)]
+    pub check_run: bool,
     #[command(flatten)]
     pub source: SourceArgs,
 }
@@ -92,9 +101,9 @@ impl Settings {
                 "--format html: `pr` writes table, markdown (a comment body) or json".into(),
             ));
         }
-        if args.post_comment && args.source.offline {
+        if (args.post_comment || args.check_run) && args.source.offline {
             return Err(CliError::Invalid(
-                "--post-comment writes to GitHub: leave out --offline".into(),
+                "--post-comment and --check-run write to GitHub: leave out --offline".into(),
             ));
         }
         let output =
@@ -178,6 +187,11 @@ pub fn run(global: &GlobalArgs, args: PrArgs) -> Result<u8, CliError> {
             "--post-comment needs a token that may write the PR's comments: set GITHUB_TOKEN or GH_TOKEN (or use --app-id and --app-key)".into(),
         ));
     }
+    if args.check_run && connection.app.is_none() {
+        return Err(CliError::NoToken(
+            "--check-run: GitHub takes check runs from GitHub Apps only: pass --app-id and --app-key (else APP_ID and PRIVATE_KEY_PATH)".into(),
+        ));
+    }
     let resolved = args.source.store_location()?;
     let store = pipeline::open_store(&resolved.location)?;
     let oldest = if args.source.offline {
@@ -191,6 +205,9 @@ pub fn run(global: &GlobalArgs, args: PrArgs) -> Result<u8, CliError> {
         .write(|out, format, options| render_pr::render(&report, format, options, out))?;
     if args.post_comment {
         post(global, &args, &settings, &report, &connection)?;
+    }
+    if args.check_run {
+        check_run(global, &args, &settings, &report, &connection)?;
     }
     Ok(if report.all_explained() {
         exit::SUCCESS
@@ -283,6 +300,67 @@ fn analyse(
     Ok(label_pr(&snapshot, &data, &query, &settings.config))
 }
 
+/// The client settings a write to GitHub uses (the connection's token or App).
+fn write_config(args: &PrArgs, connection: &Connection) -> ClientConfig {
+    let mut config = ClientConfig::new(connection.api_url.as_str(), connection.token.clone());
+    config.app = connection.app.clone();
+    config.max_retries = args.source.max_retries;
+    config.allow_insecure_http = args.source.allow_insecure_http;
+    config
+}
+
+/// Creates or edits the check run `flakestat` on the PR's head commit.
+fn check_run(
+    global: &GlobalArgs,
+    args: &PrArgs,
+    settings: &Settings,
+    report: &PrReport,
+    connection: &Connection,
+) -> Result<(), CliError> {
+    let Some(head) = report.head_sha.clone() else {
+        if !global.quiet {
+            eprintln!(
+                "flakestat: no run of PR #{}: no commit to put a check run on",
+                settings.pr
+            );
+        }
+        return Ok(());
+    };
+    let runner = CheckRunner::new(write_config(args, connection))
+        .map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
+    let target = CheckTarget {
+        repo: settings.repo.clone(),
+        head_sha: head,
+        name: CHECK_NAME.to_string(),
+    };
+    let title: String = render_pr::summary(report).chars().take(200).collect();
+    let output = CheckOutput {
+        conclusion: if report.all_explained() {
+            "success"
+        } else {
+            "neutral"
+        }
+        .to_string(),
+        title,
+        summary: render_pr::render_check_summary(report),
+    };
+    let posted = runner.upsert(&target, &output)?;
+    if !global.quiet {
+        let line = match posted {
+            CheckPosted::Created { id } => format!("created check run {id}"),
+            CheckPosted::Updated { id } => format!("updated check run {id}"),
+            CheckPosted::Unchanged { id } => {
+                format!("check run {id} already says this: left as it is")
+            }
+        };
+        eprintln!(
+            "flakestat: {line} on {} of PR #{}",
+            target.head_sha.0, settings.pr
+        );
+    }
+    Ok(())
+}
+
 /// Creates or edits the PR's one comment.
 fn post(
     global: &GlobalArgs,
@@ -291,11 +369,8 @@ fn post(
     report: &PrReport,
     connection: &Connection,
 ) -> Result<(), CliError> {
-    let mut config = ClientConfig::new(connection.api_url.as_str(), connection.token.clone());
-    config.app = connection.app.clone();
-    config.max_retries = args.source.max_retries;
-    config.allow_insecure_http = args.source.allow_insecure_http;
-    let commenter = Commenter::new(config).map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
+    let commenter = Commenter::new(write_config(args, connection))
+        .map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
     let target = CommentTarget {
         repo: settings.repo.clone(),
         issue: IssueNumber(settings.pr.0),

@@ -13,7 +13,7 @@ use crate::common::{self, pr_of};
 use flakestat::fake::scenario::cuda_python::{
     CULPRIT_PR, FLAKE_MESSAGE, FLAKE_TEST_FILE, FORK_PR, RELATED_PR,
 };
-use flakestat::fake::{Dataset, FakeGitHub, FakeLog, Faults, RouteKind};
+use flakestat::fake::{Dataset, FakeApp, FakeGitHub, FakeLog, Faults, RouteKind};
 use flakestat::report::pr::WirePr;
 
 const TOKEN: &str = "pr-token";
@@ -299,4 +299,116 @@ fn bad_targets_are_refused_with_what_to_give() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+const APP_ID: u64 = 4242;
+const INSTALLATION: u64 = 77;
+
+/// The story's fake GitHub as a GitHub App installed on NVIDIA: only its installation tokens
+/// are accepted.
+fn app_github() -> FakeGitHub {
+    let gh = FakeGitHub::start_blocking(dataset().clone(), Faults::default()).unwrap();
+    let key = common::root().join("fixtures/github-app/app-key.pub.pem");
+    let public = std::fs::read_to_string(key).unwrap();
+    gh.set_app(FakeApp::new(APP_ID, &public, "NVIDIA", INSTALLATION))
+        .unwrap();
+    gh
+}
+
+fn as_app(gh: &FakeGitHub, cache: &Path, n: u64, extra: &[&str]) -> Output {
+    common::flakestat()
+        .args(["pr", &format!("{REPO}#{n}"), "--api-url", &gh.api_url()])
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(["--since", "2026-07-01", "--max-retries", "1"])
+        .args(["--app-id", &APP_ID.to_string(), "--app-key"])
+        .arg(common::root().join("fixtures/github-app/app-key.pem"))
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn a_check_run_as_an_app_is_kept_in_place_on_the_head_commit() {
+    let gh = app_github();
+    let cache = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    common::copy_dir(common::surveyed_story(), cache.path());
+    let n = *hit_jobs()
+        .values()
+        .find(|p| ![RELATED_PR, FORK_PR].contains(p))
+        .unwrap();
+    let mut head = None;
+    for (i, extra) in [&[][..], &[][..], &["--all-runs"][..]].iter().enumerate() {
+        let mut args = vec!["--check-run", "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = as_app(&gh, cache.path(), n, &args);
+        let report = json(&out);
+        let sha = report.head_sha.clone().expect("the PR's head");
+        head.get_or_insert(sha.clone());
+        let runs = gh.check_runs(&sha);
+        assert_eq!(runs.len(), 1, "run {i}: one check run, edited in place");
+        let run = &runs[0];
+        assert_eq!(run.name, "flakestat");
+        assert_eq!(run.status, "completed");
+        let expected = if report.all_explained {
+            "success"
+        } else {
+            "neutral"
+        };
+        assert_eq!(run.conclusion.as_deref(), Some(expected), "run {i}");
+        assert_eq!(run.title.as_deref(), Some(report.summary.as_str()));
+        let summary = run.summary.as_deref().unwrap();
+        for job in report.jobs.iter().filter(|j| j.label == "known_flake") {
+            assert!(summary.contains(&job.rerun), "{summary}");
+            assert!(
+                summary.contains(&format!("since #{CULPRIT_PR}")),
+                "{summary}"
+            );
+        }
+    }
+    assert_eq!(gh.request_count(RouteKind::CreateCheckRun), 1);
+    // The second run said the same: nothing sent; the third labels every run: edited.
+    assert_eq!(gh.request_count(RouteKind::UpdateCheckRun), 1);
+    assert_eq!(gh.request_count(RouteKind::ListCheckRuns), 3);
+}
+
+#[test]
+fn a_check_run_needs_an_app() {
+    let (gh, cache) = setup();
+    let n = *hit_jobs().values().next().unwrap();
+    let out = pr(&gh, cache.path(), n, &["--check-run"]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--app-id and --app-key"), "{err}");
+    assert_eq!(gh.request_count(RouteKind::CreateCheckRun), 0);
+    // The fake answers a token's check run as GitHub does: Apps only.
+    let runner = flakestat::fetch::checks::CheckRunner::new(flakestat::fetch::ClientConfig::new(
+        gh.api_url(),
+        Some(TOKEN.to_string()),
+    ))
+    .unwrap();
+    let head = dataset().runs.last().unwrap().run.head_sha.clone();
+    let refused = runner
+        .upsert(
+            &flakestat::fetch::checks::CheckTarget {
+                repo: flakestat::model::Repo::parse(REPO).unwrap(),
+                head_sha: head.clone(),
+                name: "flakestat".into(),
+            },
+            &flakestat::fetch::checks::CheckOutput {
+                conclusion: "success".into(),
+                title: "t".into(),
+                summary: "s".into(),
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            flakestat::fetch::checks::CheckRunError::NotAnApp { status: 403, .. }
+        ),
+        "{refused}"
+    );
+    assert!(gh.check_runs(&head.0).is_empty());
 }

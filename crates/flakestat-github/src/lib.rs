@@ -13,6 +13,7 @@
 mod ancestry;
 mod archive;
 mod artifacts;
+pub mod checks;
 mod client;
 pub mod comments;
 mod green;

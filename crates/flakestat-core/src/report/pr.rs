@@ -47,13 +47,23 @@ pub fn marker(repo: Option<&Repo>, report: &PrReport) -> String {
 
 /// The comment's body: the marker, then the markdown, its table cut to fit one comment.
 pub fn render_comment(report: &PrReport, marker: &str) -> String {
+    fitted(report, &format!("{marker}\n"))
+}
+
+/// A check run's summary: the comment's markdown without the marker, cut to fit.
+pub fn render_check_summary(report: &PrReport) -> String {
+    fitted(report, "")
+}
+
+/// `head` and the markdown, the jobs table cut until it fits in [`MAX_COMMENT_BYTES`].
+fn fitted(report: &PrReport, head: &str) -> String {
     let mut limit = COMMENT_ROWS;
     loop {
         let mut out = Vec::new();
         super::markdown::render(&document(report, Some(limit)), &mut out)
             .expect("writing to memory cannot fail");
         let body = format!(
-            "{marker}\n{}",
+            "{head}{}",
             String::from_utf8(out).expect("the markdown renderer writes UTF-8")
         );
         if body.len() <= MAX_COMMENT_BYTES || limit == 0 {
