@@ -412,3 +412,107 @@ fn a_check_run_needs_an_app() {
     );
     assert!(gh.check_runs(&head.0).is_empty());
 }
+
+/// The labels no story run shows, over a snapshot built in code: a failure the default branch's
+/// latest runs share (broken), an infrastructure signature, a line nobody else shows (likely
+/// this PR), a line two PRs share (unknown), a log that expired (unknown).
+#[test]
+fn labels_over_a_built_snapshot() {
+    use crate::report_fixture::{Builder, From, Outcome, matrix, signature, t0};
+    use chrono::Duration;
+    use flakestat::analysis::pr::{Label, PrQuery, label_pr};
+    use flakestat::analysis::{AnalysisConfig, analyze};
+    use flakestat::model::{PrNumber, SignatureId};
+
+    let linker = || Outcome::Unmatched(vec!["error: linker `cc` not found".into()]);
+    let mut b = Builder::new();
+    let day = |d: i64| t0() + Duration::days(d);
+    for d in 0..5 {
+        b.run(day(d), From::Main, &[matrix(&[])]);
+    }
+    let mut broken = Vec::new();
+    for d in 5..8 {
+        broken.push(b.run(
+            day(d),
+            From::Main,
+            &[matrix(&[("linux-64", "3.12", linker())])],
+        ));
+    }
+    b.run(
+        day(9),
+        From::Mirror(50),
+        &[matrix(&[("linux-64", "3.13", linker())])],
+    );
+    let novel = Outcome::Unmatched(vec![
+        "E   ValueError: a stream of 42 is not a stream".into(),
+    ]);
+    b.run(
+        day(9),
+        From::Mirror(51),
+        &[matrix(&[("win-64", "3.12", novel)])],
+    );
+    b.run(
+        day(9),
+        From::Mirror(52),
+        &[matrix(&[("win-64", "3.13", Outcome::Expired)])],
+    );
+    let shared = || Outcome::Unmatched(vec!["fatal: the remote end hung up unexpectedly".into()]);
+    b.run(
+        day(10),
+        From::Mirror(53),
+        &[matrix(&[("linux-64", "3.14", shared())])],
+    );
+    b.run(
+        day(10),
+        From::Pr(54),
+        &[matrix(&[("linux-64", "3.14", shared())])],
+    );
+    let lost = b.run(
+        day(11),
+        From::Mirror(55),
+        &[matrix(&[("win-64", "3.14", Outcome::Hit(vec![]))])],
+    );
+    let mut snapshot = b.finish();
+    // Make the hit on #55 an infrastructure signature's.
+    let job = snapshot
+        .jobs
+        .iter()
+        .find(|j| j.run_id == lost && j.is_failed())
+        .unwrap()
+        .id;
+    snapshot.classifications.get_mut(&job).unwrap().matches[0].signature =
+        SignatureId("runner-lost".into());
+    let config = AnalysisConfig::default();
+    let data = analyze(&snapshot, &[signature()], &config);
+    let label = |n: u64| {
+        let report = label_pr(&snapshot, &data, &PrQuery::new(PrNumber(n)), &config);
+        assert_eq!(report.jobs.len(), 1, "PR #{n}: one failed job");
+        (report.jobs[0].clone(), report.all_explained())
+    };
+
+    let (j, explained) = label(50);
+    assert_eq!(j.label, Label::BrokenOnDefaultBranch, "{}", j.reason);
+    assert_eq!(j.broken_since.as_ref().map(|r| r.run_id), Some(broken[0]));
+    assert_eq!(j.broken_runs, 3);
+    assert!(explained);
+
+    let (j, explained) = label(51);
+    assert_eq!(j.label, Label::LikelyThisPr, "{}", j.reason);
+    assert!(j.line.as_deref().unwrap().contains("ValueError"));
+    assert!(!explained);
+
+    let (j, explained) = label(52);
+    assert_eq!(j.label, Label::Unknown, "{}", j.reason);
+    assert!(j.reason.contains("410"), "{}", j.reason);
+    assert!(!explained);
+
+    for n in [53, 54] {
+        let (j, _) = label(n);
+        assert_eq!(j.label, Label::Unknown, "PR #{n}: {}", j.reason);
+        assert_eq!(j.hits_other_prs, 1, "PR #{n}: the other PR shows it");
+    }
+
+    let (j, explained) = label(55);
+    assert_eq!(j.label, Label::Infrastructure, "{}", j.reason);
+    assert!(explained);
+}
