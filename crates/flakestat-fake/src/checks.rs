@@ -223,7 +223,7 @@ pub(crate) fn list_for_ref(ds: &Dataset, reference: &str, ctx: &Ctx<'_>) -> Repl
         .filter(|c| q.get("status").is_none_or(|s| c.status == s))
         .collect();
     // Newest first; `filter=latest` (the default) keeps the newest of each name.
-    runs.sort_by(|a, b| b.id.cmp(&a.id));
+    runs.sort_by_key(|c| std::cmp::Reverse(c.id));
     if q.get("filter") != Some("all") {
         let mut seen = std::collections::BTreeSet::new();
         runs.retain(|c| seen.insert(c.name.clone()));
