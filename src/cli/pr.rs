@@ -10,18 +10,19 @@ use super::GlobalArgs;
 use super::error::CliError;
 use super::output::{FormatArg, ReportOutput};
 use super::pipeline::fetch::Connection;
+use super::pipeline::pr::PrWindow;
 use super::pipeline::{self, SharedStore, Signatures};
 use super::progress::{Bars, closing_line};
 use super::settings;
 use super::source::{Replay, SourceArgs};
 use super::when::{Bound, parse_when};
-use crate::analysis::pr::{PrQuery, PrReport, RunSelection, label_pr, pr_runs};
-use crate::analysis::{self, AnalysisConfig};
+use crate::analysis::AnalysisConfig;
+use crate::analysis::pr::{PrReport, RunSelection};
 use crate::exit;
-use crate::fetch::checks::{CheckOutput, CheckPosted, CheckRunner, CheckTarget};
-use crate::fetch::comments::{CommentTarget, Commenter, Posted};
+use crate::fetch::checks::CheckPosted;
+use crate::fetch::comments::Posted;
 use crate::fetch::{ClientConfig, PrPlan};
-use crate::model::{IssueNumber, PrNumber, Repo, Timestamp};
+use crate::model::{PrNumber, Repo, Timestamp};
 use crate::report::pr as render_pr;
 
 const EXAMPLES: &str = "\
@@ -39,9 +40,6 @@ infrastructure, likely this PR, or unknown, from what the store holds since --si
 `flakestat survey` first: without the default branch's runs there is no evidence). Exits 0
 when every failure is a known flake, broken on the default branch or infrastructure (or there
 is none), 1 when one is likely the PR's or unknown. docs/pr.md says what each label means.";
-
-/// The check run's name.
-const CHECK_NAME: &str = "flakestat";
 
 /// The token the replay server is given to comment with (the fake accepts any).
 const REPLAY_TOKEN: &str = "flakestat-replay";
@@ -271,33 +269,19 @@ fn analyse(
     store: &SharedStore,
     oldest: Option<Timestamp>,
 ) -> Result<PrReport, CliError> {
-    let repo = &settings.repo;
-    pipeline::reclassify(store, repo, &settings.signatures)?;
-    // The window reaches back to the PR's oldest run if that is older than --since.
-    let probe = pipeline::load_snapshot(
-        store,
-        repo,
-        settings.since,
-        settings.now,
-        &settings.signatures,
-    )?;
-    let oldest = oldest.or_else(|| {
-        pr_runs(&probe, settings.pr, &settings.config)
-            .first()
-            .map(|r| r.created_at)
-    });
-    let snapshot = match oldest {
-        Some(t) if t < settings.since => {
-            pipeline::load_snapshot(store, repo, t, settings.now, &settings.signatures)?
-        }
-        _ => probe,
+    let window = PrWindow {
+        repo: &settings.repo,
+        pr: settings.pr,
+        since: settings.since,
+        until: settings.now,
+        oldest,
+        runs: if args.all_runs {
+            RunSelection::All
+        } else {
+            RunSelection::LatestHead
+        },
     };
-    let data = analysis::analyze(&snapshot, &settings.signatures.infos, &settings.config);
-    let mut query = PrQuery::new(settings.pr);
-    if args.all_runs {
-        query.runs = RunSelection::All;
-    }
-    Ok(label_pr(&snapshot, &data, &query, &settings.config))
+    pipeline::pr::label_stored(store, &window, &settings.signatures, &settings.config)
 }
 
 /// The client settings a write to GitHub uses (the connection's token or App).
@@ -317,47 +301,29 @@ fn check_run(
     report: &PrReport,
     connection: &Connection,
 ) -> Result<(), CliError> {
-    let Some(head) = report.head_sha.clone() else {
-        if !global.quiet {
-            eprintln!(
-                "flakestat: no run of PR #{}: no commit to put a check run on",
-                settings.pr
-            );
-        }
+    let written =
+        pipeline::pr::put_check_run(write_config(args, connection), &settings.repo, report)?;
+    if global.quiet {
+        return Ok(());
+    }
+    let Some((target, posted)) = written else {
+        eprintln!(
+            "flakestat: no run of PR #{}: no commit to put a check run on",
+            settings.pr
+        );
         return Ok(());
     };
-    let runner = CheckRunner::new(write_config(args, connection))
-        .map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
-    let target = CheckTarget {
-        repo: settings.repo.clone(),
-        head_sha: head,
-        name: CHECK_NAME.to_string(),
-    };
-    let title: String = render_pr::summary(report).chars().take(200).collect();
-    let output = CheckOutput {
-        conclusion: if report.all_explained() {
-            "success"
-        } else {
-            "neutral"
+    let line = match posted {
+        CheckPosted::Created { id } => format!("created check run {id}"),
+        CheckPosted::Updated { id } => format!("updated check run {id}"),
+        CheckPosted::Unchanged { id } => {
+            format!("check run {id} already says this: left as it is")
         }
-        .to_string(),
-        title,
-        summary: render_pr::render_check_summary(report),
     };
-    let posted = runner.upsert(&target, &output)?;
-    if !global.quiet {
-        let line = match posted {
-            CheckPosted::Created { id } => format!("created check run {id}"),
-            CheckPosted::Updated { id } => format!("updated check run {id}"),
-            CheckPosted::Unchanged { id } => {
-                format!("check run {id} already says this: left as it is")
-            }
-        };
-        eprintln!(
-            "flakestat: {line} on {} of PR #{}",
-            target.head_sha.0, settings.pr
-        );
-    }
+    eprintln!(
+        "flakestat: {line} on {} of PR #{}",
+        target.head_sha.0, settings.pr
+    );
     Ok(())
 }
 
@@ -369,15 +335,8 @@ fn post(
     report: &PrReport,
     connection: &Connection,
 ) -> Result<(), CliError> {
-    let commenter = Commenter::new(write_config(args, connection))
-        .map_err(|e| CliError::NotPosted(Box::new(e.into())))?;
-    let target = CommentTarget {
-        repo: settings.repo.clone(),
-        issue: IssueNumber(settings.pr.0),
-    };
-    let marker = render_pr::marker(Some(&settings.repo), report);
-    let body = render_pr::render_comment(report, &marker);
-    let posted = commenter.upsert(&target, &marker, &body)?;
+    let (target, posted) =
+        pipeline::pr::post_comment(write_config(args, connection), &settings.repo, report)?;
     if !global.quiet {
         let on_fake = if connection.is_replay() {
             " (the replay's fake GitHub on 127.0.0.1; nothing reached github.com)"

@@ -19,6 +19,7 @@ use clap::{ArgGroup, Args};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::pipeline::fetch::{AncestryPlan, Connection, connect_to, fetch_ancestry, prs_of_runs};
+use super::pipeline::pr::PrHook;
 use super::pipeline::{self, SharedStore, Signatures};
 use super::settings;
 use super::source::{AppArgs, Replay, parse_size};
@@ -118,6 +119,14 @@ pub struct ServeArgs {
     /// Retries of a request after a 5xx, a timeout or a dropped connection (tests lower it).
     #[arg(long, value_name = "N", default_value_t = 5, hide = true)]
     pub max_retries: u32,
+    /// After ingesting a PR's run, keep that PR's one comment current (`pr --post-comment`'s;
+    /// never a fork PR's; docs/pr.md).
+    #[arg(long)]
+    pub pr_comments: bool,
+    /// As a GitHub App: after ingesting a PR's run, keep the check run `flakestat` on its head
+    /// commit current (`pr --check-run`'s).
+    #[arg(long)]
+    pub pr_checks: bool,
 }
 
 /// Everything `serve` decided before listening.
@@ -200,6 +209,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         global,
         None,
     )?;
+    let pr_hook = pr_hook(&args, &connection)?;
     let session = Session::new(client_config(&args, &connection), Arc::new(()))?;
     let say: Arc<dyn Say> = Arc::new(Stderr {
         quiet: global.quiet,
@@ -212,6 +222,8 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         analysis: settings.analysis,
         resync_window: settings.resync_window,
         now: settings.now,
+        pr_hook,
+        say: say.clone(),
     });
     let bound = |addr: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -298,6 +310,31 @@ struct SurveyIngest {
     analysis: AnalysisConfig,
     resync_window: TimeDelta,
     now: Option<Timestamp>,
+    /// `--pr-comments` / `--pr-checks`.
+    pr_hook: Option<PrHook>,
+    say: Arc<dyn Say>,
+}
+
+/// `--pr-comments` / `--pr-checks`: the hook, refused without the credentials GitHub needs.
+fn pr_hook(args: &ServeArgs, connection: &Connection) -> Result<Option<PrHook>, CliError> {
+    if !args.pr_comments && !args.pr_checks {
+        return Ok(None);
+    }
+    if args.pr_checks && connection.app.is_none() {
+        return Err(CliError::NoToken(
+            "--pr-checks: GitHub takes check runs from GitHub Apps only: pass --app-id and --app-key".into(),
+        ));
+    }
+    if connection.token.is_none() && connection.app.is_none() {
+        return Err(CliError::NoToken(
+            "--pr-comments needs a token that may write the PRs' comments (GITHUB_TOKEN, GH_TOKEN) or a GitHub App".into(),
+        ));
+    }
+    Ok(Some(PrHook::new(
+        args.pr_comments,
+        args.pr_checks,
+        client_config(args, connection),
+    )))
 }
 
 impl SurveyIngest {
@@ -362,6 +399,19 @@ impl IngestRun for SurveyIngest {
                 run.run,
             )
             .map_err(failure)?;
+        if let Some(hook) = &self.pr_hook {
+            // The run is stored whatever the hook does: a failed write is said, not retried.
+            let now = self.now.unwrap_or_else(Utc::now);
+            let what = (&run.repo, run.run, run.run_attempt);
+            match hook.after_ingest(&self.store, &self.signatures, &self.analysis, what, now) {
+                Ok(Some(line)) => self.say.say(line),
+                Ok(None) => {}
+                Err(e) => self.say.say(format!(
+                    "run {}: the PR's comment or check run: {e}",
+                    run.run
+                )),
+            }
+        }
         let after = self.session.stats();
         Ok(Ingested {
             logs_fetched: after.logs_downloaded - before.logs_downloaded,

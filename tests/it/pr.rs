@@ -516,3 +516,95 @@ fn labels_over_a_built_snapshot() {
     assert_eq!(j.label, Label::Infrastructure, "{}", j.reason);
     assert!(explained);
 }
+
+/// `serve --pr-comments --pr-checks` as a GitHub App: a delivered run of an unrelated PR the
+/// flake hit brings that PR's comment and check run (known flake, since #2371); the same run
+/// attempt delivered again writes nothing more.
+#[test]
+fn serve_keeps_a_prs_comment_and_check_run_after_a_delivered_run() {
+    use crate::serve::Serve;
+    let gh = app_github();
+    let dir = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cache = dir.path().join("cache");
+    common::copy_dir(common::surveyed_story(), &cache);
+    let ds = dataset();
+    let hits = hit_jobs();
+    // A completed run of an unrelated PR whose latest attempt the flake hit.
+    let run = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.is_completed() && r.run.created_at.to_rfc3339().as_str() < "2026-07-31")
+        .find(|r| {
+            pr_of(r).is_some_and(|p| ![RELATED_PR, FORK_PR].contains(&p))
+                && r.all_jobs()
+                    .iter()
+                    .any(|j| j.run_attempt == r.run.run_attempt && hits.contains_key(&j.id.0))
+        })
+        .expect("a PR run the flake hit");
+    let n = pr_of(run).unwrap();
+    let key = common::root().join("fixtures/github-app/app-key.pem");
+    let sigs = common::signatures();
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--repo",
+            REPO,
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--signatures",
+            sigs.to_str().unwrap(),
+            "--api-url",
+            &gh.api_url(),
+            "--app-id",
+            &APP_ID.to_string(),
+            "--app-key",
+            key.to_str().unwrap(),
+            "--resync",
+            "0",
+            "--pr-comments",
+            "--pr-checks",
+        ],
+    );
+    let payload = serde_json::to_vec(&serde_json::json!({
+        "action": "completed",
+        "repository": { "full_name": REPO },
+        "workflow_run": {
+            "id": run.run.id.0,
+            "run_attempt": run.run.run_attempt,
+            "created_at": run.run.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "status": "completed",
+            "conclusion": "failure",
+        },
+    }))
+    .unwrap();
+    for (i, delivery) in ["pr-run-1", "pr-run-2"].iter().enumerate() {
+        let (status, _) = serve.deliver("workflow_run", delivery, &payload, None);
+        assert_eq!(status, 202);
+        serve.wait_until("the run ingested", |s| {
+            s.metric("flakestat_ingests_total{outcome=\"done\"}") > i as u64
+        });
+    }
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let comments = gh.comments(n);
+    assert_eq!(comments.len(), 1, "{stderr}");
+    let body = &comments[0].body;
+    assert!(body.starts_with(&format!("<!-- flakestat:pr {REPO}#{n} -->")));
+    assert!(body.contains("known flake"), "{body}");
+    assert!(body.contains(&format!("since #{CULPRIT_PR}")), "{body}");
+    // One write of each per PR per run attempt: the second delivery wrote nothing.
+    assert_eq!(gh.request_count(RouteKind::CreateComment), 1, "{stderr}");
+    assert_eq!(gh.request_count(RouteKind::UpdateComment), 0);
+    assert_eq!(gh.request_count(RouteKind::CreateCheckRun), 1, "{stderr}");
+    assert_eq!(gh.request_count(RouteKind::UpdateCheckRun), 0);
+    let checks: usize = ds
+        .runs
+        .iter()
+        .filter(|r| pr_of(r) == Some(n))
+        .map(|r| r.run.head_sha.0.clone())
+        .collect::<BTreeSet<_>>()
+        .iter()
+        .map(|sha| gh.check_runs(sha).len())
+        .sum();
+    assert_eq!(checks, 1, "one check run, on the PR's head");
+}
