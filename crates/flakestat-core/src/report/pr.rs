@@ -163,7 +163,7 @@ fn document(report: &PrReport, limit: Option<usize>) -> Vec<Block> {
     }
     let e = &report.evidence;
     let mut line = format!(
-        "Evidence: {} and {} in the window",
+        "Evidence: {} and {}",
         plural(
             e.runs_default_branch,
             &format!("run of {}", report.default_branch),
@@ -171,8 +171,10 @@ fn document(report: &PrReport, limit: Option<usize>) -> Vec<Block> {
         ),
         plural(e.runs_other_prs, "run of other PRs", "runs of other PRs"),
     );
-    if let (Some(since), Some(until)) = (e.since, e.until) {
-        line.push_str(&format!(" ({} to {})", date(since), date(until)));
+    // The day alone: what a comment or check run says must not change with the clock, or every
+    // run would edit it.
+    if let Some(since) = e.since {
+        line.push_str(&format!(" since {}", since.format("%Y-%m-%d")));
     }
     line.push('.');
     if !e.complete {
@@ -391,5 +393,125 @@ pub fn to_wire(report: &PrReport) -> WirePr {
             runs_other_prs: report.evidence.runs_other_prs,
             complete: report.evidence.complete,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::pr::{Evidence, Label, LabelledJob, PrReport};
+    use crate::model::{JobId, PrNumber, RunId, SignatureId};
+
+    fn job(label: Label, name: &str, line: &str) -> LabelledJob {
+        LabelledJob {
+            run_id: RunId(7),
+            attempt: 1,
+            latest_attempt: true,
+            job_id: JobId(70),
+            job: name.into(),
+            html_url: None,
+            run_url: "https://github.com/o/r/actions/runs/7".into(),
+            workflow: "CI".into(),
+            label,
+            signature: Some(SignatureId("wait-until-timeout".into())),
+            signature_title: None,
+            line: Some(line.into()),
+            tests: vec![],
+            rate_percent: Some(20.8),
+            runs_hit: 16,
+            onset: None,
+            issue: None,
+            hits_default_branch: 5,
+            hits_other_prs: 10,
+            broken_since: None,
+            broken_runs: 0,
+            touches: None,
+            reason: "fails nowhere else in the window".into(),
+        }
+    }
+
+    fn report(jobs: Vec<LabelledJob>) -> PrReport {
+        PrReport {
+            repo: crate::model::Repo::parse("o/r"),
+            default_branch: "main".into(),
+            pr: PrNumber(12),
+            title: Some("@everyone look <script>alert(1)</script> | \u{1b}[31mred".into()),
+            html_url: None,
+            head_sha: None,
+            merge_base: None,
+            merge_base_at: None,
+            runs: vec![crate::analysis::pr::PrRun {
+                run_id: RunId(7),
+                workflow: "CI".into(),
+                event: "push".into(),
+                branch: None,
+                head_sha: crate::model::Sha("a".into()),
+                attempt: 2,
+                conclusion: Some("success".into()),
+                created_at: chrono::Utc::now(),
+                html_url: String::new(),
+            }],
+            jobs,
+            evidence: Evidence {
+                since: None,
+                until: None,
+                runs_default_branch: 3,
+                runs_other_prs: 4,
+                complete: true,
+            },
+        }
+    }
+
+    #[test]
+    fn hostile_text_is_escaped_in_the_comment_and_sanitized_on_the_terminal() {
+        let r = report(vec![job(
+            Label::LikelyThisPr,
+            "Test @octocat \u{1b}]0;title\u{7} | x",
+            "E   AssertionError: `a` | @here",
+        )]);
+        let body = render_comment(&r, &marker(None, &r));
+        assert!(body.starts_with("<!-- flakestat:pr o/r#12 -->\n"), "{body}");
+        for raw in ["@everyone", "@octocat", "<script>", "\u{1b}"] {
+            assert!(!body.contains(raw), "{raw:?} in {body}");
+        }
+        let mut table = Vec::new();
+        render(&r, Format::Table, &RenderOptions::default(), &mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(!table.contains('\u{1b}'), "{table}");
+        assert!(!table.contains('\u{7}'), "{table}");
+    }
+
+    #[test]
+    fn the_summary_says_what_blocks_and_what_does_not() {
+        let flaky = job(Label::KnownFlake, "a", "x");
+        let mine = job(Label::LikelyThisPr, "b", "y");
+        let mut earlier = job(Label::KnownFlake, "c", "z");
+        earlier.latest_attempt = false;
+        assert!(
+            summary(&report(vec![flaky.clone(), earlier.clone()]))
+                .contains("none of them is this PR's doing")
+        );
+        let both = report(vec![flaky, mine, earlier.clone()]);
+        assert!(!both.all_explained());
+        assert!(
+            summary(&both).starts_with("2 failed jobs in 1 run"),
+            "{}",
+            summary(&both)
+        );
+        assert!(summary(&both).contains("1 known flake, 1 likely this PR"));
+        let rerun = report(vec![earlier]);
+        assert!(rerun.all_explained());
+        assert!(
+            summary(&rerun).starts_with(
+                "No failed job in 1 run of this PR (earlier attempts: 1 failed job re-run since)"
+            ),
+            "{}",
+            summary(&rerun)
+        );
+        assert!(summary(&report(vec![])).starts_with("No failed job"));
+        assert_eq!(
+            crate::analysis::pr::rerun_advice(&job(Label::KnownFlake, "a", "x")),
+            "re-run: known flake, 21 % of runs hit"
+        );
     }
 }
