@@ -5,6 +5,9 @@
 pub const SUCCESS: u8 = 0;
 /// `classify`: no log matched any signature (like grep's 1).
 pub const NO_MATCH: u8 = 1;
+/// `pr`: a failed job is likely the PR's own or unknown (every other failure a known flake,
+/// broken on the default branch, or infrastructure exits 0).
+pub const PR_FAILURE: u8 = 1;
 /// An error that fits no narrower code, and command-line usage errors (clap's own code).
 pub const ERROR: u8 = 2;
 /// Bad input: a broken signature file or config, a malformed date, an unreadable or binary log.

@@ -11,6 +11,7 @@ use std::io;
 
 use crate::exit;
 use crate::fetch::FetchError;
+use crate::fetch::checks::CheckRunError;
 use crate::fetch::comments::CommentError;
 use crate::signatures::SignatureError;
 use crate::store::StoreError;
@@ -64,6 +65,12 @@ pub enum CliError {
     Comment {
         #[from]
         source: CommentError,
+    },
+    /// `pr --check-run`: writing the check run failed.
+    #[error("{source}{}; no check run was written", check_run_hint(.source))]
+    CheckRun {
+        #[from]
+        source: CheckRunError,
     },
     /// A failure before posting (`nightly --post-comment`): nothing was posted.
     #[error("{0}; nothing was posted")]
@@ -152,6 +159,16 @@ fn comment_hint(err: &CommentError) -> &'static str {
     }
 }
 
+fn check_run_hint(err: &CheckRunError) -> &'static str {
+    match err {
+        CheckRunError::NotAnApp { .. } => {
+            " (--app-id and --app-key, else APP_ID and PRIVATE_KEY_PATH)"
+        }
+        CheckRunError::Fetch(e) => fetch_hint(e),
+        _ => "",
+    }
+}
+
 impl ExitCode for CliError {
     fn exit_code(&self) -> u8 {
         match self {
@@ -163,6 +180,7 @@ impl ExitCode for CliError {
             CliError::CacheDir(_) => exit::STORE,
             CliError::Fetch { source } => source.exit_code(),
             CliError::Comment { source } => source.exit_code(),
+            CliError::CheckRun { source } => source.exit_code(),
             CliError::NotPosted(inner) => inner.exit_code(),
             CliError::NoToken(_) => exit::GITHUB_AUTH,
             CliError::NothingStored(_)
@@ -204,6 +222,19 @@ impl ExitCode for CommentError {
             CommentError::NotFound { .. } => exit::GITHUB_NOT_FOUND,
             CommentError::Unexpected { .. } | CommentError::Parse { .. } => exit::ERROR,
             CommentError::Fetch(e) => e.exit_code(),
+        }
+    }
+}
+
+impl ExitCode for CheckRunError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            CheckRunError::NotAnApp { .. } | CheckRunError::Unauthorized { .. } => {
+                exit::GITHUB_AUTH
+            }
+            CheckRunError::NotFound { .. } => exit::GITHUB_NOT_FOUND,
+            CheckRunError::Unexpected { .. } | CheckRunError::Parse { .. } => exit::ERROR,
+            CheckRunError::Fetch(e) => e.exit_code(),
         }
     }
 }

@@ -23,6 +23,7 @@ mod man;
 mod nightly;
 pub mod output;
 mod pipeline;
+mod pr;
 mod progress;
 #[cfg(feature = "replay")]
 mod replay;
@@ -114,6 +115,9 @@ pub enum Command {
     #[cfg(feature = "replay")]
     #[command(subcommand, hide = true, after_help = replay::EXAMPLES)]
     Replay(replay::ReplayCommand),
+    /// Explain one pull request's failed jobs: known flake, broken on the default branch,
+    /// infrastructure, or likely its own (docs/pr.md).
+    Pr(Box<pr::PrArgs>),
     /// Draft signature files for the groups of failed jobs no signature explains (from the store).
     Suggest(suggest::SuggestArgs),
     /// Print a shell completion script.
@@ -152,6 +156,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Export(args) => export::run(&global, args),
         Command::Nightly(args) => nightly::run(&global, args),
         Command::Suggest(args) => suggest::run(&global, args),
+        Command::Pr(args) => pr::run(&global, *args),
         Command::Serve(args) => serve::run(&global, *args),
         #[cfg(feature = "replay")]
         Command::Replay(cmd) => replay::run(&global, cmd),
@@ -249,6 +254,7 @@ mod tests {
         "suggest",
         "signatures import",
         "man",
+        "pr",
     ];
     const SIGNATURE_READERS: &[&str] = &[
         "classify",
@@ -259,6 +265,7 @@ mod tests {
         "suggest",
         "signatures check",
         "signatures audit",
+        "pr",
     ];
 
     fn command(path: &str) -> clap::Command {

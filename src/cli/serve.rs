@@ -17,6 +17,7 @@ use clap::{ArgGroup, Args};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::pipeline::fetch::{AncestryPlan, Connection, connect_to, fetch_ancestry, prs_of_runs};
+use super::pipeline::pr::PrHook;
 use super::pipeline::{self, SharedStore, Signatures};
 use super::settings;
 use super::source::{AppArgs, Replay, parse_size};
@@ -141,6 +142,14 @@ pub struct ServeArgs {
     #[cfg(feature = "replay")]
     #[arg(long, hide = true)]
     pub panic_in_ingest: bool,
+    /// After ingesting a PR's run, keep that PR's one comment current (`pr --post-comment`'s;
+    /// never a fork PR's; docs/pr.md).
+    #[arg(long)]
+    pub pr_comments: bool,
+    /// As a GitHub App: after ingesting a PR's run, keep the check run `flakestat` on its head
+    /// commit current (`pr --check-run`'s).
+    #[arg(long)]
+    pub pr_checks: bool,
 }
 
 /// Everything `serve` decided before listening.
@@ -232,6 +241,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         global,
         None,
     )?;
+    let pr_hook = pr_hook(&args, &connection)?;
     let session = Session::new(client_config(&args, &connection), Arc::new(()))?;
     let say: Arc<dyn Say> = Arc::new(Stderr {
         quiet: global.quiet,
@@ -246,6 +256,8 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         now: settings.now,
         #[cfg(feature = "replay")]
         panic_in_ingest: args.panic_in_ingest,
+        pr_hook,
+        say: say.clone(),
     });
     let bound = |addr: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -343,6 +355,31 @@ struct SurveyIngest {
     now: Option<Timestamp>,
     #[cfg(feature = "replay")]
     panic_in_ingest: bool,
+    /// `--pr-comments` / `--pr-checks`.
+    pr_hook: Option<PrHook>,
+    say: Arc<dyn Say>,
+}
+
+/// `--pr-comments` / `--pr-checks`: the hook, refused without the credentials GitHub needs.
+fn pr_hook(args: &ServeArgs, connection: &Connection) -> Result<Option<PrHook>, CliError> {
+    if !args.pr_comments && !args.pr_checks {
+        return Ok(None);
+    }
+    if args.pr_checks && connection.app.is_none() {
+        return Err(CliError::NoToken(
+            "--pr-checks: GitHub takes check runs from GitHub Apps only: pass --app-id and --app-key".into(),
+        ));
+    }
+    if connection.token.is_none() && connection.app.is_none() {
+        return Err(CliError::NoToken(
+            "--pr-comments needs a token that may write the PRs' comments (GITHUB_TOKEN, GH_TOKEN) or a GitHub App".into(),
+        ));
+    }
+    Ok(Some(PrHook::new(
+        args.pr_comments,
+        args.pr_checks,
+        client_config(args, connection),
+    )))
 }
 
 impl SurveyIngest {
@@ -411,6 +448,19 @@ impl IngestRun for SurveyIngest {
                 run.run,
             )
             .map_err(failure)?;
+        if let Some(hook) = &self.pr_hook {
+            // The run is stored whatever the hook does: a failed write is said, not retried.
+            let now = self.now.unwrap_or_else(Utc::now);
+            let what = (&run.repo, run.run, run.run_attempt);
+            match hook.after_ingest(&self.store, &self.signatures, &self.analysis, what, now) {
+                Ok(Some(line)) => self.say.say(line),
+                Ok(None) => {}
+                Err(e) => self.say.say(format!(
+                    "run {}: the PR's comment or check run: {e}",
+                    run.run
+                )),
+            }
+        }
         let after = self.session.stats();
         Ok(Ingested {
             logs_fetched: after.logs_downloaded - before.logs_downloaded,

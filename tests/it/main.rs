@@ -34,6 +34,7 @@ mod ingest_api;
 mod nightly;
 mod nightly_report;
 mod pictures;
+mod pr;
 mod quick_start;
 mod report_analysis;
 mod report_cli;

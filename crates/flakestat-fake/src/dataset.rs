@@ -62,6 +62,9 @@ pub struct Dataset {
     /// Issue and pull-request comments, oldest first.
     #[serde(default)]
     pub comments: Vec<FakeComment>,
+    /// Check runs Apps created, oldest first (`checks.rs`).
+    #[serde(default)]
+    pub check_runs: Vec<crate::checks::FakeCheckRun>,
 }
 
 /// Which tokens the fake accepts. The default accepts anything, including no token.
@@ -276,6 +279,7 @@ impl Dataset {
             artifacts: Vec::new(),
             issues: Vec::new(),
             comments: Vec::new(),
+            check_runs: Vec::new(),
         }
     }
 

@@ -34,6 +34,7 @@
 //! clock.
 
 mod app;
+mod checks;
 mod created;
 mod dataset;
 pub mod minimum;
@@ -46,6 +47,7 @@ mod stamp;
 pub mod webhooks;
 
 pub use app::FakeApp;
+pub use checks::FakeCheckRun;
 pub use created::{CreatedRange, parse_created};
 pub use dataset::{
     ArtifactBody, Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeArtifact,

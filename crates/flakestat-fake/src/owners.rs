@@ -121,6 +121,7 @@ pub(crate) fn list_owner_repos(
         stale_attempt_logs: false,
         body: &[],
         login: "anonymous",
+        app: false,
     };
     routes::paginated(items, &ctx)
 }

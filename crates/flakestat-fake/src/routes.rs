@@ -50,6 +50,14 @@ pub enum RouteKind {
     ListComments,
     CreateComment,
     UpdateComment,
+    /// `POST /repos/{o}/{r}/check-runs` (`checks.rs`).
+    CreateCheckRun,
+    /// `PATCH /repos/{o}/{r}/check-runs/{id}`.
+    UpdateCheckRun,
+    /// `GET /repos/{o}/{r}/check-runs/{id}`.
+    CheckRun,
+    /// `GET /repos/{o}/{r}/commits/{ref}/check-runs`.
+    ListCheckRuns,
     /// `GET /orgs/{org}/repos` or `GET /users/{username}/repos`: an owner's repositories.
     OwnerRepos,
     /// `POST /app/installations/{id}/access_tokens`: an App's installation token (`app.rs`).
@@ -83,6 +91,10 @@ pub(crate) enum Route {
     ListComments(u64),
     CreateComment(u64),
     UpdateComment(u64),
+    CreateCheckRun,
+    UpdateCheckRun(u64),
+    CheckRun(u64),
+    ListCheckRuns(String),
     Unknown,
 }
 
@@ -109,12 +121,22 @@ impl Route {
             Route::ListComments(_) => RouteKind::ListComments,
             Route::CreateComment(_) => RouteKind::CreateComment,
             Route::UpdateComment(_) => RouteKind::UpdateComment,
+            Route::CreateCheckRun => RouteKind::CreateCheckRun,
+            Route::UpdateCheckRun(_) => RouteKind::UpdateCheckRun,
+            Route::CheckRun(_) => RouteKind::CheckRun,
+            Route::ListCheckRuns(_) => RouteKind::ListCheckRuns,
             Route::Unknown => RouteKind::Unknown,
         }
     }
 
     pub(crate) fn is_write(&self) -> bool {
-        matches!(self, Route::CreateComment(_) | Route::UpdateComment(_))
+        matches!(
+            self,
+            Route::CreateComment(_)
+                | Route::UpdateComment(_)
+                | Route::CreateCheckRun
+                | Route::UpdateCheckRun(_)
+        )
     }
 }
 
@@ -184,6 +206,12 @@ pub(crate) fn parse_route(method: &str, path: &str) -> Option<(String, String, R
         ["issues", "comments", id] if method == "PATCH" => {
             num(id).map_or(Route::Unknown, Route::UpdateComment)
         }
+        ["check-runs"] if method == "POST" => Route::CreateCheckRun,
+        ["check-runs", id] if method == "PATCH" => {
+            num(id).map_or(Route::Unknown, Route::UpdateCheckRun)
+        }
+        ["check-runs", id] if get => num(id).map_or(Route::Unknown, Route::CheckRun),
+        ["commits", r, "check-runs"] if get => Route::ListCheckRuns(percent_decode(r)),
         _ => Route::Unknown,
     };
     Some((owner, name, route))
@@ -305,6 +333,8 @@ pub(crate) struct Ctx<'a> {
     pub body: &'a [u8],
     /// Login of the caller, for comments.
     pub login: &'a str,
+    /// The caller is a GitHub App's installation (only an App writes check runs).
+    pub app: bool,
 }
 
 /// Answers a read or a write; writes mutate `ds`.
@@ -343,6 +373,10 @@ pub(crate) fn answer(ds: &mut Dataset, route: &Route, ctx: &Ctx<'_>) -> Reply {
         Route::ListComments(n) => list_comments(ds, n, ctx),
         Route::CreateComment(n) => create_comment(ds, n, ctx),
         Route::UpdateComment(id) => update_comment(ds, id, ctx),
+        Route::CreateCheckRun => super::checks::create(ds, ctx),
+        Route::UpdateCheckRun(id) => super::checks::update(ds, *id, ctx),
+        Route::CheckRun(id) => super::checks::get(ds, *id, ctx),
+        Route::ListCheckRuns(r) => super::checks::list_for_ref(ds, r, ctx),
         Route::Unknown => Reply::not_found(),
     }
 }
@@ -909,6 +943,16 @@ fn page_window(
 /// A paginated bare array with no cap: `per_page`, `page` and the `Link` header.
 pub(crate) fn paginated(items: Vec<Value>, ctx: &Ctx<'_>) -> Reply {
     paginated_array(items, ctx, usize::MAX)
+}
+
+/// A paginated endpoint whose body wraps the page (`{total_count, check_runs: [...]}`).
+pub(crate) fn paginated_page(
+    items: Vec<Value>,
+    ctx: &Ctx<'_>,
+    wrap: impl Fn(Vec<Value>) -> Value,
+) -> Reply {
+    let (range, link) = page_window(items.len(), usize::MAX, ctx);
+    with_link(Reply::json(200, &wrap(items[range].to_vec())), link)
 }
 
 /// A paginated endpoint whose body is a bare array.

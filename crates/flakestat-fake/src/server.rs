@@ -492,6 +492,16 @@ impl FakeGitHub {
             .collect()
     }
 
+    /// The check runs Apps created on `head_sha`, oldest first.
+    pub fn check_runs(&self, head_sha: &str) -> Vec<crate::FakeCheckRun> {
+        self.shared.lock().datasets[0]
+            .check_runs
+            .iter()
+            .filter(|c| c.head_sha == head_sha)
+            .cloned()
+            .collect()
+    }
+
     /// Stops both listeners and closes every connection.
     pub fn shutdown(mut self) {
         self.stop();
@@ -564,6 +574,8 @@ enum Caller {
     Token {
         access: bool,
     },
+    /// A current installation token of the App (`app.rs`).
+    App,
     BadToken,
 }
 
@@ -665,7 +677,7 @@ async fn serve_api(
         Some(Decision::Reply(reply, kind)) => {
             return Ok(answer_as_app(&shared, &head, agents, reply, kind));
         }
-        Some(Decision::Admit) => Caller::Token { access: true },
+        Some(Decision::Admit) => Caller::App,
         Some(Decision::Anonymous) => Caller::Anonymous,
         None => caller(&shared.lock().datasets[0], &req),
     };
@@ -943,6 +955,7 @@ fn answer_api(
         stale_attempt_logs,
         body,
         login,
+        app: matches!(who, Caller::App),
     };
     let mut reply = routes::answer(ds, &route, &ctx);
     if !route.is_write() && reply.status == 200 && tag(&mut reply, if_none_match) {
@@ -1019,6 +1032,7 @@ fn admit(
     }
     let access = match who {
         Caller::Token { access } => *access,
+        Caller::App => true,
         _ => false,
     };
     if let Some(owner_route) = owner_route {

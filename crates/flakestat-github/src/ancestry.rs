@@ -322,7 +322,7 @@ impl Session {
 
     /// Walks a changed-files listing, each rename naming both paths; `None` when GitHub
     /// answers one of `absent` (it no longer knows the PR or commit).
-    fn fetch_changed_files<P: Page<Item = WireFile>>(
+    pub(super) fn fetch_changed_files<P: Page<Item = WireFile>>(
         &self,
         url: String,
         absent: &[StatusCode],

@@ -13,12 +13,14 @@
 mod ancestry;
 mod archive;
 mod artifacts;
+pub mod checks;
 mod client;
 pub mod comments;
 mod green;
 mod ingest;
 mod owners;
 mod pages;
+mod pr;
 mod pulls;
 mod spool;
 mod survey;
@@ -33,6 +35,7 @@ pub use client::{
 pub use green::GreenFetch;
 pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
 pub use owners::{OwnerListing, OwnerRepo};
+pub use pr::{PrCost, PrFetched, PrPlan};
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use survey::{ArtifactSummary, KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
 

@@ -155,7 +155,7 @@ impl SurveyCost {
 pub struct Session {
     pub(super) runtime: tokio::runtime::Runtime,
     pub(super) client: Arc<GitHubClient>,
-    progress: Arc<dyn Progress>,
+    pub(super) progress: Arc<dyn Progress>,
     junit: Option<Arc<JunitArtifacts>>,
 }
 
@@ -298,7 +298,7 @@ impl Session {
 /// `GET /repos/{o}/{r}`: GitHub's name and id of the repository however it was spelt (GitHub
 /// compares names without case), its default branch, and the first place an unknown repository
 /// or a bad token shows. The store keeps one row per GitHub id under GitHub's name.
-async fn fetch_repo(
+pub(super) async fn fetch_repo(
     client: &GitHubClient,
     store: &Mutex<Store>,
     asked: &Repo,
@@ -407,7 +407,7 @@ struct Survey {
     fingerprint: String,
     /// Each run's jobs and logs, and the stop of GitHub's limit.
     ingest: Ingest,
-    progress: Arc<dyn Progress>,
+    pub(super) progress: Arc<dyn Progress>,
     /// GitHub's spelling.
     repo: Repo,
     default_branch: String,

@@ -385,6 +385,26 @@ fn cases_4(t: Timestamp, _target: &CommentTarget, _path: &Path) -> Vec<Case> {
             "nothing was posted",
         ),
         (
+            "check run with a token, not as an App",
+            crate::fetch::checks::CheckRunError::NotAnApp {
+                status: 403,
+                message: "You must authenticate via a GitHub App.".into(),
+            }
+            .into(),
+            exit::GITHUB_AUTH,
+            "--app-id and --app-key",
+        ),
+        (
+            "check run on an unknown commit",
+            crate::fetch::checks::CheckRunError::NotFound {
+                repo: crate::model::Repo::parse("o/r").unwrap(),
+                sha: crate::model::Sha("abc".into()),
+            }
+            .into(),
+            exit::GITHUB_NOT_FOUND,
+            "no check run was written",
+        ),
+        (
             "odd answer while commenting",
             CommentError::Parse {
                 url: "u".into(),

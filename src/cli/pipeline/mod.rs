@@ -4,6 +4,7 @@
 //! resolves its settings, then calls these in order; no command imports another.
 
 pub mod fetch;
+pub mod pr;
 pub mod scope;
 
 use std::path::Path;

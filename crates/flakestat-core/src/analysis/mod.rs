@@ -16,6 +16,7 @@ pub mod green;
 pub mod heatmap;
 pub mod nightly;
 pub mod org;
+pub mod pr;
 pub mod prs;
 mod signature;
 pub mod suggest;

@@ -15,6 +15,7 @@ mod layout;
 mod markdown;
 pub mod nightly;
 mod pictures;
+pub mod pr;
 #[cfg(test)]
 mod proptests;
 pub mod sanitize;
