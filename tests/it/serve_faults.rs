@@ -248,10 +248,11 @@ fn rss_bytes(pid: u32) -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Issue 41 §4: 40 connections each sending most of an unsigned 24 MB `workflow_run` body
-/// (6 MB of it so far, 240 MB in all) leave the server under 200 MB resident: the signature is
-/// computed as the body arrives and at most 1 MiB of a body is kept. A body past `--max-body`
-/// is refused (413) as it arrives, and the rest is not read.
+/// Issue 41 §4: 40 connections each sending part of an unsigned 24 MB `workflow_run` body
+/// (3 MB of it so far, 120 MB in all) leave the server under 200 MB resident and grown by less
+/// than half of what they sent (a server that buffered bodies before the check grew by all of
+/// it): the signature is computed as the body arrives and at most 1 MiB of a body is kept. A
+/// body past `--max-body` is refused (413) as it arrives, and the rest is not read.
 #[test]
 fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
     if rss_bytes(std::process::id()).is_none() {
@@ -273,6 +274,8 @@ fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
             "60000",
         ],
     );
+    assert_eq!(healthz(&serve).0, 200);
+    let before = rss_bytes(serve.pid()).unwrap();
     let chunk = vec![b' '; 1 << 20];
     let mut open = Vec::new();
     for i in 0..40 {
@@ -284,7 +287,7 @@ fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
             "0".repeat(64)
         );
         stream.write_all(head.as_bytes()).unwrap();
-        for _ in 0..6 {
+        for _ in 0..3 {
             stream.write_all(&chunk).unwrap();
         }
         open.push(stream);
@@ -293,6 +296,12 @@ fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
     std::thread::sleep(Duration::from_secs(2));
     let rss = rss_bytes(serve.pid()).unwrap();
     assert!(rss < 200 << 20, "serve holds {} MB", rss >> 20);
+    assert!(
+        rss.saturating_sub(before) < 60 << 20,
+        "serve grew from {} MB to {} MB",
+        before >> 20,
+        rss >> 20
+    );
     assert_eq!(healthz(&serve).0, 200);
     drop(open);
 
@@ -315,14 +324,25 @@ fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
         answer
     });
     let piece = format!("{:x}\r\n{}\r\n", chunk.len(), " ".repeat(chunk.len()));
+    let mut sent_all = true;
     for _ in 0..40 {
         if stream.write_all(piece.as_bytes()).is_err() {
+            sent_all = false;
             break;
         }
     }
     let answer = answer.join().unwrap();
     let answer = String::from_utf8_lossy(&answer);
-    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    // The 413 is written, then the connection closed with the rest unread: the kernel may
+    // reset it before the client reads the answer, so a refused send counts as well.
+    assert!(
+        answer.starts_with("HTTP/1.1 413") || !sent_all,
+        "40 MiB taken past a 25 MB cap: {answer}"
+    );
+    assert_eq!(
+        serve.metric("flakestat_webhook_deliveries_total{event=\"other\",outcome=\"too_large\"}"),
+        1
+    );
     let (code, stderr) = serve.stop();
     assert_eq!(code, 0, "{stderr}");
 }
