@@ -140,7 +140,8 @@ impl Session {
             classifier,
             self.progress.clone(),
             repo.clone(),
-        );
+        )
+        .reading_junit_artifacts(self.junit.clone());
         self.runtime.block_on(async {
             for run in ingested.iter().rev() {
                 ingest.ingest_run(run).await?;

@@ -156,7 +156,7 @@ pub struct Session {
     pub(super) runtime: tokio::runtime::Runtime,
     pub(super) client: Arc<GitHubClient>,
     pub(super) progress: Arc<dyn Progress>,
-    junit: Option<Arc<JunitArtifacts>>,
+    pub(super) junit: Option<Arc<JunitArtifacts>>,
 }
 
 impl Session {
