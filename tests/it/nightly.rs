@@ -239,7 +239,7 @@ fn a_new_signature_is_reported_with_its_jobs_and_fail_on_new_alerts() {
     assert_eq!(
         flaky,
         [
-            "tests/graph/test_graph_definition_lifetime.py::test_conditional_handle_released_with_graph",
+            "tests/graph/test_graph_definition_lifetime.py::test_pending_call_queue_saturation_preserves_cleanup",
             "tests/graph/test_graph_definition_lifetime.py::test_memcpy_buffer_allocations_released_after_graph_destroyed",
         ],
         "{flaky:?}"
