@@ -21,9 +21,11 @@
 //! Since when (`onset`): the signature's first-occurrence analysis ([`bisect`](super::bisect))
 //! run over the test's own failures — the merge its first failure followed, with the clean runs
 //! before it and their probability, or that it was there before the window, or too rare to
-//! place. A merge is named only when a run outside a PR's own runs (the default branch, a
-//! release branch) failed: a test failing only on PRs' own runs, across several PRs, fails on
-//! those PRs (each broke it on its branch), and no merge is blamed.
+//! place. A merge is blamed only when runs containing it fail outside the PRs whose own runs
+//! hold the failures: a test failing only on several PRs' own runs while the other counted runs
+//! from its first failure on (the default branch's, other PRs') are too many and all clean for
+//! luck (the signatures' significance threshold) fails on those PRs (each broke it on its
+//! branch), and no merge is named.
 //!
 //! Where in the matrix: "never on V" only where the signatures' significance rule holds
 //! ([`DimensionFinding::significant`](super::DimensionFinding)); and how often: failed in X of
@@ -532,13 +534,14 @@ fn analyze_test(
         .count() as u64;
 
     let rerun_to_green = report.runs_rerun_to_green;
-    let onset = onset(&report, own_runs_only(&report));
+    let own_prs = own_runs_only(snapshot, config, &counted, &report);
+    let onset = onset(&report, own_prs.clone());
     let (verdict, culprit) = if report.jobs_hit + flaky_in_job == 0 {
         (Verdict::LeftOut, None)
     } else if rerun_to_green + same_commit_green + flaky_in_job > 0 {
         (Verdict::Flaky, None)
     } else {
-        judge(snapshot, &report)
+        judge(snapshot, &report, own_prs)
     };
     TestEvidence {
         id: id.to_string(),
@@ -565,9 +568,18 @@ fn analyze_test(
     }
 }
 
-/// The PRs whose own runs hold every counted failure, when no failure lies outside a PR's own
-/// runs (the default branch, another branch) and there are several PRs; `None` otherwise.
-fn own_runs_only(report: &SignatureReport) -> Option<Vec<PrNumber>> {
+/// The PRs whose own runs hold every counted failure, when the failures are theirs: several
+/// PRs, no failure outside them, and the other counted runs from the first failure on (the
+/// default branch's, other PRs', each holding the merges before it) so many and all clean that
+/// at the test's rate this would be luck: chance below the signatures' `MAX_CHANCE`
+/// (`(1 − p)^n`, `p` the failed share of the counted runs from the first failure on). A merge
+/// that brought the test's failure fails outside its PR too; these failures do not.
+fn own_runs_only(
+    snapshot: &Snapshot,
+    config: &AnalysisConfig,
+    counted: &BTreeSet<RunId>,
+    report: &SignatureReport,
+) -> Option<Vec<PrNumber>> {
     let mut prs = BTreeSet::new();
     for h in &report.hits {
         match (h.origin, h.pr) {
@@ -577,7 +589,32 @@ fn own_runs_only(report: &SignatureReport) -> Option<Vec<PrNumber>> {
             _ => return None,
         }
     }
-    (prs.len() > 1).then(|| prs.into_iter().collect())
+    if prs.len() < 2 {
+        return None;
+    }
+    let first = report.hits.iter().map(|h| h.run_created_at).min()?;
+    let forks = super::prs::ForkHeads::new(&snapshot.pulls);
+    let (mut runs_after, mut others) = (0u64, 0u64);
+    for run in snapshot
+        .runs
+        .iter()
+        .filter(|r| counted.contains(&r.id) && r.created_at >= first)
+    {
+        runs_after += 1;
+        let origin = super::prs::resolve_origin(
+            run,
+            &snapshot.default_branch,
+            &config.pr_conventions,
+            &forks,
+        );
+        if !matches!(origin, super::prs::RunOrigin::PullRequest(n) if prs.contains(&n)) {
+            others += 1;
+        }
+    }
+    let runs_hit = report.runs_hit as f64;
+    let p = runs_hit / (runs_after.max(1) as f64);
+    let chance = (1.0 - p.min(1.0)).powf(others as f64);
+    (others > 0 && chance < signature::MAX_CHANCE).then(|| prs.into_iter().collect())
 }
 
 /// Since when: the bisection of the test's failures, unless every failure lies on PRs' own
@@ -633,7 +670,11 @@ fn onset(report: &SignatureReport, own_prs: Option<Vec<PrNumber>>) -> Onset {
 }
 
 /// `broken`, `new` or `unknown`, for a test with no evidence of passing on the same code.
-fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culprit>) {
+fn judge(
+    snapshot: &Snapshot,
+    report: &SignatureReport,
+    own_prs: Option<Vec<PrNumber>>,
+) -> (Verdict, Option<Culprit>) {
     let placed = report.bisection.as_ref().and_then(|b| match b.verdict {
         Placement::Placed { .. } => b.suspects.first().map(|s| (b, s)),
         _ => None,
@@ -652,7 +693,7 @@ fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culp
             return (Verdict::Broken, Some(Culprit::PullRequest { pr, title }));
         }
         // Every failure on several PRs' own runs: each broke it on its branch, no merge.
-        if let Some(prs) = own_runs_only(report) {
+        if let Some(prs) = own_prs.clone() {
             return (Verdict::Broken, Some(Culprit::PullRequests { prs }));
         }
         // Every counted run from the merge on failed.
@@ -663,8 +704,8 @@ fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culp
             return (Verdict::Broken, Some(merge(top)));
         }
     }
-    // A merge is blamed only when a run outside PRs' own runs failed.
-    if let Some(prs) = own_runs_only(report) {
+    // A merge is blamed only when a run outside those PRs' own runs failed.
+    if let Some(prs) = own_prs {
         return (Verdict::Unknown, Some(Culprit::PullRequests { prs }));
     }
     match placed {
