@@ -61,6 +61,11 @@ pub struct ReportArgs {
     /// The same as --format ids (kept for scripts written before --format ids).
     #[arg(long, requires = "tests", conflicts_with = "format", hide = true)]
     pub ids: bool,
+    /// With --tests --format ids: list a flaky test only after N counted failures in the
+    /// window (failed job executions and retries to a pass inside a job; incidents and related
+    /// PRs' runs are not counted).
+    #[arg(long, value_name = "N", requires = "tests", default_value_t = crate::analysis::tests::DEFAULT_MIN_FAILURES)]
+    pub min_failures: u64,
     /// Write the report to FILE (atomically) instead of stdout; its extension (.md, .json,
     /// .html, .txt) picks the format when --format is not given.
     #[arg(short, long, value_name = "FILE")]
@@ -158,11 +163,18 @@ fn run_tests(
             // Like every figure, over the complete part of the store: what the exit-9 message
             // says is left out is left out here too. The signature analysis is not needed.
             let (complete, completeness) = analysis::complete_part(snapshot);
+            let incidents =
+                analysis::incidents::find_incidents(&complete, &analysis::incidents::runs_on_pool);
             TestsReport {
                 repo: snapshot.repo.clone().or_else(|| asked.cloned()),
                 since: snapshot.since,
                 until: snapshot.until,
-                tests: analysis::tests::analyze_tests(&complete, &loaded.window.config),
+                tests: analysis::tests::analyze_tests_apart_from(
+                    &complete,
+                    &loaded.window.config,
+                    &incidents,
+                ),
+                incidents,
                 survey_flags: loaded.survey_flags.clone(),
                 completeness,
             }
@@ -178,7 +190,7 @@ fn run_tests(
     };
     match view {
         TestsView::Repo(tests) if ids => write_output(args.output.as_deref(), |w| {
-            report::tests::render_ids(tests, w)
+            report::tests::render_ids(tests, args.min_failures, w)
         })?,
         _ => output
             .write(|out, format, options| report::tests::render(view, format, options, out))?,

@@ -137,8 +137,10 @@ fn data(n: usize) -> NightlyData {
                 flaky_in_job: 0,
                 first_failure: Some((job(i).run_id, since)),
                 baseline: (i % 2 == 0).then_some(Verdict::Unknown),
+                onset: None,
             })
             .collect(),
+        incidents: Vec::new(),
         completeness: Default::default(),
         survey_flags: Vec::new(),
     }

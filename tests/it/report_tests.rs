@@ -5,7 +5,7 @@
 //! must leave out: runs outside the window and runs of PRs changing a file beside the test; they
 //! are also the seed's own hand-survey counts, 6, 5, 4 and 6 jobs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -23,8 +23,8 @@ const SURVEY_JOBS: [u64; 4] = [6, 5, 4, 6];
 const FLAKE_TESTS: [&str; 4] = [
     "test_kernel_args_buffer_lifetime",
     "test_memcpy_buffer_allocations_released_after_graph_destroyed",
-    "test_host_callback_closure_released_after_graph_destroyed",
-    "test_conditional_handle_released_with_graph",
+    "test_slot_owners_released_after_graph_destroyed",
+    "test_pending_call_queue_saturation_preserves_cleanup",
 ];
 
 fn report(store: &Path, sigs: &Path, extra: &[&str]) -> Vec<u8> {
@@ -56,6 +56,12 @@ struct Hits {
     jobs: u64,
     /// Of `jobs`, those whose log names no failing test (no `FAILED` line, summary or verbose).
     unnamed: u64,
+    /// Per flaky test: the distinct jobs (run and job name: a re-run of a job is the same job)
+    /// whose log's summary names it, as the seed's hand survey counted.
+    distinct_per_test: BTreeMap<&'static str, BTreeSet<(u64, String)>>,
+    /// The distinct jobs among `jobs`, and among `unnamed`.
+    distinct: BTreeSet<(u64, String)>,
+    distinct_unnamed: BTreeSet<(u64, String)>,
 }
 
 fn expected_hits() -> Hits {
@@ -72,6 +78,9 @@ fn expected_hits() -> Hits {
         per_test: BTreeMap::new(),
         jobs: 0,
         unnamed: 0,
+        distinct_per_test: BTreeMap::new(),
+        distinct: BTreeSet::new(),
+        distinct_unnamed: BTreeSet::new(),
     };
     for run in ds
         .runs
@@ -85,14 +94,21 @@ fn expected_hits() -> Hits {
             if !log.contains(FLAKE_MESSAGE) {
                 continue;
             }
+            let key = (run.run.id.0, job.name.clone());
             hits.jobs += 1;
+            hits.distinct.insert(key.clone());
             if !log.contains("FAILED") {
                 hits.unnamed += 1;
+                hits.distinct_unnamed.insert(key.clone());
             }
             for name in FLAKE_TESTS {
                 let summary = format!("FAILED {FLAKE_FILE}::{name} - ");
                 if log.contains(&summary) {
                     *hits.per_test.entry(name).or_insert(0) += 1;
+                    hits.distinct_per_test
+                        .entry(name)
+                        .or_default()
+                        .insert(key.clone());
                 }
             }
         }
@@ -146,20 +162,28 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
         assert!(first.ends_with('Z'), "{t}");
     }
     // The figures themselves: the seed's hand survey counted 6, 5, 4 and 6 jobs, one failing
-    // test each, and the story's logs say the same.
+    // test each, and the story's logs say the same (a job re-run is the same job: the run green
+    // only at its 6th attempt fails one job five times).
     assert_eq!(
-        FLAKE_TESTS.map(|n| expected[n]),
+        FLAKE_TESTS.map(|n| hits.distinct_per_test[n].len() as u64),
         SURVEY_JOBS,
-        "{expected:?}"
+        "{:?}",
+        hits.distinct_per_test
     );
-    // The signature hits 24 jobs: the three beyond the 21 named ones hung on the worker-thread
-    // test, interrupted before pytest reported a failure, so their logs name no test.
+    // The signature hits 29 job executions in 24 jobs: the three jobs beyond the 21 named ones
+    // (four executions) hung on the worker-thread test, interrupted before pytest reported a
+    // failure, so their logs name no test.
     assert_eq!(hits.jobs, expected::FLAKY_JOBS as u64);
-    assert_eq!(hits.unnamed, 3);
+    assert_eq!((hits.unnamed, hits.distinct_unnamed.len()), (4, 3));
     assert_eq!(
-        SURVEY_JOBS.iter().sum::<u64>() + hits.unnamed,
-        hits.jobs,
+        SURVEY_JOBS.iter().sum::<u64>() + hits.distinct_unnamed.len() as u64,
+        hits.distinct.len() as u64,
         "one failing test in every job that names one"
+    );
+    assert_eq!(
+        expected.values().sum::<u64>() + hits.unnamed,
+        hits.jobs,
+        "one failing test in every execution that names one"
     );
     let counts: BTreeMap<String, u64> = tests
         .iter()
@@ -200,11 +224,17 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
     survey_story(store.path(), sigs.path());
     let bare: Value =
         serde_json::from_slice(&report(store.path(), sigs.path(), &["--format", "json"])).unwrap();
+    // Not compared: the onset and the executions, which read the ancestry and PR files the
+    // survey fetches for the signatures' hits (a survey whose signatures hit nothing fetches
+    // less of them; the lead knows: the survey's ancestry needs do not cover tests yet).
     let strip = |tests: Vec<Value>| -> Vec<Value> {
         tests
             .into_iter()
             .map(|mut t| {
-                t.as_object_mut().unwrap().remove("signatures");
+                let t_obj = t.as_object_mut().unwrap();
+                t_obj.remove("signatures");
+                t_obj.remove("onset");
+                t_obj.remove("executions");
                 t
             })
             .collect()
@@ -226,21 +256,37 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
             "no signature co-occurs without signatures: {test}"
         );
     }
-    assert_eq!(strip(tests_of(&unsigned)), strip(tests));
+    assert_eq!(strip(tests_of(&unsigned)), strip(tests.clone()));
 
-    // The quarantine list: the flaky ids, one per line; `--ids` is the old spelling.
+    // The quarantine list: the flaky ids with at least two counted failures, one per line;
+    // `--ids` is the old spelling. On the story: the four `_wait_until` tests and nothing else
+    // (no test of the machine-wide night; not the two tests flaky from one failure each).
     let ids = String::from_utf8(report(
         surveyed_story(),
         &signatures(),
         &["--format", "ids"],
     ))
     .unwrap();
-    for name in FLAKE_TESTS {
-        assert!(
-            ids.lines().any(|l| l == format!("{FLAKE_FILE}::{name}")),
-            "{ids}"
-        );
-    }
+    let mut listed: Vec<&str> = ids.lines().collect();
+    listed.sort_unstable();
+    let mut four: Vec<String> = FLAKE_TESTS
+        .iter()
+        .map(|name| format!("{FLAKE_FILE}::{name}"))
+        .collect();
+    four.sort();
+    assert_eq!(listed, four, "{ids}");
+    // `--min-failures 1`: the two flaky from one failure and one green on the same commit join.
+    let one = String::from_utf8(report(
+        surveyed_story(),
+        &signatures(),
+        &["--format", "ids", "--min-failures", "1"],
+    ))
+    .unwrap();
+    assert_eq!(one.lines().count(), 6, "{one}");
+    assert!(
+        one.contains("tests/test_context.py::test_context_set_current"),
+        "{one}"
+    );
     assert_eq!(
         report(surveyed_story(), &signatures(), &["--ids"]),
         ids.as_bytes()
@@ -252,8 +298,206 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
         &["--format", "markdown"],
     ))
     .unwrap();
-    assert!(md.contains("| Test | File | Jobs failed |"), "{md}");
+    assert!(md.contains("| Test | File | Failed in |"), "{md}");
     assert!(md.contains("**flaky**"), "{md}");
+    // Since when, in every format: the four are flaky since #2371 merged.
+    let table = String::from_utf8(report(
+        surveyed_story(),
+        &signatures(),
+        &["--format", "table"],
+    ))
+    .unwrap();
+    let html = String::from_utf8(report(
+        surveyed_story(),
+        &signatures(),
+        &["--format", "html"],
+    ))
+    .unwrap()
+    .replace("<wbr>", "");
+    for name in FLAKE_TESTS {
+        let t = tests
+            .iter()
+            .find(|t| t["id"] == format!("{FLAKE_FILE}::{name}").as_str())
+            .unwrap();
+        assert_eq!(t["onset"]["kind"], "placed", "{t}");
+        assert_eq!(t["onset"]["pr"], 2371, "{t}");
+        assert_eq!(t["onset"]["text"], "since merge of #2371", "{t}");
+        assert!(
+            t["onset"]["clean_runs_before"].as_u64().unwrap() > 100,
+            "{t}"
+        );
+        // Failed in X of Y executions of the jobs that ran it.
+        assert!(
+            t["executions"].as_u64().unwrap() > 10 * t["jobs_failed"].as_u64().unwrap(),
+            "{t}"
+        );
+        let line = format!("{FLAKE_FILE}::{name}`: flaky since merge of #2371 (");
+        assert!(md.contains(&line), "{line}: {md}");
+        for page in [&table, &html] {
+            assert!(
+                page.lines().any(|l| l.contains(name)
+                    && l.contains(": flaky since merge of #2371 (no failure in")),
+                "{name}: {page}"
+            );
+        }
+    }
+}
+
+/// Issue 39: the machine-wide night is one incident naming its pool, none of its tests is
+/// flaky on its account; the test two PRs broke on their own runs names no merge.
+#[test]
+fn an_incident_is_one_section_and_a_test_broken_on_prs_own_runs_names_no_merge() {
+    let doc: Value = serde_json::from_slice(&report(
+        surveyed_story(),
+        &signatures(),
+        &["--format", "json"],
+    ))
+    .unwrap();
+    let incidents = doc["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let night = &incidents[0];
+    assert_eq!(night["kind"], "machine_wide");
+    assert_eq!(night["pool"], "linux-arm64-gpu-a100-latest-1");
+    assert_eq!(night["jobs"].as_array().unwrap().len(), 6);
+    assert_eq!(night["tests"], 31);
+    assert_eq!(night["jobs_passed_elsewhere"], 24);
+    assert!(
+        night["line"]
+            .as_str()
+            .unwrap()
+            .contains("Cannot set NULL context as current"),
+        "{night}"
+    );
+    // None of its tests is counted on its account: the one that also failed elsewhere counts
+    // that failure alone, the others failed in no counted job.
+    let tests = tests_of(&doc);
+    for t in &tests {
+        assert!(t["jobs_failed"].as_u64().unwrap() + t["flaky_in_job"].as_u64().unwrap() > 0);
+        if t["id"] == "tests/test_context.py::test_context_set_current" {
+            assert_eq!(
+                (t["jobs_failed"].as_u64(), t["jobs_in_incidents"].as_u64()),
+                (Some(1), Some(6))
+            );
+        } else {
+            assert_eq!(t["jobs_in_incidents"], 0, "{t}");
+        }
+    }
+    let left_out = doc["left_out"].as_array().unwrap();
+    assert_eq!(left_out.len(), 30, "{left_out:?}");
+    assert!(
+        left_out
+            .iter()
+            .all(|t| t["verdict"] == "left_out" && t["jobs_in_incidents"] == 6),
+        "{left_out:?}"
+    );
+    // One section naming the pool, in the text formats.
+    for format in ["markdown", "table", "html"] {
+        let out = String::from_utf8(report(
+            surveyed_story(),
+            &signatures(),
+            &["--format", format],
+        ))
+        .unwrap()
+        .replace("<wbr>", "");
+        assert_eq!(out.matches("Incidents").count(), 1, "{format}: {out}");
+        assert!(out.contains("linux-arm64-gpu-a100-latest-1"), "{format}");
+        assert!(
+            out.contains("30 tests failed only in the incidents below"),
+            "{format}"
+        );
+    }
+    // The overview report has the section too.
+    let overview: Value = serde_json::from_str(&story_report("json", &[])).unwrap();
+    assert_eq!(overview["incidents"].as_array().unwrap().len(), 1);
+    assert!(story_report("markdown", &[]).contains("## Incidents"));
+
+    // Broken by two PRs on their own runs: no merge named, the PRs are.
+    let id = "tests/test_launcher.py::test_launch_config_rejects_zero_grid";
+    let t = tests.iter().find(|t| t["id"] == id).unwrap();
+    assert_eq!(t["verdict"], "broken", "{t}");
+    assert_eq!(t["culprit"]["kind"], "pull_requests", "{t}");
+    assert_eq!(t["culprit"]["prs"], serde_json::json!([2326, 2330]), "{t}");
+    assert_eq!(t["onset"]["kind"], "pull_requests", "{t}");
+    assert!(
+        t["onset"]["pr"].is_null() && t["culprit"]["sha"].is_null(),
+        "{t}"
+    );
+    let md = String::from_utf8(report(
+        surveyed_story(),
+        &signatures(),
+        &["--format", "markdown"],
+    ))
+    .unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.contains("test_launch_config_rejects_zero_grid"))
+        .unwrap();
+    assert!(
+        row.contains("on PRs #2326, #2330 (their own runs)"),
+        "{row}"
+    );
+    assert!(!row.contains("merge"), "{row}");
+}
+
+/// Issue 39: a window whose failures of a test were all in related PRs' runs lists no failed
+/// test and says what was left out.
+#[test]
+fn a_window_whose_failures_were_all_left_out_says_so() {
+    // 2026-07-09/10: the related PR #2362's runs fail the flake's assertion; nothing else fails.
+    let out = ok(flakestat()
+        .args(["-q", "report", "--tests", "--format", "json"])
+        .args([
+            "--repo",
+            "NVIDIA/cuda-python",
+            "--since",
+            "2026-07-09",
+            "--until",
+            "2026-07-11",
+        ])
+        .arg("--cache-dir")
+        .arg(surveyed_story())
+        .arg("--signatures")
+        .arg(signatures())
+        .output()
+        .unwrap())
+    .stdout;
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(tests_of(&doc), Vec::<Value>::new(), "{doc:#}");
+    let left_out = doc["left_out"].as_array().unwrap();
+    assert!(!left_out.is_empty(), "{doc:#}");
+    for t in left_out {
+        assert_eq!(t["verdict"], "left_out", "{t}");
+        assert_eq!(t["jobs_failed"], 0, "{t}");
+        assert!(t["jobs_left_out"].as_u64().unwrap() > 0, "{t}");
+    }
+    let md = String::from_utf8(
+        ok(flakestat()
+            .args(["-q", "report", "--tests", "--format", "markdown"])
+            .args([
+                "--repo",
+                "NVIDIA/cuda-python",
+                "--since",
+                "2026-07-09",
+                "--until",
+                "2026-07-11",
+            ])
+            .arg("--cache-dir")
+            .arg(surveyed_story())
+            .arg("--signatures")
+            .arg(signatures())
+            .output()
+            .unwrap())
+        .stdout,
+    )
+    .unwrap();
+    assert!(md.contains("0 tests failed in the window"), "{md}");
+    let n = left_out[0]["jobs_left_out"].as_u64().unwrap();
+    assert!(
+        md.contains(&format!(
+            "{n} failures in related or unknown PRs' runs, left out"
+        )),
+        "{md}"
+    );
 }
 
 /// The wait-until signature's section of the JSON report.
@@ -394,14 +638,22 @@ fn the_signature_account_lists_its_tests_with_their_job_counts_in_every_format()
             (id, n)
         })
         .collect();
+    let hits = expected_hits();
     assert_eq!(
         counts.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
-        SURVEY_JOBS
+        FLAKE_TESTS.map(|n| hits.per_test[n]).to_vec()
     );
     let md = story_report("markdown", &focus);
     let section = &md[md.find("### Tests").expect("a Tests section")..];
     let section = &section[..section.find("### Failing jobs").unwrap()];
     assert!(section.contains("| Test | Hits |"), "{section}");
+    // Where the numbers are: the hits whose log names no test are said (issue 40).
+    assert_eq!(doc["signatures"][0]["jobs_naming_no_test"], hits.unnamed);
+    let unnamed = format!(
+        "{} of the {} hit jobs named no failing test",
+        hits.unnamed, hits.jobs
+    );
+    assert!(section.contains(&unnamed), "{section}");
     for (id, n) in &counts {
         assert!(section.contains(&format!("| `{id}` | {n} |")), "{section}");
     }

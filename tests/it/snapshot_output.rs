@@ -162,7 +162,9 @@ fn small_numbers_read_right() {
             assert!(!text.contains("(100%)"), "{text}");
             let network = text
                 .lines()
-                .find(|l| l.starts_with("| 1 | `network-error`"))
+                // Its rank depends on the other signatures of the window (the story's PR
+                // breakage is a cuda-error too): found by id.
+                .find(|l| l.starts_with("| ") && l.contains(" | `network-error`"))
                 .unwrap_or_else(|| panic!("{text}"));
             assert!(!network.contains("(0)"), "{network}");
             if name == "report_small_latest_run" {

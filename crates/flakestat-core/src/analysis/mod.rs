@@ -14,6 +14,7 @@ pub mod cost;
 pub mod export;
 pub mod green;
 pub mod heatmap;
+pub mod incidents;
 pub mod nightly;
 pub mod org;
 pub mod pr;
@@ -97,6 +98,9 @@ pub struct ReportData {
     pub cost: cost::Cost,
     /// What the store does not hold yet; every figure above leaves it out.
     pub completeness: Completeness,
+    /// Machine- and job-wide incidents of the window ([`incidents`]), by the stored runner
+    /// labels.
+    pub incidents: Vec<incidents::Incident>,
 }
 
 impl ReportData {
@@ -381,5 +385,6 @@ pub fn analyze(
         unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
         completeness,
         cost: window_cost,
+        incidents: incidents::find_incidents(snapshot, &incidents::runs_on_pool),
     }
 }

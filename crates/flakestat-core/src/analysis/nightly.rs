@@ -263,8 +263,12 @@ pub struct NewFlakyTest {
     pub flaky_in_job: u64,
     /// The period's first counted run in which it failed.
     pub first_failure: Option<(RunId, Timestamp)>,
-    /// Its verdict over the baseline; `None` when it did not fail there at all.
+    /// Its verdict over the baseline; `None` when it did not fail there at all
+    /// (`left_out`: it failed there only in left-out runs or incidents).
     pub baseline: Option<TestVerdict>,
+    /// Since when it fails, over the period ([`super::tests::Onset`]).
+    #[serde(skip)]
+    pub onset: Option<super::tests::Onset>,
 }
 
 /// What changed: everything the nightly renderers show. Renderers compute nothing.
@@ -281,6 +285,8 @@ pub struct NightlyData {
     pub new_unclassified: Vec<UnclassifiedGroup>,
     /// Tests flaky in the period and not in the baseline, most failed jobs first.
     pub new_flaky_tests: Vec<NewFlakyTest>,
+    /// The period's incidents ([`super::incidents`]): their tests are never newly flaky.
+    pub incidents: Vec<super::incidents::Incident>,
     /// What the store does not hold yet over the baseline and the period; left out of both.
     pub completeness: super::Completeness,
     /// What a fix-it survey command repeats of the flags given (set by the CLI; empty here).
@@ -377,7 +383,8 @@ pub fn nightly(
     view.since = Some(period_since);
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
-    let period_tests = analyze_tests(&view, &config);
+    let incidents = super::incidents::find_incidents(&view, &super::incidents::runs_on_pool);
+    let period_tests = super::tests::analyze_tests_apart_from(&view, &config, &incidents);
 
     // Both windows count a signature over the same workflows, also the one it has no hit in.
     let workflows = workflows_hit(&[&baseline, &period]);
@@ -402,6 +409,7 @@ pub fn nightly(
         seen,
         new_unclassified: new_unclassified(&period, &baseline),
         new_flaky_tests: new_flaky_tests(period_tests, &baseline_tests),
+        incidents,
         completeness,
         survey_flags: Vec::new(),
     }
@@ -512,6 +520,7 @@ fn new_flaky_tests(period: Vec<TestEvidence>, baseline: &[TestEvidence]) -> Vec<
             same_commit_green: t.same_commit_green,
             flaky_in_job: t.flaky_in_job,
             first_failure: t.first_failure,
+            onset: t.onset,
         })
         .collect()
 }

@@ -149,6 +149,7 @@ pub fn combine(reports: Vec<ReportData>, owner: Option<String>) -> OrgReport {
         unclassified: merge_unclassified(repos.iter().flat_map(|r| r.unclassified.iter())),
         cost: sum_costs(repos.iter().map(|r| &r.cost)),
         completeness: merge_completeness(repos.iter().map(|r| &r.completeness)),
+        incidents: repos.iter().flat_map(|r| r.incidents.clone()).collect(),
     };
     OrgReport {
         owner,

@@ -13,6 +13,24 @@
 //! no file has no paths, so no PR is related to it. Nothing here depends on the signatures:
 //! the figures are the same from a survey without any.
 //!
+//! What is not a counted failure: a failure in an [incident](super::incidents) (a runner pool
+//! or a whole job failing at once) is the incident's, not the test's; a failure in a related or
+//! unknown PR's run is left out. A test whose failures were all left out has the verdict
+//! `left_out` and is no failed test of the window (the reports say what was left out).
+//!
+//! Since when (`onset`): the signature's first-occurrence analysis ([`bisect`](super::bisect))
+//! run over the test's own failures — the merge its first failure followed, with the clean runs
+//! before it and their probability, or that it was there before the window, or too rare to
+//! place. A merge is blamed only when runs containing it fail outside the PRs whose own runs
+//! hold the failures: a test failing only on several PRs' own runs while the other counted runs
+//! from its first failure on (the default branch's, other PRs') are too many and all clean for
+//! luck (the signatures' significance threshold) fails on those PRs (each broke it on its
+//! branch), and no merge is named.
+//!
+//! Where in the matrix: "never on V" only where the signatures' significance rule holds
+//! ([`DimensionFinding::significant`](super::DimensionFinding)); and how often: failed in X of
+//! Y executions of the jobs that ran it (`executions`).
+//!
 //! Verdicts, first that holds:
 //! - **flaky**: failed and passed on the same code — the same job passed in a later attempt of
 //!   the run (re-run to green), the same job passed on the same head commit in another run
@@ -22,16 +40,23 @@
 //!   failure after a merge and the test failed in every counted run from then on (that merge
 //!   named);
 //! - **new**: the bisection places the first failure inside the window after a merge (named);
-//! - **unknown**: no evidence either way.
+//! - **unknown**: no evidence either way;
+//! - **left_out**: no counted failure: every failure was in a left-out run or an incident.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::bisect::Verdict as Placement;
-use super::signature::{self, FailureClass, SignatureReport};
+use super::incidents::{self, Incident};
+use super::signature::{self, FailureClass, FindingKind, HitOrigin, SignatureReport};
 use super::{AnalysisConfig, in_survey_window};
 use crate::model::{
     Conclusion, Job, PrNumber, RunId, Sha, SignatureId, SignatureInfo, Snapshot, Timestamp,
 };
+
+/// The quarantine list's default `--min-failures`: a test goes on it only after this many
+/// counted failures (one failure and one green on the same commit is not enough to switch a
+/// test off).
+pub const DEFAULT_MIN_FAILURES: u64 = 2;
 
 /// Failed jobs a `broken` verdict needs at least: one failure says nothing about "every time".
 pub const MIN_BROKEN_JOBS: u64 = 2;
@@ -48,6 +73,8 @@ pub enum Verdict {
     New,
     /// No evidence either way in the window.
     Unknown,
+    /// No counted failure: every failure was left out (related or unknown PRs' runs, incidents).
+    LeftOut,
 }
 
 impl Verdict {
@@ -57,6 +84,7 @@ impl Verdict {
             Verdict::Broken => "broken",
             Verdict::New => "new",
             Verdict::Unknown => "unknown",
+            Verdict::LeftOut => "left_out",
         }
     }
 }
@@ -66,6 +94,8 @@ impl Verdict {
 pub enum Culprit {
     /// The test fails on this PR's runs, and only there.
     PullRequest { pr: PrNumber, title: Option<String> },
+    /// The test fails only on these PRs' own runs (each broke it on its branch): no merge.
+    PullRequests { prs: Vec<PrNumber> },
     /// The merge the test's first failure followed (the bisection's top suspect).
     Merge {
         pr: Option<PrNumber>,
@@ -83,6 +113,13 @@ impl Culprit {
                 Some(t) => format!("PR #{} \"{t}\"", pr.0),
                 None => format!("PR #{}", pr.0),
             },
+            Culprit::PullRequests { prs } => format!(
+                "PRs {} (their own runs)",
+                prs.iter()
+                    .map(|p| format!("#{}", p.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Culprit::Merge { pr, title, sha, .. } => match pr {
                 Some(pr) => format!("merge of PR #{} \"{title}\"", pr.0),
                 None => format!(
@@ -90,6 +127,92 @@ impl Culprit {
                     sha.0.get(..7).unwrap_or(sha.0.as_str())
                 ),
             },
+        }
+    }
+}
+
+/// Since when a test fails: the first-occurrence analysis of its failures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Onset {
+    /// Its first failure followed this merge: no failure in `clean_runs_before` counted runs
+    /// before it; had it been there, seeing none would have had probability `probability`.
+    Merge {
+        pr: Option<PrNumber>,
+        title: String,
+        sha: Sha,
+        merged_at: Timestamp,
+        clean_runs_before: u64,
+        probability: f64,
+    },
+    /// Too few clean runs before its first failure, which came as early as its rate predicts.
+    PresentBeforeWindow {
+        clean_runs_before: u64,
+        probability: f64,
+    },
+    /// Too rare for the clean runs before its first failure to say it was absent then.
+    TooRareToPlace {
+        clean_runs_before: u64,
+        probability: f64,
+    },
+    /// Every failure on PRs' own runs: since no merge.
+    PullRequests { prs: Vec<PrNumber> },
+    /// Not placed, for the bisection's reason (`no_merge_in_every_hit_run`, …).
+    Unplaced { kind: String, reason: String },
+}
+
+impl Onset {
+    /// `placed`, `present_before_window`, `too_rare_to_place`, `pull_requests`, or the
+    /// bisection's verdict name.
+    pub fn kind(&self) -> String {
+        match self {
+            Onset::Merge { .. } => "placed".into(),
+            Onset::PresentBeforeWindow { .. } => "present_before_window".into(),
+            Onset::TooRareToPlace { .. } => "too_rare_to_place".into(),
+            Onset::PullRequests { .. } => "pull_requests".into(),
+            Onset::Unplaced { kind, .. } => kind.clone(),
+        }
+    }
+
+    /// `since merge of #2371`, `since before the window`, `too rare to place`,
+    /// `on PRs #1, #2 (their own runs)`, `not placed: …`.
+    pub fn describe(&self) -> String {
+        match self {
+            Onset::Merge { pr: Some(pr), .. } => format!("since merge of #{}", pr.0),
+            Onset::Merge { sha, .. } => {
+                format!("since merge {}", sha.0.get(..7).unwrap_or(sha.0.as_str()))
+            }
+            Onset::PresentBeforeWindow { .. } => "since before the window".into(),
+            Onset::TooRareToPlace { .. } => "too rare to place".into(),
+            Onset::PullRequests { prs } => format!(
+                "on PRs {} (their own runs)",
+                prs.iter()
+                    .map(|p| format!("#{}", p.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Onset::Unplaced { reason, .. } => format!("not placed: {reason}"),
+        }
+    }
+
+    /// The evidence in words: `no failure in 168 runs before, P 3.1e-18`.
+    pub fn evidence(&self) -> Option<String> {
+        match self {
+            Onset::Merge {
+                clean_runs_before,
+                probability,
+                ..
+            }
+            | Onset::PresentBeforeWindow {
+                clean_runs_before,
+                probability,
+            }
+            | Onset::TooRareToPlace {
+                clean_runs_before,
+                probability,
+            } => Some(format!(
+                "no failure in {clean_runs_before} runs before, P {probability:.1e}"
+            )),
+            _ => None,
         }
     }
 }
@@ -121,9 +244,23 @@ pub struct TestEvidence {
     pub signatures: BTreeMap<SignatureId, u64>,
     /// Failed job executions left out: runs of PRs related to the test, or whose PR is unknown.
     pub jobs_left_out: u64,
+    /// Failed job executions left out as part of an incident (machine- or job-wide).
+    pub jobs_in_incidents: u64,
+    /// Executions (every attempt, passed or failed) of the jobs it failed in, over the counted
+    /// runs of the window: "failed in `jobs_failed` of `executions`".
+    pub executions: u64,
     pub verdict: Verdict,
     /// What a `broken` or `new` verdict names.
     pub culprit: Option<Culprit>,
+    /// Since when it fails (see the module); `None` with no counted failure.
+    pub onset: Option<Onset>,
+}
+
+impl TestEvidence {
+    /// Counted failures: failed job executions and retries to a pass inside a job.
+    pub fn failures(&self) -> u64 {
+        self.jobs_failed + self.flaky_in_job
+    }
 }
 
 /// The file a test id names, for the runners whose ids start with one.
@@ -168,8 +305,91 @@ fn succeeded(job: &Job) -> bool {
     job.conclusion == Some(Conclusion::Success)
 }
 
-/// Every test named by a job of the window, most jobs failed first, then by id.
+/// Every test named by a job of the window, most jobs failed first, then by id; the window's
+/// [incidents](super::incidents) found from the stored runner labels and left out.
 pub fn analyze_tests(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
+    let found = incidents::find_incidents(snapshot, &incidents::runs_on_pool);
+    analyze_tests_apart_from(snapshot, config, &found)
+}
+
+/// [`analyze_tests`] with the failures in `incidents`' jobs left out (counted in
+/// `jobs_in_incidents`, never as failures of the test).
+pub fn analyze_tests_apart_from(
+    snapshot: &Snapshot,
+    config: &AnalysisConfig,
+    incidents: &[Incident],
+) -> Vec<TestEvidence> {
+    let apart = incidents::incident_jobs(incidents);
+    // Each test failed in an incident: its family and runner, and in how many of its jobs.
+    let mut in_incidents: BTreeMap<String, (String, String, u64)> = BTreeMap::new();
+    for id in &apart {
+        if let Some(c) = snapshot.classifications.get(id) {
+            for t in &c.tests.failed {
+                in_incidents
+                    .entry(t.id.clone())
+                    .or_insert_with(|| (t.family.clone(), t.runner.clone(), 0))
+                    .2 += 1;
+            }
+        }
+    }
+    let cleared;
+    let snapshot: &Snapshot = if apart.is_empty() {
+        snapshot
+    } else {
+        let mut s = snapshot.clone();
+        for id in &apart {
+            if let Some(c) = s.classifications.get_mut(id) {
+                c.tests = Default::default();
+            }
+        }
+        cleared = s;
+        &cleared
+    };
+    let mut out = analyze_counted(snapshot, config);
+    for t in &mut out {
+        t.jobs_in_incidents = in_incidents.get(&t.id).map_or(0, |v| v.2);
+    }
+    // The tests failing only in incidents: the incident's section counts them.
+    let named: BTreeSet<String> = out.iter().map(|t| t.id.clone()).collect();
+    for (id, (family, runner, n)) in in_incidents {
+        if !named.contains(&id) {
+            out.push(left_out_only(id, family, runner, n));
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.verdict == Verdict::LeftOut)
+            .cmp(&(b.verdict == Verdict::LeftOut))
+            .then(b.jobs_failed.cmp(&a.jobs_failed))
+            .then(a.id.cmp(&b.id))
+    });
+    out
+}
+
+/// A test whose only failures were in incidents.
+fn left_out_only(id: String, family: String, runner: String, in_incidents: u64) -> TestEvidence {
+    TestEvidence {
+        id,
+        family,
+        runner,
+        jobs_failed: 0,
+        runs_failed: 0,
+        flaky_in_job: 0,
+        rerun_to_green: 0,
+        same_commit_green: 0,
+        first_failure: None,
+        cells: BTreeMap::new(),
+        cells_never_hit: BTreeMap::new(),
+        signatures: BTreeMap::new(),
+        jobs_left_out: 0,
+        jobs_in_incidents: in_incidents,
+        executions: 0,
+        verdict: Verdict::LeftOut,
+        culprit: None,
+        onset: None,
+    }
+}
+
+fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
     // Every id named, with its family and runner (the first record seen).
     let mut named: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
     let window: BTreeSet<RunId> = snapshot
@@ -194,7 +414,7 @@ pub fn analyze_tests(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEv
         .map(|(id, (family, runner))| {
             analyze_test(snapshot, config, &greens, &window, (id, family, runner))
         })
-        .filter(|t| t.jobs_failed + t.flaky_in_job + t.jobs_left_out > 0)
+        .filter(|t| t.failures() + t.jobs_left_out > 0)
         .collect();
     out.sort_by(|a, b| b.jobs_failed.cmp(&a.jobs_failed).then(a.id.cmp(&b.id)));
     out
@@ -261,22 +481,24 @@ fn analyze_test(
             }
         }
     }
+    // "Never on V" only where it is significant, by the signatures' rule: confined to some
+    // values over every job, with enough failures and a small chance of being luck.
     let cells_never_hit = report
-        .dimensions
+        .findings
         .iter()
-        .filter(|d| cells.contains_key(&d.name))
-        .map(|d| {
-            let never: BTreeSet<String> = d
-                .values
-                .iter()
-                .filter(|v| v.jobs_hit == 0)
-                .map(|v| v.value.clone())
-                .collect();
-            (d.name.clone(), never)
+        .filter(|f| {
+            f.significant
+                && f.within.is_none()
+                && f.kind == FindingKind::Confined
+                && cells.contains_key(&f.dimension)
         })
-        .filter(|(_, v)| !v.is_empty())
+        .map(|f| {
+            (
+                f.dimension.clone(),
+                f.never_values.iter().cloned().collect(),
+            )
+        })
         .collect();
-
     // Flaky in the job, and the failures left out, over the window's runs.
     let mut flaky_in_job = 0;
     let mut jobs_left_out = 0;
@@ -294,11 +516,32 @@ fn analyze_test(
         }
     }
 
+    // The executions of the jobs it failed in, over the counted runs of the window.
+    let failed_in: BTreeSet<&str> = report
+        .hits
+        .iter()
+        .filter_map(|h| jobs.get(&h.job_id).map(|j| j.name.as_str()))
+        .collect();
+    let executions = snapshot
+        .jobs
+        .iter()
+        .filter(|j| {
+            window.contains(&j.run_id)
+                && counted.contains(&j.run_id)
+                && failed_in.contains(j.name.as_str())
+                && (succeeded(j) || j.is_failed())
+        })
+        .count() as u64;
+
     let rerun_to_green = report.runs_rerun_to_green;
-    let (verdict, culprit) = if rerun_to_green + same_commit_green + flaky_in_job > 0 {
+    let own_prs = own_runs_only(snapshot, config, &counted, &report);
+    let onset = onset(&report, own_prs.clone());
+    let (verdict, culprit) = if report.jobs_hit + flaky_in_job == 0 {
+        (Verdict::LeftOut, None)
+    } else if rerun_to_green + same_commit_green + flaky_in_job > 0 {
         (Verdict::Flaky, None)
     } else {
-        judge(snapshot, &report)
+        judge(snapshot, &report, own_prs)
     };
     TestEvidence {
         id: id.to_string(),
@@ -317,13 +560,121 @@ fn analyze_test(
         cells_never_hit,
         signatures,
         jobs_left_out,
+        jobs_in_incidents: 0,
+        executions,
         verdict,
         culprit,
+        onset: (report.jobs_hit > 0).then_some(onset),
+    }
+}
+
+/// The PRs whose own runs hold every counted failure, when the failures are theirs: several
+/// PRs, no failure outside them, and the other counted runs from the first failure on (the
+/// default branch's, other PRs', each holding the merges before it) so many and all clean that
+/// at the test's rate this would be luck: chance below the signatures' `MAX_CHANCE`
+/// (`(1 − p)^n`, `p` the failed share of the counted runs from the first failure on). A merge
+/// that brought the test's failure fails outside its PR too; these failures do not.
+fn own_runs_only(
+    snapshot: &Snapshot,
+    config: &AnalysisConfig,
+    counted: &BTreeSet<RunId>,
+    report: &SignatureReport,
+) -> Option<Vec<PrNumber>> {
+    let mut prs = BTreeSet::new();
+    for h in &report.hits {
+        match (h.origin, h.pr) {
+            (HitOrigin::PullRequest, Some(pr)) => {
+                prs.insert(pr);
+            }
+            _ => return None,
+        }
+    }
+    if prs.len() < 2 {
+        return None;
+    }
+    let first = report.hits.iter().map(|h| h.run_created_at).min()?;
+    let forks = super::prs::ForkHeads::new(&snapshot.pulls);
+    let (mut runs_after, mut others) = (0u64, 0u64);
+    for run in snapshot
+        .runs
+        .iter()
+        .filter(|r| counted.contains(&r.id) && r.created_at >= first)
+    {
+        runs_after += 1;
+        let origin = super::prs::resolve_origin(
+            run,
+            &snapshot.default_branch,
+            &config.pr_conventions,
+            &forks,
+        );
+        if !matches!(origin, super::prs::RunOrigin::PullRequest(n) if prs.contains(&n)) {
+            others += 1;
+        }
+    }
+    let runs_hit = report.runs_hit as f64;
+    let p = runs_hit / (runs_after.max(1) as f64);
+    let chance = (1.0 - p.min(1.0)).powf(others as f64);
+    (others > 0 && chance < signature::MAX_CHANCE).then(|| prs.into_iter().collect())
+}
+
+/// Since when: the bisection of the test's failures, unless every failure lies on PRs' own
+/// runs (then no merge is blamed).
+fn onset(report: &SignatureReport, own_prs: Option<Vec<PrNumber>>) -> Onset {
+    if let Some(prs) = own_prs {
+        return Onset::PullRequests { prs };
+    }
+    let Some(b) = &report.bisection else {
+        return Onset::Unplaced {
+            kind: "no_hits".into(),
+            reason: Placement::NoHits.reason().into(),
+        };
+    };
+    match &b.verdict {
+        Placement::Placed {
+            clean_runs_before,
+            probability,
+            ..
+        } => match b.suspects.first() {
+            Some(top) => Onset::Merge {
+                pr: top.pr,
+                title: top.title.clone(),
+                sha: top.sha.clone(),
+                merged_at: top.merged_at,
+                clean_runs_before: *clean_runs_before,
+                probability: *probability,
+            },
+            None => Onset::Unplaced {
+                kind: b.verdict.name(),
+                reason: b.verdict.reason().into(),
+            },
+        },
+        Placement::PresentBeforeWindow {
+            clean_runs_before,
+            probability,
+        } => Onset::PresentBeforeWindow {
+            clean_runs_before: *clean_runs_before,
+            probability: *probability,
+        },
+        Placement::TooRareToPlace {
+            clean_runs_before,
+            probability,
+        } => Onset::TooRareToPlace {
+            clean_runs_before: *clean_runs_before,
+            probability: *probability,
+        },
+        other => Onset::Unplaced {
+            kind: other.name(),
+            reason: other.reason().into(),
+        },
     }
 }
 
 /// `broken`, `new` or `unknown`, for a test with no evidence of passing on the same code.
-fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culprit>) {
+fn judge(
+    snapshot: &Snapshot,
+    report: &SignatureReport,
+    own_prs: Option<Vec<PrNumber>>,
+) -> (Verdict, Option<Culprit>) {
     let placed = report.bisection.as_ref().and_then(|b| match b.verdict {
         Placement::Placed { .. } => b.suspects.first().map(|s| (b, s)),
         _ => None,
@@ -341,6 +692,10 @@ fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culp
                 .filter(|t| !t.is_empty());
             return (Verdict::Broken, Some(Culprit::PullRequest { pr, title }));
         }
+        // Every failure on several PRs' own runs: each broke it on its branch, no merge.
+        if let Some(prs) = own_prs.clone() {
+            return (Verdict::Broken, Some(Culprit::PullRequests { prs }));
+        }
         // Every counted run from the merge on failed.
         if let Some((b, top)) = placed
             && b.runs_after > 0
@@ -348,6 +703,10 @@ fn judge(snapshot: &Snapshot, report: &SignatureReport) -> (Verdict, Option<Culp
         {
             return (Verdict::Broken, Some(merge(top)));
         }
+    }
+    // A merge is blamed only when a run outside those PRs' own runs failed.
+    if let Some(prs) = own_prs {
+        return (Verdict::Unknown, Some(Culprit::PullRequests { prs }));
     }
     match placed {
         Some((_, top)) => (Verdict::New, Some(merge(top))),

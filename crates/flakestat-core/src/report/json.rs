@@ -68,6 +68,10 @@ pub mod wire {
         /// Over several repositories: those asked for with no run in the window, left out.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub repos_without_runs: Vec<String>,
+        /// Machine- and job-wide incidents of the window (a runner pool whose every job of a
+        /// run failed at once; a job failing far more tests than it usually does).
+        #[serde(default)]
+        pub incidents: Vec<crate::report::incidents::IncidentWire>,
     }
 
     /// A signature's hits in one repository (a report over several repositories).
@@ -225,6 +229,10 @@ pub mod wire {
         pub within: Option<Within>,
         /// Test id → hits.
         pub tests: BTreeMap<String, u64>,
+        /// Hits whose log names no failing test (hung, or interrupted before the runner's
+        /// summary): `tests` sums to the hits less these, when each names one.
+        #[serde(default)]
+        pub jobs_naming_no_test: u64,
         pub hits: Vec<Hit>,
         /// Runner time the hits cost over the impact window.
         #[serde(default)]
@@ -612,6 +620,7 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
         }),
         findings: s.findings.iter().map(finding).collect(),
         tests: s.tests.clone(),
+        jobs_naming_no_test: s.hits.iter().filter(|h| h.tests.is_empty()).count() as u64,
         hits: s.hits.iter().map(hit).collect(),
         cost: cost(&s.cost),
         timeline: s.timeline.as_ref().map(timeline),
@@ -793,6 +802,7 @@ fn repo_to_wire(data: &ReportData) -> wire::Report {
         until: data.until,
         surveyed_to: data.surveyed_to,
         focus: data.focus.as_ref().map(|f| f.0.clone()),
+        incidents: crate::report::incidents::to_wire(&data.incidents),
         completeness: completeness(&data.completeness),
         runs_total: data.runs_total,
         runs_failed: data.runs_failed,

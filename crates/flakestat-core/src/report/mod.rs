@@ -10,6 +10,7 @@
 //! `json::to_wire(view)`).
 
 mod html;
+pub mod incidents;
 mod json;
 mod layout;
 mod markdown;

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::layout::{self, Block, Line, Span, Table, text};
 use super::{Format, RenderOptions};
 use crate::analysis::Completeness;
-use crate::analysis::tests::{Culprit, TestEvidence, Verdict};
+use crate::analysis::incidents::Incident;
+use crate::analysis::tests::{Culprit, Onset, TestEvidence, Verdict};
 use crate::model::{Repo, Timestamp};
 
 pub use crate::analysis::tests::file_of;
@@ -22,7 +23,11 @@ pub struct TestsReport {
     pub repo: Option<Repo>,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
+    /// Every test with a failure in the window, counted or left out
+    /// ([`analysis::tests::analyze_tests_apart_from`](crate::analysis::tests::analyze_tests_apart_from)).
     pub tests: Vec<TestEvidence>,
+    /// The window's incidents, whose tests `tests` leaves out.
+    pub incidents: Vec<Incident>,
     /// What the store leaves out of the window (the first line of an incomplete report).
     pub completeness: Completeness,
     /// What the fix-it survey command repeats of the flags given.
@@ -113,7 +118,15 @@ pub struct TestsWire {
     pub complete: bool,
     #[serde(default)]
     pub runs_left_out: u64,
+    /// The tests with a counted failure in the window.
     pub tests: Vec<TestWire>,
+    /// The tests whose every failure in the window was left out (related or unknown PRs' runs,
+    /// or incidents): no counted failure, verdict `left_out`.
+    #[serde(default)]
+    pub left_out: Vec<TestWire>,
+    /// Machine- and job-wide incidents, whose tests are left out of `tests`.
+    #[serde(default)]
+    pub incidents: Vec<super::incidents::IncidentWire>,
 }
 
 fn yes() -> bool {
@@ -144,21 +157,57 @@ pub struct TestWire {
     /// beside it) or whose PR is unknown.
     #[serde(default)]
     pub jobs_left_out: u64,
-    /// `flaky`, `broken`, `new` or `unknown`.
+    /// Failed jobs left out as part of an incident (the report's `incidents`).
+    #[serde(default)]
+    pub jobs_in_incidents: u64,
+    /// Executions (every attempt, passed or failed) of the jobs it failed in, over the counted
+    /// runs of the window: failed in `jobs_failed` of `executions`.
+    #[serde(default)]
+    pub executions: u64,
+    /// `flaky`, `broken`, `new`, `unknown`, or `left_out` (no counted failure).
     pub verdict: String,
-    /// What a `broken` or `new` verdict names: the PR it fails on, or the merge it followed.
+    /// What a `broken` or `new` verdict names: the PR it fails on, the PRs whose own runs it
+    /// fails on, or the merge it followed.
     #[serde(default)]
     pub culprit: Option<CulpritWire>,
+    /// Since when it fails: its first-occurrence analysis (as a signature's).
+    #[serde(default)]
+    pub onset: Option<OnsetWire>,
+}
+
+/// A test's first-occurrence analysis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnsetWire {
+    /// `placed`, `present_before_window`, `too_rare_to_place`, `pull_requests`, or the
+    /// bisection's reason for not placing it (`no_merge_in_every_hit_run`, …).
+    pub kind: String,
+    /// `since merge of #2371`, `on PRs #1, #2 (their own runs)`, ….
+    pub text: String,
+    /// Placed: the merge.
+    pub pr: Option<u64>,
+    pub sha: Option<String>,
+    pub title: Option<String>,
+    pub merged_at: Option<String>,
+    /// The evidence: no failure in `clean_runs_before` counted runs before; had it been there,
+    /// seeing none would have had probability `probability`.
+    pub clean_runs_before: Option<u64>,
+    pub probability: Option<f64>,
+    /// `pull_requests`: the PRs whose own runs hold every failure.
+    #[serde(default)]
+    pub prs: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CulpritWire {
-    /// `pull_request` (fails on this PR's runs only) or `merge` (first failed after it).
+    /// `pull_request` (fails on this PR's runs only), `pull_requests` (only on these PRs' own
+    /// runs: `prs`) or `merge` (first failed after it).
     pub kind: String,
     pub pr: Option<u64>,
     pub title: Option<String>,
     pub sha: Option<String>,
     pub merged_at: Option<String>,
+    #[serde(default)]
+    pub prs: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,14 +221,69 @@ fn rfc(t: Timestamp) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// A test's onset in JSON (also the nightly's newly flaky tests').
+pub fn onset_wire(o: &Onset) -> OnsetWire {
+    let mut w = OnsetWire {
+        kind: o.kind(),
+        text: o.describe(),
+        pr: None,
+        sha: None,
+        title: None,
+        merged_at: None,
+        clean_runs_before: None,
+        probability: None,
+        prs: Vec::new(),
+    };
+    match o {
+        Onset::Merge {
+            pr,
+            title,
+            sha,
+            merged_at,
+            clean_runs_before,
+            probability,
+        } => {
+            w.pr = pr.map(|p| p.0);
+            w.title = Some(title.clone());
+            w.sha = Some(sha.0.clone());
+            w.merged_at = Some(rfc(*merged_at));
+            w.clean_runs_before = Some(*clean_runs_before);
+            w.probability = Some(*probability);
+        }
+        Onset::PresentBeforeWindow {
+            clean_runs_before,
+            probability,
+        }
+        | Onset::TooRareToPlace {
+            clean_runs_before,
+            probability,
+        } => {
+            w.clean_runs_before = Some(*clean_runs_before);
+            w.probability = Some(*probability);
+        }
+        Onset::PullRequests { prs } => w.prs = prs.iter().map(|p| p.0).collect(),
+        Onset::Unplaced { .. } => {}
+    }
+    w
+}
+
 fn culprit_wire(c: &Culprit) -> CulpritWire {
     match c {
+        Culprit::PullRequests { prs } => CulpritWire {
+            kind: "pull_requests".into(),
+            pr: None,
+            title: None,
+            sha: None,
+            merged_at: None,
+            prs: prs.iter().map(|p| p.0).collect(),
+        },
         Culprit::PullRequest { pr, title } => CulpritWire {
             kind: "pull_request".into(),
             pr: Some(pr.0),
             title: title.clone(),
             sha: None,
             merged_at: None,
+            prs: Vec::new(),
         },
         Culprit::Merge {
             pr,
@@ -192,6 +296,7 @@ fn culprit_wire(c: &Culprit) -> CulpritWire {
             title: Some(title.clone()),
             sha: Some(sha.0.clone()),
             merged_at: Some(rfc(*merged_at)),
+            prs: Vec::new(),
         },
     }
 }
@@ -206,6 +311,45 @@ fn name_in_file<'a>(id: &'a str, file: Option<&str>) -> &'a str {
         .unwrap_or(id)
 }
 
+fn test_wire(t: &TestEvidence) -> TestWire {
+    TestWire {
+        id: t.id.clone(),
+        family: t.family.clone(),
+        runner: t.runner.clone(),
+        file: file_of(&t.id).map(String::from),
+        jobs_failed: t.jobs_failed,
+        runs_failed: t.runs_failed,
+        rerun_to_green: t.rerun_to_green,
+        same_commit_green: t.same_commit_green,
+        flaky_in_job: t.flaky_in_job,
+        first_failure: t.first_failure.map(|(run, at)| FirstFailureWire {
+            run_id: run.0,
+            created_at: rfc(at),
+        }),
+        cells: t
+            .cells
+            .iter()
+            .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+            .collect(),
+        cells_never_hit: t
+            .cells_never_hit
+            .iter()
+            .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
+            .collect(),
+        jobs_left_out: t.jobs_left_out,
+        jobs_in_incidents: t.jobs_in_incidents,
+        executions: t.executions,
+        culprit: t.culprit.as_ref().map(culprit_wire),
+        onset: t.onset.as_ref().map(onset_wire),
+        signatures: t
+            .signatures
+            .iter()
+            .map(|(k, v)| (k.0.clone(), *v))
+            .collect(),
+        verdict: t.verdict.as_str().to_string(),
+    }
+}
+
 fn to_wire(r: &TestsReport) -> TestsWire {
     TestsWire {
         schema: super::SCHEMA_VERSION,
@@ -214,44 +358,20 @@ fn to_wire(r: &TestsReport) -> TestsWire {
         until: r.until.map(rfc),
         complete: r.completeness.is_complete(),
         runs_left_out: r.completeness.runs_left_out,
-        tests: r
-            .tests
-            .iter()
-            .map(|t| TestWire {
-                id: t.id.clone(),
-                family: t.family.clone(),
-                runner: t.runner.clone(),
-                file: file_of(&t.id).map(String::from),
-                jobs_failed: t.jobs_failed,
-                runs_failed: t.runs_failed,
-                rerun_to_green: t.rerun_to_green,
-                same_commit_green: t.same_commit_green,
-                flaky_in_job: t.flaky_in_job,
-                first_failure: t.first_failure.map(|(run, at)| FirstFailureWire {
-                    run_id: run.0,
-                    created_at: rfc(at),
-                }),
-                cells: t
-                    .cells
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
-                    .collect(),
-                cells_never_hit: t
-                    .cells_never_hit
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.iter().cloned().collect()))
-                    .collect(),
-                jobs_left_out: t.jobs_left_out,
-                culprit: t.culprit.as_ref().map(culprit_wire),
-                signatures: t
-                    .signatures
-                    .iter()
-                    .map(|(k, v)| (k.0.clone(), *v))
-                    .collect(),
-                verdict: t.verdict.as_str().to_string(),
-            })
-            .collect(),
+        tests: counted(r).map(test_wire).collect(),
+        left_out: left_out(r).map(test_wire).collect(),
+        incidents: super::incidents::to_wire(&r.incidents),
     }
+}
+
+/// The tests with a counted failure.
+fn counted(r: &TestsReport) -> impl Iterator<Item = &TestEvidence> {
+    r.tests.iter().filter(|t| t.verdict != Verdict::LeftOut)
+}
+
+/// The tests whose every failure was left out.
+fn left_out(r: &TestsReport) -> impl Iterator<Item = &TestEvidence> {
+    r.tests.iter().filter(|t| t.verdict == Verdict::LeftOut)
 }
 
 /// The repository reported on, or `the store` when the store does not name one.
@@ -313,7 +433,7 @@ fn per_repository(view: TestsView<'_>) -> Vec<Block> {
                 .count();
             vec![
                 vec![text(repo_label(r))],
-                vec![text(r.tests.len().to_string())],
+                vec![text(counted(r).count().to_string())],
                 vec![text(flaky.to_string())],
             ]
         })
@@ -349,23 +469,27 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
     )
     .into_iter()
     .collect();
+    let failed = counted(r).count();
     blocks.extend([
         Block::Heading(1, vec![text(format!("Failing tests in {repo}"))]),
         Block::Paragraph(vec![text(format!(
-            "{} tests failed in the window{}{}; {flaky} of them flaky (failed and passed on the same code).",
-            r.tests.len(),
+            "{} failed in the window{}{}; {flaky} of them flaky (failed and passed on the same code).",
+            layout::plural(failed as u64, "test", "tests"),
             r.since
                 .map_or_else(String::new, |s| format!(" from {}", layout::date(s))),
             r.until
                 .map_or_else(String::new, |u| format!(" to {}", layout::date(u))),
         ))]),
     ]);
-    if r.tests.is_empty() {
-        return blocks;
+    let tail = |mut blocks: Vec<Block>| {
+        blocks.extend(left_out_lines(r));
+        blocks.extend(super::incidents::section(&r.incidents, 2));
+        blocks
+    };
+    if failed == 0 {
+        return tail(blocks);
     }
-    let rows: Vec<Vec<Line>> = r
-        .tests
-        .iter()
+    let rows: Vec<Vec<Line>> = counted(r)
         .map(|t| {
             let cells: Vec<String> = t
                 .cells
@@ -391,7 +515,7 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
             vec![
                 vec![Span::Code(name_in_file(&t.id, file).to_string())],
                 vec![text(file.unwrap_or_default())],
-                vec![text(t.jobs_failed.to_string())],
+                vec![text(format!("{} of {}", t.jobs_failed, t.executions))],
                 vec![text(t.runs_failed.to_string())],
                 vec![text(t.rerun_to_green.to_string())],
                 vec![text(t.same_commit_green.to_string())],
@@ -403,15 +527,22 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
                 )],
                 vec![text(cells.join("; "))],
                 vec![text(signatures.join(", "))],
+                vec![text(
+                    t.onset.as_ref().map(Onset::describe).unwrap_or_default(),
+                )],
                 verdict_cell(t),
             ]
         })
         .collect();
+    blocks.push(Block::Paragraph(vec![text(
+        "Failed in: the job executions the test failed in, of the executions (every attempt) of \
+         the jobs that ran it; related PRs' runs and incidents left out.",
+    )]));
     blocks.push(Block::Table(Table {
         headers: vec![
             "Test",
             "File",
-            "Jobs failed",
+            "Failed in",
             "Runs failed",
             "Re-run to green",
             "Same-commit green",
@@ -419,14 +550,90 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
             "First failure",
             "Matrix cells",
             "Signatures",
+            "Since",
             "Verdict",
         ],
         numeric: vec![
-            false, false, true, true, true, true, true, false, false, false, false,
+            false, false, true, true, true, true, true, false, false, false, false, false,
         ],
         rows,
     }));
-    blocks
+    blocks.extend(onset_lines(r));
+    tail(blocks)
+}
+
+/// One line per test with a counted failure whose onset says something: "`test`: flaky since
+/// merge of #2371 (no failure in 168 runs before (P 3.1e-18))".
+fn onset_lines(r: &TestsReport) -> Vec<Block> {
+    let lines: Vec<Line> = counted(r)
+        .filter_map(|t| {
+            let onset = t.onset.as_ref()?;
+            if matches!(onset, Onset::Unplaced { .. }) {
+                return None;
+            }
+            let evidence = onset
+                .evidence()
+                .map_or_else(String::new, |e| format!(" ({e})"));
+            Some(vec![
+                Span::Code(t.id.clone()),
+                text(format!(
+                    ": {} {}{evidence}",
+                    t.verdict.as_str(),
+                    onset.describe()
+                )),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Paragraph(vec![text("Since when:")]),
+        Block::Bullets(lines),
+    ]
+}
+
+/// What was left out: each test whose every failure was in related or unknown PRs' runs, and
+/// how many failed only in incidents.
+fn left_out_lines(r: &TestsReport) -> Vec<Block> {
+    let mut lines: Vec<Line> = left_out(r)
+        .filter(|t| t.jobs_left_out > 0)
+        .map(|t| {
+            vec![
+                Span::Code(t.id.clone()),
+                text(format!(
+                    ": {} in related or unknown PRs' runs, left out{}",
+                    layout::plural(t.jobs_left_out, "failure", "failures"),
+                    if t.jobs_in_incidents > 0 {
+                        format!(
+                            "; {} in incidents",
+                            layout::plural(t.jobs_in_incidents, "failure", "failures")
+                        )
+                    } else {
+                        String::new()
+                    }
+                )),
+            ]
+        })
+        .collect();
+    let only_incidents = left_out(r)
+        .filter(|t| t.jobs_left_out == 0 && t.jobs_in_incidents > 0)
+        .count() as u64;
+    if only_incidents > 0 {
+        lines.push(vec![text(format!(
+            "{} failed only in the incidents below, left out",
+            layout::plural(only_incidents, "test", "tests")
+        ))]);
+    }
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Paragraph(vec![text(
+            "No counted failure in the window (not failed tests of it):",
+        )]),
+        Block::Bullets(lines),
+    ]
 }
 
 /// The verdict in bold, with the PR or merge a `broken` or `new` one names.
@@ -434,7 +641,7 @@ fn verdict_cell(t: &TestEvidence) -> Line {
     let mut line = vec![Span::Strong(t.verdict.as_str().to_string())];
     if let Some(c) = &t.culprit {
         let at = match c {
-            Culprit::PullRequest { .. } => "on",
+            Culprit::PullRequest { .. } | Culprit::PullRequests { .. } => "on",
             Culprit::Merge { .. } => "since",
         };
         line.push(text(format!(" {at} {}", c.describe())));
@@ -476,10 +683,11 @@ pub fn render<'a>(
     }
 }
 
-/// One test id per line, flaky ones only: a quarantine list.
-pub fn render_ids(r: &TestsReport, out: &mut dyn Write) -> io::Result<()> {
+/// One test id per line, flaky ones with at least `min_failures` counted failures only: a
+/// quarantine list (an incident's tests are never on it: their failures are not counted).
+pub fn render_ids(r: &TestsReport, min_failures: u64, out: &mut dyn Write) -> io::Result<()> {
     for t in &r.tests {
-        if t.verdict == Verdict::Flaky {
+        if t.verdict == Verdict::Flaky && t.failures() >= min_failures {
             writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
         }
     }

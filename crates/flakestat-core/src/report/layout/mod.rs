@@ -666,6 +666,7 @@ fn overview(scope: &Scope<'_>) -> Vec<Block> {
             "grouped by their error lines"
         },
     ));
+    blocks.extend(super::incidents::section(&scope.all.incidents, 2));
     blocks
 }
 
@@ -1542,6 +1543,16 @@ fn tests_section(s: &SignatureReport) -> Vec<Block> {
                 .collect(),
         }),
     ));
+    // Where the numbers are: the jobs whose log names no test make up the rest of the hits.
+    let unnamed = s.hits.iter().filter(|h| h.tests.is_empty()).count() as u64;
+    if unnamed > 0 {
+        blocks.push(Block::Paragraph(vec![text(format!(
+            "{unnamed} of the {} named no failing test (hung, or interrupted before the \
+             runner's summary); the other {} named the tests above.",
+            plural(s.hits.len() as u64, "hit job", "hit jobs"),
+            s.hits.len() as u64 - unnamed
+        ))]));
+    }
     blocks
 }
 

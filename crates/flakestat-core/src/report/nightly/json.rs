@@ -45,6 +45,10 @@ pub mod wire {
         /// Tests flaky in the period that were not in the baseline (added within schema 1).
         #[serde(default)]
         pub new_flaky_tests: Vec<NewFlakyTest>,
+        /// The period's machine- and job-wide incidents (added within schema 1): their tests
+        /// are never newly flaky.
+        #[serde(default)]
+        pub incidents: Vec<crate::report::incidents::IncidentWire>,
     }
 
     /// Over several repositories (`nightly --org`, `--repo` repeated): the counts added up, and
@@ -155,9 +159,13 @@ pub mod wire {
         pub same_commit_green: u64,
         pub flaky_in_job: u64,
         pub first_failure: Option<FirstFailure>,
-        /// Its verdict over the baseline (`broken`, `new` or `unknown`); `null` when it did not
-        /// fail in the baseline.
+        /// Its verdict over the baseline (`broken`, `new`, `unknown`, or `left_out`: failed
+        /// there only in left-out runs or incidents); `null` when it did not fail in the
+        /// baseline.
         pub baseline_verdict: Option<String>,
+        /// Since when it fails, over the period (as `report --tests`'s `onset`).
+        #[serde(default)]
+        pub onset: Option<crate::report::tests::OnsetWire>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -311,8 +319,10 @@ fn repo_to_wire(data: &NightlyData) -> wire::Nightly {
                     created_at: at,
                 }),
                 baseline_verdict: t.baseline.map(|v| v.as_str().to_string()),
+                onset: t.onset.as_ref().map(crate::report::tests::onset_wire),
             })
             .collect(),
+        incidents: crate::report::incidents::to_wire(&data.incidents),
     }
 }
 

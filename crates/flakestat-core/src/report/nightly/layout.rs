@@ -154,6 +154,7 @@ fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     change_sections(&mut blocks, data, limit);
     unclassified_section(&mut blocks, data, limit);
     flaky_tests_section(&mut blocks, data, limit);
+    incidents_section(&mut blocks, data);
     seen_section(&mut blocks, data, limit);
     blocks.extend(gaps_paragraph(data));
     blocks
@@ -317,9 +318,10 @@ fn flaky_tests_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Optio
             "Same-commit green",
             "Flaky in job",
             "First failure",
+            "Since",
             "Baseline",
         ],
-        numeric: vec![false, true, true, true, true, false, false],
+        numeric: vec![false, true, true, true, true, false, false, false],
         rows: tests[..shown]
             .iter()
             .map(|t| {
@@ -335,7 +337,16 @@ fn flaky_tests_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Optio
                             format!("{} (run {run})", date(at))
                         }),
                     )],
+                    vec![text(
+                        t.onset
+                            .as_ref()
+                            .map(crate::analysis::tests::Onset::describe)
+                            .unwrap_or_default(),
+                    )],
                     vec![text(match t.baseline {
+                        Some(crate::analysis::tests::Verdict::LeftOut) => {
+                            "no counted failure (all left out)".to_string()
+                        }
                         Some(v) => format!("failed ({})", v.as_str()),
                         None => "did not fail".to_string(),
                     })],
@@ -344,6 +355,11 @@ fn flaky_tests_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Optio
             .collect(),
     }));
     more(blocks, tests.len() - shown, "Newly flaky tests");
+}
+
+/// The period's incidents (their tests are never newly flaky).
+fn incidents_section(blocks: &mut Vec<Block>, data: &NightlyData) {
+    blocks.extend(crate::report::incidents::section(&data.incidents, 2));
 }
 
 /// Signatures hit in the period with no change worth a section.

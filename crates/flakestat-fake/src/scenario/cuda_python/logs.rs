@@ -41,6 +41,7 @@ pub(super) fn load_templates(dir: &Path) -> Result<Templates, DatasetError> {
     let mut tails = BTreeMap::new();
     let mut names: BTreeSet<&str> = NOISE.iter().map(|n| n.tail).collect();
     names.insert("runner-lost");
+    names.extend([super::POOL_NIGHT_TAIL, super::PR_BREAK_TAIL]);
     for name in names {
         let path = dir.join("tails").join(format!("{name}.log"));
         let text = read(&path)?;

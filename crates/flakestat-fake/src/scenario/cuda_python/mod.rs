@@ -68,7 +68,7 @@ pub mod expected {
     pub const HIT_RUNS_RERUN_TO_GREEN: usize = 7;
     pub const MOST_ATTEMPTS: u32 = 6;
     /// Failed job executions (every attempt) whose log holds the assertion.
-    pub const FLAKY_JOBS: usize = 24;
+    pub const FLAKY_JOBS: usize = 29;
     /// The related PR's runs whose logs hold the assertion.
     pub const RELATED_PR_HIT_RUNS: usize = 3;
     /// The fork PR's runs whose logs hold the assertion (all before the culprit merged).
@@ -77,7 +77,7 @@ pub mod expected {
     pub const FIRST_HIT: &str = "2026-07-15T21:18:53Z";
     pub const CULPRIT_MERGED_AT: &str = "2026-07-15T16:52:00Z";
     /// Failed jobs, every attempt, every cause.
-    pub const FAILED_JOBS: usize = 46;
+    pub const FAILED_JOBS: usize = 64;
     pub const EXPIRED_LOGS: usize = 3;
     /// Failed jobs without a log (404).
     pub const MISSING_LOGS: usize = 1;
@@ -538,14 +538,14 @@ const FLAKE_TESTS: [(&str, u32, &str); 4] = [
         "not src_weak and not dst_weak",
     ),
     (
-        "test_host_callback_closure_released_after_graph_destroyed",
+        "test_slot_owners_released_after_graph_destroyed",
         903,
-        "closure_weak() is None",
+        "all(w() is None for w in slot_weaks)",
     ),
     (
-        "test_conditional_handle_released_with_graph",
+        "test_pending_call_queue_saturation_preserves_cleanup",
         1102,
-        "handle_weak() is None",
+        "pending_weak() is None",
     ),
 ];
 
@@ -981,13 +981,17 @@ fn plan_failures(runs: &[RunPlan], jobs: &[MatrixJob], rng: &mut Rng) -> Vec<Vec
     hits.sort();
     for run in hits {
         let n = attempts.get(&run).copied().unwrap_or(1);
+        // The job a re-run attempt fails again: "re-run failed jobs" runs only the jobs that
+        // failed in the attempt before, so a run green only at its 6th attempt is the same
+        // job failing at attempts 1 to 5.
+        let mut again: Option<usize> = None;
         for a in 0..n {
             let green = n > 1 && a == n - 1;
             let mut plan = AttemptPlan::new();
             if !green {
                 let count = if rng.percent(30) { 2 } else { 1 };
                 for _ in 0..count {
-                    let job = t_jobs[cursor % t_jobs.len()];
+                    let drawn = t_jobs[cursor % t_jobs.len()];
                     cursor += 1 + rng.below(2) as usize;
                     // These draws once chose the failing tests; they stay so that every later
                     // draw, and so every other figure of the story, is as it was. The hit is
@@ -998,6 +1002,14 @@ fn plan_failures(runs: &[RunPlan], jobs: &[MatrixJob], rng: &mut Rng) -> Vec<Vec
                     } else {
                         rng.below(4);
                     }
+                    // A re-run attempt fails the job that failed first again; its draw stays
+                    // unused.
+                    let job = if a == 0 {
+                        drawn
+                    } else {
+                        again.unwrap_or(drawn)
+                    };
+                    again.get_or_insert(drawn);
                     plan.insert(job, Cause::FlakeHung);
                 }
             }
@@ -1054,10 +1066,11 @@ fn plan_failures(runs: &[RunPlan], jobs: &[MatrixJob], rng: &mut Rng) -> Vec<Vec
     plans
 }
 
-/// Deals the failing tests out to the flake's jobs (every attempt, in run order): each of
-/// `FLAKE_TESTS` fails alone in as many jobs as the seed's survey counted ([`SURVEY_JOBS`]), and
-/// the jobs beyond those hung on the worker-thread test ([`Cause::FlakeHung`]), naming no test.
-/// The order comes from a generator of its own, so the draws of the rest of the story stay.
+/// Deals the failing tests out to the flake's jobs (in run order): each of `FLAKE_TESTS` fails
+/// alone in as many jobs as the seed's survey counted ([`SURVEY_JOBS`]), and the jobs beyond
+/// those hung on the worker-thread test ([`Cause::FlakeHung`]), naming no test. A job that
+/// fails again in a re-run attempt fails as it did before. The order comes from a generator
+/// of its own, so the draws of the rest of the story stay.
 fn assign_flake_tests(plans: &mut [Vec<AttemptPlan>], seed: u64) {
     let mut deck: Vec<Cause> = SURVEY_JOBS
         .iter()
@@ -1066,30 +1079,124 @@ fn assign_flake_tests(plans: &mut [Vec<AttemptPlan>], seed: u64) {
         .collect();
     // A re-run attempt runs only the jobs that failed in the attempt before it: a failure
     // planned for another job never happens, and gets no test.
-    let mut hits: Vec<&mut Cause> = Vec::new();
-    for attempts in plans.iter_mut() {
+    let mut firsts: Vec<(usize, usize, usize)> = Vec::new();
+    let mut repeats: Vec<(usize, usize, usize)> = Vec::new();
+    for (r, attempts) in plans.iter().enumerate() {
         let mut ran: Option<BTreeSet<usize>> = None;
-        for attempt in attempts.iter_mut() {
+        let mut hit_before: BTreeSet<usize> = BTreeSet::new();
+        for (a, attempt) in attempts.iter().enumerate() {
             let failed: BTreeSet<usize> = attempt
                 .keys()
                 .copied()
                 .filter(|j| ran.as_ref().is_none_or(|r| r.contains(j)))
                 .collect();
-            hits.extend(
-                attempt
-                    .iter_mut()
-                    .filter(|(j, c)| failed.contains(j) && matches!(c, Cause::FlakeHung))
-                    .map(|(_, c)| c),
-            );
+            for (&j, c) in attempt {
+                if failed.contains(&j) && matches!(c, Cause::FlakeHung) {
+                    if hit_before.insert(j) {
+                        firsts.push((r, a, j));
+                    } else {
+                        repeats.push((r, a, j));
+                    }
+                }
+            }
             ran = Some(failed);
         }
     }
-    deck.resize(hits.len(), Cause::FlakeHung);
+    deck.resize(firsts.len(), Cause::FlakeHung);
     let mut rng = Rng(seed ^ 0x07e5_71d5);
     let dealt = rng.sample(&deck, deck.len());
-    for (hit, cause) in hits.into_iter().zip(dealt) {
-        *hit = cause;
+    for (&(r, a, j), cause) in firsts.iter().zip(dealt) {
+        plans[r][a].insert(j, cause);
     }
+    for (r, a, j) in repeats {
+        let before = plans[r][a - 1][&j].clone();
+        plans[r][a].insert(j, before);
+    }
+}
+
+/// The tail of the night a GPU runner pool lost its CUDA context ([`plan_pool_night`]).
+pub(super) const POOL_NIGHT_TAIL: &str = "null-context-pool";
+/// The tail of a test two PRs broke on their own branches ([`plan_pr_breaks`]).
+pub(super) const PR_BREAK_TAIL: &str = "launch-config-grid";
+/// The runner pool whose every test job fails on [`plan_pool_night`]'s night: the
+/// `linux-aarch64` jobs all run on `linux-arm64-gpu-a100-latest-1`.
+const POOL_NIGHT_PLATFORM: &str = "linux-aarch64";
+
+/// One machine-wide night: the latest completed scheduled run with no failure planned whose
+/// commit also ran as a merge's push run (so every job of it is green on the same commit
+/// elsewhere) fails every test job of one GPU pool at once, each with a few dozen tests erroring
+/// with `Cannot set NULL context as current`, while every other pool passes. Planned after
+/// every draw, and on a run the flake does not hit, so the story's other figures stay.
+fn plan_pool_night(runs: &[RunPlan], jobs: &[MatrixJob], plans: &mut [Vec<AttemptPlan>]) {
+    let pushed: BTreeSet<&Sha> = runs
+        .iter()
+        .filter(|r| r.kind == RunKind::MainPush)
+        .map(|r| &r.sha)
+        .collect();
+    let night = (0..runs.len())
+        .rev()
+        .find(|&i| {
+            let r = &runs[i];
+            r.kind == RunKind::Schedule
+                && !r.in_progress
+                && plans[i].is_empty()
+                && pushed.contains(&r.sha)
+        })
+        .expect("a scheduled run shares its commit with a merge's run");
+    let plan: AttemptPlan = (0..jobs.len())
+        .filter(|&j| is_test(&jobs[j]) && jobs[j].platform == POOL_NIGHT_PLATFORM)
+        .map(|j| (j, Cause::Noise(POOL_NIGHT_TAIL, LogKind::Text)))
+        .collect();
+    plans[night].push(plan);
+}
+
+/// A test two PRs broke on their own branches: the first two PRs (in PR order, opened after
+/// the story's usual window starts) with at least two pushes, touching nothing beside the test,
+/// whose runs hold no other failure, fail `tests/test_launcher.py::test_launch_config_rejects_zero_grid`
+/// on one linux-64 job in every push but their last, which fixes it. `main` never fails it.
+fn plan_pr_breaks(
+    prs: &[PrPlan],
+    runs: &[RunPlan],
+    jobs: &[MatrixJob],
+    plans: &mut [Vec<AttemptPlan>],
+) {
+    let from = at("2026-06-16T00:00:00Z");
+    let job = (0..jobs.len())
+        .find(|&j| is_test(&jobs[j]) && jobs[j].platform == "linux-64" && jobs[j].py == "3.12")
+        .expect("a linux-64 3.12 test job");
+    let special = [RELATED_PR, FORK_PR, CULPRIT_PR, BETWEEN_PR];
+    let mut chosen = 0;
+    for pr in prs {
+        if chosen == 2 {
+            break;
+        }
+        let own: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].pr == Some(pr.number) && runs[i].kind != RunKind::MainPush)
+            .collect();
+        let beside = pr
+            .files
+            .iter()
+            .any(|f| f.filename.contains("tests/") || f.filename.starts_with("tests"));
+        if special.contains(&pr.number)
+            || pr.created < from
+            || pr.pushes.len() < 2
+            || own.len() != pr.pushes.len()
+            || beside
+            || own
+                .iter()
+                .any(|&i| !plans[i].is_empty() || runs[i].in_progress)
+        {
+            continue;
+        }
+        chosen += 1;
+        for &i in own.iter().filter(|&&i| runs[i].push + 1 < pr.pushes.len()) {
+            plans[i].push(AttemptPlan::from([(
+                job,
+                Cause::Noise(PR_BREAK_TAIL, LogKind::Text),
+            )]));
+        }
+    }
+    assert_eq!(chosen, 2, "two PRs to break a test on");
 }
 
 /// The fork PR's pushes: (time, whether its run hits the flake).
@@ -1222,6 +1329,8 @@ fn build(t: &Templates, seed: u64, shape: Shape) -> Dataset {
     let jobs = matrix();
     let mut plans = plan_failures(&runs, &jobs, &mut rng);
     assign_flake_tests(&mut plans, seed);
+    plan_pool_night(&runs, &jobs, &mut plans);
+    plan_pr_breaks(&prs, &runs, &jobs, &mut plans);
     let stale = if stale_branches {
         stale_prs(&prs, &runs, &plans)
     } else {
@@ -1331,15 +1440,19 @@ fn build(t: &Templates, seed: u64, shape: Shape) -> Dataset {
                 }
                 let job_id = JobId(job_id);
                 let skipped = m.kind == JobKind::Test && failed_builds.contains(m.platform);
+                // Jobs of a third or later attempt draw their times from a generator of their
+                // own, so that the jobs failing again there leave every other draw as it was.
+                let mut own = Rng(job_id.0 ^ 0x0a77_e3b7);
+                let draw: &mut Rng = if number >= 3 { &mut own } else { &mut *rng };
                 let started = match m.kind {
-                    JobKind::Build => created + rng.secs(20, 150),
-                    JobKind::Docs => created + rng.secs(20, 60),
-                    JobKind::Test => created + rng.secs(20, 8 * 60),
+                    JobKind::Build => created + draw.secs(20, 150),
+                    JobKind::Docs => created + draw.secs(20, 60),
+                    JobKind::Test => created + draw.secs(20, 8 * 60),
                 };
                 let duration = match m.kind {
-                    JobKind::Build => rng.secs(8 * 60, 14 * 60),
-                    JobKind::Docs => rng.secs(5 * 60, 7 * 60),
-                    JobKind::Test => rng.secs(9 * 60, 22 * 60),
+                    JobKind::Build => draw.secs(8 * 60, 14 * 60),
+                    JobKind::Docs => draw.secs(5 * 60, 7 * 60),
+                    JobKind::Test => draw.secs(9 * 60, 22 * 60),
                 };
                 let mut job = Job {
                     id: job_id,
