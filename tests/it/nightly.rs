@@ -807,6 +807,8 @@ fn a_busy_labeler_workflow_is_in_no_signature_s_runs() {
         "{}",
         new[0].probability
     );
+}
+
 /// Issue 39: the night one GPU runner pool lost its CUDA context (2026-07-30) is one
 /// incident naming its pool; none of its 31 tests is newly flaky, so `--fail-on
 /// new-flaky-test` does not alert on it.
