@@ -339,11 +339,16 @@ fn id_columns(table: &Table) -> Vec<(usize, u16)> {
                 _ => None,
             });
         // Any other identifier (a test id, a file) is held whole as well.
+        // A short tail after it (a count, ` (1)`) stays on its line.
         let identifiers = table
             .rows
             .iter()
             .filter_map(|r| r.get(i))
-            .map(longest_identifier)
+            .map(|cell| {
+                let id = longest_identifier(cell);
+                let whole = unicode_width(&plain(cell, false));
+                if id > 0 && whole <= id + 8 { whole } else { id }
+            })
             .filter(|w| *w > 0);
         let longest_id = first.chain(identifiers).max();
         if let Some(w) = longest_id {
