@@ -269,6 +269,99 @@ pub struct HostsAnalysis {
     pub min_failures: u64,
     /// Most significant first.
     pub drain: Vec<Drain>,
+    /// Signatures whose every hit ran on one version of an image that earlier failures on the
+    /// same image did not run: the failure began with that version.
+    pub image_onsets: Vec<ImageOnset>,
+}
+
+/// A failure that began with an image version.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImageOnset {
+    pub signature: SignatureId,
+    /// `ubuntu-24.04`.
+    pub image: String,
+    /// The version every hit ran on.
+    pub version: String,
+    pub hits: u64,
+    /// The image's versions seen before it (in failed jobs' logs), oldest first.
+    pub before: Vec<String>,
+    /// The first hit's run and when it was created.
+    pub first_run: RunId,
+    pub first_at: crate::model::Timestamp,
+}
+
+/// Hits a signature needs before an image version is said to have brought it.
+pub const ONSET_MIN_HITS: u64 = 2;
+
+/// [`ImageOnset`]s of the window: from the failed jobs whose log names an image (GitHub-hosted
+/// runners print it; a passing job's log is not downloaded, so the versions seen are the
+/// failures' — an earlier version is known to have run because other failures ran on it).
+fn image_onsets(snapshot: &Snapshot) -> Vec<ImageOnset> {
+    use crate::model::Timestamp;
+    let created: BTreeMap<RunId, Timestamp> =
+        snapshot.runs.iter().map(|r| (r.id, r.created_at)).collect();
+    // image → version → first seen; signature → image → (versions, hits, first hit).
+    let mut seen: BTreeMap<String, BTreeMap<String, Timestamp>> = BTreeMap::new();
+    type Hits = (BTreeSet<String>, u64, Option<(Timestamp, RunId)>);
+    let mut by_signature: BTreeMap<SignatureId, BTreeMap<String, Hits>> = BTreeMap::new();
+    for job in jobs_run(snapshot).filter(|j| j.is_failed()) {
+        let Some(p) = snapshot.placements.get(&job.id) else {
+            continue;
+        };
+        let Some(pre) = &p.preamble else { continue };
+        let (Some(image), Some(version)) = (&pre.image, &pre.image_version) else {
+            continue;
+        };
+        let at = created.get(&job.run_id).copied().unwrap_or(job.created_at);
+        let first = seen
+            .entry(image.clone())
+            .or_default()
+            .entry(version.clone())
+            .or_insert(at);
+        *first = (*first).min(at);
+        for s in signatures_of(snapshot, job.id) {
+            let h = by_signature
+                .entry(s)
+                .or_default()
+                .entry(image.clone())
+                .or_default();
+            h.0.insert(version.clone());
+            h.1 += 1;
+            if h.2.is_none_or(|f| (at, job.run_id) < f) {
+                h.2 = Some((at, job.run_id));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (signature, images) in by_signature {
+        for (image, (versions, hits, first)) in images {
+            let (Some(version), Some((first_at, first_run))) = (versions.first(), first) else {
+                continue;
+            };
+            if versions.len() != 1 || hits < ONSET_MIN_HITS {
+                continue;
+            }
+            let mut before: Vec<(Timestamp, String)> = seen[&image]
+                .iter()
+                .filter(|(v, t)| *v != version && **t < first_at)
+                .map(|(v, t)| (*t, v.clone()))
+                .collect();
+            if before.is_empty() {
+                continue;
+            }
+            before.sort();
+            out.push(ImageOnset {
+                signature: signature.clone(),
+                image,
+                version: version.clone(),
+                hits,
+                before: before.into_iter().map(|(_, v)| v).collect(),
+                first_run,
+                first_at,
+            });
+        }
+    }
+    out
 }
 
 impl HostsAnalysis {
@@ -503,6 +596,7 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
         alpha: DRAIN_ALPHA,
         min_failures: DRAIN_MIN_FAILURES,
         drain,
+        image_onsets: image_onsets(snapshot),
     }
 }
 
