@@ -232,3 +232,65 @@ fn hosts_covers_one_repository_and_no_signature() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+/// The pool-wide night: every GPU job of one run failed with the same line while the run's
+/// other pools passed the same commit. Its signature's verdict is `machine_wide`, naming the
+/// run and the pool, and no merge is blamed; the bad host's driver errors, spread over many
+/// runs, are not machine-wide.
+#[test]
+fn the_pool_wide_night_is_machine_wide_and_blames_no_merge() {
+    let cache = surveyed().cache.path();
+    let out = ok(flakestat()
+        .args([
+            "-q", "report", "--repo", REPO, "--since", SINCE, "--until", UNTIL,
+        ])
+        .args(["--format", "json", "--signatures"])
+        .arg(signatures())
+        .arg("--cache-dir")
+        .arg(cache)
+        .output()
+        .unwrap());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sigs = doc["signatures"].as_array().unwrap();
+    let sig = |id: &str| {
+        sigs.iter()
+            .find(|s| s["id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {sigs:?}"))
+    };
+    let night = &sig("disk-full")["bisection"];
+    assert_eq!(night["verdict"], "machine_wide", "{night}");
+    assert_eq!(night["pr"], Value::Null);
+    assert!(
+        night["reason"]
+            .as_str()
+            .unwrap()
+            .contains("one runner pool")
+    );
+    assert_ne!(sig("cuda-error")["bisection"]["verdict"], "machine_wide");
+
+    let md = stdout(
+        flakestat()
+            .args([
+                "-q", "report", "--repo", REPO, "--since", SINCE, "--until", UNTIL,
+            ])
+            .args([
+                "--signature",
+                "disk-full",
+                "--format",
+                "markdown",
+                "--signatures",
+            ])
+            .arg(signatures())
+            .arg("--cache-dir")
+            .arg(cache)
+            .output()
+            .unwrap(),
+    );
+    let run = fleet::run_id(fleet::POOL_WIDE_RUN);
+    assert!(
+        md.contains(&format!(
+            "machine-wide: all 8 hits in run {run} on pool {GPU_POOL}"
+        )),
+        "{md}"
+    );
+}

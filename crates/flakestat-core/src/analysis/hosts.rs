@@ -600,6 +600,77 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
     }
 }
 
+/// A failure the machine made: every hit a job of one run on one pool (or host).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MachineWide {
+    pub run: RunId,
+    pub pool: String,
+    /// When every hit ran on this one host (`Scope::Host`); else the pool is the finding.
+    pub host: Option<String>,
+    pub jobs: u64,
+}
+
+impl MachineWide {
+    pub fn scope(&self) -> Scope {
+        if self.host.is_some() {
+            Scope::Host
+        } else {
+            Scope::Pool
+        }
+    }
+}
+
+/// Hits a machine-wide verdict needs: one failed job is no pattern.
+pub const MACHINE_WIDE_MIN_JOBS: usize = 2;
+
+/// The one judgement of "machine-wide" (the signature account's verdict uses it, and so can an
+/// incident): `hits` (failed jobs of one failure class) are machine-wide when there are at
+/// least [`MACHINE_WIDE_MIN_JOBS`], all in one run attempt, all placed on one pool; every job
+/// of that attempt on that pool failed; and a job of the same commit passed elsewhere (on
+/// another pool of the run, or in another run). `None` otherwise, and when a hit's placement
+/// is unknown.
+pub fn machine_wide(snapshot: &Snapshot, hits: &[&Job]) -> Option<MachineWide> {
+    let first = hits.first()?;
+    if hits.len() < MACHINE_WIDE_MIN_JOBS
+        || hits
+            .iter()
+            .any(|j| (j.run_id, j.run_attempt) != (first.run_id, first.run_attempt))
+    {
+        return None;
+    }
+    let place = |j: &Job| place_job(j, snapshot.placements.get(&j.id));
+    let places: Vec<JobPlace> = hits.iter().map(|j| place(j)).collect::<Option<_>>()?;
+    let pool = &places[0].pool;
+    if places.iter().any(|p| &p.pool != pool) {
+        return None;
+    }
+    let host = places[0]
+        .host
+        .clone()
+        .filter(|h| places.iter().all(|p| p.host.as_ref() == Some(h)));
+    let mut green_elsewhere = false;
+    for job in &snapshot.jobs {
+        let on_pool = place(job).is_some_and(|p| &p.pool == pool);
+        let same_attempt = (job.run_id, job.run_attempt) == (first.run_id, first.run_attempt);
+        if same_attempt && on_pool && !job.is_failed() {
+            return None;
+        }
+        let passed = job
+            .conclusion
+            .as_ref()
+            .is_some_and(|c| c.as_str() == "success");
+        if passed && job.head_sha == first.head_sha && !on_pool {
+            green_elsewhere = true;
+        }
+    }
+    green_elsewhere.then(|| MachineWide {
+        run: first.run_id,
+        pool: pool.clone(),
+        host,
+        jobs: hits.len() as u64,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,9 @@
 //!   them; [`BAD_HOST`] fails about one job in three with a driver error (`nvidia-smi` cannot
 //!   reach the driver, then `CUDA_ERROR_NO_DEVICE`), the others about one in thirty with an
 //!   ordinary test failure;
-//! - one night ([`POOL_WIDE_RUN`]) when every job of that pool fails at once with `Cannot set
-//!   NULL context as current`, while the run's other pool passes on the same commit;
+//! - one night ([`POOL_WIDE_RUN`]) when every job of that pool fails at once (the pool's shared
+//!   scratch volume is full: `No space left on device`), while the run's other pools pass on
+//!   the same commit;
 //! - an ephemeral scale-set pool (`arc-gpu-h100-<5>-runner-<5>`, one pod per job);
 //! - GitHub-hosted jobs (`ubuntu-latest`) whose image changes mid-window from
 //!   [`OLD_IMAGE_VERSION`] to [`NEW_IMAGE_VERSION`], and the new one breaks the wheel build
@@ -74,7 +75,7 @@ fn failure_line(
     rng: &mut Rng,
 ) -> Option<&'static str> {
     if pool == Pool::Gpu && i == POOL_WIDE_RUN {
-        return Some("E       ValueError: Cannot set NULL context as current");
+        return Some("E   OSError: [Errno 28] No space left on device: '/scratch/cuda-cache'");
     }
     match pool {
         Pool::Gpu if on_bad_host => (rng.below(3) == 0).then_some(
