@@ -294,3 +294,60 @@ fn the_pool_wide_night_is_machine_wide_and_blames_no_merge() {
         "{md}"
     );
 }
+
+fn nightly(since: &str, baseline: &str, format: &str) -> Output {
+    let gh = FakeGitHub::start_blocking(fleet::fleet(), Faults::default()).unwrap();
+    let cache = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    flakestat()
+        .args([
+            "-q",
+            "nightly",
+            "--repo",
+            REPO,
+            "--since",
+            since,
+            "--baseline",
+            baseline,
+        ])
+        .args(["--until", "2026-06-15T00:00:00Z", "--fail-on", "bad-host"])
+        .args([
+            "--format",
+            format,
+            "--api-url",
+            &gh.api_url(),
+            "--signatures",
+        ])
+        .arg(signatures())
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .output()
+        .unwrap()
+}
+
+/// The bad host turned bad on day 4: a nightly whose baseline ends before names it in the
+/// comment and alerts on `--fail-on bad-host`; one whose baseline already had it does not.
+#[test]
+fn a_host_newly_on_the_drain_list_is_named_and_alerts() {
+    let out = nightly("2026-06-05T00:00:00Z", "4d", "json");
+    assert_eq!(out.status.code(), Some(10), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bad = doc["new_bad_hosts"].as_array().unwrap();
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert_eq!(bad[0]["host"], BAD_HOST);
+    assert!(bad[0]["p_value"].as_f64().unwrap() < 1e-3);
+
+    let out = nightly("2026-06-05T00:00:00Z", "4d", "markdown");
+    assert_eq!(out.status.code(), Some(10));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## Hosts newly on the drain list"), "{md}");
+    assert!(
+        md.contains(&format!("`{BAD_HOST}` of pool `{GPU_POOL}`")),
+        "{md}"
+    );
+    assert!(md.contains("1 host newly on the drain list"), "{md}");
+
+    let out = nightly("2026-06-14T00:00:00Z", "9d", "json");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.get("new_bad_hosts").is_none(), "{doc}");
+}

@@ -139,6 +139,7 @@ fn data(n: usize) -> NightlyData {
                 baseline: (i % 2 == 0).then_some(Verdict::Unknown),
             })
             .collect(),
+        new_bad_hosts: Vec::new(),
         completeness: Default::default(),
         survey_flags: Vec::new(),
     }

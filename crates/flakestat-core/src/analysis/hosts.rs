@@ -600,6 +600,28 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
     }
 }
 
+/// Hosts on the drain list of `[baseline_since, until)` (the snapshot's `until`) that the
+/// drain list of `[baseline_since, period_since)` lacks: the nightly's newly bad hosts.
+pub fn newly_drained(
+    snapshot: &Snapshot,
+    baseline_since: crate::model::Timestamp,
+    period_since: crate::model::Timestamp,
+) -> Vec<Drain> {
+    let mut view = snapshot.clone();
+    view.since = Some(baseline_since);
+    let now = analyze_hosts(&view);
+    view.until = Some(period_since);
+    let before: BTreeSet<(String, String)> = analyze_hosts(&view)
+        .drain
+        .into_iter()
+        .map(|d| (d.pool, d.host))
+        .collect();
+    now.drain
+        .into_iter()
+        .filter(|d| !before.contains(&(d.pool.clone(), d.host.clone())))
+        .collect()
+}
+
 /// A failure the machine made: every hit a job of one run on one pool (or host).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MachineWide {

@@ -276,6 +276,9 @@ pub struct NightlyData {
     pub new_unclassified: Vec<UnclassifiedGroup>,
     /// Tests flaky in the period and not in the baseline, most failed jobs first.
     pub new_flaky_tests: Vec<NewFlakyTest>,
+    /// Hosts on the drain list over baseline and period together that the baseline's own drain
+    /// list did not have (`analysis::hosts`).
+    pub new_bad_hosts: Vec<super::hosts::Drain>,
     /// What the store does not hold yet over the baseline and the period; left out of both.
     pub completeness: super::Completeness,
     /// What a fix-it survey command repeats of the flags given (set by the CLI; empty here).
@@ -293,6 +296,8 @@ pub enum AlertOn {
     Any,
     /// A test flaky in the period that was not in the baseline.
     NewFlakyTest,
+    /// A host newly on the drain list.
+    BadHost,
 }
 
 impl NightlyData {
@@ -309,6 +314,7 @@ impl NightlyData {
             AlertOn::Rising => rising,
             AlertOn::Any => new || rising,
             AlertOn::NewFlakyTest => !self.new_flaky_tests.is_empty(),
+            AlertOn::BadHost => !self.new_bad_hosts.is_empty(),
         }
     }
 }
@@ -373,6 +379,7 @@ pub fn nightly(
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
     let period_tests = analyze_tests(&view, &config);
+    let new_bad_hosts = super::hosts::newly_drained(&view, baseline_since, period_since);
 
     let windows = Windows {
         infos: signatures.iter().map(|s| (&s.id, s)).collect(),
@@ -391,6 +398,7 @@ pub fn nightly(
         seen,
         new_unclassified: new_unclassified(&period, &baseline),
         new_flaky_tests: new_flaky_tests(period_tests, &baseline_tests),
+        new_bad_hosts,
         completeness,
         survey_flags: Vec::new(),
     }

@@ -179,20 +179,7 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
                     .collect(),
             })
             .collect(),
-        drain: h
-            .drain
-            .iter()
-            .map(|d| DrainWire {
-                pool: d.pool.clone(),
-                host: d.host.clone(),
-                jobs: d.jobs,
-                failed: d.failed,
-                rate: d.rate,
-                pool_rate: d.pool_rate,
-                p_value: d.p_value,
-                p_adjusted: d.p_adjusted,
-            })
-            .collect(),
+        drain: h.drain.iter().map(drain_wire).collect(),
         image_onsets: h
             .image_onsets
             .iter()
@@ -206,6 +193,20 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
                 first_at: rfc(o.first_at),
             })
             .collect(),
+    }
+}
+
+/// One drain-list entry as JSON (the nightly's newly bad hosts too).
+pub fn drain_wire(d: &crate::analysis::hosts::Drain) -> DrainWire {
+    DrainWire {
+        pool: d.pool.clone(),
+        host: d.host.clone(),
+        jobs: d.jobs,
+        failed: d.failed,
+        rate: d.rate,
+        pool_rate: d.pool_rate,
+        p_value: d.p_value,
+        p_adjusted: d.p_adjusted,
     }
 }
 

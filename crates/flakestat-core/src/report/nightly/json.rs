@@ -45,6 +45,9 @@ pub mod wire {
         /// Tests flaky in the period that were not in the baseline (added within schema 1).
         #[serde(default)]
         pub new_flaky_tests: Vec<NewFlakyTest>,
+        /// Hosts newly on the drain list (added within schema 1; absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub new_bad_hosts: Vec<crate::report::hosts::DrainWire>,
     }
 
     /// Over several repositories (`nightly --org`, `--repo` repeated): the counts added up, and
@@ -306,6 +309,11 @@ fn repo_to_wire(data: &NightlyData) -> wire::Nightly {
                 }),
                 baseline_verdict: t.baseline.map(|v| v.as_str().to_string()),
             })
+            .collect(),
+        new_bad_hosts: data
+            .new_bad_hosts
+            .iter()
+            .map(crate::report::hosts::drain_wire)
             .collect(),
     }
 }
