@@ -351,3 +351,30 @@ fn a_host_newly_on_the_drain_list_is_named_and_alerts() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(doc.get("new_bad_hosts").is_none(), "{doc}");
 }
+
+/// The bad host's driver error is confined to it by the matrix's rule, and works elsewhere:
+/// its failed jobs, re-run on other hosts at the same commit, passed.
+#[test]
+fn the_driver_error_is_confined_to_the_bad_host_and_works_elsewhere() {
+    let doc = json(surveyed().cache.path());
+    let confined = doc["confined"].as_array().unwrap();
+    let host = confined
+        .iter()
+        .find(|c| c["signature"] == "cuda-error" && c["scope"] == "host")
+        .unwrap_or_else(|| panic!("{confined:?}"));
+    assert_eq!(host["values"], serde_json::json!([BAD_HOST]));
+    assert_eq!(host["never_values"].as_array().unwrap().len(), 7);
+    assert!(host["chance"].as_f64().unwrap() < 0.01);
+    let hits = host["jobs_hit"].as_u64().unwrap();
+    assert!(
+        host["works_elsewhere"].as_u64().unwrap() * 2 > hits,
+        "most re-runs passed elsewhere: {host}"
+    );
+    assert!(
+        confined
+            .iter()
+            .filter(|c| c["signature"] == "cuda-error" && c["scope"] == "host")
+            .all(|c| c["values"] == serde_json::json!([BAD_HOST])),
+        "no good host is singled out: {confined:?}"
+    );
+}

@@ -272,6 +272,22 @@ pub struct HostsAnalysis {
     /// Signatures whose every hit ran on one version of an image that earlier failures on the
     /// same image did not run: the failure began with that version.
     pub image_onsets: Vec<ImageOnset>,
+    /// Signatures significantly confined to some pools or hosts (the matrix's rule).
+    pub confined: Vec<Confinement>,
+}
+
+/// A signature confined to some values of `pool` or `host`, read as the matrix reads a job-name
+/// dimension (`signature::finding`: at least `MIN_HITS` hits, and the chance that hits falling
+/// regardless of the dimension all miss the never-hit values below `MAX_CHANCE`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Confinement {
+    pub signature: SignatureId,
+    /// `pool` or `host`.
+    pub dimension: Scope,
+    pub finding: super::DimensionFinding,
+    /// Hit jobs whose same job (name) at the same commit passed on another host (another pool
+    /// for `pool`): it works elsewhere.
+    pub works_elsewhere: u64,
 }
 
 /// A failure that began with an image version.
@@ -597,7 +613,82 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
         min_failures: DRAIN_MIN_FAILURES,
         drain,
         image_onsets: image_onsets(snapshot),
+        confined: confinements(snapshot),
     }
+}
+
+/// [`Confinement`]s of the window: pool over every placed job, host over the jobs of pools
+/// whose every job's host is known (persistent runners).
+fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
+    use super::signature::{DimensionReport, DimensionValue, finding};
+    let placed: Vec<(&Job, JobPlace, Vec<SignatureId>)> = jobs_run(snapshot)
+        .filter_map(|j| {
+            let place = place_job(j, snapshot.placements.get(&j.id))?;
+            let sigs = if j.is_failed() {
+                signatures_of(snapshot, j.id)
+            } else {
+                Vec::new()
+            };
+            Some((j, place, sigs))
+        })
+        .collect();
+    let signatures: BTreeSet<&SignatureId> = placed.iter().flat_map(|(_, _, s)| s).collect();
+    let mut out = Vec::new();
+    for signature in signatures {
+        for scope in [Scope::Pool, Scope::Host] {
+            let value = |p: &JobPlace| match scope {
+                Scope::Pool => Some(p.pool.clone()),
+                Scope::Host => p.host.clone().filter(|_| p.kind == PoolKind::SelfHosted),
+            };
+            let mut cells: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+            for (_, place, sigs) in &placed {
+                if let Some(v) = value(place) {
+                    let cell = cells.entry(v).or_default();
+                    cell.0 += u64::from(sigs.contains(signature));
+                    cell.1 += 1;
+                }
+            }
+            let dim = DimensionReport {
+                name: match scope {
+                    Scope::Pool => "pool".into(),
+                    Scope::Host => "host".into(),
+                },
+                values: cells
+                    .into_iter()
+                    .map(|(value, (jobs_hit, jobs_total))| DimensionValue {
+                        value,
+                        jobs_hit,
+                        jobs_total,
+                    })
+                    .collect(),
+            };
+            let Some(f) = finding(&dim, None).filter(|f| f.significant) else {
+                continue;
+            };
+            let works_elsewhere = placed
+                .iter()
+                .filter(|(_, _, sigs)| sigs.contains(signature))
+                .filter(|(hit, place, _)| {
+                    placed.iter().any(|(other, p, _)| {
+                        other.name == hit.name
+                            && other.head_sha == hit.head_sha
+                            && other
+                                .conclusion
+                                .as_ref()
+                                .is_some_and(|c| c.as_str() == "success")
+                            && value(p).is_some_and(|v| Some(v) != value(place))
+                    })
+                })
+                .count() as u64;
+            out.push(Confinement {
+                signature: signature.clone(),
+                dimension: scope,
+                finding: f,
+                works_elsewhere,
+            });
+        }
+    }
+    out
 }
 
 /// Hosts on the drain list of `[baseline_since, until)` (the snapshot's `until`) that the

@@ -1022,7 +1022,7 @@ fn findings(
 }
 
 /// Confined or everywhere; `None` when the dimension has a single value or no hit.
-fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFinding> {
+pub(super) fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFinding> {
     if dim.values.len() < 2 {
         return None;
     }

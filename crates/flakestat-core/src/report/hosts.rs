@@ -44,6 +44,25 @@ pub struct HostsWire {
     pub pools: Vec<PoolWire>,
     pub drain: Vec<DrainWire>,
     pub image_onsets: Vec<ImageOnsetWire>,
+    /// Signatures significantly confined to some pools or hosts (the matrix's rule).
+    #[serde(default)]
+    pub confined: Vec<ConfinementWire>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfinementWire {
+    pub signature: String,
+    /// `pool` or `host`.
+    pub scope: String,
+    pub values: Vec<String>,
+    pub jobs_hit: u64,
+    pub jobs_total: u64,
+    /// Values that ran the same window and were never hit, and their jobs.
+    pub never_values: Vec<String>,
+    pub never_jobs_total: u64,
+    pub chance: f64,
+    /// Hit jobs whose same job at the same commit passed on another pool or host.
+    pub works_elsewhere: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -193,6 +212,28 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
                 first_at: rfc(o.first_at),
             })
             .collect(),
+        confined: h
+            .confined
+            .iter()
+            .map(|c| ConfinementWire {
+                signature: c.signature.0.clone(),
+                scope: scope_word(c.dimension).into(),
+                values: c.finding.hit_values.clone(),
+                jobs_hit: c.finding.jobs_hit,
+                jobs_total: c.finding.jobs_total,
+                never_values: c.finding.never_values.clone(),
+                never_jobs_total: c.finding.never_jobs_total,
+                chance: c.finding.chance,
+                works_elsewhere: c.works_elsewhere,
+            })
+            .collect(),
+    }
+}
+
+fn scope_word(s: crate::analysis::hosts::Scope) -> &'static str {
+    match s {
+        crate::analysis::hosts::Scope::Pool => "pool",
+        crate::analysis::hosts::Scope::Host => "host",
     }
 }
 
@@ -425,6 +466,37 @@ fn document(r: &HostsReport) -> Vec<Block> {
     if !versions.is_empty() {
         blocks.push(Block::Heading(2, vec![text("Images and drivers")]));
         blocks.push(Block::Bullets(versions));
+    }
+    if !h.confined.is_empty() {
+        blocks.push(Block::Heading(
+            2,
+            vec![text("Signatures confined to a pool or host")],
+        ));
+        blocks.push(Block::Bullets(
+            h.confined
+                .iter()
+                .map(|c| {
+                    let f = &c.finding;
+                    vec![
+                        Span::Code(c.signature.0.clone()),
+                        text(format!(
+                            ": only on {} {} ({} of {} jobs), never on the other {} ({} jobs; by \
+                             chance: {}); works elsewhere (same job, same commit, passed on \
+                             another {}): {}",
+                            scope_word(c.dimension),
+                            f.hit_values.join(", "),
+                            f.jobs_hit,
+                            f.jobs_total,
+                            f.never_values.len(),
+                            f.never_jobs_total,
+                            p_value(f.chance),
+                            scope_word(c.dimension),
+                            c.works_elsewhere
+                        )),
+                    ]
+                })
+                .collect(),
+        ));
     }
     if !h.image_onsets.is_empty() {
         blocks.push(Block::Heading(

@@ -342,13 +342,65 @@ pub fn fleet() -> Dataset {
             pull_requests: Vec::new(),
             head_repository: None,
         };
+        // A run the bad host failed is re-run ("re-run failed jobs"): each failed job again,
+        // on another host of its pool, and it passes there (it works elsewhere).
+        let driver_failed = jobs
+            .iter()
+            .any(|j| j.is_failed() && ds.runners.get(&j.id).is_some_and(|r| r.name == BAD_HOST))
+            && i != POOL_WIDE_RUN;
+        let rerun: Vec<Job> = if driver_failed {
+            let again = created + TimeDelta::minutes(40);
+            jobs.iter()
+                .filter(|j| j.is_failed())
+                .enumerate()
+                .map(|(n, j)| {
+                    let job_id = JobId(j.id.0 + 100);
+                    let runner = match ds.runners[&j.id].group.as_str() {
+                        GPU_GROUP => FakeRunner {
+                            // Any host but the bad one (index 4).
+                            name: host(match rng.below(HOSTS as u64 - 1) as usize {
+                                k if k >= 4 => k + 1,
+                                k => k,
+                            }),
+                            group: GPU_GROUP.into(),
+                        },
+                        _ => ds.runners[&j.id].clone(),
+                    };
+                    ds.runners.insert(job_id, runner);
+                    let started = again + TimeDelta::seconds(20 + n as i64);
+                    Job {
+                        id: job_id,
+                        run_attempt: 2,
+                        conclusion: Some("success".into()),
+                        created_at: again,
+                        started_at: Some(started),
+                        completed_at: Some(started + TimeDelta::minutes(12)),
+                        html_url: Some(format!(
+                            "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
+                        )),
+                        ..j.clone()
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let attempt = FakeAttempt {
             attempt: 1,
             created_at: created,
             conclusion: Some(if failed_any { "failure" } else { "success" }.into()),
             jobs,
         };
-        ds.runs.push(FakeRun::new(run, attempt));
+        let mut fake = FakeRun::new(run, attempt);
+        if !rerun.is_empty() {
+            fake.push_attempt(FakeAttempt {
+                attempt: 2,
+                created_at: created + TimeDelta::minutes(40),
+                conclusion: Some("success".into()),
+                jobs: rerun,
+            });
+        }
+        ds.runs.push(fake);
     }
     if let Some(head) = parent {
         ds.branches.insert("main".into(), head);
