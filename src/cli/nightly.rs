@@ -85,8 +85,9 @@ pub struct NightlyArgs {
     #[arg(long, requires = "post_comment")]
     pub dry_run: bool,
     /// Exit 10 when the report holds this kind of change: new (signature or unclassified
-    /// failure), rising, any (either; fading never alerts), or new-flaky-test (a test flaky in
-    /// the period and not in the baseline).
+    /// failure), rising, any (either; fading never alerts), new-flaky-test (a test flaky in
+    /// the period and not in the baseline), or bad-host (a host newly on the drain list of
+    /// `report --hosts`).
     #[arg(long, value_enum, value_name = "KIND")]
     pub fail_on: Option<FailOnArg>,
     /// Ignored, kept for old scripts: the store has no lock to wait for (several runs may write
@@ -107,6 +108,7 @@ pub enum FailOnArg {
     Rising,
     Any,
     NewFlakyTest,
+    BadHost,
 }
 
 impl From<FailOnArg> for AlertOn {
@@ -116,6 +118,7 @@ impl From<FailOnArg> for AlertOn {
             FailOnArg::Rising => AlertOn::Rising,
             FailOnArg::Any => AlertOn::Any,
             FailOnArg::NewFlakyTest => AlertOn::NewFlakyTest,
+            FailOnArg::BadHost => AlertOn::BadHost,
         }
     }
 }
@@ -382,6 +385,7 @@ fn alert_exit(global: &GlobalArgs, fail_on: Option<FailOnArg>, view: NightlyView
                 FailOnArg::Rising => "rising",
                 FailOnArg::Any => "any",
                 FailOnArg::NewFlakyTest => "new-flaky-test",
+                FailOnArg::BadHost => "bad-host",
             },
             exit::ALERT
         );

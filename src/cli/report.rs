@@ -66,6 +66,10 @@ pub struct ReportArgs {
     /// PRs' runs are not counted).
     #[arg(long, value_name = "N", requires = "tests", default_value_t = crate::analysis::tests::DEFAULT_MIN_FAILURES)]
     pub min_failures: u64,
+    /// Where jobs ran instead: per runner pool and host, jobs run and failed, failure rate
+    /// against the pool's, Fisher's p-value, and the drain list (--format ids: its hosts).
+    #[arg(long, conflicts_with_all = ["signature", "tests"])]
+    pub hosts: bool,
     /// Write the report to FILE (atomically) instead of stdout; its extension (.md, .json,
     /// .html, .txt) picks the format when --format is not given.
     #[arg(short, long, value_name = "FILE")]
@@ -87,7 +91,8 @@ pub enum ReportFormat {
     Json,
     /// One self-contained HTML page.
     Html,
-    /// With --tests: the ids of the flaky tests, one per line (a quarantine list)
+    /// With --tests: the ids of the flaky tests, one per line (a quarantine list); with
+    /// --hosts: the hosts to drain
     Ids,
 }
 
@@ -105,6 +110,9 @@ impl ReportFormat {
 
 pub fn run(global: &GlobalArgs, args: ReportArgs) -> Result<u8, CliError> {
     let ids = args.ids || args.format == Some(ReportFormat::Ids);
+    if args.hosts {
+        return run_hosts(global, &args, ids);
+    }
     if ids && !args.tests {
         return Err(CliError::Invalid(
             "--format ids lists the ids of flaky tests: add --tests".into(),
@@ -198,6 +206,51 @@ fn run_tests(
     Ok(pipeline::incomplete_exit(
         global,
         &view.completeness(),
+        args.allow_incomplete,
+    ))
+}
+
+/// `--hosts`: where one repository's jobs ran, or (with `ids`) its drain list alone.
+fn run_hosts(global: &GlobalArgs, args: &ReportArgs, ids: bool) -> Result<u8, CliError> {
+    let output = ReportOutput::resolve(
+        args.format.and_then(ReportFormat::report_format),
+        args.output.clone(),
+        global.color,
+    )?;
+    let target = args.target.target()?;
+    if matches!(target, Some(Target::Many(_))) {
+        return Err(CliError::Invalid(
+            "--hosts reports one repository's runners: give one --repo".into(),
+        ));
+    }
+    let loaded = scope::load_stored(target.as_ref(), &args.stored, None)?;
+    scope::say_classified(global, loaded.classified);
+    let snapshot = loaded
+        .snapshots
+        .first()
+        .expect("a scope of one, one snapshot");
+    let (complete, completeness) = analysis::complete_part(snapshot);
+    let hosts = report::hosts::HostsReport {
+        repo: snapshot.repo.clone().or_else(|| match &target {
+            Some(Target::One(repo)) => Some(repo.clone()),
+            _ => None,
+        }),
+        since: snapshot.since,
+        until: snapshot.until,
+        hosts: analysis::hosts::analyze_hosts(&complete),
+        completeness,
+        survey_flags: loaded.survey_flags.clone(),
+    };
+    if ids {
+        write_output(args.output.as_deref(), |w| {
+            report::hosts::render_ids(&hosts, w)
+        })?;
+    } else {
+        output.write(|out, format, options| report::hosts::render(&hosts, format, options, out))?;
+    }
+    Ok(pipeline::incomplete_exit(
+        global,
+        &hosts.completeness,
         args.allow_incomplete,
     ))
 }

@@ -273,6 +273,34 @@ fn every_failed_job_execution_is_a_hit_or_unclassified_or_unknown_exactly_once()
             .iter()
             .any(|l| l.as_ref().is_some_and(|l| !l.is_empty()))
     );
+    // Where each job ran: the listing's runner, and its pool, the scale set its name (the
+    // story's runners are NVIDIA-style `<label>-<5 random>`) is the label of.
+    let runners = strings(&jobs, "runner_name");
+    let pools = strings(&jobs, "pool");
+    let labels = lists(&jobs, "labels");
+    let mut placed = 0;
+    for i in 0..runners.len() {
+        let (Some(runner), Some(pool)) = (&runners[i], &pools[i]) else {
+            continue;
+        };
+        placed += 1;
+        assert!(
+            runner.starts_with(&format!("{pool}-")),
+            "{runner} in {pool}"
+        );
+        assert_eq!(labels[i].as_ref().unwrap().first(), Some(pool));
+    }
+    assert!(placed > 100, "{placed} jobs placed");
+    for column in [
+        "runner_group",
+        "host",
+        "image",
+        "runner_version",
+        "driver",
+        "gpu_model",
+    ] {
+        assert_eq!(strings(&jobs, column).len(), runners.len(), "{column}");
+    }
 }
 
 #[test]

@@ -141,6 +141,7 @@ fn data(n: usize) -> NightlyData {
             })
             .collect(),
         incidents: Vec::new(),
+        new_bad_hosts: Vec::new(),
         completeness: Default::default(),
         survey_flags: Vec::new(),
     }

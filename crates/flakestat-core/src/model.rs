@@ -8,7 +8,9 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+mod placement;
 mod states;
+pub use placement::{Placement, Preamble, Runner};
 pub use states::{Conclusion, Event, Status};
 
 /// A point in time, always UTC.
@@ -379,6 +381,10 @@ pub struct Snapshot {
     /// first): the first-parent chain from the tip is the branch's own line.
     #[serde(default)]
     pub parents: BTreeMap<Sha, Vec<Sha>>,
+    /// Where each job ran, for jobs the store knows anything of (its runner from the jobs
+    /// listing, its log's preamble): empty for stores written before flakestat kept them.
+    #[serde(default)]
+    pub placements: BTreeMap<JobId, Placement>,
 }
 
 /// A commit of the default branch's history.

@@ -65,6 +65,17 @@ pub struct Dataset {
     /// Check runs Apps created, oldest first (`checks.rs`).
     #[serde(default)]
     pub check_runs: Vec<crate::checks::FakeCheckRun>,
+    /// The runner each job ran on, where a scenario names it; any other started job gets a
+    /// generated name in its labels' pool (`routes::job_json`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runners: BTreeMap<JobId, FakeRunner>,
+}
+
+/// The runner a job ran on, as the jobs API names it (`runner_name`, `runner_group_name`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FakeRunner {
+    pub name: String,
+    pub group: String,
 }
 
 /// Which tokens the fake accepts. The default accepts anything, including no token.
@@ -280,6 +291,7 @@ impl Dataset {
             issues: Vec::new(),
             comments: Vec::new(),
             check_runs: Vec::new(),
+            runners: BTreeMap::new(),
         }
     }
 

@@ -52,6 +52,7 @@ pub use created::{CreatedRange, parse_created};
 pub use dataset::{
     ArtifactBody, Auth, BOT_WORKFLOW_ID, BOT_WORKFLOW_PATH, Dataset, DatasetError, FakeArtifact,
     FakeAttempt, FakeComment, FakeCommit, FakeFile, FakeIssue, FakeLog, FakePull, FakeRun,
+    FakeRunner,
 };
 pub use minimum::SurveyMinimum;
 pub use routes::RouteKind;

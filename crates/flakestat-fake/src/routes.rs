@@ -1554,15 +1554,21 @@ pub(crate) fn job_labels(name: &str) -> Vec<String> {
 
 pub(crate) fn job_json(ds: &Dataset, run: &FakeRun, j: &Job, api: &str) -> Value {
     let repo = &ds.repo;
-    let labels = job_labels(&j.name);
+    let named = ds.runners.get(&j.id);
+    let labels = match named {
+        Some(_) if !j.labels.is_empty() => j.labels.clone(),
+        _ => job_labels(&j.name),
+    };
     let done = j.status == Status::Completed;
-    let runner = j.started_at.map(|_| {
-        format!(
+    let runner = j.started_at.map(|_| match named {
+        Some(r) => r.name.clone(),
+        None => format!(
             "{}-{}",
             labels[0],
             &fake_sha(&format!("runner {}", j.id))[..5]
-        )
+        ),
     });
+    let group = named.map_or("nv-gpu-runners", |r| r.group.as_str());
     let steps = job_steps(j);
     json!({
         "id": j.id,
@@ -1585,7 +1591,7 @@ pub(crate) fn job_json(ds: &Dataset, run: &FakeRun, j: &Job, api: &str) -> Value
         "runner_id": runner.as_ref().map(|_| 100_000 + j.id.0 % 90_000),
         "runner_name": runner,
         "runner_group_id": runner.as_ref().map(|_| 3),
-        "runner_group_name": runner.as_ref().map(|_| "nv-gpu-runners"),
+        "runner_group_name": runner.as_ref().map(|_| group),
         "workflow_name": run.run.workflow_name,
         "head_branch": run.run.head_branch,
     })

@@ -481,18 +481,28 @@ impl Inner {
             self.repo_path()
         ));
         let mut jobs = Vec::new();
+        // Where each job ran: the listing carries it, so it costs no request of its own.
+        let mut runners = BTreeMap::new();
         let walked = Listing::new(&self.client, url)
             .walk::<JobList, FetchError>(unexpected, |page| {
                 // Follow `Link: rel="next"`, not `total_count`: with `filter=all` its meaning
                 // is not documented, and a short count would lose an attempt's jobs.
                 let more = !page.is_empty();
-                jobs.extend(page.into_iter().map(|j| j.into_model()));
+                jobs.extend(page.into_iter().map(|j| {
+                    let runner = j.runner();
+                    let job = j.into_model();
+                    if !runner.is_unknown() {
+                        runners.insert(job.id, runner);
+                    }
+                    job
+                }));
                 Ok(if more { Flow::More } else { Flow::Stop })
             })
             .await?;
         self.cost().jobs.made += walked.pages;
         self.cost().jobs.minimum += (jobs.len() as u64).div_ceil(PER_PAGE).max(1);
-        self.store().store_jobs(run, attempt, completed, &jobs)?;
+        self.store()
+            .store_jobs_with_runners(run, attempt, completed, &jobs, &runners)?;
         self.progress.event(ProgressEvent::JobsDone);
         let mut without_log = Vec::new();
         {

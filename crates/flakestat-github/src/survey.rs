@@ -574,6 +574,9 @@ impl Survey {
             .await?;
         summary.cost = *self.cost();
         summary.cost.add(&self.ingest.cost());
+        // Where the jobs whose logs this survey stored ran: their preambles, no request.
+        let this = self.clone();
+        super::blocking(move || flakestat_store::reread_preambles(&this.store, &this.repo)).await?;
         Ok(summary)
     }
 

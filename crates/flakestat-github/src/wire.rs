@@ -6,8 +6,8 @@
 use serde::Deserialize;
 
 use flakestat_core::model::{
-    Conclusion, Event, Job, JobId, PrNumber, PullHead, PullRequest, Run, RunId, Sha, Status,
-    Timestamp, WorkflowId,
+    Conclusion, Event, Job, JobId, PrNumber, PullHead, PullRequest, Run, RunId, Runner, Sha,
+    Status, Timestamp, WorkflowId,
 };
 
 #[derive(Debug, Deserialize)]
@@ -145,9 +145,23 @@ pub struct WireJob {
     pub head_sha: String,
     #[serde(default)]
     pub labels: Option<Vec<String>>,
+    /// Null for jobs that never got a runner (skipped, cancelled while queued).
+    #[serde(default)]
+    pub runner_name: Option<String>,
+    #[serde(default)]
+    pub runner_group_name: Option<String>,
 }
 
 impl WireJob {
+    /// The runner the listing names (read before [`into_model`](Self::into_model) takes it).
+    pub fn runner(&self) -> Runner {
+        let named = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        Runner {
+            name: named(&self.runner_name),
+            group: named(&self.runner_group_name),
+        }
+    }
+
     pub fn into_model(self) -> Job {
         Job {
             id: JobId(self.id),

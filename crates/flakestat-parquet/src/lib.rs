@@ -261,6 +261,24 @@ fn jobs(data: &ExportData) -> Result<RecordBatch, ParquetError> {
             false,
         ),
     ]));
+    // Where each job ran (`analysis::hosts`).
+    let place = |f: fn(&flakestat_core::analysis::export::PlaceRow) -> Option<&str>| {
+        text_opt(j.iter().map(move |x| f(&x.place)))
+    };
+    columns.extend(named(vec![
+        ("runner_name", place(|p| p.runner_name.as_deref()), true),
+        ("runner_group", place(|p| p.runner_group.as_deref()), true),
+        ("pool", place(|p| p.pool.as_deref()), true),
+        ("host", place(|p| p.host.as_deref()), true),
+        ("image", place(|p| p.image.as_deref()), true),
+        (
+            "runner_version",
+            place(|p| p.runner_version.as_deref()),
+            true,
+        ),
+        ("driver", place(|p| p.driver.as_deref()), true),
+        ("gpu_model", place(|p| p.gpu_model.as_deref()), true),
+    ]));
     batch(columns)
 }
 

@@ -27,6 +27,7 @@ mod db;
 mod engine;
 mod green;
 mod owners;
+mod placements;
 mod plans;
 pub mod postgres;
 mod queue;
@@ -44,8 +45,8 @@ use rusqlite::Connection;
 use db::{Db, Row, Tx, id_list, params};
 
 use flakestat_core::model::{
-    Classification, Job, JobId, LogStatus, PrNumber, PullRequest, Repo, Run, RunId, Snapshot,
-    Timestamp,
+    Classification, Job, JobId, LogStatus, PrNumber, PullRequest, Repo, Run, RunId, Runner,
+    Snapshot, Timestamp,
 };
 
 pub use ancestry::mainline_scope;
@@ -54,7 +55,7 @@ pub use engine::{Store, StoreLocation};
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
 pub use queue::{Delivery, QueueStats, Queued, QueuedRun};
-pub use reclassify::reclassify_stored;
+pub use reclassify::{reclassify_stored, reread_preambles};
 pub use schema::SCHEMA_VERSION;
 
 /// The folder inside the cache dir; its number changes only with an incompatible layout.
@@ -690,6 +691,19 @@ impl dyn Db + '_ {
         completed: bool,
         jobs: &[Job],
     ) -> Result<(), StoreError> {
+        self.store_jobs_with_runners(run, run_attempt, completed, jobs, &BTreeMap::new())
+    }
+
+    /// [`store_jobs`](Self::store_jobs), with the runner the listing names for each job (a job
+    /// absent from `runners`, or one GitHub names no runner for, keeps what was stored).
+    pub fn store_jobs_with_runners(
+        &mut self,
+        run: RunId,
+        run_attempt: u32,
+        completed: bool,
+        jobs: &[Job],
+        runners: &BTreeMap<JobId, Runner>,
+    ) -> Result<(), StoreError> {
         // Read, then written from what was read: one writer at a time.
         self.transaction(Tx::Serial, |db| {
             let stored: Option<(Option<u32>, bool)> = db.query_row(
@@ -701,18 +715,25 @@ impl dyn Db + '_ {
                 return Ok(());
             }
             for job in jobs {
+                let runner = runners.get(&job.id).cloned().unwrap_or_default();
                 db.execute(
-                    "INSERT INTO jobs (id, run_id, run_attempt, failed, json)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
+                    "INSERT INTO jobs (id, run_id, run_attempt, failed, json, runner_name,
+                        runner_group_name)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                      ON CONFLICT (id) DO UPDATE SET
                         run_attempt = excluded.run_attempt, failed = excluded.failed,
-                        json = excluded.json",
+                        json = excluded.json,
+                        runner_name = coalesce(excluded.runner_name, jobs.runner_name),
+                        runner_group_name =
+                            coalesce(excluded.runner_group_name, jobs.runner_group_name)",
                     params![
                         job.id.0,
                         job.run_id.0,
                         job.run_attempt,
                         job.is_failed(),
-                        to_json(job)
+                        to_json(job),
+                        runner.name,
+                        runner.group
                     ],
                 )?;
             }
@@ -1153,6 +1174,7 @@ impl dyn Db + '_ {
         snapshot.unlisted = self.unlisted(repo_id, since, until)?;
         snapshot.surveyed_to = self.surveyed_to(repo)?;
         snapshot.parents = self.load_parents(repo)?;
+        snapshot.placements = self.load_placements(repo_id, from, to)?;
         Ok(snapshot)
     }
 

@@ -1,18 +1,21 @@
 //! Re-classification from the store alone: stored logs that have no classification for the
 //! current signatures (they changed, or a survey stopped between download and classification)
 //! are read back, classified and stored. No network: `report`, `suggest` and `survey --offline`
-//! need nothing else, and the survey calls it for what it stored earlier.
+//! need nothing else, and the survey calls it for what it stored earlier. The same pass reads
+//! each stored log's preamble (where the job ran) once per parser version, so a store written
+//! before flakestat kept it gains it with no request.
 
 use std::sync::{Arc, Mutex};
 
 use flakestat_core::model::Repo;
 use flakestat_core::signatures::Classifier;
+use flakestat_core::signatures::preamble::{PREAMBLE_VERSION, parse_preamble};
 
 use super::{Store, StoreError};
 
 /// Classifies every stored log of `repo` that has no classification for the classifier's
-/// fingerprint. Returns how many were classified. The store is locked per step, so a survey
-/// sharing it goes on meanwhile.
+/// fingerprint, then reads the preambles not read yet ([`reread_preambles`]). Returns how many
+/// were classified. The store is locked per step, so a survey sharing it goes on meanwhile.
 pub fn reclassify_stored(
     store: &Arc<Mutex<Store>>,
     repo: &Repo,
@@ -33,6 +36,27 @@ pub fn reclassify_stored(
             &fingerprint,
             &classification,
         )?;
+    }
+    reread_preambles(store, repo)?;
+    Ok(todo.len() as u64)
+}
+
+/// Reads the preamble of every stored log of `repo` that the current parser has not read.
+/// Returns how many were read.
+pub fn reread_preambles(store: &Arc<Mutex<Store>>, repo: &Repo) -> Result<u64, StoreError> {
+    let todo = store
+        .lock()
+        .expect("store lock")
+        .preambles_to_read(repo, PREAMBLE_VERSION)?;
+    for job in &todo {
+        let Some(raw) = store.lock().expect("store lock").load_log(*job)? else {
+            continue;
+        };
+        let preamble = parse_preamble(&raw);
+        store
+            .lock()
+            .expect("store lock")
+            .store_preamble(*job, PREAMBLE_VERSION, &preamble)?;
     }
     Ok(todo.len() as u64)
 }

@@ -281,6 +281,27 @@ const VERSIONS: &[Migration] = &[
     CREATE INDEX webhook_queue_by_state ON webhook_queue (state, received_at, delivery);
     ",
     ),
+    // Version 10: where each job ran (`analysis::hosts`): the runner the jobs listing names
+    // (NULL: never got one, or stored before this version), and what a stored log's preamble
+    // says of the machine (`signatures::preamble`), read once per parser `version`, so a store
+    // of any age gains it by re-reading its logs, with no request.
+    same(
+        "
+    ALTER TABLE jobs ADD COLUMN runner_name TEXT;
+    ALTER TABLE jobs ADD COLUMN runner_group_name TEXT;
+    CREATE TABLE log_preambles (
+        job_id BIGINT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        runner_version TEXT,
+        runner_name TEXT,
+        machine TEXT,
+        image TEXT,
+        image_version TEXT,
+        driver TEXT,
+        gpu TEXT
+    );
+    ",
+    ),
 ];
 
 /// The schema version this binary writes.
@@ -641,5 +662,42 @@ mod migration_tests {
             "one row per delivery"
         );
         assert!(conn.execute(insert, ["d2", "other"]).is_err());
+    }
+
+    /// A store of version 9 gains the runner columns and the preamble table on open, keeps its
+    /// logs and jobs (their runner unknown: NULL), and takes one preamble per job.
+    #[test]
+    fn version_10_adds_where_jobs_ran_and_keeps_the_rest() {
+        let mut conn = store_of_version(9);
+        conn.execute_batch(
+            "INSERT INTO repos (id, owner, name) VALUES (1, 'o', 'r');
+             INSERT INTO runs (id, repo_id, created_at, run_attempt, status, json)
+                VALUES (1, 1, 0, 1, 'completed', '{}');",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO jobs (id, run_id, run_attempt, failed, json) VALUES (7, 1, 1, 1, '{}')",
+            [],
+        )
+        .unwrap();
+        let preamble = "INSERT INTO log_preambles (job_id, version, machine) VALUES (7, 1, ?1)";
+        assert!(
+            conn.execute(preamble, ["gpu-a"]).is_err(),
+            "version 9 has no preambles"
+        );
+        migrate_keeping_the_log(&mut conn);
+        let runner: (Option<String>, Option<String>) = conn
+            .query_row(
+                "SELECT runner_name, runner_group_name FROM jobs WHERE id = 7",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(runner, (None, None));
+        conn.execute(preamble, ["gpu-a"]).unwrap();
+        assert!(
+            conn.execute(preamble, ["gpu-b"]).is_err(),
+            "one preamble per job"
+        );
     }
 }

@@ -767,3 +767,75 @@ fn both_engines_migrate_to_the_same_tables_and_columns() {
 }
 
 mod contention;
+
+/// Where jobs ran: the listing's runner is stored with the jobs (a later listing naming none
+/// keeps it), a stored log's preamble is read by the re-reading pass once, with no request,
+/// and both reach the snapshot's placements on every engine.
+#[test]
+fn runners_and_preambles_reach_the_snapshot() {
+    for (engine, _dir, store) in engines() {
+        eprintln!("engine: {engine}");
+        let r = repo();
+        let store = std::sync::Arc::new(std::sync::Mutex::new(store));
+        let mut s = store.lock().unwrap();
+        s.store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
+            .unwrap();
+        let jobs = [job(10, 1, 1, "failure"), job(11, 1, 1, "success")];
+        let runners = BTreeMap::from([
+            (
+                JobId(10),
+                Runner {
+                    name: Some("gpu-l4-03".into()),
+                    group: Some("nv-gpu".into()),
+                },
+            ),
+            (
+                JobId(11),
+                Runner {
+                    name: Some("gpu-l4-01".into()),
+                    group: Some("nv-gpu".into()),
+                },
+            ),
+        ]);
+        s.store_jobs_with_runners(RunId(1), 1, true, &jobs, &runners)
+            .unwrap();
+        // An older listing without runners (or a store_jobs caller) forgets nothing.
+        s.store_jobs(RunId(1), 1, true, &jobs).unwrap();
+        let raw = "2026-06-15T10:00:00.0000000Z Current runner version: '2.330.0'
+2026-06-15T10:00:00.0000000Z Runner name: 'gpu-l4-03'
+2026-06-15T10:00:00.0000000Z Machine name: 'node-17'
+2026-06-15T10:00:01.0000000Z boom
+";
+        s.store_log(
+            JobId(10),
+            &LogEntry::Stored(compress_log(raw.as_bytes())),
+            None,
+        )
+        .unwrap();
+        drop(s);
+        assert_eq!(
+            reread_preambles(&store, &r).unwrap(),
+            1,
+            "{engine}: one log"
+        );
+        assert_eq!(
+            reread_preambles(&store, &r).unwrap(),
+            0,
+            "{engine}: read once"
+        );
+        let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
+        let snap = store
+            .lock()
+            .unwrap()
+            .load_snapshot(&r, since, until, "fp")
+            .unwrap();
+        let failed = &snap.placements[&JobId(10)];
+        assert_eq!(failed.runner, runners[&JobId(10)], "{engine}");
+        let preamble = failed.preamble.as_ref().unwrap();
+        assert_eq!(preamble.machine.as_deref(), Some("node-17"));
+        assert_eq!(preamble.runner_version.as_deref(), Some("2.330.0"));
+        let passed = &snap.placements[&JobId(11)];
+        assert_eq!(passed.runner, runners[&JobId(11)]);
+        assert_eq!(passed.preamble, None, "{engine}: no log, no preamble");
+    }
+}

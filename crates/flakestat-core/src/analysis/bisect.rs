@@ -533,6 +533,16 @@ pub enum Verdict {
         clean_runs_before: u64,
         probability: f64,
     },
+    /// Machine-wide (`analysis::hosts::machine_wide`): every hit is a job of one run on one
+    /// runner pool (or host), every job of that run there failed, and the same commit passed
+    /// elsewhere: the machine's failure, no merge's.
+    MachineWide {
+        run: RunId,
+        pool: String,
+        /// When every hit ran on this one host.
+        host: Option<String>,
+        jobs: u64,
+    },
 }
 
 impl Verdict {
@@ -568,6 +578,10 @@ impl Verdict {
                 "the top suspect is in every hit run, and the clean runs before it make an \
                  earlier start unlikely"
             }
+            Verdict::MachineWide { .. } => {
+                "every hit is a job of one run on one runner pool or host, which failed there \
+                 while the same commit passed elsewhere"
+            }
         }
     }
 
@@ -579,6 +593,7 @@ impl Verdict {
                 | Verdict::NotEnoughHits { .. }
                 | Verdict::PresentBeforeWindow { .. }
                 | Verdict::TooRareToPlace { .. }
+                | Verdict::MachineWide { .. }
         )
     }
 }

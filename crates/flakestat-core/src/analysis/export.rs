@@ -102,6 +102,40 @@ pub struct JobRow {
     pub log: Option<&'static str>,
     /// Every signature that matched, sorted.
     pub signatures: Vec<String>,
+    /// Where it ran (`analysis::hosts`): the runner the jobs listing names, its pool and host
+    /// (`None` where it cannot be told), and what its log's preamble says.
+    pub place: PlaceRow,
+}
+
+/// Where one job ran, as export columns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PlaceRow {
+    pub runner_name: Option<String>,
+    pub runner_group: Option<String>,
+    pub pool: Option<String>,
+    pub host: Option<String>,
+    pub image: Option<String>,
+    pub runner_version: Option<String>,
+    pub driver: Option<String>,
+    pub gpu_model: Option<String>,
+}
+
+impl PlaceRow {
+    fn of(job: &Job, snapshot: &Snapshot) -> PlaceRow {
+        let placement = snapshot.placements.get(&job.id);
+        let place = super::hosts::place_job(job, placement);
+        let preamble = placement.and_then(|p| p.preamble.as_ref());
+        PlaceRow {
+            runner_name: placement.and_then(|p| p.runner.name.clone()),
+            runner_group: placement.and_then(|p| p.runner.group.clone()),
+            pool: place.as_ref().map(|p| p.pool.clone()),
+            host: place.as_ref().and_then(|p| p.host.clone()),
+            image: place.as_ref().and_then(|p| p.image.clone()),
+            runner_version: preamble.and_then(|p| p.runner_version.clone()),
+            driver: place.as_ref().and_then(|p| p.driver.clone()),
+            gpu_model: place.and_then(|p| p.gpu),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -363,6 +397,7 @@ impl Executions {
                 None
             },
             signatures,
+            place: PlaceRow::of(job, snapshot),
         });
     }
 }

@@ -15,6 +15,7 @@ pub mod export;
 pub mod green;
 pub mod heatmap;
 pub mod incidents;
+pub mod hosts;
 pub mod nightly;
 pub mod org;
 pub mod pr;

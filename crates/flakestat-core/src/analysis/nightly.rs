@@ -287,6 +287,9 @@ pub struct NightlyData {
     pub new_flaky_tests: Vec<NewFlakyTest>,
     /// The period's incidents ([`super::incidents`]): their tests are never newly flaky.
     pub incidents: Vec<super::incidents::Incident>,
+    /// Hosts on the drain list over baseline and period together that the baseline's own drain
+    /// list did not have (`analysis::hosts`).
+    pub new_bad_hosts: Vec<super::hosts::Drain>,
     /// What the store does not hold yet over the baseline and the period; left out of both.
     pub completeness: super::Completeness,
     /// What a fix-it survey command repeats of the flags given (set by the CLI; empty here).
@@ -304,6 +307,8 @@ pub enum AlertOn {
     Any,
     /// A test flaky in the period that was not in the baseline.
     NewFlakyTest,
+    /// A host newly on the drain list.
+    BadHost,
 }
 
 impl NightlyData {
@@ -320,6 +325,7 @@ impl NightlyData {
             AlertOn::Rising => rising,
             AlertOn::Any => new || rising,
             AlertOn::NewFlakyTest => !self.new_flaky_tests.is_empty(),
+            AlertOn::BadHost => !self.new_bad_hosts.is_empty(),
         }
     }
 }
@@ -385,6 +391,7 @@ pub fn nightly(
     let period = analyze(&view, signatures, &config);
     let incidents = super::incidents::find_incidents(&view, &super::incidents::runs_on_pool);
     let period_tests = super::tests::analyze_tests_apart_from(&view, &config, &incidents);
+    let new_bad_hosts = super::hosts::newly_drained(&view, baseline_since, period_since);
 
     // Both windows count a signature over the same workflows, also the one it has no hit in.
     let workflows = workflows_hit(&[&baseline, &period]);
@@ -410,6 +417,7 @@ pub fn nightly(
         new_unclassified: new_unclassified(&period, &baseline),
         new_flaky_tests: new_flaky_tests(period_tests, &baseline_tests),
         incidents,
+        new_bad_hosts,
         completeness,
         survey_flags: Vec::new(),
     }

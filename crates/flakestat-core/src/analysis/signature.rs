@@ -720,7 +720,21 @@ fn impact(
     tests: &BTreeMap<String, u64>,
     (first_run, first_hit_at): (RunId, Timestamp),
 ) -> Impact {
-    let bisection = first_occurrence(scene, history, &matched.raw_runs, tests);
+    let mut bisection = first_occurrence(scene, history, &matched.raw_runs, tests);
+    // The machine's failure is no merge's: never bisected onto one.
+    let hit_jobs: Vec<&Job> = matched.raw.iter().map(|(job, _, _)| *job).collect();
+    if let Some(mw) = super::hosts::machine_wide(scene.snapshot, &hit_jobs) {
+        bisection.suspects.clear();
+        bisection.lacking_top_suspect.clear();
+        bisection.ruled_out_by_hit_runs.clear();
+        bisection.minutes_after_top_suspect = None;
+        bisection.verdict = Verdict::MachineWide {
+            run: mw.run,
+            pool: mw.pool,
+            host: mw.host,
+            jobs: mw.jobs,
+        };
+    }
     let (starts_at, start) = match (&bisection.verdict, bisection.suspects.first()) {
         (Verdict::Placed { .. }, Some(top)) if top.merged_at <= first_hit_at => {
             (ImpactStart::Merge, top.merged_at)
@@ -1016,7 +1030,7 @@ fn findings(
 }
 
 /// Confined or everywhere; `None` when the dimension has a single value or no hit.
-fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFinding> {
+pub(super) fn finding(dim: &DimensionReport, within: Option<String>) -> Option<DimensionFinding> {
     if dim.values.len() < 2 {
         return None;
     }

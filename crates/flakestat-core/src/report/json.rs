@@ -528,7 +528,8 @@ fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
         | Verdict::NoMergedPrsKnown
         | Verdict::NoMergeBeforeFirstHit
         | Verdict::EveryMergeRuledOut
-        | Verdict::NoMergeInEveryHitRun => (None, None, None),
+        | Verdict::NoMergeInEveryHitRun
+        | Verdict::MachineWide { .. } => (None, None, None),
     };
     wire::Bisection {
         verdict: b.verdict.name(),

@@ -23,6 +23,7 @@ mod literals;
 pub mod load;
 pub mod matcher;
 pub mod normalize;
+pub mod preamble;
 pub mod telling;
 pub mod testids;
 

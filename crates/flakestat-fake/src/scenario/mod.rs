@@ -5,6 +5,7 @@ use std::path::Path;
 
 pub mod cuda_python;
 pub mod ecosystems;
+pub mod fleet;
 pub mod org;
 pub mod synthetic_prs;
 

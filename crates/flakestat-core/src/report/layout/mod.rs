@@ -324,6 +324,20 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
             Some(top) => no_merge_in_every_hit_run(b, top, &run),
             None => format!("no merge named: {}{run}", b.verdict.reason()),
         },
+        Verdict::MachineWide {
+            run: at,
+            pool,
+            host,
+            jobs,
+        } => format!(
+            "machine-wide: all {} in run {at} on {}, every job there failed while the same \
+             commit passed elsewhere; no merge named",
+            plural(*jobs, "hit", "hits"),
+            match host {
+                Some(h) => format!("host {h} of pool {pool}"),
+                None => format!("pool {pool}"),
+            }
+        ),
         Verdict::NoHits => return None,
     })
 }

@@ -49,6 +49,9 @@ pub mod wire {
         /// are never newly flaky.
         #[serde(default)]
         pub incidents: Vec<crate::report::incidents::IncidentWire>,
+        /// Hosts newly on the drain list (added within schema 1; absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub new_bad_hosts: Vec<crate::report::hosts::DrainWire>,
     }
 
     /// Over several repositories (`nightly --org`, `--repo` repeated): the counts added up, and
@@ -323,6 +326,11 @@ fn repo_to_wire(data: &NightlyData) -> wire::Nightly {
             })
             .collect(),
         incidents: crate::report::incidents::to_wire(&data.incidents),
+        new_bad_hosts: data
+            .new_bad_hosts
+            .iter()
+            .map(crate::report::hosts::drain_wire)
+            .collect(),
     }
 }
 

@@ -155,6 +155,7 @@ fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     unclassified_section(&mut blocks, data, limit);
     flaky_tests_section(&mut blocks, data, limit);
     incidents_section(&mut blocks, data);
+    bad_hosts_section(&mut blocks, data);
     seen_section(&mut blocks, data, limit);
     blocks.extend(gaps_paragraph(data));
     blocks
@@ -216,7 +217,8 @@ fn headline(data: &NightlyData) -> Block {
     );
     let unclassified = data.new_unclassified.len();
     let flaky = data.new_flaky_tests.len();
-    if new + rising + fading + unclassified + flaky == 0 {
+    let hosts = data.new_bad_hosts.len();
+    if new + rising + fading + unclassified + flaky + hosts == 0 {
         return Block::Paragraph(vec![Span::Strong(
             "Nothing changed: no new, rising or fading signature, no new unclassified failure, \
              no newly flaky test."
@@ -230,6 +232,18 @@ fn headline(data: &NightlyData) -> Block {
         )
     } else {
         String::new()
+    };
+    let tests = if hosts > 0 {
+        format!(
+            "{tests}; {}",
+            plural(
+                hosts as u64,
+                "host newly on the drain list",
+                "hosts newly on the drain list"
+            )
+        )
+    } else {
+        tests
     };
     Block::Paragraph(vec![Span::Strong(format!(
         "{new} new, {rising} rising, {fading} fading {}; {}{tests}.",
@@ -296,6 +310,38 @@ fn unclassified_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Opti
         blocks.push(Block::Table(unclassified_table(&groups[..shown])));
         more(blocks, groups.len() - shown, "New unclassified failures");
     }
+}
+
+/// Hosts newly on the drain list (`report --hosts`), each with its p-value.
+fn bad_hosts_section(blocks: &mut Vec<Block>, data: &NightlyData) {
+    let hosts = &data.new_bad_hosts;
+    if hosts.is_empty() {
+        return;
+    }
+    blocks.push(Block::Heading(
+        2,
+        vec![text("Hosts newly on the drain list")],
+    ));
+    blocks.push(Block::Bullets(
+        hosts
+            .iter()
+            .map(|d| {
+                vec![
+                    code(d.host.clone()),
+                    text(" of pool "),
+                    code(d.pool.clone()),
+                    text(format!(
+                        ": failed {} of {} jobs ({:.1} % against the pool's {:.1} %), p = {}",
+                        d.failed,
+                        d.jobs,
+                        d.rate * 100.0,
+                        d.pool_rate * 100.0,
+                        crate::report::hosts::p_value(d.p_value)
+                    )),
+                ]
+            })
+            .collect(),
+    ));
 }
 
 /// Tests flaky in the period (failed and passed on the same code) that were not in the baseline.
