@@ -322,12 +322,19 @@ fn document(r: &HostsReport) -> Vec<Block> {
     ))]));
 
     blocks.push(Block::Heading(2, vec![text("Drain list")]));
-    blocks.push(Block::Paragraph(vec![text(format!(
-        "A host is listed when it failed at least {} jobs and a one-sided Fisher's exact test \
-         against the rest of its pool gives p × {} (the hosts tested: Bonferroni) below {}.",
-        h.min_failures, h.hosts_tested, h.alpha
-    ))]));
-    if h.drain.is_empty() {
+    blocks.push(Block::Paragraph(vec![text(if h.hosts_tested == 0 {
+        "No host could be tested: no pool here has hosts whose every job is known (an \
+         ephemeral pool's machine is known only where a log names it)."
+            .to_string()
+    } else {
+        format!(
+            "A host is listed when it failed at least {} jobs and a one-sided Fisher's exact \
+             test against the rest of its pool gives p × {} (the hosts tested: Bonferroni) \
+             below {}.",
+            h.min_failures, h.hosts_tested, h.alpha
+        )
+    })]));
+    if h.drain.is_empty() && h.hosts_tested > 0 {
         blocks.push(Block::Paragraph(vec![text(
             "No host is significantly worse than its pool.",
         )]));
