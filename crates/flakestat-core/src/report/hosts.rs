@@ -334,10 +334,12 @@ fn document(r: &HostsReport) -> Vec<Block> {
             h.min_failures, h.hosts_tested, h.alpha
         )
     })]));
-    if h.drain.is_empty() && h.hosts_tested > 0 {
-        blocks.push(Block::Paragraph(vec![text(
-            "No host is significantly worse than its pool.",
-        )]));
+    if h.drain.is_empty() {
+        if h.hosts_tested > 0 {
+            blocks.push(Block::Paragraph(vec![text(
+                "No host is significantly worse than its pool.",
+            )]));
+        }
     } else {
         blocks.push(Block::Table(Table {
             headers: vec![
