@@ -300,7 +300,15 @@ fn a_survey_beside_another_writer_goes_on_and_a_busy_store_names_itself_without_
     let repo = Repo::parse("nvidia/CUDA-python").unwrap();
     other.store_repo(&repo, "main").unwrap();
     for args in [
-        vec!["survey", "--repo", REPO, "--since", "7d", "--offline"],
+        vec![
+            "survey",
+            "--repo",
+            REPO,
+            "--since",
+            "7d",
+            "--offline",
+            "--allow-incomplete",
+        ],
         vec![
             "nightly",
             "--repo",
