@@ -172,7 +172,7 @@ fn run_tests(
             // says is left out is left out here too. The signature analysis is not needed.
             let (complete, completeness) = analysis::complete_part(snapshot);
             let incidents =
-                analysis::incidents::find_incidents(&complete, &analysis::incidents::runs_on_pool);
+                analysis::incidents::find_incidents(&complete);
             TestsReport {
                 repo: snapshot.repo.clone().or_else(|| asked.cloned()),
                 since: snapshot.since,

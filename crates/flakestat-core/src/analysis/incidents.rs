@@ -10,9 +10,9 @@
 //!   one runner pool failed — at least [`MIN_POOL_JOBS`] of them, at least one executed in that
 //!   attempt —, a job on another pool of the same attempt passed (so the code was not broken
 //!   everywhere), and the pool's failed jobs share their cause (a signature, or with none the
-//!   same telling line). Which pool a job ran on is a function given to [`find_incidents`]:
-//!   [`runs_on_pool`], the runner labels the job asked for (`runs-on`), until the store knows
-//!   the runner's name or host; [`failed_pools`] judges over any such assignment.
+//!   same telling line). Which pool a job ran on is what `report --hosts` says
+//!   ([`hosts::place_job`](super::hosts::place_job): its stored runner, else the labels it
+//!   asked for); a job whose runner is unknown is on no pool and never judged.
 //! - **job-wide**: one job execution whose log names at least [`JOB_WIDE_MIN_TESTS`] failed
 //!   tests and at least [`JOB_WIDE_FACTOR`] times what that job (by name) usually fails: the
 //!   median count of failed tests over its other failed executions in the window that name any
@@ -98,12 +98,6 @@ impl Incident {
     }
 }
 
-/// The pool a job ran on by its stored runner labels (`runs-on`, joined with `,`); `None` when
-/// none are stored.
-pub fn runs_on_pool(job: &Job) -> Option<String> {
-    (!job.labels.is_empty()).then(|| job.labels.join(","))
-}
-
 /// One job execution as the pool judgement sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolExecution {
@@ -130,6 +124,27 @@ pub struct FailedPool {
     pub jobs: Vec<JobId>,
     /// The attempt's jobs on other pools that passed (at least one).
     pub passed_elsewhere: u64,
+}
+
+/// `jobs` as the pool judgement sees them, each on the pool [`hosts::place_job`] places it on
+/// (none when its runner is unknown).
+///
+/// [`hosts::place_job`]: super::hosts::place_job
+pub fn pool_executions<'a>(
+    snapshot: &Snapshot,
+    jobs: impl IntoIterator<Item = &'a Job>,
+) -> Vec<PoolExecution> {
+    jobs.into_iter()
+        .map(|j| PoolExecution {
+            run_id: j.run_id,
+            attempt: j.run_attempt,
+            job_id: j.id,
+            name: j.name.clone(),
+            pool: super::hosts::place_job(j, snapshot.placements.get(&j.id)).map(|p| p.pool),
+            failed: j.is_failed(),
+            passed: j.conclusion == Some(Conclusion::Success),
+        })
+        .collect()
 }
 
 /// Every (run attempt, pool) whose every job failed, by the rule of the module (cause aside):
@@ -202,12 +217,8 @@ fn median(mut v: Vec<u64>) -> Option<u64> {
     (!v.is_empty()).then(|| v[(v.len() - 1) / 2])
 }
 
-/// The incidents of the survey window, machine-wide first, then by run and attempt. `pool_of`
-/// says where a job ran ([`runs_on_pool`] for the stored labels).
-pub fn find_incidents(
-    snapshot: &Snapshot,
-    pool_of: &dyn Fn(&Job) -> Option<String>,
-) -> Vec<Incident> {
+/// The incidents of the survey window, machine-wide first, then by run and attempt.
+pub fn find_incidents(snapshot: &Snapshot) -> Vec<Incident> {
     let runs: BTreeMap<RunId, &crate::model::Run> = snapshot
         .runs
         .iter()
@@ -275,18 +286,7 @@ pub fn find_incidents(
     };
 
     // Machine-wide.
-    let executions: Vec<PoolExecution> = jobs
-        .iter()
-        .map(|j| PoolExecution {
-            run_id: j.run_id,
-            attempt: j.run_attempt,
-            job_id: j.id,
-            name: j.name.clone(),
-            pool: pool_of(j),
-            failed: j.is_failed(),
-            passed: j.conclusion == Some(Conclusion::Success),
-        })
-        .collect();
+    let executions = pool_executions(snapshot, jobs.iter().copied());
     let mut out = Vec::new();
     let mut taken: BTreeSet<JobId> = BTreeSet::new();
     for p in failed_pools(&executions) {
@@ -349,7 +349,7 @@ pub fn find_incidents(
             IncidentKind::JobWide,
             j.run_id,
             j.run_attempt,
-            pool_of(j),
+            super::hosts::place_job(j, snapshot.placements.get(&j.id)).map(|p| p.pool),
             &[j.id],
             0,
             Some(usual),

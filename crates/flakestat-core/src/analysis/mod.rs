@@ -99,8 +99,8 @@ pub struct ReportData {
     pub cost: cost::Cost,
     /// What the store does not hold yet; every figure above leaves it out.
     pub completeness: Completeness,
-    /// Machine- and job-wide incidents of the window ([`incidents`]), by the stored runner
-    /// labels.
+    /// Machine- and job-wide incidents of the window ([`incidents`]), each job on the pool
+    /// `report --hosts` places it on.
     pub incidents: Vec<incidents::Incident>,
 }
 
@@ -386,6 +386,6 @@ pub fn analyze(
         unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
         completeness,
         cost: window_cost,
-        incidents: incidents::find_incidents(snapshot, &incidents::runs_on_pool),
+        incidents: incidents::find_incidents(snapshot),
     }
 }

@@ -389,7 +389,7 @@ pub fn nightly(
     view.since = Some(period_since);
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
-    let incidents = super::incidents::find_incidents(&view, &super::incidents::runs_on_pool);
+    let incidents = super::incidents::find_incidents(&view);
     let period_tests = super::tests::analyze_tests_apart_from(&view, &config, &incidents);
     let new_bad_hosts = super::hosts::newly_drained(&view, baseline_since, period_since);
 

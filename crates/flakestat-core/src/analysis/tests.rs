@@ -306,9 +306,9 @@ fn succeeded(job: &Job) -> bool {
 }
 
 /// Every test named by a job of the window, most jobs failed first, then by id; the window's
-/// [incidents](super::incidents) found from the stored runner labels and left out.
+/// [incidents](super::incidents) found and left out.
 pub fn analyze_tests(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
-    let found = incidents::find_incidents(snapshot, &incidents::runs_on_pool);
+    let found = incidents::find_incidents(snapshot);
     analyze_tests_apart_from(snapshot, config, &found)
 }
 
