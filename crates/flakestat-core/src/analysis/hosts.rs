@@ -736,12 +736,12 @@ impl MachineWide {
 /// Hits a machine-wide verdict needs: one failed job is no pattern.
 pub const MACHINE_WIDE_MIN_JOBS: usize = 2;
 
-/// The one judgement of "machine-wide" (the signature account's verdict uses it, and so can an
-/// incident): `hits` (failed jobs of one failure class) are machine-wide when there are at
-/// least [`MACHINE_WIDE_MIN_JOBS`], all in one run attempt, all placed on one pool; every job
-/// of that attempt on that pool failed; and a job of the same commit passed elsewhere (on
-/// another pool of the run, or in another run). `None` otherwise, and when a hit's placement
-/// is unknown.
+/// The signature account's machine-wide verdict: `hits` (failed jobs of one failure class)
+/// are machine-wide when there are at least [`MACHINE_WIDE_MIN_JOBS`], all in one run attempt,
+/// all placed on one pool; that pool of that attempt is one whose every job failed, as an
+/// incident judges it ([`incidents::failed_pools`](super::incidents::failed_pools)); and a job
+/// of the same commit passed elsewhere (on another pool of the run, or in another run). `None`
+/// otherwise, and when a hit's placement is unknown.
 pub fn machine_wide(snapshot: &Snapshot, hits: &[&Job]) -> Option<MachineWide> {
     let first = hits.first()?;
     if hits.len() < MACHINE_WIDE_MIN_JOBS
@@ -761,21 +761,21 @@ pub fn machine_wide(snapshot: &Snapshot, hits: &[&Job]) -> Option<MachineWide> {
         .host
         .clone()
         .filter(|h| places.iter().all(|p| p.host.as_ref() == Some(h)));
-    let mut green_elsewhere = false;
-    for job in &snapshot.jobs {
-        let on_pool = place(job).is_some_and(|p| &p.pool == pool);
-        let same_attempt = (job.run_id, job.run_attempt) == (first.run_id, first.run_attempt);
-        if same_attempt && on_pool && !job.is_failed() {
-            return None;
-        }
+    let run = snapshot.jobs.iter().filter(|j| j.run_id == first.run_id);
+    let failed = super::incidents::failed_pools(&super::incidents::pool_executions(snapshot, run));
+    if !failed
+        .iter()
+        .any(|p| p.attempt == first.run_attempt && &p.pool == pool)
+    {
+        return None;
+    }
+    let green_elsewhere = snapshot.jobs.iter().any(|job| {
         let passed = job
             .conclusion
             .as_ref()
             .is_some_and(|c| c.as_str() == "success");
-        if passed && job.head_sha == first.head_sha && !on_pool {
-            green_elsewhere = true;
-        }
-    }
+        passed && job.head_sha == first.head_sha && place(job).is_none_or(|p| &p.pool != pool)
+    });
     green_elsewhere.then(|| MachineWide {
         run: first.run_id,
         pool: pool.clone(),

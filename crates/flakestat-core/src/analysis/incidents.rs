@@ -12,7 +12,9 @@
 //!   everywhere), and the pool's failed jobs share their cause (a signature, or with none the
 //!   same telling line). Which pool a job ran on is what `report --hosts` says
 //!   ([`hosts::place_job`](super::hosts::place_job): its stored runner, else the labels it
-//!   asked for); a job whose runner is unknown is on no pool and never judged.
+//!   asked for); a job whose runner is unknown is on no pool and never judged. [`failed_pools`]
+//!   is the one judgement of "every job on one pool failed": a signature's machine-wide
+//!   verdict ([`hosts::machine_wide`](super::hosts::machine_wide)) asks it too.
 //! - **job-wide**: one job execution whose log names at least [`JOB_WIDE_MIN_TESTS`] failed
 //!   tests and at least [`JOB_WIDE_FACTOR`] times what that job (by name) usually fails: the
 //!   median count of failed tests over its other failed executions in the window that name any
