@@ -177,11 +177,7 @@ fn run_tests(
                 repo: snapshot.repo.clone().or_else(|| asked.cloned()),
                 since: snapshot.since,
                 until: snapshot.until,
-                tests: analysis::tests::analyze_tests_apart_from(
-                    &complete,
-                    &loaded.window.config,
-                    &incidents,
-                ),
+                tests: analysis::tests::analyze_tests(&complete, &loaded.window.config, &incidents),
                 incidents,
                 survey_flags: loaded.survey_flags.clone(),
                 completeness,

@@ -384,13 +384,14 @@ pub fn nightly(
     let mut view = part.unwrap_or(whole);
     view.since = Some(baseline_since);
     view.until = Some(period_since);
+    // Each window's incidents are its report's (`view` is complete already: `analyze` reads it
+    // as it is).
     let baseline = analyze(&view, signatures, &config);
-    let baseline_tests = analyze_tests(&view, &config);
+    let baseline_tests = analyze_tests(&view, &config, &baseline.incidents);
     view.since = Some(period_since);
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
-    let incidents = super::incidents::find_incidents(&view);
-    let period_tests = super::tests::analyze_tests_apart_from(&view, &config, &incidents);
+    let period_tests = analyze_tests(&view, &config, &period.incidents);
     let new_bad_hosts = super::hosts::newly_drained(&view, baseline_since, period_since);
 
     // Both windows count a signature over the same workflows, also the one it has no hit in.
@@ -416,7 +417,7 @@ pub fn nightly(
         seen,
         new_unclassified: new_unclassified(&period, &baseline),
         new_flaky_tests: new_flaky_tests(period_tests, &baseline_tests),
-        incidents,
+        incidents: period.incidents.clone(),
         new_bad_hosts,
         completeness,
         survey_flags: Vec::new(),

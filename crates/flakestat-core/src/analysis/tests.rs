@@ -305,16 +305,11 @@ fn succeeded(job: &Job) -> bool {
     job.conclusion == Some(Conclusion::Success)
 }
 
-/// Every test named by a job of the window, most jobs failed first, then by id; the window's
-/// [incidents](super::incidents) found and left out.
-pub fn analyze_tests(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
-    let found = incidents::find_incidents(snapshot);
-    analyze_tests_apart_from(snapshot, config, &found)
-}
-
-/// [`analyze_tests`] with the failures in `incidents`' jobs left out (counted in
-/// `jobs_in_incidents`, never as failures of the test).
-pub fn analyze_tests_apart_from(
+/// Every test named by a job of the window, most jobs failed first, then by id (those with no
+/// counted failure last), with the failures in the window's `incidents`' jobs
+/// ([`incidents::find_incidents`], or `ReportData::incidents`) left out: counted in
+/// `jobs_in_incidents`, never as failures of the test.
+pub fn analyze_tests(
     snapshot: &Snapshot,
     config: &AnalysisConfig,
     incidents: &[Incident],

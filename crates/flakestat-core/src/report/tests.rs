@@ -24,7 +24,7 @@ pub struct TestsReport {
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
     /// Every test with a failure in the window, counted or left out
-    /// ([`analysis::tests::analyze_tests_apart_from`](crate::analysis::tests::analyze_tests_apart_from)).
+    /// ([`analysis::tests::analyze_tests`](crate::analysis::tests::analyze_tests)).
     pub tests: Vec<TestEvidence>,
     /// The window's incidents, whose tests `tests` leaves out.
     pub incidents: Vec<Incident>,
