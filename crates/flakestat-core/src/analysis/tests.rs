@@ -113,13 +113,7 @@ impl Culprit {
                 Some(t) => format!("PR #{} \"{t}\"", pr.0),
                 None => format!("PR #{}", pr.0),
             },
-            Culprit::PullRequests { prs } => format!(
-                "PRs {} (their own runs)",
-                prs.iter()
-                    .map(|p| format!("#{}", p.0))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Culprit::PullRequests { prs } => own_runs_of(prs),
             Culprit::Merge { pr, title, sha, .. } => match pr {
                 Some(pr) => format!("merge of PR #{} \"{title}\"", pr.0),
                 None => format!(
@@ -134,8 +128,9 @@ impl Culprit {
 /// Since when a test fails: the first-occurrence analysis of its failures.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Onset {
-    /// Its first failure followed this merge: no failure in `clean_runs_before` counted runs
-    /// before it; had it been there, seeing none would have had probability `probability`.
+    /// Its first failure followed this merge (the bisection's top suspect): no failure in
+    /// `clean_runs_before` counted runs before it; had it been there, seeing none would have
+    /// had probability `probability`.
     Merge {
         pr: Option<PrNumber>,
         title: String,
@@ -144,32 +139,33 @@ pub enum Onset {
         clean_runs_before: u64,
         probability: f64,
     },
-    /// Too few clean runs before its first failure, which came as early as its rate predicts.
-    PresentBeforeWindow {
-        clean_runs_before: u64,
-        probability: f64,
-    },
-    /// Too rare for the clean runs before its first failure to say it was absent then.
-    TooRareToPlace {
-        clean_runs_before: u64,
-        probability: f64,
-    },
     /// Every failure on PRs' own runs: since no merge.
     PullRequests { prs: Vec<PrNumber> },
-    /// Not placed, for the bisection's reason (`no_merge_in_every_hit_run`, …).
-    Unplaced { kind: String, reason: String },
+    /// On no merge, for the bisection's verdict: there before the window, too rare to place,
+    /// or not placed (`no_merge_in_every_hit_run`, …).
+    Unplaced(Placement),
 }
 
 impl Onset {
-    /// `placed`, `present_before_window`, `too_rare_to_place`, `pull_requests`, or the
-    /// bisection's verdict name.
+    /// `placed`, `pull_requests`, or the bisection's verdict name (`present_before_window`,
+    /// `too_rare_to_place`, …).
     pub fn kind(&self) -> String {
         match self {
             Onset::Merge { .. } => "placed".into(),
-            Onset::PresentBeforeWindow { .. } => "present_before_window".into(),
-            Onset::TooRareToPlace { .. } => "too_rare_to_place".into(),
             Onset::PullRequests { .. } => "pull_requests".into(),
-            Onset::Unplaced { kind, .. } => kind.clone(),
+            Onset::Unplaced(verdict) => verdict.name(),
+        }
+    }
+
+    /// Whether it says since when (a merge, before the window, too rare to place, or PRs'
+    /// own runs) rather than why it cannot.
+    pub fn says_when(&self) -> bool {
+        match self {
+            Onset::Unplaced(verdict) => matches!(
+                verdict,
+                Placement::PresentBeforeWindow { .. } | Placement::TooRareToPlace { .. }
+            ),
+            Onset::Merge { .. } | Onset::PullRequests { .. } => true,
         }
     }
 
@@ -181,40 +177,54 @@ impl Onset {
             Onset::Merge { sha, .. } => {
                 format!("since merge {}", sha.0.get(..7).unwrap_or(sha.0.as_str()))
             }
-            Onset::PresentBeforeWindow { .. } => "since before the window".into(),
-            Onset::TooRareToPlace { .. } => "too rare to place".into(),
-            Onset::PullRequests { prs } => format!(
-                "on PRs {} (their own runs)",
-                prs.iter()
-                    .map(|p| format!("#{}", p.0))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Onset::Unplaced { reason, .. } => format!("not placed: {reason}"),
+            Onset::Unplaced(Placement::PresentBeforeWindow { .. }) => {
+                "since before the window".into()
+            }
+            Onset::Unplaced(Placement::TooRareToPlace { .. }) => "too rare to place".into(),
+            Onset::PullRequests { prs } => format!("on {}", own_runs_of(prs)),
+            Onset::Unplaced(verdict) => format!("not placed: {}", verdict.reason()),
         }
     }
 
-    /// The evidence in words: `no failure in 168 runs before, P 3.1e-18`.
-    pub fn evidence(&self) -> Option<String> {
+    /// The clean runs before its first failure and their probability, when it says them.
+    pub fn clean_runs_before(&self) -> Option<(u64, f64)> {
         match self {
             Onset::Merge {
                 clean_runs_before,
                 probability,
                 ..
             }
-            | Onset::PresentBeforeWindow {
-                clean_runs_before,
-                probability,
-            }
-            | Onset::TooRareToPlace {
-                clean_runs_before,
-                probability,
-            } => Some(format!(
-                "no failure in {clean_runs_before} runs before, P {probability:.1e}"
-            )),
+            | Onset::Unplaced(
+                Placement::PresentBeforeWindow {
+                    clean_runs_before,
+                    probability,
+                }
+                | Placement::TooRareToPlace {
+                    clean_runs_before,
+                    probability,
+                },
+            ) => Some((*clean_runs_before, *probability)),
             _ => None,
         }
     }
+
+    /// The evidence in words: `no failure in 168 runs before, P 3.1e-18`.
+    pub fn evidence(&self) -> Option<String> {
+        self.clean_runs_before().map(|(clean_runs_before, probability)| {
+            format!("no failure in {clean_runs_before} runs before, P {probability:.1e}")
+        })
+    }
+}
+
+/// `PRs #1, #2 (their own runs)`.
+fn own_runs_of(prs: &[PrNumber]) -> String {
+    format!(
+        "PRs {} (their own runs)",
+        prs.iter()
+            .map(|p| format!("#{}", p.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// One test's evidence.
@@ -619,48 +629,25 @@ fn onset(report: &SignatureReport, own_prs: Option<Vec<PrNumber>>) -> Onset {
         return Onset::PullRequests { prs };
     }
     let Some(b) = &report.bisection else {
-        return Onset::Unplaced {
-            kind: "no_hits".into(),
-            reason: Placement::NoHits.reason().into(),
-        };
+        return Onset::Unplaced(Placement::NoHits);
     };
-    match &b.verdict {
-        Placement::Placed {
-            clean_runs_before,
-            probability,
-            ..
-        } => match b.suspects.first() {
-            Some(top) => Onset::Merge {
-                pr: top.pr,
-                title: top.title.clone(),
-                sha: top.sha.clone(),
-                merged_at: top.merged_at,
-                clean_runs_before: *clean_runs_before,
-                probability: *probability,
+    match (&b.verdict, b.suspects.first()) {
+        (
+            Placement::Placed {
+                clean_runs_before,
+                probability,
+                ..
             },
-            None => Onset::Unplaced {
-                kind: b.verdict.name(),
-                reason: b.verdict.reason().into(),
-            },
-        },
-        Placement::PresentBeforeWindow {
-            clean_runs_before,
-            probability,
-        } => Onset::PresentBeforeWindow {
+            Some(top),
+        ) => Onset::Merge {
+            pr: top.pr,
+            title: top.title.clone(),
+            sha: top.sha.clone(),
+            merged_at: top.merged_at,
             clean_runs_before: *clean_runs_before,
             probability: *probability,
         },
-        Placement::TooRareToPlace {
-            clean_runs_before,
-            probability,
-        } => Onset::TooRareToPlace {
-            clean_runs_before: *clean_runs_before,
-            probability: *probability,
-        },
-        other => Onset::Unplaced {
-            kind: other.name(),
-            reason: other.reason().into(),
-        },
+        (verdict, _) => Onset::Unplaced(verdict.clone()),
     }
 }
 

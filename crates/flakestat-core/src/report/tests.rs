@@ -234,35 +234,25 @@ pub fn onset_wire(o: &Onset) -> OnsetWire {
         probability: None,
         prs: Vec::new(),
     };
+    if let Some((clean_runs_before, probability)) = o.clean_runs_before() {
+        w.clean_runs_before = Some(clean_runs_before);
+        w.probability = Some(probability);
+    }
     match o {
         Onset::Merge {
             pr,
             title,
             sha,
             merged_at,
-            clean_runs_before,
-            probability,
+            ..
         } => {
             w.pr = pr.map(|p| p.0);
             w.title = Some(title.clone());
             w.sha = Some(sha.0.clone());
             w.merged_at = Some(rfc(*merged_at));
-            w.clean_runs_before = Some(*clean_runs_before);
-            w.probability = Some(*probability);
-        }
-        Onset::PresentBeforeWindow {
-            clean_runs_before,
-            probability,
-        }
-        | Onset::TooRareToPlace {
-            clean_runs_before,
-            probability,
-        } => {
-            w.clean_runs_before = Some(*clean_runs_before);
-            w.probability = Some(*probability);
         }
         Onset::PullRequests { prs } => w.prs = prs.iter().map(|p| p.0).collect(),
-        Onset::Unplaced { .. } => {}
+        Onset::Unplaced(_) => {}
     }
     w
 }
@@ -567,10 +557,7 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
 fn onset_lines(r: &TestsReport) -> Vec<Block> {
     let lines: Vec<Line> = counted(r)
         .filter_map(|t| {
-            let onset = t.onset.as_ref()?;
-            if matches!(onset, Onset::Unplaced { .. }) {
-                return None;
-            }
+            let onset = t.onset.as_ref().filter(|o| o.says_when())?;
             let evidence = onset
                 .evidence()
                 .map_or_else(String::new, |e| format!(" ({e})"));
