@@ -356,10 +356,11 @@ pub fn analyze(
         &config.cost,
     );
 
+    let bisecting = signature::Bisecting::of(snapshot);
     let mut reports: Vec<SignatureReport> = signatures
         .iter()
         .filter(|s| config.focus.as_ref().is_none_or(|f| *f == s.id))
-        .map(|info| signature::analyze_signature(snapshot, info, config))
+        .map(|info| signature::analyze_signature(snapshot, &bisecting, info, config))
         .collect();
     reports.sort_by(|a, b| b.runs_hit.cmp(&a.runs_hit).then_with(|| a.id.cmp(&b.id)));
 

@@ -266,10 +266,32 @@ fn percent(n: u64, d: u64) -> Option<f64> {
 
 pub(super) fn analyze_signature(
     snapshot: &Snapshot,
+    bisecting: &Bisecting,
     info: &SignatureInfo,
     config: &AnalysisConfig,
 ) -> SignatureReport {
-    analyze_class(snapshot, info, FailureClass::Signature, config)
+    analyze_class(snapshot, bisecting, info, FailureClass::Signature, config)
+}
+
+/// What the bisection reads that is the same for every class of one snapshot: its merges and
+/// the default branch's ancestry. Read once ([`Bisecting::of`]) for all the signatures of a
+/// report, or all the tests of `report --tests`, not once per class.
+pub(super) struct Bisecting {
+    merges: Vec<Merge>,
+    ancestry: Ancestry,
+}
+
+impl Bisecting {
+    pub(super) fn of(snapshot: &Snapshot) -> Bisecting {
+        Bisecting {
+            merges: merges(snapshot),
+            ancestry: Ancestry::with_parents(
+                &snapshot.mainline,
+                &snapshot.fork_points,
+                &snapshot.parents,
+            ),
+        }
+    }
 }
 
 /// What a class's hits are.
@@ -285,6 +307,7 @@ pub(super) enum FailureClass<'c> {
 /// PR related.
 pub(super) fn analyze_class(
     snapshot: &Snapshot,
+    bisecting: &Bisecting,
     info: &SignatureInfo,
     class: FailureClass<'_>,
     config: &AnalysisConfig,
@@ -304,7 +327,7 @@ pub(super) fn analyze_class(
     let impact = first_hit.as_ref().map(|first| {
         let history = History::new(&scene, &workflows);
         let first = (first.run_id, first.run_created_at);
-        impact(&scene, &history, &matched, &tests, first)
+        impact(&scene, &history, bisecting, &matched, &tests, first)
     });
     let (bisection, window, before, matrix, timeline) = match impact {
         Some(i) => (
@@ -716,11 +739,12 @@ struct Impact {
 fn impact(
     scene: &Scene<'_>,
     history: &History<'_, '_>,
+    bisecting: &Bisecting,
     matched: &MatchedJobs<'_>,
     tests: &BTreeMap<String, u64>,
     (first_run, first_hit_at): (RunId, Timestamp),
 ) -> Impact {
-    let mut bisection = first_occurrence(scene, history, &matched.raw_runs, tests);
+    let mut bisection = first_occurrence(scene, history, bisecting, &matched.raw_runs, tests);
     // The machine's failure is no merge's: never bisected onto one.
     let hit_jobs: Vec<&Job> = matched.raw.iter().map(|(job, _, _)| *job).collect();
     if let Some(mw) = super::hosts::machine_wide(scene.snapshot, &hit_jobs) {
@@ -773,6 +797,7 @@ fn impact(
 fn first_occurrence(
     scene: &Scene<'_>,
     history: &History<'_, '_>,
+    bisecting: &Bisecting,
     raw_runs: &BTreeSet<RunId>,
     tests: &BTreeMap<String, u64>,
 ) -> Bisection {
@@ -802,8 +827,8 @@ fn first_occurrence(
     let failing_tests: Vec<String> = tests.keys().cloned().collect();
     bisect::bisect(
         &bisect_runs,
-        &merges(snapshot),
-        &Ancestry::with_parents(&snapshot.mainline, &snapshot.fork_points, &snapshot.parents),
+        &bisecting.merges,
+        &bisecting.ancestry,
         &scene.paths.globset(),
         &failing_tests,
     )

@@ -50,7 +50,7 @@ use super::incidents::{self, Incident};
 use super::signature::{self, FailureClass, FindingKind, HitOrigin, SignatureReport};
 use super::{AnalysisConfig, in_survey_window};
 use crate::model::{
-    Conclusion, Job, PrNumber, RunId, Sha, SignatureId, SignatureInfo, Snapshot, Timestamp,
+    Conclusion, Job, JobId, PrNumber, RunId, Sha, SignatureId, SignatureInfo, Snapshot, Timestamp,
 };
 
 /// The quarantine list's default `--min-failures`: a test goes on it only after this many
@@ -413,11 +413,27 @@ fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvid
                 .or_insert((t.family.as_str(), t.runner.as_str()));
         }
     }
-    let greens = Greens::new(snapshot);
+    let shared = Shared {
+        greens: Greens::new(snapshot),
+        window,
+        jobs: snapshot.jobs.iter().map(|j| (j.id, j)).collect(),
+        bisecting: signature::Bisecting::of(snapshot),
+    };
+    // The runs a test counts depend on its paths alone: tests of one file share them.
+    let mut counted_by_paths: BTreeMap<Vec<String>, BTreeSet<RunId>> = BTreeMap::new();
     let mut out: Vec<TestEvidence> = named
         .into_iter()
         .map(|(id, (family, runner))| {
-            analyze_test(snapshot, config, &greens, &window, (id, family, runner))
+            let info = SignatureInfo {
+                id: SignatureId(id.to_string()),
+                title: id.to_string(),
+                paths: related_paths(id),
+                issue: None,
+            };
+            let counted = counted_by_paths
+                .entry(info.paths.clone())
+                .or_insert_with(|| signature::counted_runs(snapshot, &info, config));
+            analyze_test(snapshot, config, &shared, &info, counted, (id, family, runner))
         })
         .filter(|t| t.failures() + t.jobs_left_out > 0)
         .collect();
@@ -449,22 +465,33 @@ impl<'a> Greens<'a> {
     }
 }
 
+/// What every test's analysis reads, read once per snapshot.
+struct Shared<'a> {
+    greens: Greens<'a>,
+    /// The survey window's runs.
+    window: BTreeSet<RunId>,
+    jobs: BTreeMap<JobId, &'a Job>,
+    bisecting: signature::Bisecting,
+}
+
+/// One test's evidence; `info` is the test as a failure class (its id and related paths),
+/// `counted` the runs that class counts (`signature::counted_runs`).
 fn analyze_test(
     snapshot: &Snapshot,
     config: &AnalysisConfig,
-    greens: &Greens<'_>,
-    window: &BTreeSet<RunId>,
+    shared: &Shared<'_>,
+    info: &SignatureInfo,
+    counted: &BTreeSet<RunId>,
     (id, family, runner): (&str, &str, &str),
 ) -> TestEvidence {
-    let info = SignatureInfo {
-        id: SignatureId(id.to_string()),
-        title: id.to_string(),
-        paths: related_paths(id),
-        issue: None,
-    };
-    let report = signature::analyze_class(snapshot, &info, FailureClass::Test(id), config);
-    let counted = signature::counted_runs(snapshot, &info, config);
-    let jobs: BTreeMap<_, &Job> = snapshot.jobs.iter().map(|j| (j.id, j)).collect();
+    let report = signature::analyze_class(
+        snapshot,
+        &shared.bisecting,
+        info,
+        FailureClass::Test(id),
+        config,
+    );
+    let (greens, window, jobs) = (&shared.greens, &shared.window, &shared.jobs);
 
     let mut same_commit_green = 0;
     let mut cells: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -539,7 +566,7 @@ fn analyze_test(
         .count() as u64;
 
     let rerun_to_green = report.runs_rerun_to_green;
-    let own_prs = own_runs_only(snapshot, config, &counted, &report);
+    let own_prs = own_runs_only(snapshot, config, counted, &report);
     let onset = onset(&report, own_prs.clone());
     let (verdict, culprit) = if report.jobs_hit + flaky_in_job == 0 {
         (Verdict::LeftOut, None)
