@@ -182,12 +182,7 @@ pub fn complete_part(snapshot: &Snapshot) -> (std::borrow::Cow<'_, Snapshot>, Co
             left_out.insert(run.id);
         }
     }
-    let window_runs: BTreeSet<RunId> = snapshot
-        .runs
-        .iter()
-        .filter(|r| in_window(r.created_at))
-        .map(|r| r.id)
-        .collect();
+    let window_runs = window_runs(snapshot);
     completeness.logs_pending = snapshot
         .jobs
         .iter()
@@ -286,6 +281,16 @@ pub(crate) fn in_survey_window(snapshot: &Snapshot, t: Timestamp) -> bool {
     snapshot.since.is_none_or(|s| t >= s) && snapshot.until.is_none_or(|u| t < u)
 }
 
+/// The runs created in the survey window.
+pub(crate) fn window_runs(snapshot: &Snapshot) -> BTreeSet<RunId> {
+    snapshot
+        .runs
+        .iter()
+        .filter(|r| in_survey_window(snapshot, r.created_at))
+        .map(|r| r.id)
+        .collect()
+}
+
 /// The whole analysis.
 pub fn analyze(
     snapshot: &Snapshot,
@@ -294,12 +299,7 @@ pub fn analyze(
 ) -> ReportData {
     let (complete, completeness) = complete_part(snapshot);
     let snapshot: &Snapshot = &complete;
-    let window_runs: BTreeSet<RunId> = snapshot
-        .runs
-        .iter()
-        .filter(|r| in_survey_window(snapshot, r.created_at))
-        .map(|r| r.id)
-        .collect();
+    let window_runs = window_runs(snapshot);
     let failed_jobs: Vec<_> = snapshot
         .jobs
         .iter()

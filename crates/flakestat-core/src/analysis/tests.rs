@@ -48,7 +48,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::bisect::Verdict as Placement;
 use super::incidents::{self, Incident};
 use super::signature::{self, FailureClass, FindingKind, HitOrigin, SignatureReport};
-use super::{AnalysisConfig, in_survey_window};
+use super::{AnalysisConfig, window_runs};
 use crate::model::{
     Conclusion, Job, JobId, PrNumber, RunId, Sha, SignatureId, SignatureInfo, Snapshot, Timestamp,
 };
@@ -397,12 +397,7 @@ fn left_out_only(id: String, family: String, runner: String, in_incidents: u64) 
 fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
     // Every id named, with its family and runner (the first record seen).
     let mut named: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
-    let window: BTreeSet<RunId> = snapshot
-        .runs
-        .iter()
-        .filter(|r| in_survey_window(snapshot, r.created_at))
-        .map(|r| r.id)
-        .collect();
+    let window = window_runs(snapshot);
     for job in snapshot.jobs.iter().filter(|j| window.contains(&j.run_id)) {
         let Some(c) = snapshot.classifications.get(&job.id) else {
             continue;
