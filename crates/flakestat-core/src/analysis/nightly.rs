@@ -787,6 +787,18 @@ mod tests {
             }
         }
 
+        /// `r` and its one job into `snap`: failed, with `c` as its stored log's
+        /// classification, when `c` is given; passed otherwise.
+        fn push(snap: &mut Snapshot, r: Run, c: Option<Classification>) {
+            let j = job(&r, c.is_some());
+            if let Some(c) = c {
+                snap.logs.insert(j.id, LogStatus::Stored);
+                snap.classifications.insert(j.id, c);
+            }
+            snap.runs.push(r);
+            snap.jobs.push(j);
+        }
+
         fn hit(signature: &str) -> Classification {
             Classification {
                 matches: vec![SignatureMatch {
@@ -827,14 +839,7 @@ mod tests {
                 ..Snapshot::default()
             };
             let mut add = |i: u64, created, completed, c: Option<Classification>| {
-                let r = run(i, created, completed);
-                let j = job(&r, c.is_some());
-                if let Some(c) = c {
-                    snap.logs.insert(j.id, LogStatus::Stored);
-                    snap.classifications.insert(j.id, c);
-                }
-                snap.runs.push(r);
-                snap.jobs.push(j);
+                push(&mut snap, run(i, created, completed), c);
             };
             // Baseline: 40 runs, every 4th hit by `old`, one unknown failure seen before.
             for i in 0..40 {
@@ -917,13 +922,7 @@ mod tests {
                     r.workflow_id = WorkflowId(2);
                     r.workflow_name = "Label PR".into();
                 }
-                let j = job(&r, c.is_some());
-                if let Some(c) = c {
-                    snap.logs.insert(j.id, LogStatus::Stored);
-                    snap.classifications.insert(j.id, c);
-                }
-                snap.runs.push(r);
-                snap.jobs.push(j);
+                push(&mut snap, r, c);
             };
             // Baseline: 40 CI runs, every 4th hit by `old`; five labeler runs per CI run.
             for i in 0..40 {
