@@ -12,6 +12,7 @@ use http::{Method, StatusCode};
 use serde::Deserialize;
 
 use super::client::{ClientConfig, GitHubClient, Response};
+use super::pages::{Flow, Listing, ListingError, Page};
 use super::survey::encode;
 use super::{FetchError, Progress};
 use flakestat_core::model::{Repo, Sha};
@@ -78,6 +79,13 @@ struct WireCheckRuns {
     check_runs: Vec<WireCheckRun>,
 }
 
+impl Page for WireCheckRuns {
+    type Item = WireCheckRun;
+    fn into_items(self) -> Vec<WireCheckRun> {
+        self.check_runs
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct WireCheckRun {
     id: u64,
@@ -132,15 +140,17 @@ impl CheckRunner {
                 encode(&target.head_sha.0),
                 encode(&target.name)
             ));
-            let response = self.client.get(&url, None).await?;
-            if response.status != StatusCode::OK {
-                return Err(refusal(target, Method::GET, &url, &response));
-            }
-            let listed: WireCheckRuns = parse(&url, &response)?;
-            let found = listed
-                .check_runs
-                .into_iter()
-                .find(|c| c.name == target.name);
+            // `filter=latest`: one check run per name, so the first page holds it.
+            let mut found = None;
+            Listing::new(&self.client, url)
+                .walk::<WireCheckRuns, CheckRunError>(
+                    |url, response| refusal(target, Method::GET, url, response),
+                    |page| {
+                        found = page.into_iter().find(|c| c.name == target.name);
+                        Ok(Flow::Stop)
+                    },
+                )
+                .await?;
             let body = serde_json::json!({
                 "name": target.name,
                 "head_sha": target.head_sha.0,
@@ -171,11 +181,20 @@ impl CheckRunner {
         url: &str,
         body: &serde_json::Value,
     ) -> Result<WireCheckRun, CheckRunError> {
-        let response = self.client.send_json(method.clone(), url, body).await?;
-        if !matches!(response.status, StatusCode::OK | StatusCode::CREATED) {
-            return Err(refusal(target, method, url, &response));
+        self.client
+            .write_json(method.clone(), url, body, |url, response| {
+                refusal(target, method, url, response)
+            })
+            .await
+    }
+}
+
+impl ListingError for CheckRunError {
+    fn unparsable(url: &str, error: String) -> CheckRunError {
+        CheckRunError::Parse {
+            url: url.to_string(),
+            error,
         }
-        parse(url, &response)
     }
 }
 
@@ -185,16 +204,6 @@ fn says(c: &WireCheckRun, output: &CheckOutput) -> bool {
     c.conclusion.as_deref() == Some(output.conclusion.as_str())
         && o.and_then(|o| o.title.as_deref()) == Some(output.title.as_str())
         && o.and_then(|o| o.summary.as_deref()) == Some(output.summary.as_str())
-}
-
-fn parse<T: serde::de::DeserializeOwned>(
-    url: &str,
-    response: &Response,
-) -> Result<T, CheckRunError> {
-    serde_json::from_slice(&response.body).map_err(|e| CheckRunError::Parse {
-        url: url.to_string(),
-        error: e.to_string(),
-    })
 }
 
 fn refusal(target: &CheckTarget, method: Method, url: &str, response: &Response) -> CheckRunError {

@@ -28,6 +28,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use http_body_util::BodyExt;
 use tokio::sync::Semaphore;
 
+use super::pages::ListingError;
 use super::{FetchError, Progress, ProgressEvent};
 use flakestat_core::model::Timestamp;
 
@@ -1083,6 +1084,22 @@ impl GitHubClient {
             }
         }
         Ok(response)
+    }
+
+    /// [`GitHubClient::send_json`], its answer (200 or 201) read as `T`; any other status is
+    /// `refused(url, response)` (what a comment's or a check run's refusal means differs).
+    pub(crate) async fn write_json<T: serde::de::DeserializeOwned, E: ListingError>(
+        &self,
+        method: http::Method,
+        url: &str,
+        body: &serde_json::Value,
+        refused: impl FnOnce(&str, &Response) -> E,
+    ) -> Result<T, E> {
+        let response = self.send_json(method, url, body).await?;
+        if !matches!(response.status, StatusCode::OK | StatusCode::CREATED) {
+            return Err(refused(url, &response));
+        }
+        serde_json::from_slice(&response.body).map_err(|e| E::unparsable(url, e.to_string()))
     }
 }
 

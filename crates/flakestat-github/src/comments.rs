@@ -246,11 +246,11 @@ impl Commenter {
         body: &str,
     ) -> Result<WireComment, CommentError> {
         let json = serde_json::json!({ "body": body });
-        let response = self.client.send_json(method.clone(), url, &json).await?;
-        if !matches!(response.status, StatusCode::OK | StatusCode::CREATED) {
-            return Err(refusal(target, method, url, &response));
-        }
-        parse(url, &response)
+        self.client
+            .write_json(method.clone(), url, &json, |url, response| {
+                refusal(target, method, url, response)
+            })
+            .await
     }
 }
 
@@ -261,16 +261,6 @@ impl ListingError for CommentError {
             error,
         }
     }
-}
-
-fn parse<T: serde::de::DeserializeOwned>(
-    url: &str,
-    response: &Response,
-) -> Result<T, CommentError> {
-    serde_json::from_slice(&response.body).map_err(|e| CommentError::Parse {
-        url: url.to_string(),
-        error: e.to_string(),
-    })
 }
 
 /// A refusal in words that say what to do.

@@ -42,8 +42,8 @@ impl<T: DeserializeOwned> Page for Vec<T> {
     }
 }
 
-/// An error a walk can end with: a request that failed (`From<FetchError>`) or a page that
-/// does not parse.
+/// An error a walk (or a write, `GitHubClient::write_json`) can end with: a request that failed
+/// (`From<FetchError>`) or an answer that does not parse.
 pub(crate) trait ListingError: From<FetchError> {
     fn unparsable(url: &str, error: String) -> Self;
 }
