@@ -105,10 +105,8 @@ fn every_pr_the_flake_hit_is_labelled_known_flake_since_2371() {
             let rate = j.rate_percent.expect("a known flake's rate");
             assert!(rate > 5.0 && rate < 50.0, "PR #{n}: rate {rate}");
             assert!(
-                j.rerun.starts_with(&format!(
-                    "re-run: known flake, {} % of runs hit",
-                    rate.round()
-                )),
+                j.rerun
+                    .starts_with(&format!("re-run: known flake, {rate:.0}% of runs hit")),
                 "{}",
                 j.rerun
             );

@@ -648,11 +648,11 @@ fn telling_key(c: &Classification) -> Option<String> {
         .map(|l| normalize_for_grouping(&l.text))
 }
 
-/// What re-running would likely do, in words: "re-run: known flake, 21 % of runs hit".
+/// What re-running would likely do, in words: "re-run: known flake, 21% of runs hit".
 pub fn rerun_advice(job: &LabelledJob) -> String {
     match job.label {
         Label::KnownFlake => match job.rate_percent {
-            Some(p) => format!("re-run: known flake, {} % of runs hit", p.round() as u64),
+            Some(p) => format!("re-run: known flake, {p:.0}% of runs hit"),
             None => "re-run: known flake".to_string(),
         },
         Label::Infrastructure => "re-run: infrastructure, likely passes".to_string(),

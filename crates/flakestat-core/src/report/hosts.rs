@@ -260,9 +260,9 @@ fn counts(v: &[(String, u64)]) -> Vec<CountWire> {
         .collect()
 }
 
-/// `12.5 %`.
+/// `12.5%` (no space, as every report writes a share).
 fn percent(rate: f64) -> String {
-    format!("{:.1} %", rate * 100.0)
+    format!("{:.1}%", rate * 100.0)
 }
 
 /// A p-value as people read it: `3.2e-9`, `0.041`.

@@ -224,7 +224,7 @@ fn why(job: &LabelledJob) -> Line {
                 }
             }
             if let Some(p) = job.rate_percent {
-                s.push_str(&format!(", {p:.1} % of runs hit"));
+                s.push_str(&format!(", {p:.0}% of runs hit"));
             }
             s.push_str(&format!(
                 "; {} on the default branch, {} on other PRs",
@@ -511,7 +511,7 @@ mod tests {
         assert!(summary(&report(vec![])).starts_with("No failed job"));
         assert_eq!(
             crate::analysis::pr::rerun_advice(&job(Label::KnownFlake, "a", "x")),
-            "re-run: known flake, 21 % of runs hit"
+            "re-run: known flake, 21% of runs hit"
         );
     }
 }

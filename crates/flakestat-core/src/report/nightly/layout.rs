@@ -331,7 +331,7 @@ fn bad_hosts_section(blocks: &mut Vec<Block>, data: &NightlyData) {
                     text(" of pool "),
                     code(d.pool.clone()),
                     text(format!(
-                        ": failed {} of {} jobs ({:.1} % against the pool's {:.1} %), p = {}",
+                        ": failed {} of {} jobs ({:.1}% against the pool's {:.1}%), p = {}",
                         d.failed,
                         d.jobs,
                         d.rate * 100.0,
