@@ -378,3 +378,37 @@ fn the_driver_error_is_confined_to_the_bad_host_and_works_elsewhere() {
         "no good host is singled out: {confined:?}"
     );
 }
+
+/// The story's wait-until timeout hits seven pools, but each job name it hits runs on one pool
+/// only (the matrix picks the pool): what confines it is the matrix's python=3.14t, and no pool
+/// or host is named as where it lives. The drain list's rule is the machine's, not the matrix's.
+#[test]
+fn a_failure_bound_to_a_matrix_cell_is_not_called_confined_to_its_pools() {
+    let out = ok(flakestat()
+        .args(["-q", "report", "--hosts", "--replay"])
+        .arg(crate::common::story_dir())
+        .args(crate::common::STORY_WINDOW)
+        .args(["--format", "json", "--cache-dir"])
+        .arg(crate::common::surveyed_story())
+        .output()
+        .unwrap());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pools_hit = doc["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["by_signature"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s["signature"] == "wait-until-timeout"))
+        })
+        .count();
+    assert!(pools_hit >= 2, "it hits several pools: {doc}");
+    let confined = doc["confined"].as_array().unwrap();
+    assert!(
+        confined
+            .iter()
+            .all(|c| c["signature"] != "wait-until-timeout"),
+        "{confined:?}"
+    );
+}

@@ -618,7 +618,9 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
 }
 
 /// [`Confinement`]s of the window: pool over every placed job, host over the jobs of pools
-/// whose every job's host is known (persistent runners).
+/// whose every job's host is known (persistent runners); each over the jobs whose name ran on
+/// two values of it or more in the window, so that the matrix's own dimensions (a job name
+/// bound to one pool) are never read as the machine's.
 fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
     use super::signature::{DimensionReport, DimensionValue, finding};
     let placed: Vec<(&Job, JobPlace, Vec<SignatureId>)> = jobs_run(snapshot)
@@ -640,8 +642,22 @@ fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
                 Scope::Pool => Some(p.pool.clone()),
                 Scope::Host => p.host.clone().filter(|_| p.kind == PoolKind::SelfHosted),
             };
+            // Only job names that ran on two values or more can tell the machine from the job:
+            // a job name that always runs on one pool (the matrix picks the pool) would make a
+            // failure confined to its matrix cell look confined to that pool.
+            let mut values_of: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+            for (job, place, _) in &placed {
+                if let Some(v) = value(place) {
+                    values_of.entry(job.name.as_str()).or_default().insert(v);
+                }
+            }
+            let comparable = |job: &Job| {
+                values_of
+                    .get(job.name.as_str())
+                    .is_some_and(|v| v.len() > 1)
+            };
             let mut cells: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-            for (_, place, sigs) in &placed {
+            for (_, place, sigs) in placed.iter().filter(|(job, _, _)| comparable(job)) {
                 if let Some(v) = value(place) {
                     let cell = cells.entry(v).or_default();
                     cell.0 += u64::from(sigs.contains(signature));
