@@ -548,6 +548,121 @@ fn the_html_report_renders_in_chromium_with_no_console_error() {
     }
 }
 
+/// A PNG's pixels as rows of RGBA (8-bit RGB or RGBA, as Chromium writes them), its filters
+/// undone (PNG's None, Sub, Up, Average and Paeth).
+fn png_rgba(png: &[u8]) -> (usize, usize, Vec<[u8; 4]>) {
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap()) as usize;
+    let height = u32::from_be_bytes(png[20..24].try_into().unwrap()) as usize;
+    assert_eq!(png[24], 8, "8 bits a sample");
+    let bpp = match png[25] {
+        2 => 3,
+        6 => 4,
+        other => panic!("PNG colour type {other}"),
+    };
+    let data = png_pixels(png);
+    let stride = width * bpp;
+    assert_eq!(data.len(), height * (stride + 1), "no interlacing");
+    let mut prev = vec![0u8; stride];
+    let mut out = Vec::with_capacity(width * height);
+    for row in data.chunks(stride + 1) {
+        let (filter, raw) = (row[0], &row[1..]);
+        let mut cur = vec![0u8; stride];
+        for i in 0..stride {
+            let a = if i >= bpp { cur[i - bpp] } else { 0 };
+            let b = prev[i];
+            let c = if i >= bpp { prev[i - bpp] } else { 0 };
+            let predicted = match filter {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+                4 => {
+                    let p = i16::from(a) + i16::from(b) - i16::from(c);
+                    let (pa, pb, pc) = (
+                        (p - i16::from(a)).abs(),
+                        (p - i16::from(b)).abs(),
+                        (p - i16::from(c)).abs(),
+                    );
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                other => panic!("PNG filter {other}"),
+            };
+            cur[i] = raw[i].wrapping_add(predicted);
+        }
+        out.extend(
+            cur.chunks(bpp)
+                .map(|p| [p[0], p[1], p[2], if bpp == 4 { p[3] } else { 255 }]),
+        );
+        prev = cur;
+    }
+    (width, height, out)
+}
+
+/// `report --tests`'s page fits a 1280-pixel window: its widest table, with the Since and
+/// Verdict columns, leaves the page's right margin blank in a screenshot (a table wider than
+/// the window runs its row borders and cells into the last pixel columns).
+#[test]
+fn the_tests_page_fits_a_1280_pixel_window() {
+    if !Path::new(CHROMIUM).is_file() {
+        common::skips::skipped(
+            common::skips::Need::Chromium,
+            &format!(
+                "skipped: {CHROMIUM} is not installed (apt-get install -y chromium; .ci/run does)"
+            ),
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("tests.html");
+    let mut args = vec!["report", "--tests", "--format", "html"];
+    args.extend(STORY_WINDOW);
+    let html = flakestat(surveyed_story(), &args, &[]).stdout;
+    assert!(String::from_utf8_lossy(&html).contains(">Verdict<"));
+    std::fs::write(&page, html).unwrap();
+    let shot = dir.path().join("tests.png");
+    chromium(
+        &page,
+        &dir.path().join("p"),
+        &[
+            "--window-size=1280,1600".into(),
+            "--hide-scrollbars".into(),
+            format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap();
+    if let Some(keep) = std::env::var_os("FLAKESTAT_KEEP_TESTS_SCREENSHOT") {
+        std::fs::write(keep, &png).unwrap();
+    }
+    let (width, height, pixels) = png_rgba(&png);
+    assert_eq!(width, 1280, "the window's width");
+    let background = pixels[0];
+    let ink_at_right: usize = (0..height)
+        .map(|y| {
+            (width - 8..width)
+                .filter(|x| pixels[y * width + x] != background)
+                .count()
+        })
+        .sum();
+    let ink: usize = (0..height)
+        .map(|y| {
+            (0..width)
+                .filter(|x| pixels[y * width + x] != background)
+                .count()
+        })
+        .sum();
+    assert!(ink > 10_000, "the page shows something: {ink}");
+    assert_eq!(
+        ink_at_right, 0,
+        "the page runs past the window's right edge"
+    );
+}
+
 /// The page's own `<style>` and `<script>` are its only ones, and the policy names them.
 fn assert_self_contained(html: &str) {
     assert!(

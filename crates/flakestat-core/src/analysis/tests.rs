@@ -186,6 +186,31 @@ impl Onset {
         }
     }
 
+    /// [`describe`](Self::describe) in the few words a table cell gives it after the verdict:
+    /// `since #2371`, `since merge 1a2b3c4`, `since before the window`, `(too rare to place)`,
+    /// `on PRs #1, #2 (own runs)`, `(not placed)` (the reason is [`describe`](Self::describe)'s,
+    /// written under the table).
+    pub fn brief(&self) -> String {
+        match self {
+            Onset::Merge { pr: Some(pr), .. } => format!("since #{}", pr.0),
+            Onset::Merge { sha, .. } => {
+                format!("since merge {}", sha.0.get(..7).unwrap_or(sha.0.as_str()))
+            }
+            Onset::Unplaced(Placement::PresentBeforeWindow { .. }) => {
+                "since before the window".into()
+            }
+            Onset::Unplaced(Placement::TooRareToPlace { .. }) => "(too rare to place)".into(),
+            Onset::PullRequests { prs } => format!(
+                "on PRs {} (own runs)",
+                prs.iter()
+                    .map(|p| format!("#{}", p.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Onset::Unplaced(_) => "(not placed)".into(),
+        }
+    }
+
     /// The clean runs before its first failure and their probability, when it says them.
     pub fn clean_runs_before(&self) -> Option<(u64, f64)> {
         match self {
@@ -210,9 +235,10 @@ impl Onset {
 
     /// The evidence in words: `no failure in 168 runs before, P 3.1e-18`.
     pub fn evidence(&self) -> Option<String> {
-        self.clean_runs_before().map(|(clean_runs_before, probability)| {
-            format!("no failure in {clean_runs_before} runs before, P {probability:.1e}")
-        })
+        self.clean_runs_before()
+            .map(|(clean_runs_before, probability)| {
+                format!("no failure in {clean_runs_before} runs before, P {probability:.1e}")
+            })
     }
 }
 
@@ -428,7 +454,14 @@ fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvid
             let counted = counted_by_paths
                 .entry(info.paths.clone())
                 .or_insert_with(|| signature::counted_runs(snapshot, &info, config));
-            analyze_test(snapshot, config, &shared, &info, counted, (id, family, runner))
+            analyze_test(
+                snapshot,
+                config,
+                &shared,
+                &info,
+                counted,
+                (id, family, runner),
+            )
         })
         .filter(|t| t.failures() + t.jobs_left_out > 0)
         .collect();

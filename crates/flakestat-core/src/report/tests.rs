@@ -517,9 +517,6 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
                 )],
                 vec![text(cells.join("; "))],
                 vec![text(signatures.join(", "))],
-                vec![text(
-                    t.onset.as_ref().map(Onset::describe).unwrap_or_default(),
-                )],
                 verdict_cell(t),
             ]
         })
@@ -540,11 +537,10 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
             "First failure",
             "Matrix cells",
             "Signatures",
-            "Since",
             "Verdict",
         ],
         numeric: vec![
-            false, false, true, true, true, true, true, false, false, false, false, false,
+            false, false, true, true, true, true, true, false, false, false, false,
         ],
         rows,
     }));
@@ -552,19 +548,21 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
     tail(blocks)
 }
 
-/// One line per test with a counted failure whose onset says something: "`test`: flaky since
-/// merge of #2371 (no failure in 168 runs before (P 3.1e-18))".
+/// One line per test with a counted failure and an onset, the table's "Since" cell in full:
+/// "`test`: flaky since merge of #2371 (no failure in 168 runs before (P 3.1e-18))", or why it
+/// is not placed: "`test`: flaky, not placed: too few hits …".
 fn onset_lines(r: &TestsReport) -> Vec<Block> {
     let lines: Vec<Line> = counted(r)
         .filter_map(|t| {
-            let onset = t.onset.as_ref().filter(|o| o.says_when())?;
+            let onset = t.onset.as_ref()?;
             let evidence = onset
                 .evidence()
                 .map_or_else(String::new, |e| format!(" ({e})"));
+            let joint = if onset.says_when() { " " } else { ", " };
             Some(vec![
                 Span::Code(t.id.clone()),
                 text(format!(
-                    ": {} {}{evidence}",
+                    ": {}{joint}{}{evidence}",
                     t.verdict.as_str(),
                     onset.describe()
                 )),
@@ -624,6 +622,9 @@ fn left_out_lines(r: &TestsReport) -> Vec<Block> {
 }
 
 /// The verdict in bold, with the PR or merge a `broken` or `new` one names.
+/// The verdict and since when, in one cell (the table is wide already): a broken test's
+/// culprit, or else the onset in brief ("**flaky** since #2371"); the onset in full is under
+/// the table.
 fn verdict_cell(t: &TestEvidence) -> Line {
     let mut line = vec![Span::Strong(t.verdict.as_str().to_string())];
     if let Some(c) = &t.culprit {
@@ -632,6 +633,8 @@ fn verdict_cell(t: &TestEvidence) -> Line {
             Culprit::Merge { .. } => "since",
         };
         line.push(text(format!(" {at} {}", c.describe())));
+    } else if let Some(onset) = &t.onset {
+        line.push(text(format!(" {}", onset.brief())));
     }
     line
 }
