@@ -6,7 +6,9 @@
 //!
 //! And the long-running writer: `flakestat serve` ingests the story's webhooks while a survey of
 //! the same window writes the same store; the survey does not stop with exit 8, serve's queue
-//! drains with no failure, and the store reports what a survey alone's does.
+//! drains with no failure, and the store reports what a survey alone's does. And a third writer
+//! holding the write lock for five seconds stalls neither serve's answers nor the survey's
+//! requests (issue 42).
 //!
 //! PostgreSQL comes from `FLAKESTAT_TEST_POSTGRES` (`.ci/postgres.sh start` sets it); without it
 //! that test says it skipped.
