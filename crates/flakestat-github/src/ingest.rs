@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use http::StatusCode;
-use tokio::task::JoinSet;
 
 use super::archive::{archive_is_cheaper, is_own_log, read_archive};
 use super::artifacts::JunitArtifacts;
@@ -29,6 +28,7 @@ use super::spool::LogBody;
 use super::survey::{
     ArtifactSummary, PER_PAGE, SurveyCost, SurveySummary, encode, parse_json, unexpected,
 };
+use super::tasks::{self, Stop};
 use super::wire::{JobList, WireRun};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Timestamp};
@@ -333,6 +333,28 @@ pub fn parse_run(what: &str, json: &[u8]) -> Result<Run, FetchError> {
     parse_json::<WireRun>(what, json).map(WireRun::into_model)
 }
 
+/// The batch's stop, for the executor (`tasks.rs`): the ingest's own steps and the survey's
+/// tasks (through [`Ingest`]) share it.
+impl Stop for Inner {
+    fn stopping(&self) -> bool {
+        Inner::stopping(self)
+    }
+
+    fn begin_stop(&self) {
+        Inner::begin_stop(self)
+    }
+}
+
+impl Stop for Ingest {
+    fn stopping(&self) -> bool {
+        self.inner.stopping()
+    }
+
+    fn begin_stop(&self) {
+        self.inner.begin_stop()
+    }
+}
+
 impl Inner {
     fn cost(&self) -> std::sync::MutexGuard<'_, SurveyCost> {
         self.cost.lock().expect("cost lock")
@@ -361,40 +383,23 @@ impl Inner {
         self.stop.lock().expect("stop lock").is_some()
     }
 
-    /// Performs the steps and every step they uncover, concurrently; returns the logs they
-    /// settled. An error stops the others at once, unless it is a stop (`is_stop`): then no
-    /// step starts, those under way end (the API refuses them at once; downloads redirected to
-    /// the log host finish and are stored), what they uncover is left for the next ingest (the
-    /// store knows it), and the stop is returned.
+    /// Performs the steps and every step they uncover, all at once (a download waits for its
+    /// permit inside `perform`), through the fetcher's one executor (`tasks.rs`, which says what
+    /// a stop and an error do); returns the logs they settled.
     async fn perform_all(self: Arc<Self>, steps: Vec<Step>) -> Result<u64, FetchError> {
-        let mut set: JoinSet<Result<Done, FetchError>> = JoinSet::new();
-        for step in steps {
-            set.spawn(self.clone().perform(step));
-        }
         let mut settled = 0;
-        let mut stopped: Option<FetchError> = None;
-        while let Some(joined) = set.join_next().await {
-            match joined.expect("ingest steps do not panic") {
-                Ok(done) => {
-                    settled += done.settled;
-                    if !self.stopping() {
-                        for step in done.more {
-                            set.spawn(self.clone().perform(step));
-                        }
-                    }
-                }
-                Err(err) if is_stop(&err) => {
-                    self.begin_stop();
-                    stopped.get_or_insert(err);
-                }
-                Err(err) => {
-                    set.abort_all();
-                    while set.join_next().await.is_some() {}
-                    return Err(err);
-                }
-            }
-        }
-        stopped.map_or(Ok(settled), Err)
+        tasks::perform_all(
+            steps,
+            usize::MAX,
+            self.as_ref(),
+            |step| self.clone().perform(step),
+            |done: Done| {
+                settled += done.settled;
+                done.more
+            },
+        )
+        .await?;
+        Ok(settled)
     }
 
     async fn perform(self: Arc<Self>, step: Step) -> Result<Done, FetchError> {

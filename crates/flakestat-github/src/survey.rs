@@ -10,7 +10,7 @@
 //! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
 //! completed attempt is stored, and downloads only the logs still missing.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeDelta, Utc};
@@ -23,6 +23,7 @@ use super::artifacts::JunitArtifacts;
 use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::ingest::{Ingest, Ingested, LeftBehind, RunAttempt, is_stop, parse_run};
 use super::pages::{End, Flow, Listing};
+use super::tasks;
 use super::wire::{RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{PrNumber, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
@@ -657,44 +658,25 @@ impl Survey {
     /// finish and are stored), what they uncover is left for the next survey (the store knows
     /// it), and the stop is returned.
     async fn perform_all(self: Arc<Self>, tasks: Vec<Task>) -> Result<u64, FetchError> {
-        // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
-        // memory does not grow with the number of runs. A run's logs are part of its ingest,
-        // which takes them before the next run: they are what the survey is for, and a stopped
-        // survey should have as many as possible.
-        let in_flight = self.client.concurrency() * 2;
-        let mut queue: VecDeque<Task> = tasks.into();
-        let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
+        // Only a few tasks are futures at a time (`tasks.rs`). A run's logs are part of its
+        // ingest, which takes them before the next run: they are what the survey is for, and a
+        // stopped survey should have as many as possible. Stopped by the merged PRs' listing,
+        // this returns Ok: `perform_with_pulls` returns its error.
         let mut jobs_fetched = 0;
-        let mut stopped: Option<FetchError> = None;
-        loop {
-            while !self.ingest.stopping()
-                && set.len() < in_flight
-                && let Some(task) = queue.pop_front()
-            {
+        tasks::perform_all(
+            tasks,
+            self.client.concurrency() * 2,
+            &self.ingest,
+            |task| {
                 if let Task::Ingest(_) = task {
                     jobs_fetched += 1;
                 }
-                set.spawn(self.clone().perform(task));
-            }
-            let Some(joined) = set.join_next().await else {
-                break;
-            };
-            match joined.expect("survey tasks do not panic") {
-                Ok(_) if self.ingest.stopping() => {}
-                Ok(more) => queue.extend(more),
-                Err(err) if is_stop(&err) => {
-                    self.ingest.begin_stop();
-                    stopped.get_or_insert(err);
-                }
-                Err(err) => {
-                    set.abort_all();
-                    while set.join_next().await.is_some() {}
-                    return Err(err);
-                }
-            }
-        }
-        // Stopped by the merged PRs' listing: `perform_with_pulls` returns its error.
-        stopped.map_or(Ok(jobs_fetched), Err)
+                self.clone().perform(task)
+            },
+            |more| more,
+        )
+        .await?;
+        Ok(jobs_fetched)
     }
 
     /// The listing's and the logs' counts into `summary`, and the run listing's minimum.
