@@ -92,8 +92,7 @@ pub(super) fn sample_green(
 
     let set = SignatureSet::compile(specs.to_vec())
         .map_err(|e| CliError::signatures("the signatures audited", e, ""))?;
-    let (green, missing) = {
-        let store = store.lock().expect("store lock");
+    let (green, missing) = store.blocking(|store| {
         let statuses = store.green_log_statuses(&sample)?;
         let mut green: Vec<(JobId, Classification)> = Vec::new();
         for job in &sample {
@@ -105,8 +104,8 @@ pub(super) fn sample_green(
             }
         }
         let missing = sample.len() - green.len();
-        (green, missing)
-    };
+        Ok::<_, CliError>((green, missing))
+    })?;
     let mut summary = format!(
         "green sample: {} logs of successful jobs (of {} picked",
         green.len(),

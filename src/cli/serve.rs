@@ -283,10 +283,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     )
     .map_err(|e| CliError::Failed(e.to_string()))?;
     // Told, not required: a store lost at the stop (a database restarting) keeps its queue.
-    let left = store
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .queue_stats();
+    let left = store.blocking(|s| s.queue_stats());
     say.say(match left {
         Ok(left) => format!(
             "stopped; {} run attempt deliveries still queued (the next start drains them)",
@@ -471,15 +468,14 @@ impl IngestRun for SurveyIngest {
     fn resync(&self) -> Result<Ingested, IngestFailure> {
         let repos = match &self.repos {
             Repos::Some(repos) => repos.clone(),
-            Repos::Owner(owner) => self
-                .store
-                .lock()
-                .expect("store lock")
-                .repos_of_owner(owner)
-                .map_err(|e| IngestFailure {
-                    message: e.to_string(),
-                    retry: true,
-                })?,
+            Repos::Owner(owner) => {
+                self.store
+                    .blocking(|s| s.repos_of_owner(owner))
+                    .map_err(|e| IngestFailure {
+                        message: e.to_string(),
+                        retry: true,
+                    })?
+            }
         };
         let until = self.now.unwrap_or_else(Utc::now);
         // A window longer than the calendar reaches back to its start (no overflow).

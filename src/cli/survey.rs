@@ -243,7 +243,7 @@ fn say_if_nothing_stored(
     repo: &Repo,
     location: &StoreLocation,
 ) -> Result<(), CliError> {
-    let counts = store.lock().expect("store lock").counts(repo)?;
+    let counts = store.blocking(|s| s.counts(repo))?;
     if counts.runs == 0 && !global.quiet {
         say!(
             "flakestat: the store in {} holds nothing for {}: run the survey once without --offline",

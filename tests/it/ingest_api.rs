@@ -3,7 +3,7 @@
 //! what a survey of the same window stores; a run delivered again is not fetched again.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use flakestat::fake::scenario::{SyntheticSpec, synthetic};
@@ -12,7 +12,7 @@ use flakestat::fetch::{
     Classifier, ClientConfig, GitHubClient, Ingest, Ingested, Session, SurveyPlan, parse_run,
 };
 use flakestat::model::{Classification, Repo, Run, SignatureId, SignatureMatch, Snapshot};
-use flakestat::store::Store;
+use flakestat::store::{Store, StoreHandle};
 
 /// Tells logs apart by whether they carry the synthetic dataset's `FLAKE-MARKER`.
 struct Marker;
@@ -49,12 +49,10 @@ fn config(gh: &FakeGitHub) -> ClientConfig {
     config
 }
 
-fn snapshot(store: &Mutex<Store>, spec: &SyntheticSpec) -> Snapshot {
+fn snapshot(store: &StoreHandle, spec: &SyntheticSpec) -> Snapshot {
     let until = spec.start + spec.spacing * spec.runs as i32;
     store
-        .lock()
-        .unwrap()
-        .load_snapshot(&spec.repo, spec.start, until, "marker")
+        .blocking(|s| s.load_snapshot(&spec.repo, spec.start, until, "marker"))
         .unwrap()
 }
 
@@ -76,12 +74,7 @@ fn fetch_runs(gh: &FakeGitHub, repo: &Repo, runs: &[Run]) -> Vec<Run> {
 }
 
 /// Ingests each run with a new batch, returning what each call did.
-fn ingest_each(
-    gh: &FakeGitHub,
-    store: &Arc<Mutex<Store>>,
-    repo: &Repo,
-    runs: &[Run],
-) -> Vec<Ingested> {
+fn ingest_each(gh: &FakeGitHub, store: &StoreHandle, repo: &Repo, runs: &[Run]) -> Vec<Ingested> {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let client = Arc::new(GitHubClient::new(config(gh), Arc::new(())).unwrap());
@@ -112,7 +105,7 @@ fn runs_ingested_one_by_one_store_what_a_survey_stores_and_a_redelivery_fetches_
 
     // The survey of the window, into one store.
     let surveyed_dir = tempfile::tempdir().unwrap();
-    let surveyed = Arc::new(Mutex::new(Store::open(surveyed_dir.path()).unwrap()));
+    let surveyed = StoreHandle::new(Store::open(surveyed_dir.path()).unwrap());
     let until = spec.start + spec.spacing * spec.runs as i32;
     let plan = SurveyPlan {
         repo: spec.repo.clone(),
@@ -139,11 +132,9 @@ fn runs_ingested_one_by_one_store_what_a_survey_stores_and_a_redelivery_fetches_
         "GitHub's JSON parses into the run the listing gave"
     );
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+    let store = StoreHandle::new(Store::open(dir.path()).unwrap());
     store
-        .lock()
-        .unwrap()
-        .store_repo_identity(&spec.repo, 1, &want.default_branch)
+        .blocking(|s| s.store_repo_identity(&spec.repo, 1, &want.default_branch))
         .unwrap();
     gh.clear_requests();
     let first = ingest_each(&gh, &store, &spec.repo, &runs);

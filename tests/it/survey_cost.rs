@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::common::{self, story_dir};
 use flakestat::analysis::{AnalysisConfig, analyze};
@@ -14,7 +14,7 @@ use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
 use flakestat::model::{PrNumber, Repo, RunId, Timestamp};
 use flakestat::signatures::SignatureSet;
 use flakestat::signatures::load::load_bundled;
-use flakestat::store::Store;
+use flakestat::store::{Store, StoreHandle};
 
 /// The bundled scenario with `bot_workflow = true`, in a temporary folder.
 fn story_with_bot(dir: &Path) -> PathBuf {
@@ -124,8 +124,8 @@ fn survey_into(
     repo: &Repo,
     since: Timestamp,
     until: Timestamp,
-) -> (Arc<Mutex<Store>>, Arc<SignatureSet>) {
-    let store = Arc::new(Mutex::new(Store::open(cache).unwrap()));
+) -> (StoreHandle, Arc<SignatureSet>) {
+    let store = StoreHandle::new(Store::open(cache).unwrap());
     let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
     let session = Session::new(ClientConfig::new(gh.api_url(), None), Arc::new(())).unwrap();
     let plan = SurveyPlan {
@@ -144,7 +144,7 @@ fn survey_into(
 }
 
 /// Serves `ds` and surveys the story's repository from `since()` to the dataset's now.
-fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, Arc<Mutex<Store>>, Arc<SignatureSet>) {
+fn survey(ds: Dataset, cache: &Path) -> (FakeGitHub, StoreHandle, Arc<SignatureSet>) {
     let until = ds.now;
     let gh = FakeGitHub::start_blocking(ds, Faults::default()).unwrap();
     let (store, set) = survey_into(&gh, cache, &repo(), since(), until);
@@ -193,11 +193,9 @@ fn the_report_is_the_same_with_and_without_the_bot_workflow_s_jobs() {
     }
 
     let config = AnalysisConfig::default();
-    let load = |store: &Arc<Mutex<Store>>| {
+    let load = |store: &StoreHandle| {
         store
-            .lock()
-            .unwrap()
-            .load_snapshot(&repo(), since(), ds.now, &set.fingerprint())
+            .blocking(|s| s.load_snapshot(&repo(), since(), ds.now, &set.fingerprint()))
             .unwrap()
     };
     let without = load(&store);
@@ -207,9 +205,7 @@ fn the_report_is_the_same_with_and_without_the_bot_workflow_s_jobs() {
     for fake in ds.runs.iter().filter(|r| bot_runs.contains(&r.run.id)) {
         let jobs: Vec<_> = fake.all_jobs().into_iter().cloned().collect();
         store
-            .lock()
-            .unwrap()
-            .store_jobs(fake.run.id, fake.run.run_attempt, true, &jobs)
+            .blocking(|s| s.store_jobs(fake.run.id, fake.run.run_attempt, true, &jobs))
             .unwrap();
     }
     let with = load(&store);
@@ -228,9 +224,7 @@ fn synthetic_survey(
 ) -> flakestat::model::Snapshot {
     let (store, set) = survey_into(gh, cache, repo, since, until);
     store
-        .lock()
-        .unwrap()
-        .load_snapshot(repo, since, until, &set.fingerprint())
+        .blocking(|s| s.load_snapshot(repo, since, until, &set.fingerprint()))
         .unwrap()
 }
 

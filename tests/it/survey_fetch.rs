@@ -3,7 +3,7 @@
 //! logs, faults, repeats and resumes.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{TimeDelta, TimeZone, Utc};
@@ -14,7 +14,7 @@ use flakestat::model::{
     Classification, JobId, LogStatus, PrNumber, Repo, Run, SignatureId, SignatureMatch, Snapshot,
     Timestamp,
 };
-use flakestat::store::Store;
+use flakestat::store::{Store, StoreHandle};
 
 /// Finds `FLAKE-MARKER` lines, as the synthetic dataset's failing logs carry.
 struct Marker(&'static str);
@@ -73,7 +73,7 @@ fn config(gh: &FakeGitHub, token: Option<&str>) -> ClientConfig {
 struct Surveyed {
     result: Result<(), FetchError>,
     snapshot: Snapshot,
-    store: Arc<Mutex<Store>>,
+    store: StoreHandle,
 }
 
 fn survey_with(
@@ -82,7 +82,7 @@ fn survey_with(
     repo: &Repo,
     (since, until): (Timestamp, Timestamp),
 ) -> Surveyed {
-    let store = Arc::new(Mutex::new(Store::open(dir).unwrap()));
+    let store = StoreHandle::new(Store::open(dir).unwrap());
     let session = Session::new(config, Arc::new(())).unwrap();
     let plan = SurveyPlan {
         repo: repo.clone(),
@@ -99,9 +99,7 @@ fn survey_with(
         })
         .map(drop);
     let snapshot = store
-        .lock()
-        .unwrap()
-        .load_snapshot(repo, since, until, "m1")
+        .blocking(|s| s.load_snapshot(repo, since, until, "m1"))
         .unwrap();
     Surveyed {
         result,
@@ -404,9 +402,7 @@ fn changed_signatures_reclassify_stored_logs_without_downloads() {
     assert_eq!(n as usize, first.snapshot.classifications.len());
     let (since, until) = window(&spec);
     let snap = store
-        .lock()
-        .unwrap()
-        .load_snapshot(&spec.repo, since, until, "m2")
+        .blocking(|s| s.load_snapshot(&spec.repo, since, until, "m2"))
         .unwrap();
     assert_eq!(snap.classifications, first.snapshot.classifications);
     assert!(gh.requests().is_empty());
@@ -455,7 +451,7 @@ fn an_unreachable_host_is_a_network_error() {
     config.backoff_base = Duration::from_millis(1);
     config.max_retries = 2;
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+    let store = StoreHandle::new(Store::open(dir.path()).unwrap());
     let session = Session::new(config, Arc::new(())).unwrap();
     let t = Utc.with_ymd_and_hms(2026, 6, 1, 0, 0, 0).unwrap();
     let plan = SurveyPlan {
@@ -527,7 +523,7 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
     ds.pulls[3].state = "open".into();
     let gh = start(ds, Faults::default());
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+    let store = StoreHandle::new(Store::open(dir.path()).unwrap());
     let session = Session::new(config(&gh, Some("tok")), Arc::new(())).unwrap();
     let plan = SurveyPlan {
         repo: spec.repo.clone(),
@@ -556,9 +552,7 @@ fn merged_pulls_are_kept_and_files_fetched_only_for_prs_with_hits() {
         .unwrap();
     assert_eq!(summary.pulls_files_fetched, 1);
     let snap = store
-        .lock()
-        .unwrap()
-        .load_snapshot(&spec.repo, since, until, "m1")
+        .blocking(|s| s.load_snapshot(&spec.repo, since, until, "m1"))
         .unwrap();
     assert_eq!(snap.default_branch, "main");
     let merged = &snap.pulls[&PrNumber(5)];
@@ -603,7 +597,7 @@ fn workflow_and_event_filters_pick_their_runs() {
     let (since, until) = window(&spec);
     let run_with = |workflows: Vec<String>, event: Option<&str>| -> Result<Vec<_>, FetchError> {
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Mutex::new(Store::open(dir.path()).unwrap()));
+        let store = StoreHandle::new(Store::open(dir.path()).unwrap());
         let session = Session::new(config(&gh, None), Arc::new(())).unwrap();
         let plan = SurveyPlan {
             repo: spec.repo.clone(),
@@ -618,9 +612,7 @@ fn workflow_and_event_filters_pick_their_runs() {
             BTreeSet::new()
         })?;
         let snap = store
-            .lock()
-            .unwrap()
-            .load_snapshot(&spec.repo, since, until, "m")
+            .blocking(|s| s.load_snapshot(&spec.repo, since, until, "m"))
             .unwrap();
         Ok(snap.runs)
     };

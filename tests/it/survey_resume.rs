@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{self, story_dir};
@@ -21,7 +21,7 @@ use flakestat::fetch::{ClientConfig, FetchError, Session, StatsSnapshot, SurveyP
 use flakestat::model::{Repo, Snapshot, Timestamp};
 use flakestat::signatures::SignatureSet;
 use flakestat::signatures::load::load_bundled;
-use flakestat::store::Store;
+use flakestat::store::{Store, StoreHandle};
 
 fn repo() -> Repo {
     Repo::parse("NVIDIA/cuda-python").unwrap()
@@ -89,7 +89,7 @@ fn survey_once(
     cache: &Path,
     set: &Arc<SignatureSet>,
 ) -> (Result<(), FetchError>, StatsSnapshot) {
-    let store = Arc::new(Mutex::new(Store::open(cache).unwrap()));
+    let store = StoreHandle::new(Store::open(cache).unwrap());
     let mut config = ClientConfig::new(gh.api_url(), None);
     config.max_reset_wait = Duration::ZERO;
     config.backoff_base = Duration::from_millis(5);

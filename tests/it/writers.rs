@@ -6,20 +6,31 @@
 //!
 //! And the long-running writer: `flakestat serve` ingests the story's webhooks while a survey of
 //! the same window writes the same store; the survey does not stop with exit 8, serve's queue
-//! drains with no failure, and the store reports what a survey alone's does.
+//! drains with no failure, and the store reports what a survey alone's does. And a third writer
+//! holding the write lock for five seconds stalls neither serve's answers nor the survey's
+//! requests (issue 42).
 //!
 //! PostgreSQL comes from `FLAKESTAT_TEST_POSTGRES` (`.ci/postgres.sh start` sets it); without it
 //! that test says it skipped.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::common::{
     COMPARED_TABLES, STORY_WINDOW, flakestat, postgres_row_counts, signatures, story_dir,
 };
 use crate::serve::Serve;
+use flakestat::fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
+use flakestat::fake::{FakeGitHub, Faults};
+use flakestat::fetch::{ClientConfig, Session, SurveyPlan};
+use flakestat::model::{Conclusion, Job, JobId};
+use flakestat::signatures::SignatureSet;
+use flakestat::signatures::load::load_bundled;
 use flakestat::store::postgres::fresh_schema_url;
+use flakestat::store::{Store, StoreHandle};
 
 /// Where a store is, as the flags that name it.
 enum At {
@@ -252,4 +263,144 @@ fn serve_ingests_while_a_survey_writes_the_same_store() {
             String::from_utf8_lossy(&expected)
         );
     }
+}
+
+/// Issue 42: a third writer holds the SQLite store's write lock for five seconds while a survey
+/// (in this process, against the fake GitHub) and `serve` both write the store. Nothing that
+/// answers HTTP may wait on the lock: serve answers `/healthz` and a delivery (a 503: its queue
+/// row cannot be written) before the lock is let go, and the survey's requests go on meanwhile —
+/// the fake answers some of them after serve's answers came and before the lock was let go. The
+/// survey's runs fail one job each, so its tasks keep writing (and wait on the lock), while one
+/// run of 4,000 jobs is listed page after page with nothing to write between pages: before
+/// issue 42 the first write parked the runtime's threads in SQLite and the listing stalled too.
+#[test]
+fn a_held_write_lock_stalls_neither_serve_s_answers_nor_the_survey_s_requests() {
+    const HOLD: Duration = Duration::from_secs(5);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--repo",
+            "Codertocat/Hello-World",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--api-url",
+            "http://127.0.0.1:1",
+            "--queue-wait-ms",
+            "1000",
+        ],
+    );
+    let spec = SyntheticSpec {
+        runs: 40,
+        jobs_per_run: 1,
+        fail_every: 1,
+        rerun_every: 0,
+        ..SyntheticSpec::default()
+    };
+    let mut ds = synthetic(&spec);
+    // The newest run, listed first, gets 4,000 more jobs: 41 pages of its jobs listing.
+    let big = synthetic_run_id(spec.runs - 1);
+    let run = ds.run_mut(big).unwrap();
+    let attempt = run.attempts.last_mut().unwrap();
+    let model = attempt.jobs[0].clone();
+    attempt.jobs.extend((0..4000u64).map(|k| Job {
+        id: JobId(90_000_000_000 + k),
+        name: format!("matrix ({k})"),
+        conclusion: Some(Conclusion::Success),
+        ..model.clone()
+    }));
+    let gh = FakeGitHub::start_blocking(
+        ds,
+        Faults {
+            latency: Duration::from_millis(100),
+            ..Faults::default()
+        },
+    )
+    .unwrap();
+    let store = StoreHandle::new(Store::open(&cache).unwrap());
+    let survey = {
+        let (store, config) = (store.clone(), ClientConfig::new(gh.api_url(), None));
+        let plan = SurveyPlan {
+            repo: spec.repo.clone(),
+            since: spec.start,
+            until: spec.start + spec.spacing * spec.runs as i32,
+            workflows: vec![],
+            branch: None,
+            event: None,
+            interruptible: false,
+        };
+        std::thread::spawn(move || {
+            let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
+            Session::new(config, Arc::new(()))
+                .unwrap()
+                .survey(store, set, &plan, &|_, _| BTreeSet::new())
+        })
+    };
+    // The lock is taken once the big run's listing is under way.
+    let big_jobs = format!("/actions/runs/{big}/jobs");
+    let start = Instant::now();
+    while !gh.requests().iter().any(|r| r.path.contains(&big_jobs)) {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the survey never listed the big run's jobs"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let db = cache.join("store-v1/flakestat.sqlite3");
+    let (held_tx, held) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        // A write of the survey's may be under way: the lock is taken after it.
+        conn.busy_timeout(Duration::from_secs(60)).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        held_tx.send(()).unwrap();
+        std::thread::sleep(HOLD);
+        let released = Instant::now();
+        conn.execute_batch("COMMIT").unwrap();
+        released
+    });
+    held.recv().unwrap();
+    let (health, _) = serve.request("GET", "/healthz", &[], b"");
+    let health_at = Instant::now();
+    let job = crate::serve::example("workflow_job.queued");
+    let delivered = serve.deliver("workflow_job", "held", &job, None);
+    let delivered_at = Instant::now();
+    let released = holder.join().unwrap();
+    let summary = survey.join().unwrap().expect("the survey ends well");
+
+    assert!(
+        health_at < released,
+        "/healthz ({health}) was answered only after the lock was let go"
+    );
+    assert!(
+        delivered_at < released,
+        "the delivery was answered only after the lock was let go: {delivered:?}"
+    );
+    assert_eq!(delivered.0, 503, "{delivered:?}");
+    let answered = health_at.max(delivered_at);
+    let meanwhile: Vec<String> = gh
+        .requests()
+        .into_iter()
+        .filter(|r| answered < r.answered && r.answered < released)
+        .map(|r| r.path)
+        .collect();
+    assert!(
+        !meanwhile.is_empty(),
+        "the survey asked GitHub nothing between serve's answers and the lock's release"
+    );
+    assert!(
+        meanwhile.iter().any(|p| p.contains(&big_jobs)),
+        "the big run's listing went on: {meanwhile:?}"
+    );
+    // Everything is stored once the lock is let go: every run, and the big run's jobs.
+    assert_eq!(summary.runs_listed, spec.runs as u64);
+    let jobs = store.blocking(|s| s.load_run_jobs(big)).unwrap();
+    assert_eq!(jobs.len(), 4001);
+    assert_eq!(
+        serve.deliver("workflow_job", "after", &job, None),
+        (202, "queued\n".to_string())
+    );
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
 }

@@ -7,7 +7,6 @@
 //! only asks GitHub for what the store does not know yet and counts the requests it spends.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 
 use chrono::TimeDelta;
 use http::StatusCode;
@@ -19,7 +18,7 @@ use super::pages::{End, Flow, Listing, Page};
 use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
 use super::wire::WireFile;
 use flakestat_core::model::{MainlineCommit, PrNumber, Repo, Sha, Timestamp};
-use flakestat_store::{ListedWindow, Store, mainline_scope};
+use flakestat_store::{ListedWindow, StoreHandle, mainline_scope};
 
 /// What fetching ancestry cost, in requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -128,7 +127,7 @@ impl Session {
     /// and stores them.
     pub fn fetch_mainline(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         default_branch: &str,
         since: Timestamp,
@@ -136,10 +135,7 @@ impl Session {
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
         let scope = mainline_scope(default_branch);
-        let known = store
-            .lock()
-            .expect("store lock")
-            .load_windows(repo, &scope, since, until)?;
+        let known = store.blocking(|s| s.load_windows(repo, &scope, since, until))?;
         let mut gaps = Vec::new();
         let mut cursor = since;
         for w in known {
@@ -181,18 +177,19 @@ impl Session {
             )?;
             summary.mainline_requests += walked.pages;
             summary.mainline_commits += commits.len() as u64;
-            let mut store = store.lock().expect("store lock");
-            store.store_mainline(repo, &commits)?;
-            store.store_parents(repo, &parents)?;
-            store.store_window(
-                repo,
-                &scope,
-                &ListedWindow {
-                    since: from,
-                    until: to,
-                    runs: commits.len() as u64,
-                },
-            )?;
+            store.blocking(|store| {
+                store.store_mainline(repo, &commits)?;
+                store.store_parents(repo, &parents)?;
+                store.store_window(
+                    repo,
+                    &scope,
+                    &ListedWindow {
+                        since: from,
+                        until: to,
+                        runs: commits.len() as u64,
+                    },
+                )
+            })?;
         }
         Ok(())
     }
@@ -201,13 +198,13 @@ impl Session {
     /// concurrently within the client's limit; each answer is stored as it arrives.
     pub fn fetch_fork_points(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         default_branch: &str,
         heads: &BTreeSet<Sha>,
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
-        let asked = store.lock().expect("store lock").asked_fork_points(repo)?;
+        let asked = store.blocking(|s| s.asked_fork_points(repo))?;
         let todo: Vec<Sha> = heads.difference(&asked).cloned().collect();
         summary.fork_points_known += (heads.len() - todo.len()) as u64;
         let client = self.client.clone();
@@ -242,10 +239,10 @@ impl Session {
                 };
                 let (head, fork) = joined.expect("compare tasks do not panic")?;
                 requests += 1;
+                let repo = repo.clone();
                 store
-                    .lock()
-                    .expect("store lock")
-                    .store_fork_point(repo, &head, fork.as_ref())?;
+                    .run(move |s| s.store_fork_point(&repo, &head, fork.as_ref()))
+                    .await?;
             }
             Ok::<_, FetchError>(requests)
         })?;
@@ -257,13 +254,13 @@ impl Session {
     /// is skipped (its files stay unknown).
     pub fn fetch_merge_files(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         prs: &BTreeSet<PrNumber>,
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
         for &number in prs {
-            let known = store.lock().expect("store lock").load_pull(repo, number)?;
+            let known = store.blocking(|s| s.load_pull(repo, number))?;
             if known.as_ref().is_none_or(|p| p.files.is_some()) {
                 continue;
             }
@@ -278,10 +275,7 @@ impl Session {
             };
             files.sort();
             files.dedup();
-            store
-                .lock()
-                .expect("store lock")
-                .store_pull_files(repo, number, &files)?;
+            store.blocking(|s| s.store_pull_files(repo, number, &files))?;
         }
         Ok(())
     }
@@ -291,7 +285,7 @@ impl Session {
     /// stay unknown).
     pub fn fetch_commit_files(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         shas: &BTreeSet<Sha>,
         summary: &mut AncestrySummary,
@@ -312,10 +306,7 @@ impl Session {
             };
             files.sort();
             files.dedup();
-            store
-                .lock()
-                .expect("store lock")
-                .store_commit_files(repo, sha, &files)?;
+            store.blocking(|s| s.store_commit_files(repo, sha, &files))?;
         }
         Ok(())
     }

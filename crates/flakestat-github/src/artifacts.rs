@@ -17,7 +17,6 @@
 
 use std::collections::BTreeSet;
 use std::io::{BufReader, Cursor, Read, Seek};
-use std::sync::Mutex;
 
 use http::StatusCode;
 use serde::Deserialize;
@@ -27,7 +26,7 @@ use super::pages::{Flow, Listing};
 use super::{FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, RunId, TestOutcomes, Timestamp};
 use flakestat_core::signatures::testids::junit;
-use flakestat_store::{ArtifactRecord, ArtifactStatus, Store};
+use flakestat_store::{ArtifactRecord, ArtifactStatus, StoreHandle};
 
 /// The largest artifact zip downloaded (bytes): GitHub's own listing says its size first.
 pub const DEFAULT_MAX_ARTIFACT_SIZE: u64 = 100 << 20;
@@ -117,14 +116,15 @@ pub(crate) struct ArtifactCounts {
 /// not stored yet, and stores them with the listing in one transaction.
 pub(crate) async fn fetch_run_artifacts(
     client: &GitHubClient,
-    store: &Mutex<Store>,
+    store: &StoreHandle,
     progress: &dyn Progress,
     repo_path: &str,
     run: RunId,
     junit: &JunitArtifacts,
 ) -> Result<ArtifactCounts, FetchError> {
-    let lock = || store.lock().expect("store lock");
-    if lock().artifacts_listed(run, junit.pattern())? {
+    let pattern = junit.pattern().to_string();
+    let asked = pattern.clone();
+    if store.run(move |s| s.artifacts_listed(run, &asked)).await? {
         return Ok(ArtifactCounts::default());
     }
     let url = client.url(&format!(
@@ -138,10 +138,9 @@ pub(crate) async fn fetch_run_artifacts(
             Ok(if more { Flow::More } else { Flow::Stop })
         })
         .await?;
-    let (known, jobs): (BTreeSet<u64>, Vec<Job>) = {
-        let s = lock();
-        (s.artifact_ids(run)?, s.load_run_jobs(run)?)
-    };
+    let (known, jobs): (BTreeSet<u64>, Vec<Job>) = store
+        .run(move |s| Ok::<_, FetchError>((s.artifact_ids(run)?, s.load_run_jobs(run)?)))
+        .await?;
     let mut counts = ArtifactCounts {
         listed_runs: 1,
         ..ArtifactCounts::default()
@@ -182,7 +181,9 @@ pub(crate) async fn fetch_run_artifacts(
             note,
         });
     }
-    lock().store_artifacts(run, junit.pattern(), &records)?;
+    store
+        .run(move |s| s.store_artifacts(run, &pattern, &records))
+        .await?;
     Ok(counts)
 }
 

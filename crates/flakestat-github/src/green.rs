@@ -7,7 +7,6 @@
 //! GitHub for those the store has no outcome for yet, at most one request each, and counts them.
 
 use std::io::Seek;
-use std::sync::{Arc, Mutex};
 
 use http::StatusCode;
 use tokio::task::JoinSet;
@@ -17,7 +16,7 @@ use super::archive::is_own_log;
 use super::spool::LogBody;
 use super::survey::{Session, encode, unexpected};
 use flakestat_core::model::{JobId, Repo};
-use flakestat_store::{LogEntry, Store, compress_log, compress_log_reader};
+use flakestat_store::{LogEntry, StoreHandle, compress_log, compress_log_reader};
 
 /// What fetching a green sample did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,12 +37,12 @@ impl Session {
     /// even when an error stops the sample half-way (what was stored stays stored).
     pub fn fetch_green_logs(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         jobs: &[JobId],
         summary: &mut GreenFetch,
     ) -> Result<(), FetchError> {
-        let known = store.lock().expect("store lock").green_log_statuses(jobs)?;
+        let known = store.blocking(|s| s.green_log_statuses(jobs))?;
         summary.known += known.len() as u64;
         let todo: Vec<JobId> = jobs
             .iter()
@@ -103,10 +102,7 @@ impl Session {
                 } else {
                     summary.unavailable += 1;
                 }
-                store
-                    .lock()
-                    .expect("store lock")
-                    .store_green_log(job, &entry)?;
+                store.run(move |s| s.store_green_log(job, &entry)).await?;
             }
             Ok::<_, FetchError>(())
         })
@@ -116,25 +112,20 @@ impl Session {
 /// A downloaded green log as it is kept: compressed, or `Mismatched` when its timestamps show
 /// another execution of the job (GitHub answers an earlier attempt's job id with the latest
 /// attempt's log): never taken as this job's.
-fn settle(
-    store: &Arc<Mutex<Store>>,
-    job: JobId,
-    mut body: LogBody,
-) -> Result<LogEntry, FetchError> {
+fn settle(store: &StoreHandle, job: JobId, mut body: LogBody) -> Result<LogEntry, FetchError> {
     let spool_error = |e: std::io::Error| {
         FetchError::Spool(format!(
             "cannot read job {job}'s log back from its temporary file: {e}"
         ))
     };
-    let (model, run_jobs) = {
-        let store = store.lock().expect("store lock");
+    let (model, run_jobs) = store.blocking(|store| {
         let model = store.load_job(job)?;
         let run_jobs = match &model {
             Some(m) => store.load_run_jobs(m.run_id)?,
             None => Vec::new(),
         };
-        (model, run_jobs)
-    };
+        Ok::<_, FetchError>((model, run_jobs))
+    })?;
     if let Some(model) = model {
         let span = body.span().map_err(spool_error)?;
         if !is_own_log(span, &model, &run_jobs) {

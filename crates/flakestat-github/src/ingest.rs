@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use http::StatusCode;
-use tokio::task::JoinSet;
 
 use super::archive::{archive_is_cheaper, is_own_log, read_archive};
 use super::artifacts::JunitArtifacts;
@@ -29,10 +28,13 @@ use super::spool::LogBody;
 use super::survey::{
     ArtifactSummary, PER_PAGE, SurveyCost, SurveySummary, encode, parse_json, unexpected,
 };
+use super::tasks::{self, Stop};
 use super::wire::{JobList, WireRun};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Timestamp};
-use flakestat_store::{LogEntry, LogOutcome, LogPlan, Store, compress_log, compress_log_reader};
+use flakestat_store::{
+    LogEntry, LogOutcome, LogPlan, Store, StoreHandle, compress_log, compress_log_reader,
+};
 
 /// A run at the attempt a listing (or a webhook) shows, whose row the store already holds
 /// (`Store::store_runs`; [`Ingest::ingest_run`] stores it first).
@@ -147,7 +149,7 @@ pub struct Ingest {
 
 struct Inner {
     client: Arc<GitHubClient>,
-    store: Arc<Mutex<Store>>,
+    store: StoreHandle,
     classifier: Arc<dyn Classifier>,
     fingerprint: String,
     progress: Arc<dyn Progress>,
@@ -174,7 +176,7 @@ impl Ingest {
     /// Must be called inside a tokio runtime, as every async method of the crate.
     pub fn new(
         client: Arc<GitHubClient>,
-        store: Arc<Mutex<Store>>,
+        store: StoreHandle,
         classifier: Arc<dyn Classifier>,
         progress: Arc<dyn Progress>,
         repo: Repo,
@@ -231,23 +233,24 @@ impl Ingest {
     /// the logs a stopped ingest left behind for it, and ingests its attempt unless the store
     /// already has that attempt's jobs, completed: a run delivered twice is fetched once.
     pub async fn ingest_run(&self, run: &Run) -> Result<Ingested, FetchError> {
-        let inner = &self.inner;
-        let need = inner
-            .store()
-            .store_runs(&inner.repo, std::slice::from_ref(run))?;
-        let pending = {
-            let store = inner.store();
-            let mut pending = Vec::new();
-            for job in store.load_run_jobs(run.id)? {
-                if job.is_failed() && !store.has_log(job.id)? {
-                    pending.push((run.id, job.id));
+        let inner = self.inner.clone();
+        let stored = run.clone();
+        let (need, steps) = self
+            .inner
+            .store
+            .run(move |store| {
+                let need = store.store_runs(&inner.repo, std::slice::from_ref(&stored))?;
+                let mut pending = Vec::new();
+                for job in store.load_run_jobs(stored.id)? {
+                    if job.is_failed() && !store.has_log(job.id)? {
+                        pending.push((stored.id, job.id));
+                    }
                 }
-            }
-            pending
-        };
-        let left = LeftBehind {
-            steps: inner.plan_left_behind(pending)?,
-        };
+                Ok::<_, FetchError>((need, inner.plan_left_behind(store, pending)?))
+            })
+            .await?;
+        let left = LeftBehind { steps };
+        let inner = &self.inner;
         let mut done = self.settle_left_behind(left).await?;
         if need.contains(&run.id) {
             inner.progress.event(ProgressEvent::JobsQueued(1));
@@ -263,18 +266,21 @@ impl Ingest {
     /// with a plan (`LogPlan`) goes to the download its plan names, the others are scheduled as
     /// a fresh ingest would. Marks them scheduled in this batch (an ingest of their run meanwhile
     /// does not download them again).
-    pub fn left_behind(
+    pub async fn left_behind(
         &self,
         since: Timestamp,
         until: Timestamp,
     ) -> Result<LeftBehind, FetchError> {
-        let inner = &self.inner;
-        let pending = inner
-            .store()
-            .failed_jobs_without_log(&inner.repo, since, until)?;
-        Ok(LeftBehind {
-            steps: inner.plan_left_behind(pending)?,
-        })
+        let inner = self.inner.clone();
+        let steps = self
+            .inner
+            .store
+            .run(move |store| {
+                let pending = store.failed_jobs_without_log(&inner.repo, since, until)?;
+                inner.plan_left_behind(store, pending)
+            })
+            .await?;
+        Ok(LeftBehind { steps })
     }
 
     /// Downloads, classifies and stores the logs `left` names, as `ingest` does.
@@ -327,11 +333,29 @@ pub fn parse_run(what: &str, json: &[u8]) -> Result<Run, FetchError> {
     parse_json::<WireRun>(what, json).map(WireRun::into_model)
 }
 
-impl Inner {
-    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
-        self.store.lock().expect("store lock")
+/// The batch's stop, for the executor (`tasks.rs`): the ingest's own steps and the survey's
+/// tasks (through [`Ingest`]) share it.
+impl Stop for Inner {
+    fn stopping(&self) -> bool {
+        Inner::stopping(self)
     }
 
+    fn begin_stop(&self) {
+        Inner::begin_stop(self)
+    }
+}
+
+impl Stop for Ingest {
+    fn stopping(&self) -> bool {
+        self.inner.stopping()
+    }
+
+    fn begin_stop(&self) {
+        self.inner.begin_stop()
+    }
+}
+
+impl Inner {
     fn cost(&self) -> std::sync::MutexGuard<'_, SurveyCost> {
         self.cost.lock().expect("cost lock")
     }
@@ -359,40 +383,23 @@ impl Inner {
         self.stop.lock().expect("stop lock").is_some()
     }
 
-    /// Performs the steps and every step they uncover, concurrently; returns the logs they
-    /// settled. An error stops the others at once, unless it is a stop (`is_stop`): then no
-    /// step starts, those under way end (the API refuses them at once; downloads redirected to
-    /// the log host finish and are stored), what they uncover is left for the next ingest (the
-    /// store knows it), and the stop is returned.
+    /// Performs the steps and every step they uncover, all at once (a download waits for its
+    /// permit inside `perform`), through the fetcher's one executor (`tasks.rs`, which says what
+    /// a stop and an error do); returns the logs they settled.
     async fn perform_all(self: Arc<Self>, steps: Vec<Step>) -> Result<u64, FetchError> {
-        let mut set: JoinSet<Result<Done, FetchError>> = JoinSet::new();
-        for step in steps {
-            set.spawn(self.clone().perform(step));
-        }
         let mut settled = 0;
-        let mut stopped: Option<FetchError> = None;
-        while let Some(joined) = set.join_next().await {
-            match joined.expect("ingest steps do not panic") {
-                Ok(done) => {
-                    settled += done.settled;
-                    if !self.stopping() {
-                        for step in done.more {
-                            set.spawn(self.clone().perform(step));
-                        }
-                    }
-                }
-                Err(err) if is_stop(&err) => {
-                    self.begin_stop();
-                    stopped.get_or_insert(err);
-                }
-                Err(err) => {
-                    set.abort_all();
-                    while set.join_next().await.is_some() {}
-                    return Err(err);
-                }
-            }
-        }
-        stopped.map_or(Ok(settled), Err)
+        tasks::perform_all(
+            steps,
+            usize::MAX,
+            self.as_ref(),
+            |step| self.clone().perform(step),
+            |done: Done| {
+                settled += done.settled;
+                done.more
+            },
+        )
+        .await?;
+        Ok(settled)
     }
 
     async fn perform(self: Arc<Self>, step: Step) -> Result<Done, FetchError> {
@@ -415,10 +422,15 @@ impl Inner {
 
     /// The steps of failed jobs without a log (`(run, job)`, as a stopped ingest left them):
     /// each job with a plan (`LogPlan`) goes to the download its plan names, the others are
-    /// scheduled as a fresh ingest would.
-    fn plan_left_behind(&self, pending: Vec<(RunId, JobId)>) -> Result<Vec<Step>, FetchError> {
+    /// scheduled as a fresh ingest would. Reads `store` (on the store's thread: the caller's
+    /// `StoreHandle::run`).
+    fn plan_left_behind(
+        &self,
+        store: &Store,
+        pending: Vec<(RunId, JobId)>,
+    ) -> Result<Vec<Step>, FetchError> {
         let ids: Vec<JobId> = pending.iter().map(|(_, job)| *job).collect();
-        let plans = self.store().load_log_plans(&ids)?;
+        let plans = store.load_log_plans(&ids)?;
         let mut by_run: BTreeMap<RunId, Vec<JobId>> = BTreeMap::new();
         let mut tasks = Vec::new();
         let mut archives: BTreeMap<(RunId, u32), Vec<JobId>> = BTreeMap::new();
@@ -430,7 +442,7 @@ impl Inner {
                     match plan {
                         LogPlan::Job => tasks.push(Step::Log { job }),
                         LogPlan::Archive => {
-                            let attempt = self.store().load_job(job)?.map_or(1, |j| j.run_attempt);
+                            let attempt = store.load_job(job)?.map_or(1, |j| j.run_attempt);
                             archives.entry((run, attempt)).or_default().push(job);
                         }
                     }
@@ -452,13 +464,10 @@ impl Inner {
                 }),
         );
         for (run, jobs) in by_run {
-            let (run_jobs, latest) = {
-                let store = self.store();
-                (
-                    store.load_run_jobs(run)?,
-                    store.run_attempt(run)?.unwrap_or(1),
-                )
-            };
+            let (run_jobs, latest) = (
+                store.load_run_jobs(run)?,
+                store.run_attempt(run)?.unwrap_or(1),
+            );
             let failed: Vec<Job> = run_jobs
                 .iter()
                 .filter(|j| jobs.contains(&j.id))
@@ -501,18 +510,21 @@ impl Inner {
             .await?;
         self.cost().jobs.made += walked.pages;
         self.cost().jobs.minimum += (jobs.len() as u64).div_ceil(PER_PAGE).max(1);
-        self.store()
-            .store_jobs_with_runners(run, attempt, completed, &jobs, &runners)?;
-        self.progress.event(ProgressEvent::JobsDone);
-        let mut without_log = Vec::new();
-        {
-            let store = self.store();
-            for job in jobs.iter().filter(|j| j.is_failed()) {
-                if !store.has_log(job.id)? {
-                    without_log.push(job.clone());
+        let (stored, without_log) = (jobs.clone(), Vec::new());
+        let without_log = self
+            .store
+            .run(move |store| {
+                let mut without_log = without_log;
+                store.store_jobs_with_runners(run, attempt, completed, &stored, &runners)?;
+                for job in stored.into_iter().filter(|j| j.is_failed()) {
+                    if !store.has_log(job.id)? {
+                        without_log.push(job);
+                    }
                 }
-            }
-        }
+                Ok::<_, FetchError>(without_log)
+            })
+            .await?;
+        self.progress.event(ProgressEvent::JobsDone);
         let mut steps = self.schedule_logs(run, &without_log, &jobs, attempt);
         if self.junit.is_some() && jobs.iter().any(|j| j.is_failed()) {
             steps.push(Step::Artifacts { run });
@@ -607,18 +619,15 @@ impl Inner {
             .iter()
             .map(|(_, log, _)| log.as_ref().map_or(0, LogBody::len))
             .collect();
-        crate::blocking(move || {
-            let outcomes = logs
-                .into_iter()
+        let outcomes = crate::blocking(move || {
+            logs.into_iter()
                 .map(|(job, log, entry)| outcome(classifier.as_ref(), job, log, entry))
-                .collect::<Result<Vec<_>, FetchError>>()?;
-            store
-                .lock()
-                .expect("store lock")
-                .store_logs(&fingerprint, &outcomes, &plans)
-                .map_err(FetchError::from)
+                .collect::<Result<Vec<_>, FetchError>>()
         })
         .await?;
+        store
+            .run(move |s| s.store_logs(&fingerprint, &outcomes, &plans))
+            .await?;
         for bytes in sizes {
             if bytes > 0 {
                 self.client.note_log(bytes);
@@ -632,9 +641,12 @@ impl Inner {
     /// Records that these jobs' logs are to be asked one by one (their attempt's archive lacks
     /// them, or GitHub does not serve it), and returns those tasks: a survey stopped before
     /// they run resumes with them, not with the archive again.
-    fn ask_one_by_one(&self, jobs: Vec<JobId>) -> Result<Done, FetchError> {
+    async fn ask_one_by_one(&self, jobs: Vec<JobId>) -> Result<Done, FetchError> {
         let plans: Vec<_> = jobs.iter().map(|&job| (job, LogPlan::Job)).collect();
-        self.store().store_logs(&self.fingerprint, &[], &plans)?;
+        let fingerprint = self.fingerprint.clone();
+        self.store
+            .run(move |s| s.store_logs(&fingerprint, &[], &plans))
+            .await?;
         Ok(Done::more(
             jobs.into_iter().map(|job| Step::Log { job }).collect(),
         ))
@@ -686,15 +698,17 @@ impl Inner {
         if entry.is_some() {
             return self.settle_log(job, None, entry).await;
         }
-        let (model, run_jobs) = {
-            let store = self.store();
-            let model = store.load_job(job)?;
-            let run_jobs = match &model {
-                Some(m) => store.load_run_jobs(m.run_id)?,
-                None => Vec::new(),
-            };
-            (model, run_jobs)
-        };
+        let (model, run_jobs) = self
+            .store
+            .run(move |store| {
+                let model = store.load_job(job)?;
+                let run_jobs = match &model {
+                    Some(m) => store.load_run_jobs(m.run_id)?,
+                    None => Vec::new(),
+                };
+                Ok::<_, FetchError>((model, run_jobs))
+            })
+            .await?;
         if let Some(model) = model {
             let span = body.span().map_err(|e| {
                 FetchError::Spool(format!(
@@ -704,8 +718,10 @@ impl Inner {
             if !is_own_log(span, &model, &run_jobs) {
                 // Learnt at the price of a download: kept, so that a survey stopped before the
                 // archive arrives asks the archive next time, not this endpoint again.
-                self.store()
-                    .store_logs(&self.fingerprint, &[], &[(job, LogPlan::Archive)])?;
+                let fingerprint = self.fingerprint.clone();
+                self.store
+                    .run(move |s| s.store_logs(&fingerprint, &[], &[(job, LogPlan::Archive)]))
+                    .await?;
                 self.counts.not_own.fetch_add(1, Ordering::Relaxed);
                 self.progress.event(ProgressEvent::Detail(format!(
                     "the log GitHub served for job {job} ({} attempt {}) is another execution's: asking the attempt's archive",
@@ -745,7 +761,7 @@ impl Inner {
         };
         let Some(blob) = self.fetch_archive_blob(&url, &what).await? else {
             if fallback {
-                return self.ask_one_by_one(jobs);
+                return self.ask_one_by_one(jobs).await;
             }
             self.counts
                 .unknown
@@ -758,7 +774,7 @@ impl Inner {
         match response.status {
             StatusCode::OK => {}
             StatusCode::GONE | StatusCode::NOT_FOUND if fallback => {
-                return self.ask_one_by_one(jobs);
+                return self.ask_one_by_one(jobs).await;
             }
             StatusCode::GONE | StatusCode::NOT_FOUND => {
                 let entry = if response.status == StatusCode::GONE {
@@ -774,16 +790,12 @@ impl Inner {
             _ => return Err(unexpected(&url, &response)),
         }
         self.counts.archives.fetch_add(1, Ordering::Relaxed);
-        let (models, run_jobs) = {
-            let store = self.store();
-            let run_jobs = store.load_run_jobs(run)?;
-            let models: Vec<Job> = run_jobs
-                .iter()
-                .filter(|j| jobs.contains(&j.id))
-                .cloned()
-                .collect();
-            (models, run_jobs)
-        };
+        let run_jobs = self.store.run(move |s| s.load_run_jobs(run)).await?;
+        let models: Vec<Job> = run_jobs
+            .iter()
+            .filter(|j| jobs.contains(&j.id))
+            .cloned()
+            .collect();
         let max_entry = self.client.max_log_size();
         let (entries, matched) =
             crate::blocking(move || read_archive(body, &models, &run_jobs, max_entry, url)).await?;

@@ -24,6 +24,7 @@ mod pr;
 mod pulls;
 mod spool;
 mod survey;
+mod tasks;
 mod wire;
 
 pub use ancestry::AncestrySummary;

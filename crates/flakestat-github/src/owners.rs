@@ -6,8 +6,6 @@
 //! no budget). Listing stops at the first page whose last repository was last pushed before
 //! `pushed_since`: every later one was pushed earlier still.
 
-use std::sync::{Arc, Mutex};
-
 use http::StatusCode;
 use serde::Deserialize;
 
@@ -16,7 +14,7 @@ use super::pages::{End, Flow, Listing};
 use super::survey::{encode, unexpected};
 use super::{FetchError, Session};
 use flakestat_core::model::{Repo, Timestamp};
-use flakestat_store::Store;
+use flakestat_store::StoreHandle;
 
 const PER_PAGE: usize = 100;
 
@@ -64,7 +62,7 @@ impl Session {
     /// first page that ends before `pushed_since` (`None`: every page).
     pub fn list_owner_repos(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         owner: &str,
         pushed_since: Option<Timestamp>,
     ) -> Result<OwnerListing, FetchError> {
@@ -77,7 +75,7 @@ impl Session {
 /// the user route's 404 then says).
 async fn list(
     client: &GitHubClient,
-    store: &Mutex<Store>,
+    store: &StoreHandle,
     owner: &str,
     pushed_since: Option<Timestamp>,
 ) -> Result<OwnerListing, FetchError> {

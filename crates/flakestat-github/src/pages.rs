@@ -18,15 +18,13 @@
 //! not a `Link` walk: it reads its pages by number, concurrently, from `total_count`, with ETags
 //! (`survey.rs`, `list_window`).
 
-use std::sync::Mutex;
-
 use chrono::Utc;
 use http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::FetchError;
 use super::client::{GitHubClient, Response};
-use flakestat_store::Store;
+use flakestat_store::StoreHandle;
 
 /// A page of a listing as GitHub sends it, and the items it carries.
 pub(crate) trait Page: DeserializeOwned {
@@ -97,7 +95,7 @@ pub(crate) struct Listing<'a> {
     first: String,
     absent: &'a [StatusCode],
     /// Where a conditional walk keeps its pages.
-    kept: Option<&'a Mutex<Store>>,
+    kept: Option<&'a StoreHandle>,
 }
 
 impl<'a> Listing<'a> {
@@ -112,7 +110,7 @@ impl<'a> Listing<'a> {
 
     /// Asks for each page with the ETag of its copy in `store`, and keeps each page read there:
     /// a 304 reads the kept copy (and its `next` link) instead.
-    pub(crate) fn conditional(self, store: &'a Mutex<Store>) -> Listing<'a> {
+    pub(crate) fn conditional(self, store: &'a StoreHandle) -> Listing<'a> {
         Listing {
             kept: Some(store),
             ..self
@@ -135,60 +133,43 @@ impl<'a> Listing<'a> {
         refused: impl Fn(&str, &Response) -> E,
         mut each: impl FnMut(Vec<P::Item>) -> Result<Flow, E>,
     ) -> Result<Walked, E> {
-        let mut url = Some(self.first.clone());
-        let (mut pages, mut not_modified) = (0u64, 0u64);
-        while let Some(page_url) = url.take() {
-            let kept = self.kept_page(&page_url)?;
-            let etag = kept.as_ref().map(|k| k.etag.as_str());
-            let response = self.client.get(&page_url, etag).await?;
-            pages += 1;
-            if self.absent.contains(&response.status) {
-                return Ok(Walked {
-                    pages,
-                    not_modified,
-                    end: End::Absent,
-                });
-            }
-            let (body, next) = match (response.status, kept) {
-                (StatusCode::OK, _) => {
-                    self.keep_page(&page_url, &response)?;
-                    let next = response.next_link();
-                    (response.body, next)
-                }
-                (StatusCode::NOT_MODIFIED, Some(KeptPage { body, next, .. })) => {
-                    not_modified += 1;
-                    if let Some(store) = self.kept {
-                        let mut store = store.lock().expect("store lock");
-                        store
-                            .touch_response(&page_url, Utc::now())
-                            .map_err(FetchError::from)?;
-                    }
-                    (body, next)
-                }
-                _ => return Err(refused(&page_url, &response)),
-            };
-            let page: P = serde_json::from_slice(&body)
-                .map_err(|e| E::unparsable(&page_url, e.to_string()))?;
-            if each(page.into_items())? == Flow::More {
-                url = next;
+        let mut pages = self.pages::<P, E, _>(refused);
+        while let Some(items) = pages.next().await? {
+            if each(items)? == Flow::Stop {
+                break;
             }
         }
-        Ok(Walked {
-            pages,
-            not_modified,
-            end: End::Listed,
-        })
+        Ok(pages.walked())
+    }
+
+    /// The same walk, one page at a time, for a caller that awaits something between pages
+    /// (storing each through the store's handle): `next` until `None`, or stop asking.
+    pub(crate) fn pages<P: Page, E: ListingError, R: Fn(&str, &Response) -> E>(
+        self,
+        refused: R,
+    ) -> Pages<'a, P, R> {
+        Pages {
+            url: Some(self.first.clone()),
+            listing: self,
+            refused,
+            walked: Walked {
+                pages: 0,
+                not_modified: 0,
+                end: End::Listed,
+            },
+            page: std::marker::PhantomData,
+        }
     }
 
     /// A conditional walk's copy of the page at `url`.
-    fn kept_page<E: ListingError>(&self, url: &str) -> Result<Option<KeptPage>, E> {
+    async fn kept_page<E: ListingError>(&self, url: &str) -> Result<Option<KeptPage>, E> {
         let Some(store) = self.kept else {
             return Ok(None);
         };
+        let url = url.to_string();
         let cached = store
-            .lock()
-            .expect("store lock")
-            .cached_response(url)
+            .run(move |s| s.cached_response(&url))
+            .await
             .map_err(FetchError::from)?;
         let Some(cached) = cached else {
             return Ok(None);
@@ -208,19 +189,79 @@ impl<'a> Listing<'a> {
 
     /// A conditional walk keeps a page read with an ETag, after its `next` link (URLs hold no
     /// newline).
-    fn keep_page<E: ListingError>(&self, url: &str, response: &Response) -> Result<(), E> {
+    async fn keep_page<E: ListingError>(&self, url: &str, response: &Response) -> Result<(), E> {
         let (Some(store), Some(etag)) = (self.kept, response.etag()) else {
             return Ok(());
         };
         let mut kept = response.next_link().unwrap_or_default().into_bytes();
         kept.push(b'\n');
         kept.extend_from_slice(&response.body);
+        let (url, etag) = (url.to_string(), etag.to_string());
         store
-            .lock()
-            .expect("store lock")
-            .store_response(url, etag, &kept, Utc::now())
+            .run(move |s| s.store_response(&url, &etag, &kept, Utc::now()))
+            .await
             .map_err(FetchError::from)?;
         Ok(())
+    }
+}
+
+/// A walk read one page at a time ([`Listing::pages`]).
+pub(crate) struct Pages<'a, P, R> {
+    listing: Listing<'a>,
+    refused: R,
+    /// The next page to ask for.
+    url: Option<String>,
+    walked: Walked,
+    page: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P: Page, R> Pages<'_, P, R> {
+    /// The next page's items; `None` once the last page was read or a page answered one of
+    /// the absent statuses.
+    pub(crate) async fn next<E: ListingError>(&mut self) -> Result<Option<Vec<P::Item>>, E>
+    where
+        R: Fn(&str, &Response) -> E,
+    {
+        let Some(page_url) = self.url.take() else {
+            return Ok(None);
+        };
+        let listing = &self.listing;
+        let kept = listing.kept_page(&page_url).await?;
+        let etag = kept.as_ref().map(|k| k.etag.as_str());
+        let response = listing.client.get(&page_url, etag).await?;
+        self.walked.pages += 1;
+        if listing.absent.contains(&response.status) {
+            self.walked.end = End::Absent;
+            return Ok(None);
+        }
+        let (body, next) = match (response.status, kept) {
+            (StatusCode::OK, _) => {
+                listing.keep_page(&page_url, &response).await?;
+                let next = response.next_link();
+                (response.body, next)
+            }
+            (StatusCode::NOT_MODIFIED, Some(KeptPage { body, next, .. })) => {
+                self.walked.not_modified += 1;
+                if let Some(store) = listing.kept {
+                    let url = page_url.clone();
+                    store
+                        .run(move |s| s.touch_response(&url, Utc::now()))
+                        .await
+                        .map_err(FetchError::from)?;
+                }
+                (body, next)
+            }
+            _ => return Err((self.refused)(&page_url, &response)),
+        };
+        let page: P =
+            serde_json::from_slice(&body).map_err(|e| E::unparsable(&page_url, e.to_string()))?;
+        self.url = next;
+        Ok(Some(page.into_items()))
+    }
+
+    /// What the walk did so far.
+    pub(crate) fn walked(&self) -> Walked {
+        self.walked
     }
 }
 
@@ -288,7 +329,7 @@ mod tests {
     fn a_conditional_walk_reads_unchanged_pages_from_the_store_for_no_budget() {
         let (fake, runtime, client, url) = setup();
         let dir = tempfile::tempdir().unwrap();
-        let store = std::sync::Mutex::new(flakestat_store::Store::open(dir.path()).unwrap());
+        let store = StoreHandle::new(flakestat_store::Store::open(dir.path()).unwrap());
         let walk = |url: String| {
             let mut ids = Vec::new();
             let walked = runtime

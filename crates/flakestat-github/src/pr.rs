@@ -6,7 +6,7 @@
 //! [`Ingest`] (jobs, failed jobs' logs, classified), so the store gains them like any survey's.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use http::StatusCode;
 
@@ -16,7 +16,7 @@ use super::survey::{PER_PAGE, Session, encode, parse_json, unexpected};
 use super::wire::{RunList, WireFile, WirePull};
 use super::{Classifier, FetchError};
 use flakestat_core::model::{PrNumber, PullRequest, Repo, Run, Sha};
-use flakestat_store::Store;
+use flakestat_store::StoreHandle;
 
 /// What to fetch of a PR.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ impl Session {
     /// Fetches the PR and its runs into `store` (see the module's description).
     pub fn fetch_pr(
         &self,
-        store: Arc<Mutex<Store>>,
+        store: StoreHandle,
         classifier: Arc<dyn Classifier>,
         plan: &PrPlan,
     ) -> Result<PrFetched, FetchError> {
@@ -89,10 +89,7 @@ impl Session {
         {
             files.sort();
             files.dedup();
-            store
-                .lock()
-                .expect("store lock")
-                .store_pull_files(&repo, plan.pr, &files)?;
+            store.blocking(|s| s.store_pull_files(&repo, plan.pr, &files))?;
         }
         cost.files += summary.files_requests;
 
@@ -163,7 +160,7 @@ impl Session {
     /// `GET /pulls/{n}`, stored.
     fn fetch_pull(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         path: &str,
         pr: PrNumber,
@@ -179,10 +176,7 @@ impl Session {
             return Err(unexpected(&url, &response));
         }
         let pull = parse_json::<WirePull>(&url, &response.body)?.into_model();
-        store
-            .lock()
-            .expect("store lock")
-            .store_pulls(repo, std::slice::from_ref(&pull))?;
+        store.blocking(|s| s.store_pulls(repo, std::slice::from_ref(&pull)))?;
         Ok(pull)
     }
 

@@ -10,15 +10,14 @@
 //! under [`PULL_HEADS_SCOPE`]: a repeat asks nothing for runs inside it.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 
 use super::FetchError;
 use super::ancestry::AncestrySummary;
-use super::pages::{Flow, Listing};
+use super::pages::Listing;
 use super::survey::{PER_PAGE, Session, encode, unexpected};
 use super::wire::WirePull;
 use flakestat_core::model::{Repo, Timestamp};
-use flakestat_store::{ListedWindow, Store};
+use flakestat_store::{ListedWindow, StoreHandle};
 
 /// The `windows` scope recording which run times the PR listing has covered.
 pub const PULL_HEADS_SCOPE: &str = "pull heads";
@@ -46,7 +45,7 @@ impl Session {
     /// Whether a run created at `created_at` lies in a stretch the listing already covered.
     pub fn pull_heads_covered(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         created_at: Timestamp,
     ) -> Result<bool, FetchError> {
@@ -60,7 +59,7 @@ impl Session {
     /// the PRs are older than its oldest run; records the run times covered.
     pub fn fetch_pull_heads(
         &self,
-        store: &Arc<Mutex<Store>>,
+        store: &StoreHandle,
         repo: &Repo,
         needs: &PullHeadNeeds,
         summary: &mut AncestrySummary,
@@ -75,8 +74,10 @@ impl Session {
             encode(&repo.owner),
             encode(&repo.name)
         ));
-        let walked = self.runtime.block_on(
-            Listing::new(&self.client, url).walk::<Vec<WirePull>, FetchError>(unexpected, |page| {
+        let walked = self.runtime.block_on(async {
+            let mut pages =
+                Listing::new(&self.client, url).pages::<Vec<WirePull>, FetchError, _>(unexpected);
+            while let Some(page) = pages.next().await? {
                 let reached_older = page
                     .last()
                     .is_none_or(|p| p.updated_at.is_some_and(|u| u < from));
@@ -87,17 +88,14 @@ impl Session {
                     }
                 }
                 listed += pulls.len() as u64;
-                store
-                    .lock()
-                    .expect("store lock")
-                    .store_pulls(repo, &pulls)?;
-                Ok(if !reached_older && !missing.is_empty() {
-                    Flow::More
-                } else {
-                    Flow::Stop
-                })
-            }),
-        )?;
+                let stored = repo.clone();
+                store.run(move |s| s.store_pulls(&stored, &pulls)).await?;
+                if reached_older || missing.is_empty() {
+                    break;
+                }
+            }
+            Ok::<_, FetchError>(pages.walked())
+        })?;
         summary.pull_list_requests += walked.pages;
         // Every run in [from, to] whose PR exists has been listed: merge with what was covered.
         let mut since = from;
@@ -108,24 +106,23 @@ impl Session {
                 until = until.max(w.until);
             }
         }
-        store.lock().expect("store lock").store_window(
-            repo,
-            PULL_HEADS_SCOPE,
-            &ListedWindow {
-                since,
-                until,
-                runs: listed,
-            },
-        )?;
+        store.blocking(|s| {
+            s.store_window(
+                repo,
+                PULL_HEADS_SCOPE,
+                &ListedWindow {
+                    since,
+                    until,
+                    runs: listed,
+                },
+            )
+        })?;
         Ok(())
     }
 }
 
-fn covered(store: &Arc<Mutex<Store>>, repo: &Repo) -> Result<Vec<ListedWindow>, FetchError> {
+fn covered(store: &StoreHandle, repo: &Repo) -> Result<Vec<ListedWindow>, FetchError> {
     let min = Timestamp::MIN_UTC;
     let max = Timestamp::MAX_UTC;
-    Ok(store
-        .lock()
-        .expect("store lock")
-        .load_windows(repo, PULL_HEADS_SCOPE, min, max)?)
+    Ok(store.blocking(|s| s.load_windows(repo, PULL_HEADS_SCOPE, min, max))?)
 }

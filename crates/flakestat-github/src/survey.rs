@@ -10,7 +10,7 @@
 //! store that the next survey resumes from: it re-lists (cheaply, with ETags), skips runs whose
 //! completed attempt is stored, and downloads only the logs still missing.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use chrono::{TimeDelta, Utc};
@@ -23,10 +23,11 @@ use super::artifacts::JunitArtifacts;
 use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::ingest::{Ingest, Ingested, LeftBehind, RunAttempt, is_stop, parse_run};
 use super::pages::{End, Flow, Listing};
+use super::tasks;
 use super::wire::{RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{PrNumber, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
-use flakestat_store::{HISTORY_DAYS, ListedWindow, Store};
+use flakestat_store::{HISTORY_DAYS, ListedWindow, StoreHandle};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
 const LISTING_CAP: u64 = 1000;
@@ -195,7 +196,7 @@ impl Session {
     /// listing covers a window.
     pub fn ingest_one(
         &self,
-        store: Arc<Mutex<Store>>,
+        store: StoreHandle,
         classifier: Arc<dyn Classifier>,
         repo: &Repo,
         run: RunId,
@@ -234,7 +235,7 @@ impl Session {
     /// policy (which branch names name a PR).
     pub fn survey(
         &self,
-        store: Arc<Mutex<Store>>,
+        store: StoreHandle,
         classifier: Arc<dyn Classifier>,
         plan: &SurveyPlan,
         prs_of_interest: &(dyn Fn(&[Run], &str) -> BTreeSet<PrNumber> + Sync),
@@ -300,7 +301,7 @@ impl Session {
 /// or a bad token shows. The store keeps one row per GitHub id under GitHub's name.
 pub(super) async fn fetch_repo(
     client: &GitHubClient,
-    store: &Mutex<Store>,
+    store: &StoreHandle,
     asked: &Repo,
 ) -> Result<(Repo, String), FetchError> {
     let url = client.url(&format!(
@@ -322,10 +323,10 @@ pub(super) async fn fetch_repo(
         url: url.clone(),
         error: format!("full_name {:?} is not OWNER/NAME", wire.full_name),
     })?;
+    let (stored, id, branch) = (repo.clone(), wire.id, wire.default_branch.clone());
     store
-        .lock()
-        .expect("store lock")
-        .store_repo_identity(&repo, wire.id, &wire.default_branch)?;
+        .run(move |s| s.store_repo_identity(&stored, id, &branch))
+        .await?;
     Ok((repo, wire.default_branch))
 }
 
@@ -402,7 +403,7 @@ struct Scope {
 
 struct Survey {
     client: Arc<GitHubClient>,
-    store: Arc<Mutex<Store>>,
+    store: StoreHandle,
     classifier: Arc<dyn Classifier>,
     fingerprint: String,
     /// Each run's jobs and logs, and the stop of GitHub's limit.
@@ -499,10 +500,6 @@ pub(super) fn unexpected(url: &str, response: &Response) -> FetchError {
 }
 
 impl Survey {
-    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
-        self.store.lock().expect("store lock")
-    }
-
     fn repo_path(&self) -> String {
         format!(
             "/repos/{}/{}",
@@ -514,7 +511,8 @@ impl Survey {
     /// GET expecting 200 (or 304 with a stored body when `cached`), returning the body.
     async fn get_ok(&self, url: &str, cached: bool) -> Result<Vec<u8>, FetchError> {
         let stored = if cached {
-            self.store().cached_response(url)?
+            let url = url.to_string();
+            self.store.run(move |s| s.cached_response(&url)).await?
         } else {
             None
         };
@@ -525,13 +523,19 @@ impl Survey {
         match response.status {
             StatusCode::OK => {
                 if cached && let Some(etag) = response.etag() {
-                    self.store()
-                        .store_response(url, etag, &response.body, Utc::now())?;
+                    let (url, etag, body) =
+                        (url.to_string(), etag.to_string(), response.body.clone());
+                    self.store
+                        .run(move |s| s.store_response(&url, &etag, &body, Utc::now()))
+                        .await?;
                 }
                 Ok(response.body)
             }
             StatusCode::NOT_MODIFIED if stored.is_some() => {
-                self.store().touch_response(url, Utc::now())?;
+                let url = url.to_string();
+                self.store
+                    .run(move |s| s.touch_response(&url, Utc::now()))
+                    .await?;
                 Ok(stored.expect("checked above").body)
             }
             _ => Err(unexpected(url, &response)),
@@ -544,8 +548,9 @@ impl Survey {
     ) -> Result<SurveySummary, FetchError> {
         let mut summary = SurveySummary::default();
 
-        self.store()
-            .prune_responses(Utc::now() - TimeDelta::days(ETAG_DAYS))?;
+        self.store
+            .run(|s| s.prune_responses(Utc::now() - TimeDelta::days(ETAG_DAYS)))
+            .await?;
         let default_branch = self.default_branch.clone();
 
         // Signatures changed since the logs were stored: re-classify them, no download.
@@ -557,9 +562,12 @@ impl Survey {
 
         self.progress.event(ProgressEvent::Phase("runs"));
         let scopes: Vec<Arc<Scope>> = self.scopes().await?.into_iter().map(Arc::new).collect();
-        let mut tasks = self.cover_tasks(&scopes)?;
+        let mut tasks = self.cover_tasks(&scopes).await?;
         // Logs a stopped survey left behind, whatever the listing says now.
-        let left = self.ingest.left_behind(self.plan.since, self.plan.until)?;
+        let left = self
+            .ingest
+            .left_behind(self.plan.since, self.plan.until)
+            .await?;
         if !left.is_empty() {
             tasks.push(Task::LeftBehind(left));
         }
@@ -581,10 +589,10 @@ impl Survey {
     }
 
     /// The listing tasks: each scope's cover windows.
-    fn cover_tasks(&self, scopes: &[Arc<Scope>]) -> Result<Vec<Task>, FetchError> {
+    async fn cover_tasks(&self, scopes: &[Arc<Scope>]) -> Result<Vec<Task>, FetchError> {
         let mut tasks = Vec::new();
         for scope in scopes {
-            for (since, until) in self.cover(scope)? {
+            for (since, until) in self.cover(scope).await? {
                 tasks.push(Task::Window {
                     scope: scope.clone(),
                     since,
@@ -650,44 +658,25 @@ impl Survey {
     /// finish and are stored), what they uncover is left for the next survey (the store knows
     /// it), and the stop is returned.
     async fn perform_all(self: Arc<Self>, tasks: Vec<Task>) -> Result<u64, FetchError> {
-        // Uncovered work waits in a queue of small `Task`s; only a few are futures at a time, so
-        // memory does not grow with the number of runs. A run's logs are part of its ingest,
-        // which takes them before the next run: they are what the survey is for, and a stopped
-        // survey should have as many as possible.
-        let in_flight = self.client.concurrency() * 2;
-        let mut queue: VecDeque<Task> = tasks.into();
-        let mut set: JoinSet<Result<Vec<Task>, FetchError>> = JoinSet::new();
+        // Only a few tasks are futures at a time (`tasks.rs`). A run's logs are part of its
+        // ingest, which takes them before the next run: they are what the survey is for, and a
+        // stopped survey should have as many as possible. Stopped by the merged PRs' listing,
+        // this returns Ok: `perform_with_pulls` returns its error.
         let mut jobs_fetched = 0;
-        let mut stopped: Option<FetchError> = None;
-        loop {
-            while !self.ingest.stopping()
-                && set.len() < in_flight
-                && let Some(task) = queue.pop_front()
-            {
+        tasks::perform_all(
+            tasks,
+            self.client.concurrency() * 2,
+            &self.ingest,
+            |task| {
                 if let Task::Ingest(_) = task {
                     jobs_fetched += 1;
                 }
-                set.spawn(self.clone().perform(task));
-            }
-            let Some(joined) = set.join_next().await else {
-                break;
-            };
-            match joined.expect("survey tasks do not panic") {
-                Ok(_) if self.ingest.stopping() => {}
-                Ok(more) => queue.extend(more),
-                Err(err) if is_stop(&err) => {
-                    self.ingest.begin_stop();
-                    stopped.get_or_insert(err);
-                }
-                Err(err) => {
-                    set.abort_all();
-                    while set.join_next().await.is_some() {}
-                    return Err(err);
-                }
-            }
-        }
-        // Stopped by the merged PRs' listing: `perform_with_pulls` returns its error.
-        stopped.map_or(Ok(jobs_fetched), Err)
+                self.clone().perform(task)
+            },
+            |more| more,
+        )
+        .await?;
+        Ok(jobs_fetched)
     }
 
     /// The listing's and the logs' counts into `summary`, and the run listing's minimum.
@@ -716,12 +705,12 @@ impl Survey {
         default_branch: &str,
     ) -> Result<u64, FetchError> {
         // Only the runs with a hit are read back, not the whole window.
-        let hit_runs = self.store().runs_with_hits(
-            &self.repo,
-            self.plan.since,
-            self.plan.until,
-            &self.fingerprint,
-        )?;
+        let (repo, since, until) = (self.repo.clone(), self.plan.since, self.plan.until);
+        let fingerprint = self.fingerprint.clone();
+        let hit_runs = self
+            .store
+            .run(move |s| s.runs_with_hits(&repo, since, until, &fingerprint))
+            .await?;
         // The web host, for the link of a PR no listing returned (GitHub Enterprise Server too).
         let web = hit_runs.iter().find_map(|r| {
             r.html_url
@@ -730,7 +719,8 @@ impl Survey {
         });
         let mut wanted = Vec::new();
         for number in prs_of_interest(&hit_runs, default_branch) {
-            let known = self.store().load_pull(&self.repo, number)?;
+            let repo = self.repo.clone();
+            let known = self.store.run(move |s| s.load_pull(&repo, number)).await?;
             if known.as_ref().is_some_and(|p| p.files.is_some()) {
                 continue;
             }
@@ -858,10 +848,13 @@ impl Survey {
     }
 
     /// The windows to list: those that fitted last time, and new ones for the gaps.
-    fn cover(&self, scope: &Scope) -> Result<Vec<(Timestamp, Timestamp)>, FetchError> {
-        let known =
-            self.store()
-                .load_windows(&self.repo, &scope.key, self.plan.since, self.plan.until)?;
+    async fn cover(&self, scope: &Scope) -> Result<Vec<(Timestamp, Timestamp)>, FetchError> {
+        let (repo, key) = (self.repo.clone(), scope.key.clone());
+        let (since, until) = (self.plan.since, self.plan.until);
+        let known = self
+            .store
+            .run(move |s| s.load_windows(&repo, &key, since, until))
+            .await?;
         Ok(plan_cover(self.plan.since, self.plan.until, &known))
     }
 
@@ -940,7 +933,7 @@ impl Survey {
             }
         };
         note(&first);
-        tasks.extend(self.take_runs(&scope, first)?);
+        tasks.extend(self.take_runs(&scope, first).await?);
         let mut set = JoinSet::new();
         for page in 2..=pages {
             let this = self.clone();
@@ -950,21 +943,24 @@ impl Survey {
         while let Some(joined) = set.join_next().await {
             let list = joined.expect("listing tasks do not panic")?;
             note(&list);
-            tasks.extend(self.take_runs(&scope, list)?);
+            tasks.extend(self.take_runs(&scope, list).await?);
         }
         let listed = Listed {
             total,
             oldest,
             seen: seen.len() as u64,
         };
-        tasks.extend(self.after_listing(scope, since, until, &role, listed)?);
+        tasks.extend(
+            self.after_listing(scope, since, until, &role, listed)
+                .await?,
+        );
         Ok(tasks)
     }
 
     /// After a window is listed: the window of the runs the cap cut off (or of the one second
     /// they all began in), or, the window listed whole, its record in the store so a repeat
     /// lists it the same way.
-    fn after_listing(
+    async fn after_listing(
         &self,
         scope: Arc<Scope>,
         since: Timestamp,
@@ -1015,7 +1011,10 @@ impl Survey {
         // The whole cover window is listed: a repeat lists it the same way (the same URLs,
         // answered 304) without asking whether it fits.
         if let Some(root) = root {
-            self.store().store_window(&self.repo, &scope.key, &root)?;
+            let (repo, key) = (self.repo.clone(), scope.key.clone());
+            self.store
+                .run(move |s| s.store_window(&repo, &key, &root))
+                .await?;
         }
         Ok(None)
     }
@@ -1023,7 +1022,7 @@ impl Survey {
     /// Stores a page of runs; returns the jobs tasks of those that can have changed and whose
     /// workflow needs them. The others wait until a run of their workflow fails or is re-run,
     /// and are dropped if none does.
-    fn take_runs(&self, scope: &Scope, list: RunList) -> Result<Vec<Task>, FetchError> {
+    async fn take_runs(&self, scope: &Scope, list: RunList) -> Result<Vec<Task>, FetchError> {
         let runs: Vec<_> = list
             .workflow_runs
             .into_iter()
@@ -1032,7 +1031,11 @@ impl Survey {
             // not ours to store as part of it.
             .filter(|r| r.created_at >= self.plan.since && r.created_at < self.plan.until)
             .collect();
-        let need = self.store().store_runs(&self.repo, &runs)?;
+        let (repo, stored) = (self.repo.clone(), runs.clone());
+        let need = self
+            .store
+            .run(move |s| s.store_runs(&repo, &stored))
+            .await?;
         let listed = {
             let mut listed = self.listed.lock().expect("listed lock");
             for r in &runs {
@@ -1079,33 +1082,35 @@ impl Survey {
             self.repo_path(),
             encode(default_branch)
         ));
-        let walked = Listing::new(&self.client, url)
-            .walk::<Vec<WirePull>, FetchError>(unexpected, |page| {
-                let reached_older = page
-                    .last()
-                    .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
-                // A page is needed when it holds a PR updated within the lookback (or is the
-                // first: GitHub must say the list is empty).
-                let needed = page
-                    .iter()
-                    .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
-                if needed || self.cost().pulls.minimum == 0 {
-                    self.cost().pulls.minimum += 1;
-                }
-                let merged: Vec<_> = page
-                    .into_iter()
-                    // Merged within the window's history; a page also holds older ones.
-                    .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
-                    .map(WirePull::into_model)
-                    .collect();
-                self.store().store_pulls(&self.repo, &merged)?;
-                Ok(if reached_older {
-                    Flow::Stop
-                } else {
-                    Flow::More
-                })
-            })
-            .await?;
+        let mut pages =
+            Listing::new(&self.client, url).pages::<Vec<WirePull>, FetchError, _>(unexpected);
+        while let Some(page) = pages.next().await? {
+            let reached_older = page
+                .last()
+                .is_none_or(|p| p.updated_at.is_some_and(|u| u < oldest));
+            // A page is needed when it holds a PR updated within the lookback (or is the
+            // first: GitHub must say the list is empty).
+            let needed = page
+                .iter()
+                .any(|p| p.updated_at.is_none_or(|u| u >= oldest));
+            if needed || self.cost().pulls.minimum == 0 {
+                self.cost().pulls.minimum += 1;
+            }
+            let merged: Vec<_> = page
+                .into_iter()
+                // Merged within the window's history; a page also holds older ones.
+                .filter(|p| p.merged_at.is_some_and(|m| m >= oldest))
+                .map(WirePull::into_model)
+                .collect();
+            let repo = self.repo.clone();
+            self.store
+                .run(move |s| s.store_pulls(&repo, &merged))
+                .await?;
+            if reached_older {
+                break;
+            }
+        }
+        let walked = pages.walked();
         self.cost().pulls.made += walked.pages;
         Ok(())
     }
@@ -1145,10 +1150,15 @@ impl Survey {
         self.cost().files.minimum += (listed as u64).div_ceil(PER_PAGE).max(1);
         files.sort();
         files.dedup();
-        if let Some(stub) = stub {
-            self.store().store_pulls(&self.repo, &[stub])?;
-        }
-        self.store().store_pull_files(&self.repo, number, &files)?;
+        let repo = self.repo.clone();
+        self.store
+            .run(move |s| {
+                if let Some(stub) = stub {
+                    s.store_pulls(&repo, &[stub])?;
+                }
+                s.store_pull_files(&repo, number, &files)
+            })
+            .await?;
         Ok(true)
     }
 }

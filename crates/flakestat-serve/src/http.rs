@@ -278,10 +278,7 @@ pub(crate) async fn read_queue_figures(shared: Arc<Shared>) {
 /// read that fails marks the store unhealthy; one that does not come in time leaves the last
 /// figures to age (which `/healthz` says after a while).
 async fn read_figures(shared: &Arc<Shared>, limit: Option<Duration>) {
-    let read = async {
-        let front = shared.front.clone().lock_owned().await;
-        tokio::task::spawn_blocking(move || front.queue_stats()).await
-    };
+    let read = shared.front.run(|front| front.queue_stats());
     let read = match limit {
         Some(limit) => match tokio::time::timeout(limit, read).await {
             Ok(read) => read,
@@ -290,14 +287,13 @@ async fn read_figures(shared: &Arc<Shared>, limit: Option<Duration>) {
         None => read.await,
     };
     match read {
-        Ok(Ok(stats)) => shared.health.queue_read(stats, Utc::now()),
-        Ok(Err(e)) => {
+        Ok(stats) => shared.health.queue_read(stats, Utc::now()),
+        Err(e) => {
             shared.health.store_failed(Utc::now(), e.to_string());
             shared.say.say_now_and_then("figures", || {
                 format!("cannot read the webhook queue's figures: {e}")
             });
         }
-        Err(_) => {}
     }
 }
 
@@ -486,9 +482,10 @@ async fn delivery(
 }
 
 /// Stores the delivery's queue row through the front's connection, waiting at most
-/// `queue_wait` for the connection and as long again for the write (whose busy timeout is
-/// `queue_wait`): a store another writer holds, or a server that does not answer, is a 503
-/// within GitHub's 10 seconds, never a late answer.
+/// `queue_wait` for the connection's turn and as long again for the write (whose busy timeout
+/// is `queue_wait`): a store another writer holds, or a server that does not answer, is a 503
+/// within GitHub's 10 seconds, never a late answer. A row whose turn had not come when the
+/// answer went is not written (`StoreHandle::run`: the caller stopped waiting).
 async fn queue(shared: &Arc<Shared>, delivery: Delivery) -> (&'static str, Response<Full<Bytes>>) {
     let unavailable = |detail: &str| {
         text(
@@ -499,22 +496,15 @@ async fn queue(shared: &Arc<Shared>, delivery: Delivery) -> (&'static str, Respo
         )
     };
     let wait = shared.config.queue_wait;
-    let deadline = Instant::now() + wait;
-    let Ok(front) = timeout_at(deadline, shared.front.clone().lock_owned()).await else {
-        shared.say.say_now_and_then("queue_timeout", || {
-            format!(
-                "a delivery was refused (503): the store's connection was busy for {} s",
-                wait.as_secs_f64()
-            )
-        });
-        return ("store_timeout", unavailable("busy"));
-    };
+    // The connection's turn within `wait`, the write within as long again.
+    let deadline = Instant::now() + 2 * wait;
     let work = delivery.work;
-    let write = tokio::task::spawn_blocking(move || {
-        let mut front = front;
-        front.queue_delivery(&delivery)
+    let write = shared.front.run(move |front| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            front.queue_delivery(&delivery)
+        }))
     });
-    let stored = match timeout_at(deadline + wait, write).await {
+    let stored = match timeout_at(deadline, write).await {
         Ok(Ok(stored)) => stored,
         Ok(Err(_)) => {
             return ("store_error", unavailable("its write failed"));
@@ -522,7 +512,7 @@ async fn queue(shared: &Arc<Shared>, delivery: Delivery) -> (&'static str, Respo
         Err(_) => {
             shared.say.say_now_and_then("queue_timeout", || {
                 format!(
-                    "a delivery was refused (503): its queue row was not written within {} s",
+                    "a delivery was refused (503): the store's connection was busy, its queue row not written within {} s",
                     2.0 * wait.as_secs_f64()
                 )
             });

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use flakestat_core::model::Repo;
-use flakestat_store::{QueuedRun, Store};
+use flakestat_store::{QueuedRun, Store, StoreHandle};
 
 pub use metrics::Metrics;
 pub use verify::WebhookSecret;
@@ -156,11 +156,13 @@ pub enum ServeError {
 /// The shared state of the listener and the worker.
 pub(crate) struct Shared {
     pub config: ServeConfig,
-    /// The worker's store (shared with the ingest).
-    pub store: Arc<Mutex<Store>>,
-    /// The front's own connection: queue writes and the queue's figures, never held by an
-    /// ingest, so a delivery waits only for other writers.
-    pub front: Arc<tokio::sync::Mutex<Store>>,
+    /// The worker's store (shared with the ingest; the worker is a thread of its own and
+    /// reaches it with `StoreHandle::blocking`).
+    pub store: StoreHandle,
+    /// The front's own connection, on a thread of its own: queue writes and the queue's
+    /// figures, never held by an ingest, so a delivery waits only for other writers, and no
+    /// runtime thread ever waits on it.
+    pub front: StoreHandle,
     pub metrics: Metrics,
     pub health: health::Health,
     pub wake: worker::Wake,
@@ -223,7 +225,7 @@ impl Throttled {
 /// [`WORKER_PANICS`] times in a row ends it too, with [`ServeError::WorkerDied`].
 pub fn serve(
     config: ServeConfig,
-    store: Arc<Mutex<Store>>,
+    store: StoreHandle,
     mut front: Store,
     ingest: Arc<dyn IngestRun>,
     say: Arc<dyn Say>,
@@ -239,7 +241,7 @@ pub fn serve(
     let shared = Arc::new(Shared {
         config: config.clone(),
         store,
-        front: Arc::new(tokio::sync::Mutex::new(front)),
+        front: StoreHandle::new(front),
         metrics: Metrics::default(),
         health: health::Health::default(),
         wake: worker::Wake::default(),

@@ -12,12 +12,12 @@
 //! row end `serve` with an error: a supervisor restarts the process.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use flakestat_store::{QueuedRun, Store};
+use flakestat_store::QueuedRun;
 
 use super::{IngestRun, Shared, WORKER_PANICS};
 
@@ -28,11 +28,6 @@ const BACKOFF: Duration = Duration::from_secs(5);
 const IDLE: Duration = Duration::from_secs(30);
 /// The pause before the loop starts again after a panic, doubled after each one in a row.
 const PANIC_PAUSE: Duration = Duration::from_millis(500);
-
-/// The store, whatever panicked while holding it (the panic is dealt with where it is caught).
-fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
-    store.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Wakes the worker (a new delivery) or stops it.
 #[derive(Debug, Default)]
@@ -102,8 +97,7 @@ fn supervise(shared: &Shared, ingest: &dyn IngestRun, died: tokio::sync::oneshot
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic without a message".to_string());
         // Whoever held the store when it panicked left nothing half-done in it (each write is
-        // a transaction); the lock is usable again.
-        shared.store.clear_poison();
+        // a transaction): the handle takes it again as it was.
         let times = shared.health.worker_panicked(message.clone());
         shared.metrics.ingest("panicked", None);
         let run = in_hand
@@ -112,11 +106,10 @@ fn supervise(shared: &Shared, ingest: &dyn IngestRun, died: tokio::sync::oneshot
             .take();
         if let Some(run) = run {
             let give_up = run.tries + 1 >= shared.config.max_tries;
-            let recorded = lock(&shared.store).fail_queued_run(
-                &run.delivery,
-                &format!("the worker panicked: {message}"),
-                give_up,
-            );
+            let failure = format!("the worker panicked: {message}");
+            let recorded = shared
+                .store
+                .blocking(|s| s.fail_queued_run(&run.delivery, &failure, give_up));
             if let Err(e) = recorded {
                 shared.say.say(format!("cannot record the failure: {e}"));
             }
@@ -163,7 +156,7 @@ fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun
             }
             continue;
         }
-        let next = lock(&shared.store).next_queued_run();
+        let next = shared.store.blocking(|s| s.next_queued_run());
         let run = match next {
             Ok(Some(run)) => run,
             Ok(None) => {
@@ -195,7 +188,9 @@ fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun
         match ingested {
             Ok(done) => {
                 shared.health.worker_ok();
-                let finished = lock(&shared.store).finish_queued_run(run.run, run.run_attempt);
+                let finished = shared
+                    .store
+                    .blocking(|s| s.finish_queued_run(run.run, run.run_attempt));
                 if let Err(e) = finished {
                     shared
                         .say
@@ -209,8 +204,9 @@ fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun
             }
             Err(failure) => {
                 let give_up = !failure.retry || run.tries + 1 >= shared.config.max_tries;
-                let recorded =
-                    lock(&shared.store).fail_queued_run(&run.delivery, &failure.message, give_up);
+                let recorded = shared
+                    .store
+                    .blocking(|s| s.fail_queued_run(&run.delivery, &failure.message, give_up));
                 if let Err(e) = recorded {
                     shared.say.say(format!("cannot record the failure: {e}"));
                 }

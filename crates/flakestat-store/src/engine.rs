@@ -36,7 +36,7 @@ enum Engine {
     Postgres(PgStore),
 }
 
-/// The store, on either engine. Not `Sync`: share it behind a mutex.
+/// The store, on either engine. Not `Sync`: share it through a `StoreHandle` (`handle.rs`).
 #[derive(Debug)]
 pub struct Store {
     engine: Engine,

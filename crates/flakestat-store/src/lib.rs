@@ -26,6 +26,7 @@ mod artifacts;
 mod db;
 mod engine;
 mod green;
+mod handle;
 mod owners;
 mod placements;
 mod plans;
@@ -52,6 +53,7 @@ use flakestat_core::model::{
 pub use ancestry::mainline_scope;
 pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreLocation};
+pub use handle::StoreHandle;
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
 pub use queue::{Delivery, QueueStats, Queued, QueuedRun};

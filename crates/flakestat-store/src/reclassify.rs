@@ -5,37 +5,29 @@
 //! each stored log's preamble (where the job ran) once per parser version, so a store written
 //! before flakestat kept it gains it with no request.
 
-use std::sync::{Arc, Mutex};
-
 use flakestat_core::model::Repo;
 use flakestat_core::signatures::Classifier;
 use flakestat_core::signatures::preamble::{PREAMBLE_VERSION, parse_preamble};
 
-use super::{Store, StoreError};
+use super::{StoreError, StoreHandle};
 
 /// Classifies every stored log of `repo` that has no classification for the classifier's
 /// fingerprint, then reads the preambles not read yet ([`reread_preambles`]). Returns how many
-/// were classified. The store is locked per step, so a survey sharing it goes on meanwhile.
+/// were classified. The store is taken per step, so a survey sharing it goes on meanwhile; call it from
+/// synchronous code or a blocking task.
 pub fn reclassify_stored(
-    store: &Arc<Mutex<Store>>,
+    store: &StoreHandle,
     repo: &Repo,
     classifier: &dyn Classifier,
 ) -> Result<u64, StoreError> {
     let fingerprint = classifier.fingerprint();
-    let todo = store
-        .lock()
-        .expect("store lock")
-        .logs_to_classify(repo, &fingerprint)?;
+    let todo = store.blocking(|s| s.logs_to_classify(repo, &fingerprint))?;
     for job in &todo {
-        let Some(raw) = store.lock().expect("store lock").load_log(*job)? else {
+        let Some(raw) = store.blocking(|s| s.load_log(*job))? else {
             continue;
         };
         let classification = classifier.classify(&raw);
-        store.lock().expect("store lock").store_classification(
-            *job,
-            &fingerprint,
-            &classification,
-        )?;
+        store.blocking(|s| s.store_classification(*job, &fingerprint, &classification))?;
     }
     reread_preambles(store, repo)?;
     Ok(todo.len() as u64)
@@ -43,20 +35,14 @@ pub fn reclassify_stored(
 
 /// Reads the preamble of every stored log of `repo` that the current parser has not read.
 /// Returns how many were read.
-pub fn reread_preambles(store: &Arc<Mutex<Store>>, repo: &Repo) -> Result<u64, StoreError> {
-    let todo = store
-        .lock()
-        .expect("store lock")
-        .preambles_to_read(repo, PREAMBLE_VERSION)?;
+pub fn reread_preambles(store: &StoreHandle, repo: &Repo) -> Result<u64, StoreError> {
+    let todo = store.blocking(|s| s.preambles_to_read(repo, PREAMBLE_VERSION))?;
     for job in &todo {
-        let Some(raw) = store.lock().expect("store lock").load_log(*job)? else {
+        let Some(raw) = store.blocking(|s| s.load_log(*job))? else {
             continue;
         };
         let preamble = parse_preamble(&raw);
-        store
-            .lock()
-            .expect("store lock")
-            .store_preamble(*job, PREAMBLE_VERSION, &preamble)?;
+        store.blocking(|s| s.store_preamble(*job, PREAMBLE_VERSION, &preamble))?;
     }
     Ok(todo.len() as u64)
 }

@@ -776,8 +776,7 @@ fn runners_and_preambles_reach_the_snapshot() {
     for (engine, _dir, store) in engines() {
         eprintln!("engine: {engine}");
         let r = repo();
-        let store = std::sync::Arc::new(std::sync::Mutex::new(store));
-        let mut s = store.lock().unwrap();
+        let mut s = store;
         s.store_runs(&r, &[run(1, "2026-06-15T10:00:00Z", 1, "completed")])
             .unwrap();
         let jobs = [job(10, 1, 1, "failure"), job(11, 1, 1, "success")];
@@ -812,7 +811,7 @@ fn runners_and_preambles_reach_the_snapshot() {
             None,
         )
         .unwrap();
-        drop(s);
+        let store = crate::StoreHandle::new(s);
         assert_eq!(
             reread_preambles(&store, &r).unwrap(),
             1,
@@ -825,9 +824,7 @@ fn runners_and_preambles_reach_the_snapshot() {
         );
         let (since, until) = (t("2026-06-15T00:00:00Z"), t("2026-06-16T00:00:00Z"));
         let snap = store
-            .lock()
-            .unwrap()
-            .load_snapshot(&r, since, until, "fp")
+            .blocking(|s| s.load_snapshot(&r, since, until, "fp"))
             .unwrap();
         let failed = &snap.placements[&JobId(10)];
         assert_eq!(failed.runner, runners[&JobId(10)], "{engine}");

@@ -176,9 +176,7 @@ fn fetch_what_analysis_needs(
 ) -> Result<AncestrySummary, FetchError> {
     let mut summary = AncestrySummary::default();
     let default_branch = store
-        .lock()
-        .expect("store lock")
-        .default_branch(plan.repo)?
+        .blocking(|s| s.default_branch(plan.repo))?
         .unwrap_or_else(|| "main".to_string());
     let history = plan.since - chrono::TimeDelta::days(HISTORY_DAYS);
     session.fetch_mainline(
@@ -190,12 +188,7 @@ fn fetch_what_analysis_needs(
         &mut summary,
     )?;
     let snapshot = |store: &SharedStore| {
-        store.lock().expect("store lock").load_snapshot(
-            plan.repo,
-            plan.since,
-            plan.until,
-            plan.fingerprint,
-        )
+        store.blocking(|s| s.load_snapshot(plan.repo, plan.since, plan.until, plan.fingerprint))
     };
     fetch_fork_pulls(
         session,

@@ -8,7 +8,7 @@ pub mod pr;
 pub mod scope;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::GlobalArgs;
 use super::error::{CliError, SIGNATURES_FLAG_HINT};
@@ -22,7 +22,7 @@ use crate::model::{Repo, SignatureInfo, Snapshot, Timestamp};
 use crate::signatures::{
     Classifier, SignatureError, SignatureSet, SignatureSource, SignatureSpec, resolve_dir,
 };
-use crate::store::{Access, Store, StoreLocation, enclosing_store, reclassify_stored};
+use crate::store::{Access, Store, StoreHandle, StoreLocation, enclosing_store, reclassify_stored};
 
 /// The signatures in use: where they come from, as written, compiled, and what the analysis
 /// must know of each.
@@ -108,13 +108,15 @@ impl Signatures {
     }
 }
 
-/// A store shared by the survey's tasks and the analysis.
-pub type SharedStore = Arc<Mutex<Store>>;
+/// A store shared by the survey's tasks and the analysis: the survey's async tasks reach it on
+/// its own thread (`StoreHandle::run`), the commands' synchronous steps with
+/// `StoreHandle::blocking`.
+pub type SharedStore = StoreHandle;
 
 /// Opens the store at `location` (an SQLite store is created if missing). No lock is taken:
 /// several runs may write one store at once, each write a short transaction of its own.
 pub fn open_store(location: &StoreLocation) -> Result<SharedStore, CliError> {
-    Ok(Arc::new(Mutex::new(Store::open_at(location)?)))
+    Ok(StoreHandle::new(Store::open_at(location)?))
 }
 
 /// Classifies the stored logs of `repo` the signatures have not seen yet; how many.
@@ -134,8 +136,8 @@ pub fn load_snapshot(
     until: Timestamp,
     signatures: &Signatures,
 ) -> Result<Snapshot, CliError> {
-    let store = store.lock().expect("store lock");
-    Ok(store.load_snapshot(repo, since, until, &signatures.fingerprint())?)
+    let fingerprint = signatures.fingerprint();
+    Ok(store.blocking(|s| s.load_snapshot(repo, since, until, &fingerprint))?)
 }
 
 /// What a command that reads only the store (`report`, `suggest`, `signatures audit`) works
@@ -216,7 +218,7 @@ pub fn open_stored(
     target: &str,
 ) -> Result<(SharedStore, Access), CliError> {
     match Store::open_existing(&window.location)? {
-        Some((store, access)) => Ok((Arc::new(Mutex::new(store)), access)),
+        Some((store, access)) => Ok((StoreHandle::new(store), access)),
         None => {
             let StoreLocation::Sqlite { cache_dir } = &window.location else {
                 unreachable!("a PostgreSQL store always opens or fails")
@@ -256,7 +258,7 @@ pub fn classify_in_memory(
         .collect();
     let mut classified = 0;
     for job in todo {
-        let Some(raw) = store.lock().expect("store lock").load_log(job)? else {
+        let Some(raw) = store.blocking(|s| s.load_log(job))? else {
             continue;
         };
         snapshot
@@ -271,7 +273,7 @@ pub fn classify_in_memory(
 pub fn say_read_only(store: &SharedStore, classified: u64) {
     say!(
         "flakestat: the store {} is read-only: read as it is, {classified} stored logs classified in memory for this report (not stored)",
-        store.lock().expect("store lock").describe()
+        store.blocking(|s| s.describe())
     );
 }
 
@@ -346,11 +348,13 @@ impl StoredWindow {
         if let Some(until) = self.until {
             return Ok(until);
         }
-        let store = store.lock().expect("store lock");
-        let mut surveyed = None;
-        for repo in repos {
-            surveyed = surveyed.max(store.surveyed_to(repo)?);
-        }
+        let surveyed = store.blocking(|store| {
+            let mut surveyed = None;
+            for repo in repos {
+                surveyed = surveyed.max(store.surveyed_to(repo)?);
+            }
+            Ok::<_, CliError>(surveyed)
+        })?;
         match surveyed.filter(|&t| t > self.since) {
             Some(end) => Ok(end),
             None if self.now > self.since => Ok(self.now),

@@ -135,13 +135,12 @@ impl PrHook {
         (repo, run, attempt): (&Repo, crate::model::RunId, u32),
         now: Timestamp,
     ) -> Result<Option<String>, CliError> {
-        let (found, default_branch) = {
-            let store = store.lock().expect("store lock");
-            (
+        let (found, default_branch) = store.blocking(|store| {
+            Ok::<_, CliError>((
                 store.load_runs(repo)?.remove(&run),
                 store.default_branch(repo)?.unwrap_or_default(),
-            )
-        };
+            ))
+        })?;
         let Some(found) = found else { return Ok(None) };
         let origin = analysis::prs::run_origin(&found, &default_branch, &config.pr_conventions);
         let Some(pr) = origin.pr() else {

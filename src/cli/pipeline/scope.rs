@@ -351,16 +351,17 @@ pub fn say_closing_lines(global: &GlobalArgs, many: &Many, fetched: &Fetched) {
 /// The named repositories, then what the store holds for `--org` (matching the pattern), in
 /// GitHub's spelling as the survey stored it.
 fn stored_repos(store: &SharedStore, many: &Many) -> Result<Vec<Repo>, CliError> {
-    let store = store.lock().expect("store lock");
-    let stored = match &many.org {
-        Some(owner) => store.repos_of_owner(owner)?,
-        None => Vec::new(),
-    };
-    let mut repos = Vec::new();
-    for repo in many.choose_stored(&stored) {
-        repos.push(store.stored_repo(&repo)?.unwrap_or(repo));
-    }
-    Ok(repos)
+    store.blocking(|store| {
+        let stored = match &many.org {
+            Some(owner) => store.repos_of_owner(owner)?,
+            None => Vec::new(),
+        };
+        let mut repos = Vec::new();
+        for repo in many.choose_stored(&stored) {
+            repos.push(store.stored_repo(&repo)?.unwrap_or(repo));
+        }
+        Ok(repos)
+    })
 }
 
 /// A scope's window as the store alone holds it, one way for every scope (one `--repo`, the
@@ -498,7 +499,7 @@ fn check_stored(
     let apart = super::replays_kept_apart(args, window);
     let mut known = Vec::new();
     for repo in repos {
-        let branch = store.lock().expect("store lock").default_branch(repo)?;
+        let branch = store.blocking(|s| s.default_branch(repo))?;
         known.push(branch.is_some());
     }
     if let Some(Target::Many(many)) = target
