@@ -202,6 +202,7 @@ impl ExitCode for FetchError {
             FetchError::Network(_) => exit::NETWORK,
             FetchError::Store(_) | FetchError::Spool(_) => exit::STORE,
             FetchError::Interrupted => exit::INTERRUPTED,
+            FetchError::Internal(_) => exit::INTERNAL,
             FetchError::Config(_) | FetchError::ApiRoot(_) | FetchError::InsecureHttp { .. } => {
                 exit::INVALID_INPUT
             }

@@ -49,8 +49,15 @@ use flakestat_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// A setting that cannot be used (a token an HTTP header cannot carry, an artifact pattern
+    /// that is not a glob): the user's input.
     #[error("{0}")]
     Config(String),
+    /// Something flakestat could not do for itself, whatever the input: start its async
+    /// runtime, set up TLS (the system's roots), sign a GitHub App's JWT, send a request it
+    /// built off the API host.
+    #[error("{0}")]
+    Internal(String),
     /// The API root is not something flakestat can talk to (not a URL, not http(s), no host).
     #[error("{0}")]
     ApiRoot(String),

@@ -273,6 +273,14 @@ fn cases_2(t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             "cannot build",
         ),
         (
+            "internal failure",
+            fetch(FetchError::Internal(
+                "cannot start the async runtime: out of threads".into(),
+            )),
+            exit::INTERNAL,
+            "cannot start the async runtime",
+        ),
+        (
             "store under the survey",
             fetch(FetchError::Store(StoreError::ReadOnly {
                 path: path.to_path_buf(),
