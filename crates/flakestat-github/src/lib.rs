@@ -81,6 +81,9 @@ pub enum FetchError {
     AppRefused { status: u16, message: String },
     #[error("{0}")]
     NotFound(String),
+    /// An owner's repository listing found no organisation or user of that name.
+    #[error("GitHub knows no organisation or user {owner:?} (or the token cannot see it)")]
+    NoSuchOwner { owner: String },
     #[error(
         "the GitHub rate limit is spent until {reset}; what was collected is stored: run the same command again after that"
     )]
@@ -135,6 +138,14 @@ pub enum ProgressEvent {
     Phase(&'static str),
     /// Something worth one line.
     Note(String),
+    /// A log (or an attempt's archive) over the client's log size limit (`max_log_size`,
+    /// bytes): `kept` its first bytes that were stored and classified, `None` when it was not
+    /// read at all. The caller words it (naming its own setting for the limit).
+    LogTooLarge {
+        what: String,
+        limit: u64,
+        kept: Option<u64>,
+    },
     /// Something worth one line at `-v`.
     Detail(String),
     /// One request answered (`-vv`): status and URL (never a header).
