@@ -2,6 +2,9 @@
 # A throwaway PostgreSQL server for the test suite: Debian's `postgresql` package (installed when
 # missing), `initdb` into a temporary folder, `pg_ctl` on a free port of 127.0.0.1 only, one
 # database, a random password (scram-sha-256), so the tests also see that flakestat never prints it.
+# With openssl at hand the server also takes TLS, with a certificate for 127.0.0.1 and localhost
+# signed by a throwaway authority whose certificate is FLAKESTAT_TEST_POSTGRES_CA (the TLS tests
+# skip without it); plain connections work as before.
 #
 #   source .ci/postgres.sh start   # exports FLAKESTAT_TEST_POSTGRES=postgres://… and prints it
 #   .ci/postgres.sh stop           # stops it and removes the folder (FLAKESTAT_TEST_POSTGRES_DIR)
@@ -51,12 +54,16 @@ _flakestat_pg_start() {
         return 1
     }
     rm -f "$dir/pwfile"
+    local tls=""
+    if _flakestat_pg_certs "$dir"; then
+        tls="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+    fi
     # A random port; taken ones (another server, another CI) make pg_ctl fail: try another.
     for tries in 1 2 3 4 5 6 7 8; do
         port=$((20000 + RANDOM % 40000))
         if ss -ltn 2>/dev/null | grep -q ":$port "; then continue; fi
         if _flakestat_pg_as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-            -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off" start >/dev/null; then
+            -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off $tls" start >/dev/null; then
             url="postgres://flakestat:$password@127.0.0.1:$port/flakestat"
             break
         fi
@@ -69,6 +76,35 @@ _flakestat_pg_start() {
     export FLAKESTAT_TEST_POSTGRES="$url" FLAKESTAT_TEST_POSTGRES_DIR="$dir"
     echo "export FLAKESTAT_TEST_POSTGRES=$url"
     echo "export FLAKESTAT_TEST_POSTGRES_DIR=$dir"
+    if [ -n "$tls" ]; then
+        export FLAKESTAT_TEST_POSTGRES_CA="$dir/ca.pem"
+        echo "export FLAKESTAT_TEST_POSTGRES_CA=$dir/ca.pem"
+    fi
+}
+
+# A throwaway authority and the server's certificate for 127.0.0.1 and localhost, signed by it,
+# in $1 (the key readable by the server's user only); fails without openssl.
+_flakestat_pg_certs() {
+    local dir=$1
+    command -v openssl >/dev/null || return 1
+    {
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -keyout "$dir/ca.key" -out "$dir/ca.pem" -days 2 -subj "/CN=flakestat test CA" \
+            -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" &&
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+                -keyout "$dir/server.key" -out "$dir/server.csr" -subj "/CN=localhost" &&
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' \
+                >"$dir/server.ext" &&
+            openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
+                -CAcreateserial -out "$dir/server.crt" -days 2 -extfile "$dir/server.ext"
+    } >"$dir/openssl.log" 2>&1 || {
+        echo ".ci/postgres.sh: no TLS (openssl failed: $(tail -n 1 "$dir/openssl.log"))" >&2
+        return 1
+    }
+    rm -f "$dir/ca.key" "$dir/server.csr"
+    chmod 0600 "$dir/server.key"
+    [ "$(id -u)" = 0 ] && chown postgres: "$dir/server.key" "$dir/server.crt"
+    return 0
 }
 
 _flakestat_pg_stop() {
@@ -77,7 +113,7 @@ _flakestat_pg_stop() {
     bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
     _flakestat_pg_as "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1
     rm -rf "$dir"
-    unset FLAKESTAT_TEST_POSTGRES FLAKESTAT_TEST_POSTGRES_DIR
+    unset FLAKESTAT_TEST_POSTGRES FLAKESTAT_TEST_POSTGRES_DIR FLAKESTAT_TEST_POSTGRES_CA
 }
 
 case "${1:-}" in

@@ -30,5 +30,9 @@ pub const STORE: u8 = 8;
 pub const INCOMPLETE: u8 = 9;
 /// `nightly --fail-on`: the kind of change asked about was found.
 pub const ALERT: u8 = 10;
+/// flakestat could not do something of its own, whatever the input: start its async runtime
+/// (threads), set up TLS (the system's root certificates), sign a GitHub App's JWT, send a
+/// request it built off the API host. Not the user's input (3): the message says what failed.
+pub const INTERNAL: u8 = 11;
 /// Interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it.
 pub const INTERRUPTED: u8 = 130;

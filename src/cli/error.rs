@@ -146,6 +146,7 @@ fn fetch_hint(err: &FetchError) -> &'static str {
         FetchError::AppRefused { .. } => {
             "; the App comes from --app-id and --app-key, else APP_ID and PRIVATE_KEY_PATH"
         }
+        FetchError::NoSuchOwner { .. } => "; check --org",
         FetchError::Store(e) => store_hint(e),
         _ => "",
     }
@@ -197,11 +198,12 @@ impl ExitCode for FetchError {
             FetchError::Unauthorized { .. }
             | FetchError::Forbidden { .. }
             | FetchError::AppRefused { .. } => exit::GITHUB_AUTH,
-            FetchError::NotFound(_) => exit::GITHUB_NOT_FOUND,
+            FetchError::NotFound(_) | FetchError::NoSuchOwner { .. } => exit::GITHUB_NOT_FOUND,
             FetchError::RateLimited { .. } | FetchError::SecondaryLimit(_) => exit::RATE_LIMITED,
             FetchError::Network(_) => exit::NETWORK,
             FetchError::Store(_) | FetchError::Spool(_) => exit::STORE,
             FetchError::Interrupted => exit::INTERRUPTED,
+            FetchError::Internal(_) => exit::INTERNAL,
             FetchError::Config(_) | FetchError::ApiRoot(_) | FetchError::InsecureHttp { .. } => {
                 exit::INVALID_INPUT
             }

@@ -222,6 +222,7 @@ fn download(
         Ok(()) => None,
         Err(
             e @ (FetchError::Config(_)
+            | FetchError::Internal(_)
             | FetchError::ApiRoot(_)
             | FetchError::InsecureHttp { .. }
             | FetchError::Store(_)

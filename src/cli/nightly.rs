@@ -18,7 +18,7 @@ use super::pipeline::{self, SharedStore, Signatures};
 use super::progress::{archive_note, closing_line};
 use super::repos::{RepoArgs, Target};
 use super::settings;
-use super::source::{Replay, SourceArgs};
+use super::source::{Replay, SourceArgs, fill_gap_command};
 use super::when::{Bound, parse_when};
 use crate::analysis::AnalysisConfig;
 use crate::analysis::nightly::{AlertOn, NightlyData, NightlyMany, nightly};
@@ -348,7 +348,10 @@ fn survey_and_compare(
             settings.period_since,
             settings.now,
         );
-        data.survey_flags = args.source.survey_flags();
+        data.fill_gap = Some(fill_gap_command(
+            &data.survey_gap(),
+            &args.source.survey_flags(),
+        ));
         compared.push(data);
     }
     Ok(compared)

@@ -266,6 +266,14 @@ impl Progress for Bars {
                 }
             }
             ProgressEvent::Note(note) => self.say(format!("flakestat: {note}")),
+            ProgressEvent::LogTooLarge { what, limit, kept } => self.say(match kept {
+                Some(kept) => format!(
+                    "flakestat: {what} is larger than --max-log-size ({limit} bytes): only its first {kept} bytes were downloaded, stored and classified"
+                ),
+                None => format!(
+                    "flakestat: {what} is larger than --max-log-size ({limit} bytes): not read"
+                ),
+            }),
             ProgressEvent::Detail(note) => {
                 if self.verbose >= 1 {
                     self.say(format!("flakestat: {note}"));

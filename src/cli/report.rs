@@ -11,7 +11,7 @@ use super::error::CliError;
 use super::output::{FormatArg, ReportOutput, write_output};
 use super::pipeline::{self, scope};
 use super::repos::{RepoArgs, Target};
-use super::source::StoredArgs;
+use super::source::{StoredArgs, fill_gap_command};
 use crate::report::tests::{TestsMany, TestsReport, TestsView};
 use crate::{analysis, report};
 
@@ -172,15 +172,17 @@ fn run_tests(
             // says is left out is left out here too. The signature analysis is not needed.
             let (complete, completeness) = analysis::complete_part(snapshot);
             let incidents = analysis::incidents::find_incidents(&complete);
-            TestsReport {
+            let mut tests = TestsReport {
                 repo: snapshot.repo.clone().or_else(|| asked.cloned()),
                 since: snapshot.since,
                 until: snapshot.until,
                 tests: analysis::tests::analyze_tests(&complete, &loaded.window.config, &incidents),
                 incidents,
-                survey_flags: loaded.survey_flags.clone(),
+                fill_gap: None,
                 completeness,
-            }
+            };
+            tests.fill_gap = Some(fill_gap_command(&tests.survey_gap(), &loaded.survey_flags));
+            tests
         })
         .collect();
     let many;
@@ -225,7 +227,7 @@ fn run_hosts(global: &GlobalArgs, args: &ReportArgs, ids: bool) -> Result<u8, Cl
         .first()
         .expect("a scope of one, one snapshot");
     let (complete, completeness) = analysis::complete_part(snapshot);
-    let hosts = report::hosts::HostsReport {
+    let mut hosts = report::hosts::HostsReport {
         repo: snapshot.repo.clone().or_else(|| match &target {
             Some(Target::One(repo)) => Some(repo.clone()),
             _ => None,
@@ -234,8 +236,9 @@ fn run_hosts(global: &GlobalArgs, args: &ReportArgs, ids: bool) -> Result<u8, Cl
         until: snapshot.until,
         hosts: analysis::hosts::analyze_hosts(&complete),
         completeness,
-        survey_flags: loaded.survey_flags.clone(),
+        fill_gap: None,
     };
+    hosts.fill_gap = Some(fill_gap_command(&hosts.survey_gap(), &loaded.survey_flags));
     if ids {
         write_output(args.output.as_deref(), |w| {
             report::hosts::render_ids(&hosts, w)

@@ -116,6 +116,29 @@ impl FixIt<'_> {
     }
 }
 
+/// The command that fills a report's gap (`survey_gap` of a report): `flakestat survey --repo
+/// OWNER/NAME --since … --until …` (the window's ends as RFC 3339 instants), then `flags`, the
+/// flags given that a fix-it command repeats ([`FixIt::flags`]). The wording every incomplete
+/// report's first line shows.
+pub fn fill_gap_command(gap: &crate::analysis::gap::SurveyGap, flags: &[String]) -> String {
+    let mut command = "flakestat survey".to_string();
+    if let Some(repo) = &gap.repo {
+        command.push_str(&format!(" --repo {repo}"));
+    }
+    let rfc = |t: crate::model::Timestamp| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if let Some(s) = gap.since {
+        command.push_str(&format!(" --since {}", rfc(s)));
+    }
+    if let Some(u) = gap.until {
+        command.push_str(&format!(" --until {}", rfc(u)));
+    }
+    for flag in flags {
+        command.push(' ');
+        command.push_str(flag);
+    }
+    command
+}
+
 /// What a fix-it command repeats after its window, in this order: `--replay`, `--cache-dir`,
 /// `--signatures` as given, each value a shell word.
 fn repeated_flags(
@@ -427,7 +450,33 @@ impl ReplayServer {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{fill_gap_command, parse_size};
+    use crate::analysis::gap::SurveyGap;
+    use crate::model::Repo;
+
+    /// Issue 42 §5: the core hands the gap as data; the CLI words the survey as every
+    /// incomplete report's first line has shown it (the window's ends as RFC 3339 instants, the
+    /// flags given after them).
+    #[test]
+    fn the_survey_that_fills_a_gap_is_worded_as_a_command() {
+        let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap().to_utc();
+        let gap = SurveyGap {
+            repo: Some(Repo::parse("octo/demo").unwrap()),
+            since: Some(at("2026-06-01T00:00:00Z")),
+            until: Some(at("2026-06-04T00:00:00Z")),
+        };
+        assert_eq!(
+            fill_gap_command(&gap, &["--cache-dir /tmp/c".to_string()]),
+            "flakestat survey --repo octo/demo --since 2026-06-01T00:00:00Z \
+             --until 2026-06-04T00:00:00Z --cache-dir /tmp/c"
+        );
+        let open = SurveyGap {
+            repo: None,
+            since: None,
+            until: None,
+        };
+        assert_eq!(fill_gap_command(&open, &[]), "flakestat survey");
+    }
 
     #[test]
     fn sizes_parse_with_decimal_and_binary_units() {

@@ -17,7 +17,7 @@ use super::progress::{
 };
 use super::repos::{RepoArgs, Target};
 use super::settings;
-use super::source::{FixIt, Replay, SourceArgs};
+use super::source::{FixIt, Replay, SourceArgs, fill_gap_command};
 use super::when::parse_window;
 use crate::analysis::AnalysisConfig;
 use crate::exit;
@@ -195,7 +195,10 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> Result<u8, CliError> {
     )?;
     // An incomplete report's fix-it survey repeats the flags given (the store, the signatures).
     for data in &mut reports {
-        data.survey_flags = args.source.survey_flags();
+        data.fill_gap = Some(fill_gap_command(
+            &data.survey_gap(),
+            &args.source.survey_flags(),
+        ));
     }
     let reports = Reports::of(Some(&settings.repo), reports);
     write_report(&reports, &settings)?;

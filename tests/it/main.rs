@@ -51,6 +51,7 @@ mod report_verdicts;
 mod security_net;
 mod serve;
 mod serve_faults;
+mod serve_replicas;
 mod serve_story;
 mod signatures_audit;
 mod signatures_audit_green;

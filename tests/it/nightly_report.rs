@@ -143,7 +143,7 @@ fn data(n: usize) -> NightlyData {
         incidents: Vec::new(),
         new_bad_hosts: Vec::new(),
         completeness: Default::default(),
-        survey_flags: Vec::new(),
+        fill_gap: None,
     }
 }
 

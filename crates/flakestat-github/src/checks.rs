@@ -115,7 +115,7 @@ impl CheckRunner {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| FetchError::Config(format!("cannot start the async runtime: {e}")))?;
+            .map_err(|e| FetchError::Internal(format!("cannot start the async runtime: {e}")))?;
         let client = {
             let _guard = runtime.enter();
             GitHubClient::new(config, Arc::new(()) as Arc<dyn Progress>)?

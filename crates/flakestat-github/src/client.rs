@@ -425,11 +425,84 @@ struct BodyPolicy {
 /// Error bodies are read for their message only.
 const MAX_ERROR_BODY: u64 = 64 << 10;
 
-/// Why one try of one hop failed.
+/// Why one try of one request failed.
 enum TryError {
+    /// No answer within the request timeout.
+    Timeout(Duration),
     Transport(TransportError),
     TooLarge(u64),
     Spool(std::io::Error),
+}
+
+impl TryError {
+    /// A failure worth another try of a GET (no answer, the connection failed), in words;
+    /// `None` for one that another try would meet again.
+    fn transient(&self) -> Option<String> {
+        match self {
+            TryError::Timeout(after) => Some(format!("no answer within {after:?}")),
+            TryError::Transport(e) => Some(e.to_string()),
+            TryError::TooLarge(_) | TryError::Spool(_) => None,
+        }
+    }
+
+    /// The one mapping of a failed try to the caller's error: `method` and `url` (as it may be
+    /// shown) name the request, `limit` is the body limit it was read under.
+    fn into_error(self, method: &http::Method, url: &str, limit: u64) -> FetchError {
+        match self {
+            TryError::Timeout(after) => {
+                FetchError::Network(format!("no answer to {method} {url} within {after:?}"))
+            }
+            TryError::Transport(e) => FetchError::Network(e.to_string()),
+            TryError::TooLarge(size) => FetchError::TooLarge {
+                url: url.to_string(),
+                size,
+                limit,
+            },
+            TryError::Spool(e) => FetchError::Spool(format!(
+                "cannot write the answer to {url} to a temporary file: {e}; check the free space of TMPDIR"
+            )),
+        }
+    }
+}
+
+/// What a 403 or 429 from the API says of GitHub's limits.
+enum Limit {
+    /// The budget is spent (`x-ratelimit-remaining: 0`) until its reset.
+    Spent,
+    /// A secondary limit: ask again after `retry_after` seconds (GitHub: at least a minute
+    /// when it says none).
+    Secondary {
+        retry_after: Option<u64>,
+        message: String,
+    },
+}
+
+impl Limit {
+    /// The limit a response reports, if it is a limit and not a refusal (a 403 for want of
+    /// access is the caller's to read).
+    fn of(response: &Response) -> Option<Limit> {
+        if response.status != StatusCode::FORBIDDEN
+            && response.status != StatusCode::TOO_MANY_REQUESTS
+        {
+            return None;
+        }
+        if response.header("x-ratelimit-remaining") == Some("0") {
+            return Some(Limit::Spent);
+        }
+        let message = response.message();
+        let retry_after = response
+            .header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let secondary = response.header("retry-after").is_some()
+            || response.status == StatusCode::TOO_MANY_REQUESTS
+            || message
+                .to_ascii_lowercase()
+                .contains("secondary rate limit");
+        secondary.then_some(Limit::Secondary {
+            retry_after,
+            message,
+        })
+    }
 }
 
 impl From<TransportError> for TryError {
@@ -734,22 +807,30 @@ impl GitHubClient {
             } else {
                 (None, 0)
             };
-            let transient = match self.send(bearer.as_ref(), url, etag, policy).await {
-                None => format!("no answer within {:?}", self.config.request_timeout),
-                Some(Err(TryError::TooLarge(size))) => {
-                    return Err(FetchError::TooLarge {
-                        url: display,
-                        size,
-                        limit: policy.limit,
-                    });
-                }
-                Some(Err(TryError::Spool(e))) => {
-                    return Err(FetchError::Spool(format!(
-                        "cannot write the answer to {display} to a temporary file: {e}; check the free space of TMPDIR"
-                    )));
-                }
-                Some(Err(TryError::Transport(e))) => e.to_string(),
-                Some(Ok((parts, mut body, spooled, truncated))) => {
+            let mut headers = HeaderMap::new();
+            if let Some(etag) = etag
+                && let Ok(value) = HeaderValue::from_str(etag)
+            {
+                headers.insert(http::header::IF_NONE_MATCH, value);
+            }
+            let sent = self
+                .exchange(
+                    http::Method::GET,
+                    url,
+                    headers,
+                    None,
+                    bearer.as_ref(),
+                    policy,
+                )
+                .await;
+            let transient = match sent {
+                Err(failure) => match failure.transient() {
+                    Some(transient) => transient,
+                    None => {
+                        return Err(failure.into_error(&http::Method::GET, &display, policy.limit));
+                    }
+                },
+                Ok((parts, mut body, spooled, truncated)) => {
                     // A refusal's words end in messages: an API (or a proxy before it) that
                     // echoes the request's `Authorization` never puts the credential there.
                     if parts.status.as_u16() >= 400
@@ -793,48 +874,37 @@ impl GitHubClient {
         }
     }
 
-    /// Sends one GET (with `bearer` if on the API origin) under a concurrency permit and reads
-    /// its body; `None` when no answer came within the request timeout.
-    async fn send(
+    /// The one way a request goes out, whatever it is (a GET's try, a JSON write, the App's
+    /// own requests): counted, under a concurrency permit and the request timeout, sent by the
+    /// transport (with `bearer`, which it puts only on the API origin), its body read under
+    /// `policy`. Its failures become errors in one place ([`TryError::into_error`]).
+    async fn exchange(
         &self,
-        bearer: Option<&Bearer>,
+        method: http::Method,
         url: &str,
-        etag: Option<&str>,
+        headers: HeaderMap,
+        body: Option<&serde_json::Value>,
+        bearer: Option<&Bearer>,
         policy: BodyPolicy,
-    ) -> Option<Result<Sent, TryError>> {
-        let mut headers = HeaderMap::new();
-        if let Some(etag) = etag
-            && let Ok(value) = HeaderValue::from_str(etag)
-        {
-            headers.insert(http::header::IF_NONE_MATCH, value);
-        }
-        self.under_permit(async {
-            let response = self
-                .transport
-                .send(http::Method::GET, url, headers, None, bearer)
-                .await?;
-            let (parts, body) = response.into_parts();
-            let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
-            Ok((parts, body, spooled, truncated))
-        })
-        .await
-    }
-
-    /// One request (`exchange`: send it and read its answer) counted, under a concurrency
-    /// permit and the request timeout; `None` when no answer came within the timeout.
-    async fn under_permit<T>(
-        &self,
-        exchange: impl Future<Output = Result<T, TryError>>,
-    ) -> Option<Result<T, TryError>> {
+    ) -> Result<Sent, TryError> {
         let permit = self
             .permits
             .acquire()
             .await
             .expect("semaphore never closed");
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let exchange = async {
+            let response = self
+                .transport
+                .send(method, url, headers, body, bearer)
+                .await?;
+            let (parts, body) = response.into_parts();
+            let (body, spooled, truncated) = read_capped(&parts, body, policy).await?;
+            Ok((parts, body, spooled, truncated))
+        };
         let sent = tokio::time::timeout(self.config.request_timeout, exchange).await;
         drop(permit);
-        sent.ok()
+        sent.unwrap_or(Err(TryError::Timeout(self.config.request_timeout)))
     }
 
     /// An answer as it arrives: its rate-limit headers noted (on the API origin), reported,
@@ -871,20 +941,14 @@ impl GitHubClient {
         response: &Response,
         secondary_waits: &mut u32,
     ) -> Result<bool, FetchError> {
-        if response.header("x-ratelimit-remaining") == Some("0") {
-            return Ok(true);
-        }
-        let message = response.message();
-        let retry_after = response
-            .header("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let secondary = retry_after.is_some()
-            || message
-                .to_ascii_lowercase()
-                .contains("secondary rate limit");
-        if !secondary && response.status != StatusCode::TOO_MANY_REQUESTS {
-            return Ok(false);
-        }
+        let (retry_after, message) = match Limit::of(response) {
+            None => return Ok(false),
+            Some(Limit::Spent) => return Ok(true),
+            Some(Limit::Secondary {
+                retry_after,
+                message,
+            }) => (retry_after, message),
+        };
         *secondary_waits += 1;
         if *secondary_waits > self.config.max_secondary_waits {
             return Err(FetchError::SecondaryLimit(message));
@@ -1005,7 +1069,7 @@ impl GitHubClient {
         body: &serde_json::Value,
     ) -> Result<Response, FetchError> {
         if origin_of(url) != self.transport.api_origin() {
-            return Err(FetchError::Config(format!(
+            return Err(FetchError::Internal(format!(
                 "refusing to send to {url}: not on the API host {}",
                 self.transport.api_origin()
             )));
@@ -1015,75 +1079,45 @@ impl GitHubClient {
             .strip_prefix(self.config.api_url.as_str())
             .and_then(app::Account::of_path);
         let (bearer, _) = self.api_credential(account.as_ref()).await?;
-        let sent = self
-            .under_permit(async {
-                let response = self
-                    .transport
-                    .send(
-                        method.clone(),
-                        url,
-                        HeaderMap::new(),
-                        Some(body),
-                        bearer.as_ref(),
-                    )
-                    .await?;
-                let (parts, body) = response.into_parts();
-                let policy = BodyPolicy {
-                    limit: self.config.max_response_size,
-                    oversize: Oversize::Refuse,
-                    spool: false,
-                };
-                let (body, _, _) = read_capped(&parts, body, policy).await?;
-                Ok((parts, body))
-            })
-            .await;
-        let (parts, body) = match sent {
-            None => {
-                return Err(FetchError::Network(format!(
-                    "no answer to {method} {url} within {:?}",
-                    self.config.request_timeout
-                )));
-            }
-            Some(Err(TryError::Transport(e))) => {
-                return Err(FetchError::Network(e.to_string()));
-            }
-            Some(Err(TryError::TooLarge(size))) => {
-                return Err(FetchError::TooLarge {
-                    url: url.to_string(),
-                    size,
-                    limit: self.config.max_response_size,
-                });
-            }
-            Some(Err(TryError::Spool(e))) => return Err(FetchError::Spool(e.to_string())),
-            Some(Ok(answer)) => answer,
-        };
+        let policy = self.answer_policy();
+        let (parts, body, _, _) = self
+            .exchange(
+                method.clone(),
+                url,
+                HeaderMap::new(),
+                Some(body),
+                bearer.as_ref(),
+                policy,
+            )
+            .await
+            .map_err(|failure| failure.into_error(&method, url, policy.limit))?;
         self.note_budget(&parts.headers);
         let response = Response {
             status: parts.status,
             headers: parts.headers,
             body,
         };
-        if response.status == StatusCode::FORBIDDEN
-            || response.status == StatusCode::TOO_MANY_REQUESTS
-        {
-            if response.header("x-ratelimit-remaining") == Some("0") {
+        match Limit::of(&response) {
+            None => Ok(response),
+            Some(Limit::Spent) => {
                 let reset = self.budget.lock().expect("budget lock").reset;
-                return Err(FetchError::RateLimited {
+                Err(FetchError::RateLimited {
                     reset: reset
                         .and_then(|r| Timestamp::from_timestamp(r, 0))
                         .unwrap_or_default(),
-                });
+                })
             }
-            let message = response.message();
-            if response.header("retry-after").is_some()
-                || message
-                    .to_ascii_lowercase()
-                    .contains("secondary rate limit")
-            {
-                return Err(FetchError::SecondaryLimit(message));
-            }
+            Some(Limit::Secondary { message, .. }) => Err(FetchError::SecondaryLimit(message)),
         }
-        Ok(response)
+    }
+
+    /// How a one-try request's answer is read: whole, in memory, at most the API answer limit.
+    fn answer_policy(&self) -> BodyPolicy {
+        BodyPolicy {
+            limit: self.config.max_response_size,
+            oversize: Oversize::Refuse,
+            spool: false,
+        }
     }
 
     /// [`GitHubClient::send_json`], its answer (200 or 201) read as `T`; any other status is

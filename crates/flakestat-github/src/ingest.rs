@@ -682,11 +682,11 @@ impl Inner {
             Err(e) => return Err(e),
         };
         if blob.truncated && blob.response.status == StatusCode::OK {
-            self.progress.event(ProgressEvent::Note(format!(
-                "{what} is larger than --max-log-size ({} bytes): only its first {} bytes were downloaded, stored and classified",
-                self.client.max_log_size(),
-                blob.len()
-            )));
+            self.progress.event(ProgressEvent::LogTooLarge {
+                what: what.to_string(),
+                limit: self.client.max_log_size(),
+                kept: Some(blob.len()),
+            });
         }
         let (response, mut body) = LogBody::of(blob);
         let entry = match response.status {
@@ -827,15 +827,16 @@ impl Inner {
         })
     }
 
-    /// Downloads an attempt's log archive; `None` (said once) when it is over
-    /// `--max-log-size` or GitHub sends it somewhere not followed.
+    /// Downloads an attempt's log archive; `None` (said once) when it is over the client's
+    /// log size limit or GitHub sends it somewhere not followed.
     async fn fetch_archive_blob(&self, url: &str, what: &str) -> Result<Option<Blob>, FetchError> {
         match self.client.fetch_blob(url, what).await {
             Ok(blob) if blob.truncated => {
-                self.progress.event(ProgressEvent::Note(format!(
-                    "{what} is larger than --max-log-size ({} bytes): not read",
-                    self.client.max_log_size()
-                )));
+                self.progress.event(ProgressEvent::LogTooLarge {
+                    what: what.to_string(),
+                    limit: self.client.max_log_size(),
+                    kept: None,
+                });
                 Ok(None)
             }
             Ok(blob) => Ok(Some(blob)),

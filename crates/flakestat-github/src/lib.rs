@@ -50,8 +50,15 @@ use flakestat_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// A setting that cannot be used (a token an HTTP header cannot carry, an artifact pattern
+    /// that is not a glob): the user's input.
     #[error("{0}")]
     Config(String),
+    /// Something flakestat could not do for itself, whatever the input: start its async
+    /// runtime, set up TLS (the system's roots), sign a GitHub App's JWT, send a request it
+    /// built off the API host.
+    #[error("{0}")]
+    Internal(String),
     /// The API root is not something flakestat can talk to (not a URL, not http(s), no host).
     #[error("{0}")]
     ApiRoot(String),
@@ -75,6 +82,9 @@ pub enum FetchError {
     AppRefused { status: u16, message: String },
     #[error("{0}")]
     NotFound(String),
+    /// An owner's repository listing found no organisation or user of that name.
+    #[error("GitHub knows no organisation or user {owner:?} (or the token cannot see it)")]
+    NoSuchOwner { owner: String },
     #[error(
         "the GitHub rate limit is spent until {reset}; what was collected is stored: run the same command again after that"
     )]
@@ -129,6 +139,14 @@ pub enum ProgressEvent {
     Phase(&'static str),
     /// Something worth one line.
     Note(String),
+    /// A log (or an attempt's archive) over the client's log size limit (`max_log_size`,
+    /// bytes): `kept` its first bytes that were stored and classified, `None` when it was not
+    /// read at all. The caller words it (naming its own setting for the limit).
+    LogTooLarge {
+        what: String,
+        limit: u64,
+        kept: Option<u64>,
+    },
     /// Something worth one line at `-v`.
     Detail(String),
     /// One request answered (`-vv`): status and URL (never a header).

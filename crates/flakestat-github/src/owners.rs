@@ -91,9 +91,9 @@ async fn list(
         let absent: &[StatusCode] = if user { &[] } else { &[StatusCode::NOT_FOUND] };
         let refused = |url: &str, response: &Response| {
             if response.status == StatusCode::NOT_FOUND {
-                FetchError::NotFound(format!(
-                    "GitHub knows no organisation or user {owner:?} (or the token cannot see it); check --org"
-                ))
+                FetchError::NoSuchOwner {
+                    owner: owner.to_string(),
+                }
             } else {
                 unexpected(url, response)
             }

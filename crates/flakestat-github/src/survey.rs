@@ -166,7 +166,7 @@ impl Session {
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|e| FetchError::Config(format!("cannot start the async runtime: {e}")))?;
+            .map_err(|e| FetchError::Internal(format!("cannot start the async runtime: {e}")))?;
         let client = {
             let _guard = runtime.enter();
             Arc::new(GitHubClient::new(config, progress.clone())?)

@@ -1,9 +1,15 @@
-//! The worker: one thread that takes the oldest queued completed run attempt, hands it to the
+//! The worker: one thread that claims the oldest queued completed run attempt, hands it to the
 //! [`IngestRun`], and marks every delivery of that attempt done; a failure leaves the delivery
 //! queued for another try (after a pause, so a spent rate limit or a network outage is not
 //! hammered) until `max_tries`, then `failed`. Between attempts it runs the resync when due. It
 //! sleeps until a new delivery wakes it; a stop lets it finish the attempt in hand (the rest
 //! stays queued in the store for the next start).
+//!
+//! Several replicas may share one PostgreSQL store: each worker claims the attempt it takes
+//! (`flakestat_store`'s `claims.rs`: a lease of [`LEASE`], renewed every [`RENEW`] while the
+//! ingest runs, let go when it fails), so the others pass it by and an attempt is ingested
+//! once; a replica that dies mid-ingest leaves a claim that runs out, and another takes the
+//! attempt then.
 //!
 //! A panic (a bug, met on some delivery) does not end it silently: it is caught, counted
 //! (`/metrics`, `/healthz` unhealthy until the worker comes through a pass again), the delivery
@@ -28,6 +34,18 @@ const BACKOFF: Duration = Duration::from_secs(5);
 const IDLE: Duration = Duration::from_secs(30);
 /// The pause before the loop starts again after a panic, doubled after each one in a row.
 const PANIC_PAUSE: Duration = Duration::from_millis(500);
+/// How long a claim on a run attempt holds without renewal: how long a dead replica's
+/// attempt waits before another replica takes it.
+const LEASE: Duration = Duration::from_secs(120);
+/// How often the claim in hand is renewed while its ingest runs (a quarter of the lease: a
+/// store busy for a renewal or two does not lose it).
+const RENEW: Duration = Duration::from_secs(30);
+
+/// This process's name in its claims: unique among replicas (a random part, as two hosts'
+/// containers may both be pid 1), and the pid for whoever reads the table.
+fn claimant() -> String {
+    format!("pid {} {:016x}", std::process::id(), fastrand::u64(..))
+}
 
 /// Wakes the worker (a new delivery) or stops it.
 #[derive(Debug, Default)]
@@ -78,16 +96,22 @@ pub(crate) fn start(
 ) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("flakestat-serve-worker".to_string())
-        .spawn(move || supervise(&shared, ingest.as_ref(), died))
+        .spawn(move || supervise(&shared, ingest.as_ref(), &claimant(), died))
         .expect("a thread for the worker")
 }
 
 /// Runs the loop, starting it again after a panic (see the module's doc).
-fn supervise(shared: &Shared, ingest: &dyn IngestRun, died: tokio::sync::oneshot::Sender<u32>) {
+fn supervise(
+    shared: &Shared,
+    ingest: &dyn IngestRun,
+    claimant: &str,
+    died: tokio::sync::oneshot::Sender<u32>,
+) {
     let in_hand: Mutex<Option<QueuedRun>> = Mutex::new(None);
     let mut pause = PANIC_PAUSE;
     loop {
-        let ran = std::panic::catch_unwind(AssertUnwindSafe(|| run(shared, ingest, &in_hand)));
+        let ran =
+            std::panic::catch_unwind(AssertUnwindSafe(|| run(shared, ingest, claimant, &in_hand)));
         let Err(panic) = ran else {
             return;
         };
@@ -113,6 +137,7 @@ fn supervise(shared: &Shared, ingest: &dyn IngestRun, died: tokio::sync::oneshot
             if let Err(e) = recorded {
                 shared.say.say(format!("cannot record the failure: {e}"));
             }
+            let_go(shared, claimant, &run);
         }
         if times >= WORKER_PANICS {
             shared.health.worker_dead(format!(
@@ -134,7 +159,58 @@ fn supervise(shared: &Shared, ingest: &dyn IngestRun, died: tokio::sync::oneshot
     }
 }
 
-fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun>>) {
+/// Lets the claim on `run`'s attempt go (a failed try: the next may be any replica's).
+fn let_go(shared: &Shared, claimant: &str, run: &QueuedRun) {
+    let released = shared
+        .store
+        .blocking(|s| s.release_claim(claimant, run.run, run.run_attempt));
+    if let Err(e) = released {
+        shared.say.say(format!(
+            "cannot let the claim on run {} go (it runs out by itself): {e}",
+            run.run
+        ));
+    }
+}
+
+/// Runs `work` while a thread renews the claim on `run`'s attempt every [`RENEW`].
+fn holding_claim<T>(
+    shared: &Shared,
+    claimant: &str,
+    run: &QueuedRun,
+    work: impl FnOnce() -> T,
+) -> T {
+    std::thread::scope(|scope| {
+        // Dropped when `work` returns or panics: the renewal ends.
+        let (done, ended) = std::sync::mpsc::channel::<()>();
+        scope.spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(RENEW) {
+                let renewed = shared.store.blocking(|s| {
+                    s.renew_claim(claimant, run.run, run.run_attempt, Utc::now(), LEASE)
+                });
+                match renewed {
+                    Ok(true) => {}
+                    Ok(false) => shared.say.say(format!(
+                        "the claim on run {} attempt {} ran out and another replica took it",
+                        run.run, run.run_attempt
+                    )),
+                    Err(e) => shared.say.say_now_and_then("worker_claim", || {
+                        format!("cannot renew the claim on run {}: {e}", run.run)
+                    }),
+                }
+            }
+        });
+        let out = work();
+        drop(done);
+        out
+    })
+}
+
+fn run(
+    shared: &Shared,
+    ingest: &dyn IngestRun,
+    claimant: &str,
+    in_hand: &Mutex<Option<QueuedRun>>,
+) {
     let mut last_resync = Instant::now();
     loop {
         if shared.wake.stopped() {
@@ -156,7 +232,9 @@ fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun
             }
             continue;
         }
-        let next = shared.store.blocking(|s| s.next_queued_run());
+        let next = shared
+            .store
+            .blocking(|s| s.claim_queued_run(claimant, Utc::now(), LEASE));
         let run = match next {
             Ok(Some(run)) => run,
             Ok(None) => {
@@ -183,7 +261,7 @@ fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun
             }
         };
         *in_hand.lock().unwrap_or_else(PoisonError::into_inner) = Some(run.clone());
-        let ingested = ingest.ingest(&run);
+        let ingested = holding_claim(shared, claimant, &run, || ingest.ingest(&run));
         *in_hand.lock().unwrap_or_else(PoisonError::into_inner) = None;
         match ingested {
             Ok(done) => {
@@ -210,6 +288,7 @@ fn run(shared: &Shared, ingest: &dyn IngestRun, in_hand: &Mutex<Option<QueuedRun
                 if let Err(e) = recorded {
                     shared.say.say(format!("cannot record the failure: {e}"));
                 }
+                let_go(shared, claimant, &run);
                 shared
                     .metrics
                     .ingest(if give_up { "failed" } else { "retry" }, None);

@@ -23,6 +23,7 @@
 
 mod ancestry;
 mod artifacts;
+mod claims;
 mod db;
 mod engine;
 mod green;

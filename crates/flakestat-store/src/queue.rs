@@ -115,16 +115,38 @@ impl dyn Db + '_ {
     /// The oldest queued run attempt, if any (ties by delivery id, byte by byte). A row that
     /// cannot be read back as a run attempt (a run id outside GitHub's range, stored by an
     /// older `serve` that did not check) is set aside as `failed` with what is wrong with it,
-    /// and the next row is read: one bad row never holds up the rows after it.
+    /// and the next row is read: one bad row never holds up the rows after it. One worker's
+    /// read: workers sharing a store claim their rows instead (`claim_queued_run`).
     pub fn next_queued_run(&self) -> Result<Option<QueuedRun>, StoreError> {
+        self.oldest_queued_run(None)
+    }
+
+    /// [`next_queued_run`](Self::next_queued_run), among the rows no other claimant holds a
+    /// live claim on (`claims.rs`) when `free_for` is `Some((claimant, now))`.
+    pub(crate) fn oldest_queued_run(
+        &self,
+        free_for: Option<(&str, i64)>,
+    ) -> Result<Option<QueuedRun>, StoreError> {
         loop {
-            let rows = self.query(
-                "SELECT delivery, owner, name, run_id, run_attempt, run_created_at, received_at,
-                    tries
-                 FROM webhook_queue WHERE state = 'queued'
-                 ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
-                params![],
-            )?;
+            let rows = match free_for {
+                None => self.query(
+                    "SELECT delivery, owner, name, run_id, run_attempt, run_created_at,
+                        received_at, tries
+                     FROM webhook_queue WHERE state = 'queued'
+                     ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
+                    params![],
+                )?,
+                Some((claimant, now)) => self.query(
+                    "SELECT q.delivery, q.owner, q.name, q.run_id, q.run_attempt,
+                        q.run_created_at, q.received_at, q.tries
+                     FROM webhook_queue q WHERE q.state = 'queued' AND NOT EXISTS (
+                        SELECT 1 FROM queue_claims c
+                        WHERE c.run_id = q.run_id AND c.run_attempt = q.run_attempt
+                            AND c.claimed_until > ?2 AND c.claimed_by <> ?1)
+                     ORDER BY q.received_at, q.delivery COLLATE BINARY LIMIT 1",
+                    params![claimant, now],
+                )?,
+            };
             let Some(row) = rows.first() else {
                 return Ok(None);
             };

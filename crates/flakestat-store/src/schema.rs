@@ -302,6 +302,21 @@ const VERSIONS: &[Migration] = &[
     );
     ",
     ),
+    // Version 12 (issue 42: h-green's green-log outcomes are version 11; the lead orders the
+    // two at merge, this one last): each run attempt a `serve` worker is ingesting, claimed by
+    // it until `claimed_until` (seconds), so replicas sharing a store ingest it once
+    // (`claims.rs`).
+    same(
+        "
+    CREATE TABLE queue_claims (
+        run_id BIGINT NOT NULL,
+        run_attempt BIGINT NOT NULL,
+        claimed_by TEXT NOT NULL,
+        claimed_until BIGINT NOT NULL,
+        PRIMARY KEY (run_id, run_attempt)
+    );
+    ",
+    ),
 ];
 
 /// The schema version this binary writes.
@@ -699,5 +714,40 @@ mod migration_tests {
             conn.execute(preamble, ["gpu-b"]).is_err(),
             "one preamble per job"
         );
+    }
+
+    /// A store of the version before the queue claims gains their table on open, keeps its logs
+    /// and its queue, and takes one claim per run attempt. (Issue 42: the claims are the last
+    /// version, 12 once the green-log outcomes' 11 is merged before them.)
+    #[test]
+    fn version_12_adds_queue_claims_and_keeps_the_rest() {
+        let mut conn = store_of_version(SCHEMA_VERSION - 1);
+        conn.execute(
+            "INSERT INTO webhook_queue (delivery, event, action, owner, name, run_id,
+                run_attempt, received_at, state)
+             VALUES ('d1', 'workflow_run', 'completed', 'o', 'r', 1, 1, 0, 'queued')",
+            [],
+        )
+        .unwrap();
+        let claim = "INSERT INTO queue_claims (run_id, run_attempt, claimed_by, claimed_until)
+             VALUES (1, 1, ?1, 60)";
+        assert!(
+            conn.execute(claim, ["one"]).is_err(),
+            "the version before has no claims"
+        );
+        migrate_keeping_the_log(&mut conn);
+        conn.execute(claim, ["one"]).unwrap();
+        assert!(
+            conn.execute(claim, ["two"]).is_err(),
+            "one claim per run attempt"
+        );
+        let queued: String = conn
+            .query_row(
+                "SELECT state FROM webhook_queue WHERE delivery = 'd1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(queued, "queued");
     }
 }

@@ -89,7 +89,7 @@ pub(super) fn engines() -> Vec<(&'static str, Option<tempfile::TempDir>, Store)>
 }
 
 /// The URL of a fresh store on the test server, if there is one.
-fn postgres_url() -> Option<String> {
+pub(crate) fn postgres_url() -> Option<String> {
     let base = std::env::var("FLAKESTAT_TEST_POSTGRES")
         .ok()
         .filter(|v| !v.is_empty())?;

@@ -233,6 +233,14 @@ fn cases_2(t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             "no such",
         ),
         (
+            "no such owner",
+            fetch(FetchError::NoSuchOwner {
+                owner: "octo-nobody".into(),
+            }),
+            exit::GITHUB_NOT_FOUND,
+            "\"octo-nobody\" (or the token cannot see it); check --org",
+        ),
+        (
             "rate limit",
             fetch(FetchError::RateLimited { reset: t }),
             exit::RATE_LIMITED,
@@ -271,6 +279,14 @@ fn cases_2(t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
             fetch(FetchError::Config("cannot build".into())),
             exit::INVALID_INPUT,
             "cannot build",
+        ),
+        (
+            "internal failure",
+            fetch(FetchError::Internal(
+                "cannot start the async runtime: out of threads".into(),
+            )),
+            exit::INTERNAL,
+            "cannot start the async runtime",
         ),
         (
             "store under the survey",

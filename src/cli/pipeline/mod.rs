@@ -162,7 +162,10 @@ impl FromStore {
     pub fn analyze(&self) -> crate::analysis::ReportData {
         let mut data =
             crate::analysis::analyze(&self.snapshot, &self.signatures.infos, &self.config);
-        data.survey_flags = self.survey_flags.clone();
+        data.fill_gap = Some(super::source::fill_gap_command(
+            &data.survey_gap(),
+            &self.survey_flags,
+        ));
         data
     }
 }

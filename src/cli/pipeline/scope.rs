@@ -19,7 +19,7 @@ use crate::cli::GlobalArgs;
 use crate::cli::error::CliError;
 use crate::cli::progress::{Bars, closing_line, cost_line, human_bytes, listing_line, peak_memory};
 use crate::cli::repos::{Many, Target, same};
-use crate::cli::source::{Replay, SourceArgs, StoredArgs};
+use crate::cli::source::{Replay, SourceArgs, StoredArgs, fill_gap_command};
 use crate::fetch::{
     AncestrySummary, FetchError, OwnerListing, Session, StatsSnapshot, SurveyPlan, SurveySummary,
 };
@@ -387,7 +387,7 @@ impl StoredScope {
             .map(|snapshot| {
                 let mut data =
                     analysis::analyze(snapshot, &self.window.signatures.infos, &self.window.config);
-                data.survey_flags = self.survey_flags.clone();
+                data.fill_gap = Some(fill_gap_command(&data.survey_gap(), &self.survey_flags));
                 data
             })
             .collect()

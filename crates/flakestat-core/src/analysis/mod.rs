@@ -12,6 +12,7 @@ pub mod audit;
 pub mod bisect;
 pub mod cost;
 pub mod export;
+pub mod gap;
 pub mod green;
 pub mod heatmap;
 pub mod hosts;
@@ -66,10 +67,10 @@ pub struct ReportData {
     /// Where what the store has surveyed of the repository ends (`Snapshot::surveyed_to`): the
     /// headline says "surveyed to" when the window ends there.
     pub surveyed_to: Option<Timestamp>,
-    /// Flags the fix-it command of an incomplete report repeats after `--repo`, `--since` and
-    /// `--until` (`--replay DIR`, `--cache-dir DIR`, `--signatures DIR` as the user gave them);
-    /// set by the command, empty from the analysis.
-    pub survey_flags: Vec<String>,
+    /// The command that fills an incomplete report's gap ([`ReportData::survey_gap`]), in the
+    /// words of whoever shows the report (the CLI's `flakestat survey …`); `None` from the
+    /// analysis: the incomplete line then says what is missing and names no command.
+    pub fill_gap: Option<String>,
     /// The signature asked for with `--signature`; `signatures` then holds it alone (or nothing
     /// when no loaded signature has that id).
     pub focus: Option<SignatureId>,
@@ -105,6 +106,15 @@ pub struct ReportData {
 }
 
 impl ReportData {
+    /// The survey that would fill this report's gap: its repository over its window.
+    pub fn survey_gap(&self) -> gap::SurveyGap {
+        gap::SurveyGap {
+            repo: self.repo.clone(),
+            since: self.since,
+            until: self.until,
+        }
+    }
+
     /// Of `jobs_unclassified`, the failed jobs with no readable log (every reason of
     /// `logs_unknown`); the others' logs were read and matched no signature.
     pub fn jobs_log_unreadable(&self) -> u64 {
@@ -370,7 +380,7 @@ pub fn analyze(
         since: snapshot.since,
         until: snapshot.until,
         surveyed_to: snapshot.surveyed_to,
-        survey_flags: Vec::new(),
+        fill_gap: None,
         focus: config.focus.clone(),
         runs_total: window_runs.len() as u64,
         runs_failed: runs_failed.len() as u64,

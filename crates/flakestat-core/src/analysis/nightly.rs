@@ -292,8 +292,9 @@ pub struct NightlyData {
     pub new_bad_hosts: Vec<super::hosts::Drain>,
     /// What the store does not hold yet over the baseline and the period; left out of both.
     pub completeness: super::Completeness,
-    /// What a fix-it survey command repeats of the flags given (set by the CLI; empty here).
-    pub survey_flags: Vec<String>,
+    /// The command that fills the gap ([`NightlyData::survey_gap`]), worded by the caller
+    /// (the CLI); `None` here.
+    pub fill_gap: Option<String>,
 }
 
 /// Which changes make `nightly --fail-on` alert. Fading is good news and never alerts.
@@ -312,6 +313,16 @@ pub enum AlertOn {
 }
 
 impl NightlyData {
+    /// The survey that would fill the night's gap: its repository from the baseline's start
+    /// to the period's end.
+    pub fn survey_gap(&self) -> super::gap::SurveyGap {
+        super::gap::SurveyGap {
+            repo: self.repo.clone(),
+            since: Some(self.baseline.since),
+            until: Some(self.period.until),
+        }
+    }
+
     pub fn count(&self, kind: ChangeKind) -> usize {
         self.changes.iter().filter(|c| c.kind == kind).count()
     }
@@ -420,7 +431,7 @@ pub fn nightly(
         incidents: period.incidents.clone(),
         new_bad_hosts,
         completeness,
-        survey_flags: Vec::new(),
+        fill_gap: None,
     }
 }
 

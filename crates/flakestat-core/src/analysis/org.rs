@@ -132,7 +132,7 @@ pub fn combine(reports: Vec<ReportData>, owner: Option<String>) -> OrgReport {
         surveyed_to: first
             .and_then(|r| r.surveyed_to)
             .filter(|&t| repos.iter().all(|r| r.surveyed_to == Some(t))),
-        survey_flags: first.map(|r| r.survey_flags.clone()).unwrap_or_default(),
+        fill_gap: first.and_then(|r| r.fill_gap.clone()),
         focus: first.and_then(|r| r.focus.clone()),
         runs_total: sum(|r| r.runs_total),
         runs_failed: sum(|r| r.runs_failed),

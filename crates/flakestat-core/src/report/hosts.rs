@@ -22,7 +22,19 @@ pub struct HostsReport {
     pub until: Option<Timestamp>,
     pub hosts: HostsAnalysis,
     pub completeness: Completeness,
-    pub survey_flags: Vec<String>,
+    /// The command that fills the gap ([`HostsReport::survey_gap`]), worded by the caller.
+    pub fill_gap: Option<String>,
+}
+
+impl HostsReport {
+    /// The survey that would fill this report's gap: its repository over its window.
+    pub fn survey_gap(&self) -> crate::analysis::gap::SurveyGap {
+        crate::analysis::gap::SurveyGap {
+            repo: self.repo.clone(),
+            since: self.since,
+            until: self.until,
+        }
+    }
 }
 
 /// The JSON document (`schema` as every document's).
@@ -291,15 +303,9 @@ fn document(r: &HostsReport) -> Vec<Block> {
         .repo
         .as_ref()
         .map_or_else(|| "the store".to_string(), ToString::to_string);
-    let mut blocks: Vec<Block> = layout::incomplete_line(
-        &r.completeness,
-        r.repo.as_ref(),
-        r.since,
-        r.until,
-        &r.survey_flags,
-    )
-    .into_iter()
-    .collect();
+    let mut blocks: Vec<Block> = layout::incomplete_line(&r.completeness, r.fill_gap.as_deref())
+        .into_iter()
+        .collect();
     let unplaced = if h.jobs_unplaced > 0 {
         format!(
             "; {} ran on a runner flakestat does not know (stored before it kept runners)",

@@ -30,8 +30,19 @@ pub struct TestsReport {
     pub incidents: Vec<Incident>,
     /// What the store leaves out of the window (the first line of an incomplete report).
     pub completeness: Completeness,
-    /// What the fix-it survey command repeats of the flags given.
-    pub survey_flags: Vec<String>,
+    /// The command that fills the gap ([`TestsReport::survey_gap`]), worded by the caller.
+    pub fill_gap: Option<String>,
+}
+
+impl TestsReport {
+    /// The survey that would fill this report's gap: its repository over its window.
+    pub fn survey_gap(&self) -> crate::analysis::gap::SurveyGap {
+        crate::analysis::gap::SurveyGap {
+            repo: self.repo.clone(),
+            since: self.since,
+            until: self.until,
+        }
+    }
 }
 
 /// `report --tests` over several repositories (`--org`, `--repo` repeated): each one's tests,
@@ -450,15 +461,9 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
         .iter()
         .filter(|t| t.verdict == Verdict::Flaky)
         .count();
-    let mut blocks: Vec<Block> = layout::incomplete_line(
-        &r.completeness,
-        r.repo.as_ref(),
-        r.since,
-        r.until,
-        &r.survey_flags,
-    )
-    .into_iter()
-    .collect();
+    let mut blocks: Vec<Block> = layout::incomplete_line(&r.completeness, r.fill_gap.as_deref())
+        .into_iter()
+        .collect();
     let failed = counted(r).count();
     blocks.extend([
         Block::Heading(1, vec![text(format!("Failing tests in {repo}"))]),

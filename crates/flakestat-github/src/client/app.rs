@@ -30,7 +30,7 @@ use rustls::pki_types::pem::PemObject;
 use serde::Deserialize;
 
 use super::transport::Bearer;
-use super::{BodyPolicy, GitHubClient, Oversize, Response, TryError, read_capped};
+use super::{GitHubClient, Response};
 use crate::FetchError;
 use flakestat_core::model::Timestamp;
 
@@ -89,7 +89,7 @@ impl AppKey {
                 signed.as_bytes(),
                 &mut signature,
             )
-            .map_err(|_| FetchError::Config("cannot sign the GitHub App's JWT".to_string()))?;
+            .map_err(|_| FetchError::Internal("cannot sign the GitHub App's JWT".to_string()))?;
         Ok(format!("{signed}.{}", URL_SAFE_NO_PAD.encode(signature)))
     }
 }
@@ -357,36 +357,19 @@ impl GitHubClient {
     ) -> Result<Response, FetchError> {
         let url = self.url(path);
         let bearer = Bearer::new(jwt)?;
-        let policy = BodyPolicy {
-            limit: self.config.max_response_size,
-            oversize: Oversize::Refuse,
-            spool: false,
-        };
-        let sent = self
-            .under_permit(async {
-                let response = self
-                    .transport
-                    .send(method.clone(), &url, HeaderMap::new(), None, Some(&bearer))
-                    .await?;
-                let (parts, body) = response.into_parts();
-                let (body, _, _) = read_capped(&parts, body, policy).await?;
-                Ok((parts, body))
-            })
-            .await;
-        match sent {
-            None => Err(FetchError::Network(format!(
-                "no answer to {method} {url} within {:?}",
-                self.config.request_timeout
-            ))),
-            Some(Err(TryError::Transport(e))) => Err(FetchError::Network(e.to_string())),
-            Some(Err(TryError::TooLarge(size))) => Err(FetchError::TooLarge {
-                url,
-                size,
-                limit: self.config.max_response_size,
-            }),
-            Some(Err(TryError::Spool(e))) => Err(FetchError::Spool(e.to_string())),
-            Some(Ok((parts, body))) => Ok(self.received(parts, body, false, &url)),
-        }
+        let policy = self.answer_policy();
+        let (parts, body, _, _) = self
+            .exchange(
+                method.clone(),
+                &url,
+                HeaderMap::new(),
+                None,
+                Some(&bearer),
+                policy,
+            )
+            .await
+            .map_err(|failure| failure.into_error(&method, &url, policy.limit))?;
+        Ok(self.received(parts, body, false, &url))
     }
 }
 

@@ -119,7 +119,12 @@ impl Transport {
             .unwrap_or_else(|| std::sync::Arc::new(rustls::crypto::ring::default_provider()));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_provider_and_native_roots(provider)
-            .map_err(|e| FetchError::Config(format!("cannot build the HTTP client: {e}")))?
+            .map_err(|e| {
+                FetchError::Internal(format!(
+                    "cannot set up TLS for the HTTP client: {e} (the system's root certificates: \
+                     install them, Debian: ca-certificates)"
+                ))
+            })?
             .https_or_http()
             .enable_http1()
             .build();

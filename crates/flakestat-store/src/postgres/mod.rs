@@ -15,8 +15,13 @@
 //! the types the server inferred (an integer to `INTEGER`, `BIGINT` or `BOOLEAN`), its columns
 //! read back as the same plain values SQLite gives.
 //!
+//! TLS (`tls.rs`): the URL's `sslmode` and `sslrootcert` are read here, every TLS connection
+//! checks the server's certificate with rustls; without `sslmode` the connection is plain TCP.
+//!
 //! The connection string's password never leaves this module: `PostgresUrl` shows itself with
 //! the password masked, and every message from the server or the driver is scrubbed of it.
+
+mod tls;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,6 +34,7 @@ use std::error::Error;
 use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::StoreError;
 use crate::db::{Db, Dialect, Row, Value, postgres_sql};
@@ -37,9 +43,11 @@ use crate::db::{Db, Dialect, Row, Value, postgres_sql};
 /// `Debug` and `Display` mask the password.
 #[derive(Clone)]
 pub struct PostgresUrl {
+    /// What the driver reads: the URL without the parameters `tls.rs` reads.
     secret: String,
     masked: String,
     password: Option<String>,
+    tls: tls::TlsSettings,
 }
 
 impl PostgresUrl {
@@ -57,8 +65,13 @@ impl PostgresUrl {
                 detail: "it does not start with postgres:// or postgresql://".to_string(),
             });
         }
+        let (driver, tls) = tls::split_tls(text).map_err(|detail| StoreError::PostgresUrl {
+            store: masked.clone(),
+            detail,
+        })?;
         let config: postgres::Config =
-            text.parse()
+            driver
+                .parse()
                 .map_err(|e: postgres::Error| StoreError::PostgresUrl {
                     store: masked.clone(),
                     detail: e.to_string(),
@@ -68,9 +81,10 @@ impl PostgresUrl {
             .map(|p| String::from_utf8_lossy(p).into_owned())
             .filter(|p| !p.is_empty());
         let url = PostgresUrl {
-            secret: text.to_string(),
+            secret: driver,
             masked,
             password,
+            tls,
         };
         // The parser's own words may quote the text: never with the password in them.
         if let Err(StoreError::PostgresUrl { detail, .. }) = url.config() {
@@ -88,12 +102,15 @@ impl PostgresUrl {
     }
 
     fn config(&self) -> Result<postgres::Config, StoreError> {
-        self.secret
-            .parse()
-            .map_err(|e: postgres::Error| StoreError::PostgresUrl {
-                store: self.masked.clone(),
-                detail: self.scrub(&e.to_string()),
-            })
+        let mut config: postgres::Config =
+            self.secret
+                .parse()
+                .map_err(|e: postgres::Error| StoreError::PostgresUrl {
+                    store: self.masked.clone(),
+                    detail: self.scrub(&e.to_string()),
+                })?;
+        config.ssl_mode(self.tls.ssl_mode());
+        Ok(config)
     }
 
     /// `text` without the password in it.
@@ -162,7 +179,7 @@ fn error_detail(err: &postgres::Error) -> String {
             };
             format!("{} (SQLSTATE {}){hint}", db.message(), db.code().code())
         }
-        None => err.to_string(),
+        None => tls::handshake_detail(err).unwrap_or_else(|| err.to_string()),
     }
 }
 
@@ -229,9 +246,17 @@ pub(crate) struct Conn {
     url: PostgresUrl,
 }
 
-/// Connects with `config` and sets the lock timeout.
-fn connect(config: &postgres::Config, lock_timeout: Duration) -> Result<Client, postgres::Error> {
-    let mut client = config.connect(NoTls)?;
+/// Connects with `config` (over TLS when `tls` is given and the URL's `sslmode` asks for it)
+/// and sets the lock timeout.
+fn connect(
+    config: &postgres::Config,
+    tls: &Option<MakeRustlsConnect>,
+    lock_timeout: Duration,
+) -> Result<Client, postgres::Error> {
+    let mut client = match tls {
+        Some(tls) => config.connect(tls.clone())?,
+        None => config.connect(NoTls)?,
+    };
     client.batch_execute(&lock_timeout_sql(lock_timeout))?;
     Ok(client)
 }
@@ -243,6 +268,7 @@ fn lock_timeout_sql(wait: Duration) -> String {
 /// The connection's thread: the session while there is one, and when to try again without.
 struct Link {
     config: postgres::Config,
+    tls: Option<MakeRustlsConnect>,
     session: Option<Session>,
     lock_timeout: Duration,
     next_try: std::time::Instant,
@@ -284,7 +310,7 @@ impl Link {
                     ),
                 });
             }
-            match connect(&self.config, self.lock_timeout) {
+            match connect(&self.config, &self.tls, self.lock_timeout) {
                 Ok(client) => {
                     self.session = Some(Session {
                         client,
@@ -315,6 +341,7 @@ impl Conn {
         };
         let mut config = url.config()?;
         config.application_name(application_name);
+        let tls = url.tls.connector().map_err(connect_error)?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(30));
         }
@@ -324,7 +351,7 @@ impl Conn {
             .name("flakestat-postgres".to_string())
             .spawn(move || {
                 // A write waits for other writers' transactions as long as SQLite's does.
-                let client = match connect(&config, crate::BUSY_TIMEOUT) {
+                let client = match connect(&config, &tls, crate::BUSY_TIMEOUT) {
                     Ok(client) => {
                         let _ = ready_tx.send(Ok(()));
                         client
@@ -336,6 +363,7 @@ impl Conn {
                 };
                 let mut link = Link {
                     config,
+                    tls,
                     session: Some(Session {
                         client,
                         statements: HashMap::new(),

@@ -421,14 +421,10 @@ fn share(hit: u64, total: u64) -> String {
 }
 
 /// The first line of a report made from an incomplete store: what is missing, that the figures
-/// leave it out, and the command that finishes the survey. `None` when the store is complete.
-pub fn incomplete_line(
-    completeness: &Completeness,
-    repo: Option<&Repo>,
-    since: Option<Timestamp>,
-    until: Option<Timestamp>,
-    flags: &[String],
-) -> Option<Block> {
+/// leave it out, and `fill_gap`, the command that finishes the survey as the caller worded it
+/// (the report's `survey_gap`: this layer knows no command line). `None` when the store is
+/// complete.
+pub fn incomplete_line(completeness: &Completeness, fill_gap: Option<&str>) -> Option<Block> {
     if completeness.is_complete() {
         return None;
     }
@@ -452,34 +448,26 @@ pub fn incomplete_line(
     for &(a, b) in &c.unlisted {
         parts.push(format!("runs from {} to {} not listed", date(a), date(b)));
     }
-    let mut command = "flakestat survey".to_string();
-    if let Some(repo) = repo {
-        command.push_str(&format!(" --repo {repo}"));
-    }
-    let rfc = |t: Timestamp| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    if let Some(s) = since {
-        command.push_str(&format!(" --since {}", rfc(s)));
-    }
-    if let Some(u) = until {
-        command.push_str(&format!(" --until {}", rfc(u)));
-    }
-    for flag in flags {
-        command.push(' ');
-        command.push_str(flag);
-    }
-    let tail = if c.runs_left_out > 0 {
+    let again = if c.runs_left_out > 0 { " again" } else { "" };
+    let figures = if c.runs_left_out > 0 {
         format!(
-            " again to finish; the figures below leave out {}.",
+            "the figures below leave out {}.",
             plural(c.runs_left_out, "run", "runs")
         )
     } else {
-        " to finish; the figures below count what is listed.".to_string()
+        "the figures below count what is listed.".to_string()
     };
-    Some(Block::Paragraph(vec![
-        text(format!("incomplete: {} — run ", parts.join(", "))),
-        Span::Command(command),
-        text(tail),
-    ]))
+    let missing = parts.join(", ");
+    Some(Block::Paragraph(match fill_gap {
+        Some(command) => vec![
+            text(format!("incomplete: {missing} — run ")),
+            Span::Command(command.to_string()),
+            text(format!("{again} to finish; {figures}")),
+        ],
+        None => vec![text(format!(
+            "incomplete: {missing} — survey the window{again} to finish; {figures}"
+        ))],
+    }))
 }
 
 /// What every section of a report reads, whatever the view: the repositories it covers (a
@@ -543,15 +531,7 @@ pub fn document(view: View<'_>) -> Vec<Block> {
     let mut blocks: Vec<Block> = scope
         .repos
         .iter()
-        .filter_map(|r| {
-            incomplete_line(
-                &r.completeness,
-                r.repo.as_ref(),
-                r.since,
-                r.until,
-                &r.survey_flags,
-            )
-        })
+        .filter_map(|r| incomplete_line(&r.completeness, r.fill_gap.as_deref()))
         .collect();
     match &scope.all.focus {
         Some(id) => match scope.all.signatures.first() {
@@ -1879,5 +1859,39 @@ fn table_of<T>(items: &[T], columns: &[Column<'_, T>]) -> Table {
             .iter()
             .map(|x| columns.iter().map(|c| (c.2)(x)).collect())
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod gap_tests {
+    use super::{Block, Span, incomplete_line};
+    use crate::analysis::Completeness;
+
+    /// The incomplete line shows the caller's command as it is, and without one says what is
+    /// missing and names no command: this layer words none.
+    #[test]
+    fn the_incomplete_line_shows_the_callers_command_or_none() {
+        let missing = Completeness {
+            runs_listed: 3,
+            runs_pending: 1,
+            runs_left_out: 1,
+            ..Completeness::default()
+        };
+        assert_eq!(incomplete_line(&Completeness::default(), Some("x")), None);
+        let Some(Block::Paragraph(spans)) = incomplete_line(&missing, Some("survey --here")) else {
+            panic!("a paragraph");
+        };
+        assert!(spans.contains(&Span::Command("survey --here".to_string())));
+        let Some(Block::Paragraph(spans)) = incomplete_line(&missing, None) else {
+            panic!("a paragraph");
+        };
+        assert!(!spans.iter().any(|s| matches!(s, Span::Command(_))));
+        let words = format!("{spans:?}");
+        assert!(words.contains("1 of 3 runs has no jobs yet"), "{words}");
+        assert!(
+            words.contains("survey the window again to finish"),
+            "{words}"
+        );
+        assert!(!words.contains("flakestat"), "{words}");
     }
 }

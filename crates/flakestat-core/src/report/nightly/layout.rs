@@ -133,15 +133,9 @@ fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
         .repo
         .as_ref()
         .map_or_else(|| "this repository".to_string(), |r| r.to_string());
-    let mut blocks: Vec<Block> = incomplete_line(
-        &data.completeness,
-        data.repo.as_ref(),
-        Some(data.baseline.since),
-        Some(data.period.until),
-        &data.survey_flags,
-    )
-    .into_iter()
-    .collect();
+    let mut blocks: Vec<Block> = incomplete_line(&data.completeness, data.fill_gap.as_deref())
+        .into_iter()
+        .collect();
     blocks.push(Block::Heading(
         1,
         vec![text(format!("Nightly CI report for {repo}"))],
