@@ -171,8 +171,7 @@ fn run_tests(
             // Like every figure, over the complete part of the store: what the exit-9 message
             // says is left out is left out here too. The signature analysis is not needed.
             let (complete, completeness) = analysis::complete_part(snapshot);
-            let incidents =
-                analysis::incidents::find_incidents(&complete);
+            let incidents = analysis::incidents::find_incidents(&complete);
             TestsReport {
                 repo: snapshot.repo.clone().or_else(|| asked.cloned()),
                 since: snapshot.since,

@@ -210,9 +210,10 @@ impl Onset {
 
     /// The evidence in words: `no failure in 168 runs before, P 3.1e-18`.
     pub fn evidence(&self) -> Option<String> {
-        self.clean_runs_before().map(|(clean_runs_before, probability)| {
-            format!("no failure in {clean_runs_before} runs before, P {probability:.1e}")
-        })
+        self.clean_runs_before()
+            .map(|(clean_runs_before, probability)| {
+                format!("no failure in {clean_runs_before} runs before, P {probability:.1e}")
+            })
     }
 }
 
@@ -428,7 +429,14 @@ fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvid
             let counted = counted_by_paths
                 .entry(info.paths.clone())
                 .or_insert_with(|| signature::counted_runs(snapshot, &info, config));
-            analyze_test(snapshot, config, &shared, &info, counted, (id, family, runner))
+            analyze_test(
+                snapshot,
+                config,
+                &shared,
+                &info,
+                counted,
+                (id, family, runner),
+            )
         })
         .filter(|t| t.failures() + t.jobs_left_out > 0)
         .collect();
