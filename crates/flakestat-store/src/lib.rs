@@ -26,6 +26,7 @@ mod artifacts;
 mod db;
 mod engine;
 mod green;
+mod hidden;
 mod owners;
 mod placements;
 mod plans;
@@ -52,6 +53,7 @@ use flakestat_core::model::{
 pub use ancestry::mainline_scope;
 pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreLocation};
+pub use hidden::GreenRead;
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
 pub use queue::{Delivery, QueueStats, Queued, QueuedRun};
@@ -1175,6 +1177,7 @@ impl dyn Db + '_ {
         snapshot.surveyed_to = self.surveyed_to(repo)?;
         snapshot.parents = self.load_parents(repo)?;
         snapshot.placements = self.load_placements(repo_id, from, to)?;
+        snapshot.green = self.load_green_outcomes(repo_id, from, to)?;
         Ok(snapshot)
     }
 

@@ -302,6 +302,22 @@ const VERSIONS: &[Migration] = &[
     );
     ",
     ),
+    // Version 11: what `--green-logs` read in green jobs' logs (`hidden.rs`): per job
+    // execution its outcome (`read`, or why not) and what the log said of its tests (passed
+    // count, NULL when no summary said; retries; the tests retried to a pass as JSON), not the
+    // log. A job with a row is never asked again.
+    same(
+        "
+    CREATE TABLE green_outcomes (
+        job_id BIGINT PRIMARY KEY,
+        status TEXT NOT NULL
+            CHECK (status IN ('read', 'expired', 'missing', 'mismatched', 'unavailable')),
+        passed BIGINT,
+        retries BIGINT NOT NULL DEFAULT 0,
+        retried TEXT NOT NULL DEFAULT '[]'
+    );
+    ",
+    ),
 ];
 
 /// The schema version this binary writes.
@@ -699,5 +715,36 @@ mod migration_tests {
             conn.execute(preamble, ["gpu-b"]).is_err(),
             "one preamble per job"
         );
+    }
+
+    /// A store of version 10 gains `green_outcomes` on open, keeps its logs, and takes one
+    /// outcome per job, of the statuses it knows.
+    #[test]
+    fn version_11_adds_green_outcomes_and_keeps_the_rest() {
+        let mut conn = store_of_version(10);
+        let insert = "INSERT INTO green_outcomes (job_id, status, passed, retries, retried)
+                      VALUES (7, ?1, 41, 2, '[]')";
+        assert!(
+            conn.execute(insert, ["read"]).is_err(),
+            "version 10 has no green outcomes"
+        );
+        migrate_keeping_the_log(&mut conn);
+        assert!(
+            conn.execute(insert, ["fetched"]).is_err(),
+            "an unknown status is refused"
+        );
+        conn.execute(insert, ["read"]).unwrap();
+        assert!(
+            conn.execute(insert, ["expired"]).is_err(),
+            "one outcome per job"
+        );
+        let row: (String, Option<i64>, i64) = conn
+            .query_row(
+                "SELECT status, passed, retries FROM green_outcomes WHERE job_id = 7",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("read".to_string(), Some(41), 2));
     }
 }
