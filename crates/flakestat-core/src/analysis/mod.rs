@@ -14,6 +14,7 @@ pub mod cost;
 pub mod export;
 pub mod green;
 pub mod heatmap;
+pub mod hidden;
 pub mod hosts;
 pub mod incidents;
 pub mod nightly;
