@@ -180,6 +180,7 @@ fn run_tests(
                 incidents,
                 survey_flags: loaded.survey_flags.clone(),
                 completeness,
+                hidden: analysis::hidden::analyze_hidden(&complete),
             }
         })
         .collect();

@@ -43,7 +43,7 @@ pub fn in_green_sample(job: JobId, rate: f64) -> bool {
 }
 
 /// One test's executions.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TestExecutions {
     pub id: String,
     pub family: String,
@@ -60,7 +60,7 @@ pub struct TestExecutions {
 }
 
 /// One workflow's job: its green executions read and what their retries cost.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RetryBudget {
     pub workflow: String,
     pub job: String,
@@ -84,7 +84,7 @@ impl RetryBudget {
 }
 
 /// The window's hidden flakes and retry budget.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct HiddenFlakes {
     /// Green job executions of the window whose log was read.
     pub green_read: u64,
