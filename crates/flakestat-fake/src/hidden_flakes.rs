@@ -24,7 +24,7 @@ const RUNNERS: &[(&str, &[&str])] = &[
         "pytest",
         &[
             "tests/test_memory.py::test_vmm_allocator_grow[device0]",
-            "tests/test_stream.py::test_stream_wait_event",
+            "tests/test_launcher.py::test_launch_after_reset[stream1]",
         ],
     ),
     ("nextest", &["graph::tests::capture_replays_in_order"]),
