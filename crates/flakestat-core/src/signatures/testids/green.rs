@@ -35,6 +35,7 @@ struct Summaries {
     surefire_run: Regex,
     jest: Regex,
     ctest: Regex,
+    pytest_tuple: Regex,
 }
 
 static SUMMARIES: LazyLock<Summaries> = LazyLock::new(|| {
@@ -61,6 +62,10 @@ static SUMMARIES: LazyLock<Summaries> = LazyLock::new(|| {
     jest: Regex::new(r"^Tests:\s+(?P<body>.*\d+ total)\s*$").expect("compiles"),
     ctest: Regex::new(r"^\d+% tests passed, (?P<failed>\d+) tests? failed out of (?P<total>\d+)")
         .expect("compiles"),
+    // pytorch's verbose lines print pytest-rerunfailures' status as its tuple (real:
+    // pytorch__pytorch__error_log_multiple_matches.txt:361).
+    pytest_tuple: Regex::new(r"^(?P<id>[^\s\[]+::[^\s\[]+(?:\[[^\]]*\])?) \('RERUN', \{")
+        .expect("compiles"),
 }
 });
 
@@ -69,6 +74,9 @@ static SUMMARIES: LazyLock<Summaries> = LazyLock::new(|| {
 struct Counts {
     passed: Option<u64>,
     retries: u64,
+    /// Tests announced as re-run in pytorch's tuple form, which the failed logs' forms do not
+    /// read.
+    tuple_reruns: Vec<String>,
 }
 
 impl Counts {
@@ -95,7 +103,11 @@ impl Counts {
             }
             return;
         }
-        if let Some(c) = s.nextest.captures(t) {
+        if t.contains("('RERUN', {")
+            && let Some(c) = s.pytest_tuple.captures(t)
+        {
+            self.tuple_reruns.push(c["id"].to_string());
+        } else if let Some(c) = s.nextest.captures(t) {
             self.add_passed(c["passed"].parse().unwrap_or(0));
         } else if s.nextest_try.is_match(t) {
             self.retries += 1;
@@ -143,7 +155,22 @@ pub fn read_green(log: &str) -> GreenOutcome {
         let text = crate::signatures::normalize::normalize_line(raw.as_bytes());
         counts.consider(&text);
     }
-    let retried = super::extract(log).flaky;
+    let tests = super::extract(log);
+    let mut retried = tests.flaky;
+    // A tuple-form re-run with no final failure passed on a retry, as a `RERUN` line's does.
+    for id in counts.tuple_reruns {
+        let known = |r: &crate::model::TestRecord| r.id == id;
+        if !tests.failed.iter().any(known) && !retried.iter().any(known) {
+            let family = super::family(super::runners::Family::Brackets, &id);
+            retried.push(crate::model::TestRecord {
+                id,
+                family,
+                runner: "pytest".into(),
+                line: 0,
+            });
+        }
+    }
+    retried.sort_by(|a, b| a.id.cmp(&b.id));
     GreenOutcome {
         passed: counts.passed,
         retries: counts.retries.max(retried.len() as u64),
@@ -184,6 +211,26 @@ mod tests {
             ]
         );
         assert_eq!((o.passed, o.retries), (Some(129), 2));
+    }
+
+    /// pytorch's verbose form (`('RERUN', {'yellow': True})`, a real line) with the test passing
+    /// after: retried to a pass; one that failed in the end is not.
+    #[test]
+    fn pytest_rerun_in_pytorch_s_tuple_form() {
+        let o = read_green(&log(&[
+            "inductor/test_triton_kernels.py::KernelTests::test_triton_kernel_tracing_dynamic_True ('RERUN', {'yellow': True}) [0.0117s] [ 70%]",
+            "inductor/test_triton_kernels.py::KernelTests::test_triton_kernel_tracing_dynamic_True PASSED [0.0116s] [ 70%]",
+            "inductor/test_x.py::T::test_y ('RERUN', {'yellow': True}) [0.2829s] [100%]",
+            "FAILED [0.0103s] inductor/test_x.py::T::test_y - TypeError: unhashable type",
+            "============== 1 failed, 128 passed, 2 rerun in 68.76s (0:01:08) ===============",
+        ]));
+        assert_eq!(
+            ids(&o),
+            [
+                "inductor/test_triton_kernels.py::KernelTests::test_triton_kernel_tracing_dynamic_True"
+            ]
+        );
+        assert_eq!((o.passed, o.retries), (Some(128), 2));
     }
 
     /// Two pytest sessions in one job: their passes add up; a line that only looks like a
