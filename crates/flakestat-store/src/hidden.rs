@@ -59,7 +59,7 @@ impl dyn Db + '_ {
             "SELECT jobs.json FROM jobs JOIN runs ON runs.id = jobs.run_id
              LEFT JOIN green_outcomes g ON g.job_id = jobs.id
              WHERE runs.repo_id = ?1 AND runs.created_at >= ?2 AND runs.created_at < ?3
-               AND jobs.failed = 0 AND g.job_id IS NULL
+               AND NOT jobs.failed AND g.job_id IS NULL
              ORDER BY jobs.id",
             params![repo_id, since.timestamp(), until.timestamp()],
             json_column,

@@ -672,6 +672,35 @@ fn summary(
 mod tests {
     use super::*;
 
+    /// A test hidden-flaky in the period is new unless the baseline's green logs showed it
+    /// retried too; a test only seen (failed, passed) in the baseline does not hide it.
+    #[test]
+    fn newly_hidden_flaky_tests_are_the_period_s_not_in_the_baseline() {
+        use super::super::hidden::{HiddenFlakes, TestExecutions};
+        let test = |id: &str, hidden: u64| TestExecutions {
+            id: id.into(),
+            hidden,
+            retried: hidden,
+            ..TestExecutions::default()
+        };
+        let period = HiddenFlakes {
+            green_read: 10,
+            tests: vec![test("a", 3), test("b", 1), test("c", 1), test("d", 0)],
+            budget: Vec::new(),
+        };
+        let baseline = HiddenFlakes {
+            green_read: 10,
+            tests: vec![test("b", 2), test("c", 0)],
+            budget: Vec::new(),
+        };
+        let new: Vec<String> = new_hidden_flaky(&period, &baseline)
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(new, ["a", "c"]);
+        assert!(new_hidden_flaky(&HiddenFlakes::default(), &baseline).is_empty());
+    }
+
     fn id(s: &str) -> SignatureId {
         SignatureId(s.to_string())
     }
