@@ -390,8 +390,73 @@ fn main() {
             }
         }
     }
+    if let Ok(rates) = std::env::var("GREEN_LOGS") {
+        green_logs_cost(&rates, concurrency, &signatures);
+    }
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average at the end: {}", load.trim());
+    }
+}
+
+/// `GREEN_LOGS=0,0.1,1`: the cost of `--green-logs RATE` on `busy:1400` (no latency: requests
+/// and bytes only), each rate from an empty store: the survey's API requests with the green
+/// logs' requests and bytes (the CLI's `green logs:` line), and the green job executions. The
+/// survey lists the jobs of runs whose workflow had something failed or re-run only, so the
+/// green jobs `--green-logs` can sample are theirs.
+fn green_logs_cost(rates: &str, concurrency: u64, signatures: &std::path::Path) {
+    let ds = dataset("busy:1400").expect("a scenario");
+    let (since, until) = window(&ds);
+    let green = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at >= since && r.run.created_at < until)
+        .flat_map(|r| r.attempts.iter().flat_map(|a| a.jobs.iter()))
+        .filter(|j| {
+            j.conclusion
+                .as_ref()
+                .is_some_and(|c| c.as_str() == "success")
+        })
+        .count();
+    println!("green job executions in the window: {green}");
+    println!("| scenario | --green-logs | API requests | of them green logs | green log bytes |");
+    println!("|---|---|---|---|---|");
+    // No rate limit: a whole sample at rate 1 is more than the fake's 5,000 a window.
+    let faults = Faults {
+        rate_limit: Some(1_000_000),
+        ..Faults::default()
+    };
+    let gh = FakeGitHub::start_blocking(ds.clone(), faults).unwrap();
+    for rate in rates.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+        gh.clear_requests();
+        let cache = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_flakestat"))
+            .args(["survey", "--format", "json", "--repo", "octo/demo"])
+            .arg("--signatures")
+            .arg(signatures)
+            .args(["--since", &since.to_rfc3339()])
+            .args(["--until", &until.to_rfc3339()])
+            .args(["--api-url", &gh.api_url()])
+            .args(["--concurrency", &concurrency.to_string()])
+            .args(["--green-logs", rate])
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .args(["--output", "/dev/null"])
+            .env("GH_TOKEN", "bench")
+            .env_remove("GITHUB_TOKEN")
+            .output()
+            .expect("flakestat runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "survey failed: {stderr}");
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("flakestat: green logs: "))
+            .unwrap_or("none read");
+        let made = api_requests(&gh.request_counts());
+        let (requests, bytes) = line
+            .rsplit_once("; ")
+            .and_then(|(_, tail)| tail.split_once(" requests, "))
+            .unwrap_or(("0", "0 B"));
+        println!("| busy:1400 | {rate} | {made} | {requests} | {bytes} |");
     }
 }
 

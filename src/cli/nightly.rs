@@ -15,7 +15,7 @@ use super::output::{ReportOutput, write_output};
 use super::pipeline::fetch::{AncestryPlan, Connection, fetch_for_nightly};
 use super::pipeline::scope::{self, Fetched, Filters, ScopeSurvey};
 use super::pipeline::{self, SharedStore, Signatures};
-use super::progress::{archive_note, closing_line};
+use super::progress::{archive_note, closing_line, green_line};
 use super::repos::{RepoArgs, Target};
 use super::settings;
 use super::source::{Replay, SourceArgs, fill_gap_command};
@@ -314,6 +314,7 @@ fn survey_and_compare(
         signatures: &settings.signatures,
         config: &settings.config,
         then: &needs,
+        green: args.source.green_logs(),
     };
     let mut surveyed = scope::survey(
         global,
@@ -370,6 +371,9 @@ fn say_closing_line(global: &GlobalArgs, fetched: &Fetched) {
         line.push_str(&format!(", {archive}"));
     }
     say!("flakestat: {line}");
+    if !fetched.green.is_empty() {
+        say!("flakestat: {}", green_line(&fetched.green));
+    }
 }
 
 /// `exit::ALERT` when `--fail-on` asked about a kind of change the report holds (`alerts`).

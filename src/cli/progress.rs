@@ -10,7 +10,8 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::fetch::{
-    AncestrySummary, OwnerListing, Progress, ProgressEvent, StatsSnapshot, SurveySummary,
+    AncestrySummary, GreenLogsFetch, OwnerListing, Progress, ProgressEvent, StatsSnapshot,
+    SurveySummary,
 };
 use crate::model::Repo;
 
@@ -28,6 +29,30 @@ pub(super) fn ancestry_line(a: &AncestrySummary) -> String {
 }
 
 /// `-v`: the survey's requests per kind against the minimum (docs/survey.md, "The minimum").
+/// What `--green-logs` read, in one line (said only when it was asked).
+pub(super) fn green_line(read: &[GreenLogsFetch]) -> String {
+    let mut all = GreenLogsFetch::default();
+    for g in read {
+        all.unread += g.unread;
+        all.sampled += g.sampled;
+        all.requests += g.requests;
+        all.bytes += g.bytes;
+        all.read += g.read;
+        all.unavailable += g.unavailable;
+        all.with_retries += g.with_retries;
+    }
+    format!(
+        "green logs: {} read ({} with a test retried to a pass), {} unavailable, of {} sampled among {} green jobs not read before; {} requests, {}",
+        all.read,
+        all.with_retries,
+        all.unavailable,
+        all.sampled,
+        all.unread,
+        all.requests,
+        human_bytes(all.bytes)
+    )
+}
+
 pub(super) fn cost_line(summary: &SurveySummary) -> String {
     let cost = &summary.cost;
     let kinds: Vec<String> = cost

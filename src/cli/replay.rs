@@ -13,6 +13,7 @@ use clap::{Args, Subcommand};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::settings;
+use super::source::parse_fraction;
 use super::when::{Bound, parse_when};
 use crate::exit;
 use crate::fake::Dataset;
@@ -84,21 +85,6 @@ pub struct DeliverArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=64))]
     pub connections: u16,
-}
-
-/// `0.1`, `10%`: a fraction from 0 to 1.
-fn parse_fraction(text: &str) -> Result<f64, String> {
-    let text = text.trim();
-    let value = match text.strip_suffix('%') {
-        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
-        None => text.parse::<f64>(),
-    }
-    .map_err(|_| format!("{text:?} is not a fraction (0.1 or 10%)"))?;
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{text:?} is not between 0 and 1 (0% and 100%)"))
-    }
 }
 
 pub fn run(global: &GlobalArgs, command: ReplayCommand) -> Result<u8, CliError> {

@@ -180,6 +180,7 @@ fn run_tests(
                 incidents,
                 fill_gap: None,
                 completeness,
+                hidden: analysis::hidden::analyze_hidden(&complete),
             };
             tests.fill_gap = Some(fill_gap_command(&tests.survey_gap(), &loaded.survey_flags));
             tests

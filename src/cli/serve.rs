@@ -23,7 +23,9 @@ use super::settings;
 use super::source::{AppArgs, Replay, parse_size};
 use crate::analysis::AnalysisConfig;
 use crate::exit;
-use crate::fetch::{ClientConfig, DEFAULT_CONCURRENCY, FetchError, Session, SurveyPlan};
+use crate::fetch::{
+    ClientConfig, DEFAULT_CONCURRENCY, FetchError, GreenLogs, GreenLogsFetch, Session, SurveyPlan,
+};
 use crate::model::{Repo, Run, Timestamp};
 use crate::report::sanitize;
 use crate::store::{QueuedRun, StoreLocation};
@@ -61,6 +63,14 @@ pub struct ServeArgs {
     /// FLAKESTAT_WEBHOOK_SECRET.
     #[arg(long, value_name = "FILE")]
     pub webhook_secret_file: Option<PathBuf>,
+    /// Read the logs of this share of each ingested run's green job executions (0 to 1, or
+    /// 10%) for the tests their runner retried to a pass (hidden flakes), as `survey
+    /// --green-logs` does; the resync reads its window's. 0 (the default) reads none.
+    #[arg(long, value_name = "RATE", default_value = "0", value_parser = super::source::parse_fraction)]
+    pub green_logs: f64,
+    /// With --green-logs: keep each green log read (compressed, in the store).
+    #[arg(long)]
+    pub keep_green_logs: bool,
     /// A repository whose deliveries are taken, OWNER/NAME; repeatable.
     #[arg(long = "repo", value_name = "OWNER/NAME")]
     pub repos: Vec<String>,
@@ -258,6 +268,10 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         panic_in_ingest: args.panic_in_ingest,
         pr_hook,
         say: say.clone(),
+        green: GreenLogs {
+            rate: args.green_logs,
+            keep_logs: args.keep_green_logs,
+        },
     });
     let bound = |addr: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -355,6 +369,8 @@ struct SurveyIngest {
     /// `--pr-comments` / `--pr-checks`.
     pr_hook: Option<PrHook>,
     say: Arc<dyn Say>,
+    /// `--green-logs`: green logs read after each ingest and resync.
+    green: GreenLogs,
 }
 
 /// `--pr-comments` / `--pr-checks`: the hook, refused without the credentials GitHub needs.
@@ -419,11 +435,31 @@ impl SurveyIngest {
             config: &self.analysis,
         };
         fetch_ancestry(&self.session, &self.store, &plan).map_err(failure)?;
+        self.read_green_logs(&repo, since, until)?;
         let after = self.session.stats();
         Ok(Ingested {
             logs_fetched: after.logs_downloaded - before.logs_downloaded,
             rate_limit_remaining: after.rate_limit_remaining,
         })
+    }
+}
+
+impl SurveyIngest {
+    /// `--green-logs`: the sampled green logs of the runs created in `[since, until)` not read
+    /// yet (nothing at rate 0).
+    fn read_green_logs(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<(), IngestFailure> {
+        if self.green.rate <= 0.0 {
+            return Ok(());
+        }
+        let mut read = GreenLogsFetch::default();
+        self.session
+            .fetch_green_outcomes(&self.store, repo, (since, until), self.green, &mut read)
+            .map_err(failure)
     }
 }
 
@@ -445,6 +481,11 @@ impl IngestRun for SurveyIngest {
                 run.run,
             )
             .map_err(failure)?;
+        if let Some(created) = run.run_created_at {
+            // The run's own green jobs: its creation second is its window.
+            let window_end = created + chrono::TimeDelta::seconds(1);
+            self.read_green_logs(&run.repo, created, window_end)?;
+        }
         if let Some(hook) = &self.pr_hook {
             // The run is stored whatever the hook does: a failed write is said, not retried.
             let now = self.now.unwrap_or_else(Utc::now);

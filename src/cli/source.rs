@@ -227,6 +227,41 @@ pub struct SourceArgs {
     /// The largest artifact zip downloaded (bytes, or with K, M, G, KiB, MiB, GiB).
     #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = parse_size)]
     pub max_artifact_size: u64,
+    /// Read the logs of this share of the window's green job executions (0 to 1, or 10%; 1 reads
+    /// all) for the tests their runner retried to a pass (hidden flakes) and how many tests
+    /// passed. Only that outcome is stored, and each job is asked once; the sample is a hash of
+    /// the job id, so a repeat asks for the same jobs. 0 reads none.
+    #[arg(long, value_name = "RATE", default_value = "0", value_parser = parse_fraction)]
+    pub green_logs: f64,
+    /// With --green-logs: keep each green log read (compressed, in the store), not only its
+    /// outcome.
+    #[arg(long)]
+    pub keep_green_logs: bool,
+}
+
+impl SourceArgs {
+    /// What `--green-logs` and `--keep-green-logs` ask.
+    pub fn green_logs(&self) -> crate::fetch::GreenLogs {
+        crate::fetch::GreenLogs {
+            rate: self.green_logs,
+            keep_logs: self.keep_green_logs,
+        }
+    }
+}
+
+/// A share: `0.1` or `10%`, between 0 and 1.
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let value = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
+        None => text.parse::<f64>(),
+    }
+    .map_err(|_| format!("{text:?} is not a fraction (0.1 or 10%)"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{text:?} is not between 0 and 1 (0% and 100%)"))
+    }
 }
 
 /// GitHub App authentication, the alternative to a token (`settings::resolve_credentials`).

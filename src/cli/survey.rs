@@ -13,7 +13,7 @@ use super::pipeline::fetch::{AncestryPlan, fetch_ancestry};
 use super::pipeline::scope::{self, Fetched, Filters, Reports, ScopeSurvey};
 use super::pipeline::{SharedStore, Signatures};
 use super::progress::{
-    ancestry_line, archive_note, closing_line, cost_line, human_bytes, peak_memory,
+    ancestry_line, archive_note, closing_line, cost_line, green_line, human_bytes, peak_memory,
 };
 use super::repos::{RepoArgs, Target};
 use super::settings;
@@ -172,6 +172,7 @@ pub fn run(global: &GlobalArgs, args: SurveyArgs) -> Result<u8, CliError> {
         signatures: &settings.signatures,
         config: &settings.config,
         then: &ancestry,
+        green: args.source.green_logs(),
     };
     let mut surveyed = scope::survey(global, &args.source, &connection, location, &survey)?;
     if let Some(fetched) = &surveyed.fetched {
@@ -288,6 +289,9 @@ fn say_closing_lines(global: &GlobalArgs, fetched: &Fetched, replay: bool) {
     }
     if let Some(a) = fetched.after.first() {
         say!("flakestat: {}", ancestry_line(a));
+    }
+    if !fetched.green.is_empty() {
+        say!("flakestat: {}", green_line(&fetched.green));
     }
 }
 

@@ -30,6 +30,7 @@ mod fake_client;
 mod fake_scenario;
 mod fake_server;
 mod fork_prs;
+mod hidden_flakes;
 mod hosts;
 mod ingest_api;
 mod nightly;

@@ -140,6 +140,7 @@ fn data(n: usize) -> NightlyData {
                 onset: None,
             })
             .collect(),
+        new_hidden_flaky: Vec::new(),
         incidents: Vec::new(),
         new_bad_hosts: Vec::new(),
         completeness: Default::default(),

@@ -338,6 +338,20 @@ impl TestOutcomes {
     }
 }
 
+/// What a green job execution's log said of its tests (`--green-logs`): the tests its runner
+/// retried to a pass (hidden flakes: the job ended green), how many tests passed (`None` when
+/// no runner summary says), and how many retries the runner made.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GreenOutcome {
+    #[serde(default)]
+    pub passed: Option<u64>,
+    #[serde(default)]
+    pub retries: u64,
+    /// Sorted by id; each id once.
+    #[serde(default)]
+    pub retried: Vec<TestRecord>,
+}
+
 /// Everything the analysis needs, read from the store for one repository and window.
 /// The analysis is a pure function of this and the signatures.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -385,6 +399,10 @@ pub struct Snapshot {
     /// listing, its log's preamble): empty for stores written before flakestat kept them.
     #[serde(default)]
     pub placements: BTreeMap<JobId, Placement>,
+    /// Green job executions whose log `--green-logs` read: what each said of its tests. Empty
+    /// when none was read (every figure is then today's).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub green: BTreeMap<JobId, GreenOutcome>,
 }
 
 /// A commit of the default branch's history.

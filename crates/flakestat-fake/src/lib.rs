@@ -37,6 +37,7 @@ mod app;
 mod checks;
 mod created;
 mod dataset;
+pub mod hidden_flakes;
 pub mod minimum;
 mod owners;
 mod rng;

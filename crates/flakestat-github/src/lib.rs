@@ -17,6 +17,7 @@ pub mod checks;
 mod client;
 pub mod comments;
 mod green;
+mod hidden;
 mod ingest;
 mod owners;
 mod pages;
@@ -34,6 +35,7 @@ pub use client::{
     DEFAULT_MAX_RESPONSE_SIZE, GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
 pub use green::GreenFetch;
+pub use hidden::{GreenLogs, GreenLogsFetch};
 pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
 pub use owners::{OwnerListing, OwnerRepo};
 pub use pr::{PrCost, PrFetched, PrPlan};

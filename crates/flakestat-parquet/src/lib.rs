@@ -40,6 +40,11 @@ pub const FILES: [&str; 5] = [
     "suspects.parquet",
 ];
 
+/// The sixth file, written only when `--green-logs` read some green job's log: one row per
+/// green job execution read (`ExportData::green`). An export without green logs is the five
+/// files as before.
+pub const GREEN_FILE: &str = "green_jobs.parquet";
+
 /// The prefix of a matrix dimension's column in `jobs.parquet` (`dim_python`): no dimension
 /// name, which `flakestat.toml`'s `[matrix]` pattern may choose freely, can clash with a fixed
 /// column.
@@ -54,11 +59,43 @@ pub fn render(data: &ExportData) -> Result<Vec<(&'static str, Vec<u8>)>, Parquet
         pulls(data)?,
         suspects(data)?,
     ];
-    FILES
+    let mut files: Vec<(&'static str, Vec<u8>)> = FILES
         .iter()
         .zip(batches)
         .map(|(name, batch)| Ok((*name, write(&batch)?)))
-        .collect()
+        .collect::<Result<_, ParquetError>>()?;
+    if !data.green.is_empty() {
+        files.push((GREEN_FILE, write(&green_jobs(data)?)?));
+    }
+    Ok(files)
+}
+
+fn green_jobs(data: &ExportData) -> Result<RecordBatch, ParquetError> {
+    let g = &data.green;
+    batch(named(vec![
+        ("job_id", int(g.iter().map(|x| x.job_id.0)), false),
+        ("run_id", int(g.iter().map(|x| x.run_id.0)), false),
+        ("attempt", small(g.iter().map(|x| x.attempt)), false),
+        (
+            "workflow",
+            text(g.iter().map(|x| x.workflow.as_str())),
+            false,
+        ),
+        ("job", text(g.iter().map(|x| x.job.as_str())), false),
+        ("passed", int_opt(g.iter().map(|x| x.passed)), true),
+        ("retries", int(g.iter().map(|x| x.retries)), false),
+        ("minutes", float_opt(g.iter().map(|x| x.minutes)), true),
+        (
+            "retry_minutes",
+            float_opt(g.iter().map(|x| x.retry_minutes)),
+            true,
+        ),
+        (
+            "retried",
+            list(g.iter().map(|x| Some(x.retried.as_slice()))),
+            false,
+        ),
+    ]))
 }
 
 fn write(batch: &RecordBatch) -> Result<Vec<u8>, ParquetError> {
@@ -145,6 +182,10 @@ fn flag_opt<I: IntoIterator<Item = Option<bool>>>(values: I) -> ArrayRef {
 
 fn float<I: IntoIterator<Item = f64>>(values: I) -> ArrayRef {
     Arc::new(Float64Array::from_iter_values(values))
+}
+
+fn float_opt<I: IntoIterator<Item = Option<f64>>>(values: I) -> ArrayRef {
+    Arc::new(Float64Array::from_iter(values))
 }
 
 /// A list of strings per row; `None` is a null list (unknown), `Some(&[])` an empty one.
@@ -416,5 +457,49 @@ mod tests {
             assert_eq!(meta.num_rows(), 0, "{name}");
             assert!(meta.schema_descr().num_columns() >= 6, "{name}");
         }
+    }
+
+    /// Green logs read add a sixth file, one row per green job execution read, its tests as a
+    /// list; the five others keep their columns.
+    #[test]
+    fn green_jobs_read_add_a_sixth_file() {
+        use flakestat_core::analysis::export::GreenJobRow;
+        use flakestat_core::model::{JobId, RunId};
+        let empty = render(&ExportData::default()).unwrap();
+        let data = ExportData {
+            green: vec![GreenJobRow {
+                job_id: JobId(7),
+                run_id: RunId(3),
+                attempt: 1,
+                workflow: "CI".into(),
+                job: "test".into(),
+                passed: Some(41),
+                retries: 2,
+                minutes: Some(10.0),
+                retry_minutes: None,
+                retried: vec!["tests/a.py::test_b".into()],
+            }],
+            ..ExportData::default()
+        };
+        let files = render(&data).unwrap();
+        let names: Vec<&str> = files.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names[..5], FILES);
+        assert_eq!(names[5], GREEN_FILE);
+        assert_eq!(files[..5], empty[..]);
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &files[5].1).unwrap();
+        let reader = SerializedFileReader::new(file).unwrap();
+        let meta = reader.metadata().file_metadata();
+        assert_eq!(meta.num_rows(), 1);
+        let columns: Vec<&str> = meta
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|c| c.path().parts()[0].as_str())
+            .collect();
+        assert!(
+            columns.contains(&"retried") && columns.contains(&"retry_minutes"),
+            "{columns:?}"
+        );
     }
 }

@@ -28,6 +28,7 @@ mod db;
 mod engine;
 mod green;
 mod handle;
+mod hidden;
 mod owners;
 mod placements;
 mod plans;
@@ -55,6 +56,7 @@ pub use ancestry::mainline_scope;
 pub use artifacts::{ArtifactRecord, ArtifactStatus};
 pub use engine::{Store, StoreLocation};
 pub use handle::StoreHandle;
+pub use hidden::GreenRead;
 pub use plans::{LogOutcome, LogPlan};
 pub use postgres::PostgresUrl;
 pub use queue::{Delivery, QueueStats, Queued, QueuedRun};
@@ -1178,6 +1180,7 @@ impl dyn Db + '_ {
         snapshot.surveyed_to = self.surveyed_to(repo)?;
         snapshot.parents = self.load_parents(repo)?;
         snapshot.placements = self.load_placements(repo_id, from, to)?;
+        snapshot.green = self.load_green_outcomes(repo_id, from, to)?;
         Ok(snapshot)
     }
 

@@ -302,8 +302,23 @@ const VERSIONS: &[Migration] = &[
     );
     ",
     ),
-    // Version 12 (issue 42: h-green's green-log outcomes are version 11; the lead orders the
-    // two at merge, this one last): each run attempt a `serve` worker is ingesting, claimed by
+    // Version 11: what `--green-logs` read in green jobs' logs (`hidden.rs`): per job
+    // execution its outcome (`read`, or why not) and what the log said of its tests (passed
+    // count, NULL when no summary said; retries; the tests retried to a pass as JSON), not the
+    // log. A job with a row is never asked again.
+    same(
+        "
+    CREATE TABLE green_outcomes (
+        job_id BIGINT PRIMARY KEY,
+        status TEXT NOT NULL
+            CHECK (status IN ('read', 'expired', 'missing', 'mismatched', 'unavailable')),
+        passed BIGINT,
+        retries BIGINT NOT NULL DEFAULT 0,
+        retried TEXT NOT NULL DEFAULT '[]'
+    );
+    ",
+    ),
+    // Version 12 (issue 42): each run attempt a `serve` worker is ingesting, claimed by
     // it until `claimed_until` (seconds), so replicas sharing a store ingest it once
     // (`claims.rs`).
     same(
@@ -716,9 +731,39 @@ mod migration_tests {
         );
     }
 
+    /// A store of version 10 gains `green_outcomes` on open, keeps its logs, and takes one
+    /// outcome per job, of the statuses it knows.
+    #[test]
+    fn version_11_adds_green_outcomes_and_keeps_the_rest() {
+        let mut conn = store_of_version(10);
+        let insert = "INSERT INTO green_outcomes (job_id, status, passed, retries, retried)
+                      VALUES (7, ?1, 41, 2, '[]')";
+        assert!(
+            conn.execute(insert, ["read"]).is_err(),
+            "version 10 has no green outcomes"
+        );
+        migrate_keeping_the_log(&mut conn);
+        assert!(
+            conn.execute(insert, ["fetched"]).is_err(),
+            "an unknown status is refused"
+        );
+        conn.execute(insert, ["read"]).unwrap();
+        assert!(
+            conn.execute(insert, ["expired"]).is_err(),
+            "one outcome per job"
+        );
+        let row: (String, Option<i64>, i64) = conn
+            .query_row(
+                "SELECT status, passed, retries FROM green_outcomes WHERE job_id = 7",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("read".to_string(), Some(41), 2));
+    }
+
     /// A store of the version before the queue claims gains their table on open, keeps its logs
-    /// and its queue, and takes one claim per run attempt. (Issue 42: the claims are the last
-    /// version, 12 once the green-log outcomes' 11 is merged before them.)
+    /// and its queue, and takes one claim per run attempt. (Issue 42: version 12.)
     #[test]
     fn version_12_adds_queue_claims_and_keeps_the_rest() {
         let mut conn = store_of_version(SCHEMA_VERSION - 1);

@@ -17,11 +17,14 @@ use crate::analysis::org::OrgReport;
 use crate::analysis::{self, AnalysisConfig, Completeness, ReportData};
 use crate::cli::GlobalArgs;
 use crate::cli::error::CliError;
-use crate::cli::progress::{Bars, closing_line, cost_line, human_bytes, listing_line, peak_memory};
+use crate::cli::progress::{
+    Bars, closing_line, cost_line, green_line, human_bytes, listing_line, peak_memory,
+};
 use crate::cli::repos::{Many, Target, same};
 use crate::cli::source::{Replay, SourceArgs, StoredArgs, fill_gap_command};
 use crate::fetch::{
-    AncestrySummary, FetchError, OwnerListing, Session, StatsSnapshot, SurveyPlan, SurveySummary,
+    AncestrySummary, FetchError, GreenLogs, GreenLogsFetch, OwnerListing, Session, StatsSnapshot,
+    SurveyPlan, SurveySummary,
 };
 use crate::model::{Repo, Run, Snapshot, Timestamp};
 use crate::report::View;
@@ -51,6 +54,8 @@ pub struct ScopeSurvey<'a> {
     pub signatures: &'a Signatures,
     pub config: &'a AnalysisConfig,
     pub then: AfterSurvey<'a>,
+    /// `--green-logs`: the green logs read after each repository's survey.
+    pub green: GreenLogs,
 }
 
 impl ScopeSurvey<'_> {
@@ -92,6 +97,8 @@ pub struct Fetched {
     pub summaries: Vec<SurveySummary>,
     /// What each repository's following step said (`survey`: its bisection's requests).
     pub after: Vec<AncestrySummary>,
+    /// What `--green-logs` read of each repository (none at rate 0).
+    pub green: Vec<GreenLogsFetch>,
     skipped: Vec<(Repo, &'static str)>,
     listing: Option<OwnerListing>,
     /// The error that stopped the fetch (the owner's listing, a survey, or the step after).
@@ -227,6 +234,7 @@ fn fetch_all(
         stats: StatsSnapshot::default(),
         summaries: Vec::new(),
         after: Vec::new(),
+        green: Vec::new(),
         skipped: Vec::new(),
         listing: None,
         failure: None,
@@ -274,6 +282,14 @@ fn fetch_each(
         let repo = summary.repo.clone().unwrap_or_else(|| asked.clone());
         done.summaries.push(summary);
         done.after.extend((survey.then)(session, store, &repo)?);
+        if survey.green.rate > 0.0 {
+            let mut read = GreenLogsFetch::default();
+            let window = (survey.since, survey.until);
+            let result =
+                session.fetch_green_outcomes(store, &repo, window, survey.green, &mut read);
+            done.green.push(read);
+            result?;
+        }
         repos.push(repo);
     }
     Ok(())
@@ -324,6 +340,9 @@ pub fn say_closing_lines(global: &GlobalArgs, many: &Many, fetched: &Fetched) {
         line.push_str(&format!(", peak memory {}", human_bytes(peak)));
     }
     say!("flakestat: {line}");
+    if !fetched.green.is_empty() {
+        say!("flakestat: {}", green_line(&fetched.green));
+    }
     if fetched.failure.is_some() {
         return;
     }

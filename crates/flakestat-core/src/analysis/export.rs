@@ -30,6 +30,30 @@ pub struct ExportData {
     pub pulls: Vec<PullRow>,
     /// Per signature, the bisection's suspects, best first.
     pub suspects: Vec<SuspectRow>,
+    /// Every green job execution of the window whose log `--green-logs` read, by (run, attempt,
+    /// job): what its runner said and what its retries cost. Empty when none was read (and then
+    /// no file is written for it).
+    pub green: Vec<GreenJobRow>,
+}
+
+/// One green job execution whose log was read (`--green-logs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GreenJobRow {
+    pub job_id: JobId,
+    pub run_id: RunId,
+    pub attempt: u32,
+    pub workflow: String,
+    pub job: String,
+    /// Tests passed, as the runner's summary says; `None` when none said.
+    pub passed: Option<u64>,
+    /// Retries the runner made.
+    pub retries: u64,
+    /// The job's runner minutes and those spent on retries (`analysis::hidden`); `None`
+    /// without a duration or a passed count.
+    pub minutes: Option<f64>,
+    pub retry_minutes: Option<f64>,
+    /// The tests retried to a pass, by id.
+    pub retried: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -242,6 +266,7 @@ pub fn export(
         hits: executions.hits,
         pulls: pull_rows(snapshot, signatures),
         suspects: suspect_rows(data),
+        green: green_rows(snapshot, &window, &jobs),
     }
 }
 
@@ -497,4 +522,34 @@ fn suspect_rows(data: &ReportData) -> Vec<SuspectRow> {
     }
     suspects.sort_by(|a, b| (&a.signature, a.rank).cmp(&(&b.signature, b.rank)));
     suspects
+}
+
+/// The green job executions of the window whose log was read, in the jobs' order.
+fn green_rows(snapshot: &Snapshot, window: &[&Run], jobs: &[&Job]) -> Vec<GreenJobRow> {
+    let workflows: std::collections::BTreeMap<RunId, &str> = window
+        .iter()
+        .map(|r| (r.id, r.workflow_name.as_str()))
+        .collect();
+    jobs.iter()
+        .filter_map(|j| {
+            let g = snapshot.green.get(&j.id)?;
+            let cost = super::hidden::retry_minutes(j, g);
+            Some(GreenJobRow {
+                job_id: j.id,
+                run_id: j.run_id,
+                attempt: j.run_attempt,
+                workflow: workflows
+                    .get(&j.run_id)
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string(),
+                job: j.name.clone(),
+                passed: g.passed,
+                retries: g.retries,
+                minutes: cost.map(|c| c.0),
+                retry_minutes: cost.map(|c| c.1),
+                retried: g.retried.iter().map(|r| r.id.clone()).collect(),
+            })
+        })
+        .collect()
 }

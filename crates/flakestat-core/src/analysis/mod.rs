@@ -15,6 +15,7 @@ pub mod export;
 pub mod gap;
 pub mod green;
 pub mod heatmap;
+pub mod hidden;
 pub mod hosts;
 pub mod incidents;
 pub mod nightly;

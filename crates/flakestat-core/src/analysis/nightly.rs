@@ -285,6 +285,9 @@ pub struct NightlyData {
     pub new_unclassified: Vec<UnclassifiedGroup>,
     /// Tests flaky in the period and not in the baseline, most failed jobs first.
     pub new_flaky_tests: Vec<NewFlakyTest>,
+    /// Tests retried to a pass inside green jobs in the period (`--green-logs`) and not in the
+    /// baseline: newly hidden flakes, most green jobs first. Empty when no green log was read.
+    pub new_hidden_flaky: Vec<super::hidden::TestExecutions>,
     /// The period's incidents ([`super::incidents`]): their tests are never newly flaky.
     pub incidents: Vec<super::incidents::Incident>,
     /// Hosts on the drain list over baseline and period together that the baseline's own drain
@@ -399,10 +402,13 @@ pub fn nightly(
     // as it is).
     let baseline = analyze(&view, signatures, &config);
     let baseline_tests = analyze_tests(&view, &config, &baseline.incidents);
+    let baseline_hidden = super::hidden::analyze_hidden(&view);
     view.since = Some(period_since);
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
     let period_tests = analyze_tests(&view, &config, &period.incidents);
+    let new_hidden_flaky =
+        new_hidden_flaky(&super::hidden::analyze_hidden(&view), &baseline_hidden);
     let new_bad_hosts = super::hosts::newly_drained(&view, baseline_since, period_since);
 
     // Both windows count a signature over the same workflows, also the one it has no hit in.
@@ -428,6 +434,7 @@ pub fn nightly(
         seen,
         new_unclassified: new_unclassified(&period, &baseline),
         new_flaky_tests: new_flaky_tests(period_tests, &baseline_tests),
+        new_hidden_flaky,
         incidents: period.incidents.clone(),
         new_bad_hosts,
         completeness,
@@ -542,6 +549,20 @@ fn new_flaky_tests(period: Vec<TestEvidence>, baseline: &[TestEvidence]) -> Vec<
             first_failure: t.first_failure,
             onset: t.onset,
         })
+        .collect()
+}
+
+/// The period's hidden flakes (retried to a pass inside green jobs) that the baseline's green
+/// logs did not show, in the period's order (most green jobs first).
+fn new_hidden_flaky(
+    period: &super::hidden::HiddenFlakes,
+    baseline: &super::hidden::HiddenFlakes,
+) -> Vec<super::hidden::TestExecutions> {
+    let before: BTreeSet<&str> = baseline.hidden().map(|t| t.id.as_str()).collect();
+    period
+        .hidden()
+        .filter(|t| !before.contains(t.id.as_str()))
+        .cloned()
         .collect()
 }
 
@@ -661,6 +682,35 @@ fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test hidden-flaky in the period is new unless the baseline's green logs showed it
+    /// retried too; a test only seen (failed, passed) in the baseline does not hide it.
+    #[test]
+    fn newly_hidden_flaky_tests_are_the_period_s_not_in_the_baseline() {
+        use super::super::hidden::{HiddenFlakes, TestExecutions};
+        let test = |id: &str, hidden: u64| TestExecutions {
+            id: id.into(),
+            hidden,
+            retried: hidden,
+            ..TestExecutions::default()
+        };
+        let period = HiddenFlakes {
+            green_read: 10,
+            tests: vec![test("a", 3), test("b", 1), test("c", 1), test("d", 0)],
+            budget: Vec::new(),
+        };
+        let baseline = HiddenFlakes {
+            green_read: 10,
+            tests: vec![test("b", 2), test("c", 0)],
+            budget: Vec::new(),
+        };
+        let new: Vec<String> = new_hidden_flaky(&period, &baseline)
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(new, ["a", "c"]);
+        assert!(new_hidden_flaky(&HiddenFlakes::default(), &baseline).is_empty());
+    }
 
     fn id(s: &str) -> SignatureId {
         SignatureId(s.to_string())

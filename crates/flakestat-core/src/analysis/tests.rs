@@ -34,7 +34,8 @@
 //! Verdicts, first that holds:
 //! - **flaky**: failed and passed on the same code — the same job passed in a later attempt of
 //!   the run (re-run to green), the same job passed on the same head commit in another run
-//!   (same-commit green), or its runner retried it to a pass inside the job (flaky in the job);
+//!   (same-commit green), or its runner retried it to a pass inside the job (flaky in the job),
+//!   a failed job's or, with `--green-logs`, a green one's (a hidden flake: `hidden_flaky`);
 //! - **broken**: at least [`MIN_BROKEN_JOBS`] failed jobs, never green on the same code, and
 //!   either every failure is on one PR's runs (that PR named), or the bisection places the first
 //!   failure after a merge and the test failed in every counted run from then on (that merge
@@ -290,6 +291,9 @@ pub struct TestEvidence {
     pub culprit: Option<Culprit>,
     /// Since when it fails (see the module); `None` with no counted failure.
     pub onset: Option<Onset>,
+    /// Green job executions (`--green-logs`) in which its runner retried it to a pass: hidden
+    /// flakes ([`hidden`](super::hidden)); 0 when no green log was read.
+    pub hidden_flaky: u64,
 }
 
 impl TestEvidence {
@@ -380,6 +384,7 @@ pub fn analyze_tests(
     for t in &mut out {
         t.jobs_in_incidents = in_incidents.get(&t.id).map_or(0, |v| v.2);
     }
+    with_hidden_flakes(&mut out, snapshot);
     // The tests failing only in incidents: the incident's section counts them.
     let named: BTreeSet<String> = out.iter().map(|t| t.id.clone()).collect();
     for (id, (family, runner, n)) in in_incidents {
@@ -394,6 +399,25 @@ pub fn analyze_tests(
             .then(a.id.cmp(&b.id))
     });
     out
+}
+
+/// A verdict input from the green logs read (`--green-logs`): a test with a counted failure
+/// that its runner also retried to a pass inside a green job failed and passed on the same
+/// code, so it is flaky (the first verdict), whatever else its failures say. Nothing changes
+/// when no green log was read.
+fn with_hidden_flakes(out: &mut [TestEvidence], snapshot: &Snapshot) {
+    if snapshot.green.is_empty() {
+        return;
+    }
+    let hidden = super::hidden::analyze_hidden(snapshot);
+    let by_id: BTreeMap<&str, u64> = hidden.hidden().map(|t| (t.id.as_str(), t.hidden)).collect();
+    for t in out.iter_mut() {
+        t.hidden_flaky = by_id.get(t.id.as_str()).copied().unwrap_or(0);
+        if t.hidden_flaky > 0 && t.verdict != Verdict::LeftOut {
+            t.verdict = Verdict::Flaky;
+            t.culprit = None;
+        }
+    }
 }
 
 /// A test whose only failures were in incidents.
@@ -417,6 +441,7 @@ fn left_out_only(id: String, family: String, runner: String, in_incidents: u64) 
         verdict: Verdict::LeftOut,
         culprit: None,
         onset: None,
+        hidden_flaky: 0,
     }
 }
 
@@ -625,6 +650,7 @@ fn analyze_test(
         verdict,
         culprit,
         onset: (report.jobs_hit > 0).then_some(onset),
+        hidden_flaky: 0,
     }
 }
 

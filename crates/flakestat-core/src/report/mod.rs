@@ -9,6 +9,7 @@
 //! decides how a cell is written and escaped. JSON has its own versioned wire types (`json.rs`,
 //! `json::to_wire(view)`).
 
+pub mod hidden;
 pub mod hosts;
 mod html;
 pub mod incidents;

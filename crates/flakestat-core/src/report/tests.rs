@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::layout::{self, Block, Line, Span, Table, text};
 use super::{Format, RenderOptions};
 use crate::analysis::Completeness;
+use crate::analysis::hidden::HiddenFlakes;
 use crate::analysis::incidents::Incident;
 use crate::analysis::tests::{Culprit, Onset, TestEvidence, Verdict};
 use crate::model::{Repo, Timestamp};
@@ -32,6 +33,9 @@ pub struct TestsReport {
     pub completeness: Completeness,
     /// The command that fills the gap ([`TestsReport::survey_gap`]), worded by the caller.
     pub fill_gap: Option<String>,
+    /// The hidden flakes and retry budget of the green logs read (`--green-logs`); empty when
+    /// none was read, and then nothing of it is shown.
+    pub hidden: HiddenFlakes,
 }
 
 impl TestsReport {
@@ -138,6 +142,11 @@ pub struct TestsWire {
     /// Machine- and job-wide incidents, whose tests are left out of `tests`.
     #[serde(default)]
     pub incidents: Vec<super::incidents::IncidentWire>,
+    /// With `--green-logs`: the green job executions read, every test's executions passed,
+    /// failed and retried to a pass (`hidden`: inside green jobs), and the retry budget per
+    /// workflow and job. Absent when no green log was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_flakes: Option<HiddenFlakes>,
 }
 
 fn yes() -> bool {
@@ -184,6 +193,14 @@ pub struct TestWire {
     /// Since when it fails: its first-occurrence analysis (as a signature's).
     #[serde(default)]
     pub onset: Option<OnsetWire>,
+    /// Green job executions in which its runner retried it to a pass (`--green-logs`); absent
+    /// when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_flaky: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A test's first-occurrence analysis.
@@ -348,6 +365,7 @@ fn test_wire(t: &TestEvidence) -> TestWire {
             .map(|(k, v)| (k.0.clone(), *v))
             .collect(),
         verdict: t.verdict.as_str().to_string(),
+        hidden_flaky: t.hidden_flaky,
     }
 }
 
@@ -362,6 +380,7 @@ fn to_wire(r: &TestsReport) -> TestsWire {
         tests: counted(r).map(test_wire).collect(),
         left_out: left_out(r).map(test_wire).collect(),
         incidents: super::incidents::to_wire(&r.incidents),
+        hidden_flakes: (r.hidden.green_read > 0).then(|| r.hidden.clone()),
     }
 }
 
@@ -477,6 +496,7 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
         ))]),
     ]);
     let tail = |mut blocks: Vec<Block>| {
+        blocks.extend(super::hidden::section(&r.hidden, 2));
         blocks.extend(left_out_lines(r));
         blocks.extend(super::incidents::section(&r.incidents, 2));
         blocks
@@ -484,6 +504,8 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
     if failed == 0 {
         return tail(blocks);
     }
+    // The green logs' column, only when `--green-logs` read some.
+    let green = r.hidden.green_read > 0;
     let rows: Vec<Vec<Line>> = counted(r)
         .map(|t| {
             let cells: Vec<String> = t
@@ -507,7 +529,7 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
                 .map(|(s, n)| format!("{s} ({n})"))
                 .collect();
             let file = file_of(&t.id);
-            vec![
+            let mut row = vec![
                 vec![Span::Code(name_in_file(&t.id, file).to_string())],
                 vec![text(file.unwrap_or_default())],
                 vec![text(format!("{} of {}", t.jobs_failed, t.executions))],
@@ -523,30 +545,40 @@ fn repo_document(r: &TestsReport) -> Vec<Block> {
                 vec![text(cells.join("; "))],
                 vec![text(signatures.join(", "))],
                 verdict_cell(t),
-            ]
+            ];
+            if green {
+                row.insert(7, vec![text(t.hidden_flaky.to_string())]);
+            }
+            row
         })
         .collect();
     blocks.push(Block::Paragraph(vec![text(
         "Failed in: the job executions the test failed in, of the executions (every attempt) of \
          the jobs that ran it; related PRs' runs and incidents left out.",
     )]));
+    let mut headers = vec![
+        "Test",
+        "File",
+        "Failed in",
+        "Runs failed",
+        "Re-run to green",
+        "Same-commit green",
+        "Flaky in job",
+        "First failure",
+        "Matrix cells",
+        "Signatures",
+        "Verdict",
+    ];
+    let mut numeric = vec![
+        false, false, true, true, true, true, true, false, false, false, false,
+    ];
+    if green {
+        headers.insert(7, "Retried in green");
+        numeric.insert(7, true);
+    }
     blocks.push(Block::Table(Table {
-        headers: vec![
-            "Test",
-            "File",
-            "Failed in",
-            "Runs failed",
-            "Re-run to green",
-            "Same-commit green",
-            "Flaky in job",
-            "First failure",
-            "Matrix cells",
-            "Signatures",
-            "Verdict",
-        ],
-        numeric: vec![
-            false, false, true, true, true, true, true, false, false, false, false,
-        ],
+        headers,
+        numeric,
         rows,
     }));
     blocks.extend(onset_lines(r));

@@ -232,6 +232,11 @@ pub struct ScenarioSpec {
     /// a busy repository's shape, with every figure of the report unchanged.
     #[serde(default)]
     pub bot_workflow: bool,
+    /// Gives some green test jobs logs showing a test their runner retried to a pass, in
+    /// several runners' formats (`hidden_flakes.rs`; default off): what `--green-logs` reads.
+    /// Every failed job and every figure of a report without `--green-logs` is unchanged.
+    #[serde(default)]
+    pub hidden_flakes: bool,
     /// The end of the recording (RFC 3339): the replay's "now", from which a window without
     /// `--until` and spans back (`--since 30d`) are measured. Stated so a reader of the folder
     /// knows it; the generator's own present when absent, and a file that says another is
@@ -289,6 +294,9 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
         .map(|mut ds| {
             if spec.bot_workflow {
                 ds.add_bot_workflow(BOT_PERCENT);
+            }
+            if spec.hidden_flakes {
+                ds.add_hidden_flakes();
             }
             ds
         })?,

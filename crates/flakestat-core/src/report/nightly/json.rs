@@ -52,6 +52,10 @@ pub mod wire {
         /// Hosts newly on the drain list (added within schema 1; absent when none).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub new_bad_hosts: Vec<crate::report::hosts::DrainWire>,
+        /// Tests retried to a pass inside green jobs in the period and not in the baseline
+        /// (`--green-logs`; added within schema 1; absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub new_hidden_flaky: Vec<crate::analysis::hidden::TestExecutions>,
     }
 
     /// Over several repositories (`nightly --org`, `--repo` repeated): the counts added up, and
@@ -326,6 +330,7 @@ fn repo_to_wire(data: &NightlyData) -> wire::Nightly {
             })
             .collect(),
         incidents: crate::report::incidents::to_wire(&data.incidents),
+        new_hidden_flaky: data.new_hidden_flaky.clone(),
         new_bad_hosts: data
             .new_bad_hosts
             .iter()

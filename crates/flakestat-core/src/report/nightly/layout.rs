@@ -148,6 +148,7 @@ fn repo_document(data: &NightlyData, limit: Option<usize>) -> Vec<Block> {
     change_sections(&mut blocks, data, limit);
     unclassified_section(&mut blocks, data, limit);
     flaky_tests_section(&mut blocks, data, limit);
+    hidden_flaky_section(&mut blocks, data, limit);
     incidents_section(&mut blocks, data);
     bad_hosts_section(&mut blocks, data);
     seen_section(&mut blocks, data, limit);
@@ -395,6 +396,40 @@ fn flaky_tests_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Optio
             .collect(),
     }));
     more(blocks, tests.len() - shown, "Newly flaky tests");
+}
+
+/// Tests retried to a pass inside green jobs in the period (`--green-logs`) and not in the
+/// baseline.
+fn hidden_flaky_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Option<usize>) {
+    let tests = &data.new_hidden_flaky;
+    if tests.is_empty() {
+        return;
+    }
+    blocks.push(Block::Heading(2, vec![text("Newly hidden-flaky tests")]));
+    blocks.push(Block::Paragraph(vec![text(
+        "Retried to a pass by their runner inside jobs that ended green in the period (read from \
+         the green logs sampled), and not in the baseline:",
+    )]));
+    let shown = limit.map_or(tests.len(), |l| l.min(tests.len()));
+    blocks.push(Block::Table(Table {
+        headers: vec!["Test", "In green jobs", "Passed", "Retry minutes", "Cells"],
+        numeric: vec![false, true, true, true, false],
+        rows: tests[..shown]
+            .iter()
+            .map(|t| {
+                let cells: Vec<String> =
+                    t.cells.iter().map(|(c, n)| format!("{c} ({n})")).collect();
+                vec![
+                    vec![code(t.id.clone())],
+                    vec![text(t.hidden.to_string())],
+                    vec![text(t.passed.to_string())],
+                    vec![text(format!("{:.1}", t.retry_minutes))],
+                    vec![text(cells.join("; "))],
+                ]
+            })
+            .collect(),
+    }));
+    more(blocks, tests.len() - shown, "Newly hidden-flaky tests");
 }
 
 /// The period's incidents (their tests are never newly flaky).

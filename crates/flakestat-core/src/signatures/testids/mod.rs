@@ -18,6 +18,7 @@
 //! [`VERSION`] joins the classification fingerprint: when a form changes, stored logs are
 //! re-extracted.
 
+pub mod green;
 pub mod junit;
 pub mod runners;
 

@@ -1,0 +1,295 @@
+//! Hidden flakes (issue #45): tests retried to a pass inside green jobs, read by
+//! `--green-logs` from green jobs' logs. The story with `hidden_flakes = true` gives some green
+//! test jobs logs in four runners' formats (`fake::hidden_flakes::plan` says which); every
+//! expected figure here is computed from that plan and the dataset's jobs, never written down.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::{self, story_dir, story_with};
+use flakestat::analysis::hidden::in_green_sample;
+use flakestat::fake::hidden_flakes::plan;
+use flakestat::fake::{Dataset, FakeGitHub, Faults, RouteKind};
+use flakestat::fetch::{ClientConfig, FetchError, GreenLogs, GreenLogsFetch, Session, SurveyPlan};
+use flakestat::model::{Conclusion, JobId, Repo, Timestamp};
+use flakestat::report::tests::TestsWire;
+use flakestat::signatures::SignatureSet;
+use flakestat::signatures::load::load_bundled;
+use flakestat::store::{Store, StoreHandle};
+
+const RATE: f64 = 0.2;
+
+fn repo() -> Repo {
+    Repo::parse("NVIDIA/cuda-python").unwrap()
+}
+
+fn at(s: &str) -> Timestamp {
+    chrono::DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+}
+
+fn hidden_story(dir: &Path) -> Dataset {
+    Dataset::load(&story_with(dir, "hidden_flakes = true\n")).unwrap()
+}
+
+/// The green job executions of runs created in `[since, until)` in the `RATE` sample: job id
+/// → (workflow, job name).
+fn sampled_green(
+    ds: &Dataset,
+    since: Timestamp,
+    until: Timestamp,
+) -> BTreeMap<JobId, (String, String)> {
+    let mut out = BTreeMap::new();
+    for r in &ds.runs {
+        if r.run.created_at < since || r.run.created_at >= until {
+            continue;
+        }
+        for a in &r.attempts {
+            for j in &a.jobs {
+                if j.conclusion == Some(Conclusion::Success) && in_green_sample(j.id, RATE) {
+                    out.insert(j.id, (r.run.workflow_name.clone(), j.name.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn no_limit() -> Faults {
+    Faults {
+        rate_limit: Some(u32::MAX / 2),
+        ..Faults::default()
+    }
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    common::ok(common::flakestat().args(args).output().unwrap())
+}
+
+/// Every hidden flaky test of the sample is named with its counts (retried to a pass inside
+/// green jobs, passed, failed) and its cells (job names), all as the plan and the dataset say;
+/// a test retried to a pass is flaky; the retry budget counts each retried job.
+#[test]
+fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = hidden_story(dir.path());
+    let planned = plan(&ds);
+    let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
+    let cache = dir.path().join("cache");
+    let (api, cache_s) = (gh.api_url(), cache.to_str().unwrap().to_string());
+    let sigs = common::signatures();
+    let sigs = sigs.to_str().unwrap();
+    let window = [
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-06-15",
+        "--until",
+        "2026-07-31",
+    ];
+    let mut survey = vec!["survey", "--api-url", &api, "--cache-dir", &cache_s];
+    survey.extend(window);
+    survey.extend([
+        "--signatures",
+        sigs,
+        "--green-logs",
+        "20%",
+        "--format",
+        "json",
+    ]);
+    let out = run(&survey);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("green logs: "), "{stderr}");
+
+    let mut report = vec!["report", "--tests", "--cache-dir", &cache_s];
+    report.extend(window);
+    report.extend(["--signatures", sigs, "--format", "json"]);
+    let wire: TestsWire = serde_json::from_slice(&run(&report).stdout).unwrap();
+    let (since, until) = (
+        at(wire.since.as_deref().unwrap()),
+        at(wire.until.as_deref().unwrap()),
+    );
+    let hidden = wire.hidden_flakes.expect("green logs were read");
+
+    let sampled = sampled_green(&ds, since, until);
+    assert_eq!(
+        hidden.green_read,
+        sampled.len() as u64,
+        "every sampled green log read"
+    );
+    // Per test, the planned retries in the sample: job → its key.
+    let mut want: BTreeMap<&str, Vec<JobId>> = BTreeMap::new();
+    for p in &planned {
+        if sampled.contains_key(&p.job) {
+            want.entry(p.test).or_default().push(p.job);
+        }
+    }
+    assert!(
+        want.len() >= 4,
+        "the sample holds several runners' retries: {want:?}"
+    );
+    let named: BTreeSet<&str> = hidden.hidden().map(|t| t.id.as_str()).collect();
+    assert_eq!(named, want.keys().copied().collect::<BTreeSet<_>>());
+    for (test, jobs) in &want {
+        let t = hidden.tests.iter().find(|t| t.id == *test).unwrap();
+        assert_eq!(t.hidden, jobs.len() as u64, "{test}");
+        assert_eq!(
+            t.retried,
+            jobs.len() as u64,
+            "{test}: no failed log retries it"
+        );
+        assert_eq!(t.failed, 0, "{test}: no failed log names it");
+        let mut cells: BTreeMap<String, u64> = BTreeMap::new();
+        for j in jobs {
+            *cells.entry(sampled[j].1.clone()).or_default() += 1;
+        }
+        assert_eq!(t.cells, cells, "{test}");
+        // Passed: the sampled green executions of the jobs that ran it, less its retries.
+        let keys: BTreeSet<&(String, String)> = jobs.iter().map(|j| &sampled[j]).collect();
+        let runs_of_keys = sampled.values().filter(|k| keys.contains(k)).count() as u64;
+        assert_eq!(t.passed, runs_of_keys - jobs.len() as u64, "{test}");
+        assert!(t.retry_minutes > 0.0, "{test}");
+    }
+    // The retry budget: each job with a planned retry in the sample is a green job retried.
+    let retried_jobs: u64 = want.values().map(|j| j.len() as u64).sum();
+    assert_eq!(
+        hidden.budget.iter().map(|b| b.green_retried).sum::<u64>(),
+        retried_jobs
+    );
+    let planned_retries: u64 = planned
+        .iter()
+        .filter(|p| sampled.contains_key(&p.job))
+        .map(|p| p.retries)
+        .sum();
+    assert_eq!(
+        hidden.budget.iter().map(|b| b.retries).sum::<u64>(),
+        planned_retries
+    );
+
+    // The markdown names each hidden flaky test in its section.
+    let mut md = vec!["report", "--tests", "--cache-dir", &cache_s];
+    md.extend(window);
+    md.extend(["--signatures", sigs, "--format", "markdown"]);
+    let md = String::from_utf8(run(&md).stdout).unwrap();
+    let section = md.split("## Hidden flakes").nth(1).expect("the section");
+    for test in want.keys() {
+        assert!(
+            section.contains(&format!("`{test}`")),
+            "{test} not in {section}"
+        );
+    }
+    assert!(md.contains("| Retried in green |"), "the column");
+}
+
+/// `--green-logs 0` is today's survey: the report byte for byte as without the flag, no green
+/// line on stderr; and the story's hidden flakes change nothing either.
+#[test]
+fn green_logs_zero_is_today_s_survey() {
+    let dir = tempfile::tempdir().unwrap();
+    let hidden = story_with(dir.path(), "hidden_flakes = true\n");
+    let sigs = common::signatures();
+    let survey = |replay: &Path, cache: &str, extra: &[&str]| {
+        let mut args = vec![
+            "survey",
+            "--replay",
+            replay.to_str().unwrap(),
+            "--cache-dir",
+        ];
+        args.push(cache);
+        args.extend(common::STORY_WINDOW);
+        args.extend(["--signatures", sigs.to_str().unwrap(), "--format", "json"]);
+        args.extend(extra);
+        run(&args)
+    };
+    let plain = survey(&story_dir(), dir.path().join("a").to_str().unwrap(), &[]);
+    let zero = survey(
+        &hidden,
+        dir.path().join("b").to_str().unwrap(),
+        &["--green-logs", "0"],
+    );
+    assert!(!plain.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(zero.stdout).unwrap(),
+        String::from_utf8(plain.stdout).unwrap()
+    );
+    assert!(!String::from_utf8_lossy(&zero.stderr).contains("green logs"));
+}
+
+fn session(gh: &FakeGitHub) -> Session {
+    let mut config = ClientConfig::new(gh.api_url(), None);
+    config.max_reset_wait = Duration::ZERO;
+    config.backoff_base = Duration::from_millis(5);
+    Session::new(config, Arc::new(())).unwrap()
+}
+
+/// A rate-limit stop and a resume fetch no green log twice: the green step stopped again and
+/// again by a small budget, then resumed until it ends, asks for each sampled green job's log
+/// exactly once, and one more resume asks for none.
+#[test]
+fn a_rate_limit_stop_and_resume_fetches_no_green_log_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = hidden_story(dir.path());
+    let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
+    let cache = dir.path().join("cache");
+    let store = StoreHandle::new(Store::open(&cache).unwrap());
+    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
+    let (since, until) = (at("2026-07-01T00:00:00Z"), at("2026-07-15T00:00:00Z"));
+    let plan = SurveyPlan {
+        repo: repo(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    session(&gh)
+        .survey(store.clone(), set, &plan, &|_, _| BTreeSet::new())
+        .unwrap();
+    gh.clear_requests();
+    gh.set_faults(Faults {
+        rate_limit: Some(40),
+        ..Faults::default()
+    });
+    gh.refill_budget();
+    let asked = GreenLogs {
+        rate: RATE,
+        keep_logs: false,
+    };
+    let mut stops = 0;
+    loop {
+        let mut read = GreenLogsFetch::default();
+        match session(&gh).fetch_green_outcomes(&store, &repo(), (since, until), asked, &mut read) {
+            Ok(()) => break,
+            Err(FetchError::RateLimited { .. }) => {
+                stops += 1;
+                assert!(stops < 200, "never ends");
+                gh.refill_budget();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let sampled = sampled_green(&ds, since, until);
+    assert!(stops >= 3, "stopped {stops} times only");
+    let mut asked_for: BTreeMap<u64, usize> = BTreeMap::new();
+    for r in gh.requests() {
+        if r.kind == RouteKind::JobLog && r.status != 403 && r.status != 429 {
+            let id: u64 = r.path.split('/').nth_back(1).unwrap().parse().unwrap();
+            *asked_for.entry(id).or_default() += 1;
+        }
+    }
+    let want: BTreeMap<u64, usize> = sampled.keys().map(|j| (j.0, 1)).collect();
+    assert_eq!(
+        asked_for, want,
+        "each sampled green log once, after {stops} stops"
+    );
+
+    gh.clear_requests();
+    let mut read = GreenLogsFetch::default();
+    session(&gh)
+        .fetch_green_outcomes(&store, &repo(), (since, until), asked, &mut read)
+        .unwrap();
+    assert_eq!((read.sampled, read.requests), (0, 0));
+    assert_eq!(gh.request_count(RouteKind::JobLog), 0);
+}
