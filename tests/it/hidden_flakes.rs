@@ -180,6 +180,32 @@ fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
         );
     }
     assert!(md.contains("| Retried in green |"), "the column");
+
+    // The quarantine list (`--format ids`, at least 2 failures or retries by default) holds
+    // each test the sample retried to a pass in two green jobs or more, and no other that never
+    // failed; with `--min-failures 1`, every hidden flaky test.
+    for (min, at_least) in [("2", 2), ("1", 1)] {
+        let mut ids = vec!["report", "--tests", "--cache-dir", &cache_s];
+        ids.extend(window);
+        ids.extend([
+            "--signatures",
+            sigs,
+            "--format",
+            "ids",
+            "--min-failures",
+            min,
+        ]);
+        let listed = String::from_utf8(run(&ids).stdout).unwrap();
+        let listed: BTreeSet<&str> = listed.lines().collect();
+        for (test, jobs) in &want {
+            assert_eq!(
+                listed.contains(test),
+                jobs.len() >= at_least,
+                "--min-failures {min}: {test} retried in {} green jobs: {listed:?}",
+                jobs.len()
+            );
+        }
+    }
 }
 
 /// `--green-logs 0` is today's survey: the report byte for byte as without the flag, no green

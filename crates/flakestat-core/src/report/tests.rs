@@ -710,11 +710,25 @@ pub fn render<'a>(
     }
 }
 
-/// One test id per line, flaky ones with at least `min_failures` counted failures only: a
+/// One test id per line, flaky ones with at least `min_failures` counted failures or retries
+/// to a pass (in failed jobs, or in green ones when `--green-logs` read some) only: a
 /// quarantine list (an incident's tests are never on it: their failures are not counted).
+/// Tests that never failed but were retried to a pass inside green jobs follow, most hidden
+/// first, as the "Hidden flakes" section orders them.
 pub fn render_ids(r: &TestsReport, min_failures: u64, out: &mut dyn Write) -> io::Result<()> {
+    let mut listed = std::collections::BTreeSet::new();
     for t in &r.tests {
-        if t.verdict == Verdict::Flaky && t.failures() >= min_failures {
+        if t.verdict == Verdict::Flaky && t.failures() + t.hidden_flaky >= min_failures {
+            writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
+            listed.insert(t.id.as_str());
+        }
+    }
+    let failed: std::collections::BTreeSet<&str> = r.tests.iter().map(|t| t.id.as_str()).collect();
+    for t in r.hidden.hidden() {
+        if !failed.contains(t.id.as_str())
+            && !listed.contains(t.id.as_str())
+            && t.hidden >= min_failures
+        {
             writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
         }
     }
