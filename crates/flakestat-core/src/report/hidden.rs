@@ -18,7 +18,7 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
         Block::Paragraph(vec![text(format!(
             "{} retried to a pass inside green jobs, in {} read. Passed: the green \
              executions read of the jobs that ran the test, without a retry of it; retry \
-             minutes: each job's duration times its share of test executions that were \
+             time: each job's duration times its share of test executions that were \
              retries, shared among the tests it retried.",
             layout::plural(hidden.len() as u64, "test", "tests"),
             layout::plural(h.green_read, "green job execution", "green job executions"),
@@ -37,7 +37,7 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
                     vec![text(t.failed.to_string())],
                     vec![text(t.retried.to_string())],
                     vec![text(t.hidden.to_string())],
-                    vec![text(format!("{:.1}", t.retry_minutes))],
+                    vec![text(retry_time(t.retry_minutes))],
                     vec![text(cells.join("; "))],
                 ]
             })
@@ -50,7 +50,7 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
                 "Failed",
                 "Retried to a pass",
                 "In green jobs",
-                "Retry minutes",
+                "Retry time",
                 "Cells",
             ],
             numeric: vec![false, false, true, true, true, true, true, false],
@@ -67,7 +67,7 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
                 vec![text(b.job.clone())],
                 vec![text(format!("{} of {}", b.green_retried, b.green_read))],
                 vec![text(b.retries.to_string())],
-                vec![text(format!("{:.1}", b.retry_minutes))],
+                vec![text(retry_time(b.retry_minutes))],
                 vec![text(b.share().map_or_else(
                     || "unknown".to_string(),
                     |s| format!("{:.2}%", s * 100.0),
@@ -83,7 +83,7 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
                 "Job",
                 "Green jobs retried",
                 "Retries",
-                "Retry minutes",
+                "Retry time",
                 "Share of runner time",
             ],
             numeric: vec![false, false, true, true, true, true],
@@ -91,4 +91,31 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
         }));
     }
     blocks
+}
+
+/// Runner time retries cost, as people say it: `2 s` under a minute (`<1 s` for less but
+/// some), `4.5 min`, `2.3 h` from an hour; a cheap retry of one test in a thousand is then
+/// not shown as `0.0`.
+pub fn retry_time(minutes: f64) -> String {
+    match minutes {
+        m if m <= 0.0 => "0".to_string(),
+        m if m * 60.0 < 0.5 => "<1 s".to_string(),
+        m if m < 1.0 => format!("{:.0} s", m * 60.0),
+        m if m < 60.0 => format!("{m:.1} min"),
+        m => format!("{:.1} h", m / 60.0),
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::retry_time;
+
+    #[test]
+    fn retry_time_reads_as_people_say_it() {
+        assert_eq!(retry_time(0.0), "0");
+        assert_eq!(retry_time(0.005), "<1 s");
+        assert_eq!(retry_time(0.028), "2 s");
+        assert_eq!(retry_time(4.5), "4.5 min");
+        assert_eq!(retry_time(138.0), "2.3 h");
+    }
 }

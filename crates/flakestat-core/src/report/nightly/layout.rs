@@ -412,7 +412,7 @@ fn hidden_flaky_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Opti
     )]));
     let shown = limit.map_or(tests.len(), |l| l.min(tests.len()));
     blocks.push(Block::Table(Table {
-        headers: vec!["Test", "In green jobs", "Passed", "Retry minutes", "Cells"],
+        headers: vec!["Test", "In green jobs", "Passed", "Retry time", "Cells"],
         numeric: vec![false, true, true, true, false],
         rows: tests[..shown]
             .iter()
@@ -423,7 +423,7 @@ fn hidden_flaky_section(blocks: &mut Vec<Block>, data: &NightlyData, limit: Opti
                     vec![code(t.id.clone())],
                     vec![text(t.hidden.to_string())],
                     vec![text(t.passed.to_string())],
-                    vec![text(format!("{:.1}", t.retry_minutes))],
+                    vec![text(crate::report::hidden::retry_time(t.retry_minutes))],
                     vec![text(cells.join("; "))],
                 ]
             })
