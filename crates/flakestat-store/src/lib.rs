@@ -469,8 +469,7 @@ impl SqliteStore {
         let conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
         // Fails on a read-only file or folder, which is the moment to say so.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_err)?;
+        set_wal(&conn).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
@@ -496,6 +495,29 @@ impl SqliteStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Puts the store in WAL mode. Two processes opening a new store at once (two nightlies on one
+/// cache) race to switch the file to WAL, and SQLite answers the loser `SQLITE_BUSY` at once,
+/// without its busy handler: so it is asked again, with a growing pause, for up to
+/// [`BUSY_TIMEOUT`] as any write would wait.
+fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            done => return done,
+        }
     }
 }
 

@@ -836,3 +836,30 @@ fn runners_and_preambles_reach_the_snapshot() {
         assert_eq!(passed.preamble, None, "{engine}: no log, no preamble");
     }
 }
+
+/// Several processes opening a new store at once (two nightlies on one fresh cache) all get
+/// it: the loser of the race to switch the file to WAL, which SQLite answers `SQLITE_BUSY`
+/// without its busy handler, asks again.
+#[test]
+fn many_openers_of_a_new_store_at_once_all_open_it() {
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let barrier = std::sync::Barrier::new(8);
+        let failures: Vec<String> = std::thread::scope(|scope| {
+            let opened: Vec<_> = (0..8)
+                .map(|_| {
+                    let (dir, barrier) = (dir.path(), &barrier);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        crate::Store::open(dir).err().map(|e| e.to_string())
+                    })
+                })
+                .collect();
+            opened
+                .into_iter()
+                .filter_map(|h| h.join().unwrap())
+                .collect()
+        });
+        assert!(failures.is_empty(), "round {round}: {failures:?}");
+    }
+}
