@@ -164,9 +164,9 @@ fn fix_it_hints_repeat_the_flags_given() {
     let said = stderr(&out);
     let want = format!(
         "flakestat survey --repo NVIDIA/cuda-python --since 2026-06-15 --until 2026-07-01 --replay {} --cache-dir {} --signatures {}",
-        story_dir().display(),
-        empty.path().display(),
-        signatures().display()
+        crate::common::shell_word(&story_dir()),
+        crate::common::shell_word(empty.path()),
+        crate::common::shell_word(&signatures())
     );
     assert!(said.contains(&want), "{said}\nwanted: {want}");
 
@@ -197,8 +197,8 @@ fn fix_it_hints_repeat_the_flags_given() {
     let first = text.lines().next().unwrap_or_default();
     let want = format!(
         "flakestat survey --repo NVIDIA/cuda-python --since 2026-06-01T00:00:00Z --until 2026-06-11T00:00:00Z --cache-dir {} --signatures {}",
-        store.display(),
-        signatures().display()
+        crate::common::shell_word(store),
+        crate::common::shell_word(&signatures())
     );
     assert!(first.contains(&want), "{first}\nwanted: {want}");
 }

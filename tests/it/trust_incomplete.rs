@@ -480,8 +480,8 @@ fn nightlys_incomplete_line_repeats_the_flags_given() {
     );
     let flags = format!(
         "--until 2026-07-21T00:00:00Z --cache-dir {} --signatures {}` to finish",
-        cache.path().display(),
-        sigs.display()
+        crate::common::shell_word(cache.path()),
+        crate::common::shell_word(&sigs)
     );
     assert!(first.contains(&flags), "{first}");
 }

@@ -328,3 +328,19 @@ pub fn postgres_row_counts(url: &str) -> Vec<(&'static str, i64)> {
         })
         .collect()
 }
+
+/// `path` as a fix-it command prints it, so a test can find the command in the output from any
+/// checkout path: as is when it holds only characters no shell reads specially, else in
+/// single quotes (the `sh -c` run of `cli_hints` checks that such a command runs as printed).
+pub fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=+@,%".contains(c))
+    {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
