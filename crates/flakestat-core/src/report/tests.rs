@@ -716,19 +716,15 @@ pub fn render<'a>(
 /// Tests that never failed but were retried to a pass inside green jobs follow, most hidden
 /// first, as the "Hidden flakes" section orders them.
 pub fn render_ids(r: &TestsReport, min_failures: u64, out: &mut dyn Write) -> io::Result<()> {
-    let mut listed = std::collections::BTreeSet::new();
     for t in &r.tests {
         if t.verdict == Verdict::Flaky && t.failures() + t.hidden_flaky >= min_failures {
             writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
-            listed.insert(t.id.as_str());
         }
     }
+    // The tests above are every one that failed: those that only hid their retries follow.
     let failed: std::collections::BTreeSet<&str> = r.tests.iter().map(|t| t.id.as_str()).collect();
     for t in r.hidden.hidden() {
-        if !failed.contains(t.id.as_str())
-            && !listed.contains(t.id.as_str())
-            && t.hidden >= min_failures
-        {
+        if !failed.contains(t.id.as_str()) && t.hidden >= min_failures {
             writeln!(out, "{}", super::sanitize::terminal_line(&t.id))?;
         }
     }
