@@ -416,6 +416,20 @@ fn the_terminal_report_fits_its_width() {
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// Whether Chromium is here; when not, the check is recorded as skipped, saying how to get it.
+fn chromium_installed() -> bool {
+    let here = Path::new(CHROMIUM).is_file();
+    if !here {
+        common::skips::skipped(
+            common::skips::Need::Chromium,
+            &format!(
+                "skipped: {CHROMIUM} is not installed (apt-get install -y chromium; .ci/run does)"
+            ),
+        );
+    }
+    here
+}
+
 /// Headless Chromium on a page, with a fresh profile and nothing that talks to the network:
 /// `extra` adds `--screenshot=…` or `--dump-dom`. Returns stdout and stderr.
 fn chromium(page: &Path, profile: &Path, extra: &[String]) -> (String, String) {
@@ -479,13 +493,7 @@ fn ink(png: &[u8]) -> usize {
 
 #[test]
 fn the_html_report_renders_in_chromium_with_no_console_error() {
-    if !Path::new(CHROMIUM).is_file() {
-        common::skips::skipped(
-            common::skips::Need::Chromium,
-            &format!(
-                "skipped: {CHROMIUM} is not installed (apt-get install -y chromium; .ci/run does)"
-            ),
-        );
+    if !chromium_installed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -609,13 +617,7 @@ fn png_rgba(png: &[u8]) -> (usize, usize, Vec<[u8; 4]>) {
 /// the window runs its row borders and cells into the last pixel columns).
 #[test]
 fn the_tests_page_fits_a_1280_pixel_window() {
-    if !Path::new(CHROMIUM).is_file() {
-        common::skips::skipped(
-            common::skips::Need::Chromium,
-            &format!(
-                "skipped: {CHROMIUM} is not installed (apt-get install -y chromium; .ci/run does)"
-            ),
-        );
+    if !chromium_installed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
