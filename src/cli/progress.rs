@@ -119,7 +119,7 @@ pub(super) fn closing_line(stats: &StatsSnapshot) -> String {
     }
     if let Some(finished) = stats.finished_after_stop {
         line.push_str(&format!(
-            ", stopped by GitHub's limit: {finished} logs under way were finished and stored first"
+            ", stopped by GitHub's limit: {finished} downloads under way were finished and stored first"
         ));
     }
     line
@@ -340,7 +340,7 @@ mod tests {
         };
         assert_eq!(
             closing_line(&stopped),
-            "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 0/5000 left, stopped by GitHub's limit: 3 logs under way were finished and stored first"
+            "120 requests (10 not modified, 2 retried), 7 logs downloaded (3.0 MiB), rate limit 0/5000 left, stopped by GitHub's limit: 3 downloads under way were finished and stored first"
         );
     }
 }

@@ -159,7 +159,7 @@ fn a_survey_stopped_by_the_rate_limit_fetches_no_log_or_archive_twice() {
         }
     }
     assert!(stops >= 5, "stopped {stops} times only");
-    eprintln!("{stops} stops; logs finished after each stop began: {finished:?}");
+    eprintln!("{stops} stops; downloads finished after each stop began: {finished:?}");
     let resumed = downloads(&gh.requests());
     assert_eq!(
         extra(&resumed, &reference),
@@ -343,7 +343,7 @@ fn the_closing_line_of_a_stopped_survey_says_what_it_finished() {
     let (finished, rest) = said.split_once(' ').unwrap();
     let finished: usize = finished.parse().unwrap();
     assert!(
-        rest.starts_with("logs under way were finished and stored first"),
+        rest.starts_with("downloads under way were finished and stored first"),
         "{stderr}"
     );
     assert!(

@@ -183,8 +183,9 @@ pub struct Stats {
     pub log_bytes: AtomicU64,
     /// A limit stopped a survey (`note_stop`).
     pub stopped: std::sync::atomic::AtomicBool,
-    /// Logs finished and stored after a limit stopped the survey: their downloads were under
-    /// way on the log host, which the limit does not reach.
+    /// Downloads (a log, or an attempt archive's logs together) finished and stored after a
+    /// limit stopped the survey: they were under way on the log host, which the limit does not
+    /// reach. At most the concurrency.
     pub finished_after_stop: AtomicU64,
 }
 
@@ -198,8 +199,8 @@ pub struct StatsSnapshot {
     pub log_bytes: u64,
     pub rate_limit_remaining: Option<u64>,
     pub rate_limit_limit: Option<u64>,
-    /// `Some(n)` when a limit stopped the survey: `n` logs under way were finished and stored
-    /// before it returned.
+    /// `Some(n)` when a limit stopped the survey: `n` downloads under way (a log, or an
+    /// archive's logs) were finished and stored before it returned.
     pub finished_after_stop: Option<u64>,
 }
 
@@ -566,8 +567,8 @@ impl GitHubClient {
         }
     }
 
-    /// A limit stopped a survey, and `finished` logs under way were finished and stored after
-    /// it began.
+    /// A limit stopped a survey, and `finished` downloads under way were finished and stored
+    /// after it began.
     pub(super) fn note_stop(&self, finished: u64) {
         self.stats.stopped.store(true, Ordering::Relaxed);
         self.stats

@@ -135,6 +135,8 @@ impl Done {
 #[derive(Debug, Default)]
 struct LogCounts {
     settled: AtomicU64,
+    /// Downloads whose outcome was stored: a log's, or an archive's logs together.
+    downloads: AtomicU64,
     from_archive: AtomicU64,
     not_own: AtomicU64,
     unknown: AtomicU64,
@@ -162,8 +164,8 @@ struct Inner {
     /// Log and archive downloads under way, each from its API request until its outcome is
     /// stored: at most the client's concurrency, so a SIGKILL loses no more than that.
     downloads: tokio::sync::Semaphore,
-    /// Once a limit stopped the work (`is_stop`): the logs settled by then. No download starts
-    /// after it; those under way finish.
+    /// Once a limit stopped the work (`is_stop`): the downloads stored by then. No download
+    /// starts after it; those under way finish.
     stop: Mutex<Option<u64>>,
     /// `--junit-artifacts`: which artifacts of a run with a failed job to read, and what was.
     junit: Option<Arc<JunitArtifacts>>,
@@ -308,10 +310,11 @@ impl Ingest {
         self.inner.stopping()
     }
 
-    /// Logs settled since the batch was stopped by a limit, when it was.
-    pub(super) fn settled_since_stop(&self) -> Option<u64> {
+    /// Downloads (a log, or an archive's logs together) stored since the batch was stopped by
+    /// a limit, when it was: at most those under way then, the client's concurrency.
+    pub(super) fn stored_since_stop(&self) -> Option<u64> {
         let then = (*self.inner.stop.lock().expect("stop lock"))?;
-        Some(self.inner.counts.settled.load(Ordering::Relaxed) - then)
+        Some(self.inner.counts.downloads.load(Ordering::Relaxed) - then)
     }
 
     /// The log counters into a survey's summary.
@@ -372,7 +375,7 @@ impl Inner {
     fn begin_stop(&self) {
         let mut stop = self.stop.lock().expect("stop lock");
         if stop.is_none() {
-            *stop = Some(self.counts.settled.load(Ordering::Relaxed));
+            *stop = Some(self.counts.downloads.load(Ordering::Relaxed));
             self.progress.event(ProgressEvent::Detail(
                 "GitHub's limit stops the survey: finishing the downloads under way".to_string(),
             ));
@@ -635,6 +638,7 @@ impl Inner {
             self.counts.settled.fetch_add(1, Ordering::Relaxed);
             self.progress.event(ProgressEvent::LogDone { bytes });
         }
+        self.counts.downloads.fetch_add(1, Ordering::Relaxed);
         Ok(Done::settled(count))
     }
 

@@ -644,8 +644,8 @@ impl Survey {
                 }
             }
         }
-        if let Some(settled) = self.ingest.settled_since_stop() {
-            self.client.note_stop(settled);
+        if let Some(stored) = self.ingest.stored_since_stop() {
+            self.client.note_stop(stored);
         }
         let jobs = jobs.expect("awaited above")?;
         pulled.expect("awaited above")?;
