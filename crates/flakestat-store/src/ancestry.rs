@@ -52,23 +52,23 @@ impl dyn Db + '_ {
         until: Timestamp,
     ) -> Result<Vec<MainlineCommit>, StoreError> {
         let repo_id = self.repo_key(repo)?;
-        self.query_map(
+        let sql = format!(
             "SELECT sha, committed_at, title, files FROM mainline
-             WHERE repo_id = ?1 AND committed_at <= ?2 ORDER BY committed_at, rowid",
-            params![repo_id, secs(until)],
-            |r| {
-                Ok(MainlineCommit {
-                    sha: Sha(r.get(0)?),
-                    committed_at: from_secs(r.get(1)?),
-                    title: r.get(2)?,
-                    files: r
-                        .get::<Option<String>>(3)?
-                        .as_deref()
-                        .map(from_json)
-                        .transpose()?,
-                })
-            },
-        )
+             WHERE repo_id = ?1 AND committed_at <= ?2 ORDER BY committed_at, {}",
+            self.dialect().stored_order()
+        );
+        self.query_map(&sql, params![repo_id, secs(until)], |r| {
+            Ok(MainlineCommit {
+                sha: Sha(r.get(0)?),
+                committed_at: from_secs(r.get(1)?),
+                title: r.get(2)?,
+                files: r
+                    .get::<Option<String>>(3)?
+                    .as_deref()
+                    .map(from_json)
+                    .transpose()?,
+            })
+        })
     }
 
     /// Stores the parents of listed default-branch commits (first parent first).

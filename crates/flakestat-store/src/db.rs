@@ -5,9 +5,12 @@
 //! methods of `dyn Db` (`impl dyn Db` in `lib.rs`, `ancestry.rs`, `queue.rs` …).
 //!
 //! The dialects differ only where this file says:
-//! - placeholders: `?1` is written, PostgreSQL reads `$1` ([`postgres_sql`]);
-//! - SQLite's `rowid` (the order of first storing) is PostgreSQL's `seq` column;
-//! - text ordered byte by byte: `COLLATE BINARY` is PostgreSQL's `COLLATE "C"`;
+//! - placeholders: `?1` is written, PostgreSQL reads `$1` ([`postgres_sql`], the one rewriting
+//!   of a statement's text);
+//! - the order rows were first stored in: SQLite's `rowid`, PostgreSQL's `seq` column, spelt
+//!   in the statement that needs it ([`Dialect::stored_order`]);
+//! - text ordered byte by byte: SQLite's `COLLATE BINARY`, PostgreSQL's `COLLATE "C"`, spelt
+//!   in the statement that needs it ([`Dialect::bytewise`]);
 //! - types: a [`Value`] is an integer, a text, a blob or null; PostgreSQL's `INTEGER`,
 //!   `BIGINT`, `BOOLEAN` and `BYTEA` columns take and give the same values (`postgres/mod.rs`
 //!   binds each by the type the server inferred), and migrations name PostgreSQL's types,
@@ -64,6 +67,23 @@ impl Dialect {
         }
     }
 
+    /// The column that orders rows as they were first stored: SQLite's `rowid`, PostgreSQL's
+    /// `seq` (every table that needs it has one: `{seq}` in [`Dialect::schema`]).
+    pub(crate) fn stored_order(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "rowid",
+            Dialect::Postgres => "seq",
+        }
+    }
+
+    /// The collation that orders text byte by byte, the same on both engines.
+    pub(crate) fn bytewise(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "COLLATE BINARY",
+            Dialect::Postgres => "COLLATE \"C\"",
+        }
+    }
+
     /// A migration written with PostgreSQL's types, in this dialect. `{seq}` is PostgreSQL's
     /// column standing for SQLite's `rowid`.
     pub(crate) fn schema(self, sql: &str) -> String {
@@ -80,7 +100,8 @@ impl Dialect {
     }
 }
 
-/// A statement as PostgreSQL reads it: `$n` for `?n`, `seq` for `rowid`, `"C"` for `BINARY`.
+/// A statement's placeholders as PostgreSQL reads them: `$n` for `?n`. Nothing else of the
+/// text changes: a statement that differs between the engines says so itself (`Dialect`).
 pub(crate) fn postgres_sql(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut chars = sql.chars().peekable();
@@ -88,8 +109,7 @@ pub(crate) fn postgres_sql(sql: &str) -> String {
         let number_follows = chars.peek().is_some_and(char::is_ascii_digit);
         out.push(if c == '?' && number_follows { '$' } else { c });
     }
-    out.replace(" rowid", " seq")
-        .replace("COLLATE BINARY", "COLLATE \"C\"")
+    out
 }
 
 /// `id IN (…)` lists: integers written into the statement (nothing a user typed), in chunks.

@@ -127,23 +127,28 @@ impl dyn Db + '_ {
         &self,
         free_for: Option<(&str, i64)>,
     ) -> Result<Option<QueuedRun>, StoreError> {
+        let bytewise = self.dialect().bytewise();
         loop {
             let rows = match free_for {
                 None => self.query(
-                    "SELECT delivery, owner, name, run_id, run_attempt, run_created_at,
-                        received_at, tries
-                     FROM webhook_queue WHERE state = 'queued'
-                     ORDER BY received_at, delivery COLLATE BINARY LIMIT 1",
+                    &format!(
+                        "SELECT delivery, owner, name, run_id, run_attempt, run_created_at,
+                            received_at, tries
+                         FROM webhook_queue WHERE state = 'queued'
+                         ORDER BY received_at, delivery {bytewise} LIMIT 1"
+                    ),
                     params![],
                 )?,
                 Some((claimant, now)) => self.query(
-                    "SELECT q.delivery, q.owner, q.name, q.run_id, q.run_attempt,
-                        q.run_created_at, q.received_at, q.tries
-                     FROM webhook_queue q WHERE q.state = 'queued' AND NOT EXISTS (
-                        SELECT 1 FROM queue_claims c
-                        WHERE c.run_id = q.run_id AND c.run_attempt = q.run_attempt
-                            AND c.claimed_until > ?2 AND c.claimed_by <> ?1)
-                     ORDER BY q.received_at, q.delivery COLLATE BINARY LIMIT 1",
+                    &format!(
+                        "SELECT q.delivery, q.owner, q.name, q.run_id, q.run_attempt,
+                            q.run_created_at, q.received_at, q.tries
+                         FROM webhook_queue q WHERE q.state = 'queued' AND NOT EXISTS (
+                            SELECT 1 FROM queue_claims c
+                            WHERE c.run_id = q.run_id AND c.run_attempt = q.run_attempt
+                                AND c.claimed_until > ?2 AND c.claimed_by <> ?1)
+                         ORDER BY q.received_at, q.delivery {bytewise} LIMIT 1"
+                    ),
                     params![claimant, now],
                 )?,
             };
