@@ -231,6 +231,10 @@ pub trait Db: Send {
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError>;
     /// Runs statements without parameters, in this engine's dialect as they are.
     fn batch(&self, sql: &str) -> Result<(), StoreError>;
+    /// Prepares one statement (written for SQLite) without running it: the engine checks its
+    /// syntax and every table and column it names.
+    #[cfg(test)]
+    fn prepare_only(&self, sql: &str) -> Result<(), StoreError>;
 }
 
 impl dyn Db + '_ {
@@ -317,6 +321,12 @@ impl Db for Connection {
 
     fn batch(&self, sql: &str) -> Result<(), StoreError> {
         self.execute_batch(sql).map_err(|e| busy(self, e.into()))
+    }
+
+    #[cfg(test)]
+    fn prepare_only(&self, sql: &str) -> Result<(), StoreError> {
+        self.prepare(sql)?;
+        Ok(())
     }
 }
 

@@ -767,6 +767,7 @@ fn both_engines_migrate_to_the_same_tables_and_columns() {
 }
 
 mod contention;
+mod statements;
 
 /// Where jobs ran: the listing's runner is stored with the jobs (a later listing naming none
 /// keeps it), a stored log's preamble is read by the re-reading pass once, with no request,

@@ -548,6 +548,12 @@ impl Db for Conn {
         let sql = sql.to_string();
         self.call(move |client| Ok(client.batch_execute(&sql)?))
     }
+
+    #[cfg(test)]
+    fn prepare_only(&self, sql: &str) -> Result<(), StoreError> {
+        let sql = sql.to_string();
+        self.run(move |session| session.prepare(&sql).map(drop))
+    }
 }
 
 /// The PostgreSQL engine of `Store`: a connection whose tables are at `SCHEMA_VERSION`.
