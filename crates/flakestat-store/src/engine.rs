@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use super::db::Db;
 use super::postgres::{PgStore, PostgresUrl};
 use super::{Access, SqliteStore, StoreError, store_file};
-use flakestat_core::model::{JobId, Repo, Snapshot, Timestamp};
 
 /// Where a store is: a cache folder holding the SQLite store, or a PostgreSQL server.
 #[derive(Debug, Clone)]
@@ -156,28 +155,5 @@ impl std::ops::Deref for Store {
 impl std::ops::DerefMut for Store {
     fn deref_mut(&mut self) -> &mut (dyn Db + 'static) {
         self.db_mut()
-    }
-}
-
-impl Store {
-    /// The window's runs, jobs, logs' outcomes, classifications, pull requests and ancestry
-    /// (see `load_snapshot` of `dyn Db`), with the tests of every job that has a stored JUnit
-    /// artifact taken from it instead of from its log: the runner's own report is the better
-    /// witness (`artifacts.rs`).
-    pub fn load_snapshot(
-        &self,
-        repo: &Repo,
-        since: Timestamp,
-        until: Timestamp,
-        fingerprint: &str,
-    ) -> Result<Snapshot, StoreError> {
-        let mut snapshot = self.db().load_snapshot(repo, since, until, fingerprint)?;
-        let jobs: Vec<JobId> = snapshot.classifications.keys().copied().collect();
-        for (job, tests) in self.junit_tests(&jobs)? {
-            if let Some(classification) = snapshot.classifications.get_mut(&job) {
-                classification.tests = tests;
-            }
-        }
-        Ok(snapshot)
     }
 }

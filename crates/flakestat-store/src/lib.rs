@@ -1119,6 +1119,9 @@ impl dyn Db + '_ {
     ///   signature set whose fingerprint is `fingerprint` (absent when not classified with it);
     /// - `pulls`: every pull request the store holds for the repository, with files when fetched;
     /// - `mainline`, `fork_points`: the commit ancestry the store holds (`store/ancestry.rs`).
+    ///
+    /// A job with a stored JUnit artifact has its tests taken from it instead of from its log:
+    /// the runner's own report is the better witness (`artifacts.rs`).
     pub fn load_snapshot(
         &self,
         repo: &Repo,
@@ -1127,7 +1130,14 @@ impl dyn Db + '_ {
         fingerprint: &str,
     ) -> Result<Snapshot, StoreError> {
         self.transaction(Tx::Read, |db| {
-            db.read_snapshot(repo, since, until, fingerprint)
+            let mut snapshot = db.read_snapshot(repo, since, until, fingerprint)?;
+            let jobs: Vec<JobId> = snapshot.classifications.keys().copied().collect();
+            for (job, tests) in db.junit_tests(&jobs)? {
+                if let Some(classification) = snapshot.classifications.get_mut(&job) {
+                    classification.tests = tests;
+                }
+            }
+            Ok(snapshot)
         })
     }
 
