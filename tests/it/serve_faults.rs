@@ -371,15 +371,8 @@ fn a_store_held_by_another_writer_still_gets_answers_in_time() {
     let job = crate::serve::example("workflow_job.queued");
     let hold = Duration::from_secs(12);
     let db = cache.join("store-v1/flakestat.sqlite3");
-    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
-    let writer = std::thread::spawn(move || {
-        let conn = rusqlite::Connection::open(db).unwrap();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        locked_tx.send(Instant::now()).unwrap();
-        std::thread::sleep(hold);
-        conn.execute_batch("COMMIT").unwrap();
-    });
-    let locked_at = locked_rx.recv().unwrap();
+    let writer = crate::common::lock::HeldWriteLock::hold(db, hold);
+    let locked_at = writer.taken;
     let answers: Vec<(u16, Duration)> = std::thread::scope(|scope| {
         let sent: Vec<_> = (0..3)
             .map(|i| {
@@ -413,7 +406,7 @@ fn a_store_held_by_another_writer_still_gets_answers_in_time() {
         locked_at.elapsed() < hold,
         "the answers came while the lock was held"
     );
-    writer.join().unwrap();
+    writer.released();
     assert_eq!(
         serve.deliver("workflow_job", "after", &job, None),
         (202, "queued\n".to_string())

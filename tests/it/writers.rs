@@ -348,25 +348,14 @@ fn a_held_write_lock_stalls_neither_serve_s_answers_nor_the_survey_s_requests() 
         std::thread::sleep(Duration::from_millis(10));
     }
     let db = cache.join("store-v1/flakestat.sqlite3");
-    let (held_tx, held) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let conn = rusqlite::Connection::open(db).unwrap();
-        // A write of the survey's may be under way: the lock is taken after it.
-        conn.busy_timeout(Duration::from_secs(60)).unwrap();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        held_tx.send(()).unwrap();
-        std::thread::sleep(HOLD);
-        let released = Instant::now();
-        conn.execute_batch("COMMIT").unwrap();
-        released
-    });
-    held.recv().unwrap();
+    // A write of the survey's may be under way: the lock is taken after it.
+    let holder = crate::common::lock::HeldWriteLock::hold(db, HOLD);
     let (health, _) = serve.request("GET", "/healthz", &[], b"");
     let health_at = Instant::now();
     let job = crate::serve::example("workflow_job.queued");
     let delivered = serve.deliver("workflow_job", "held", &job, None);
     let delivered_at = Instant::now();
-    let released = holder.join().unwrap();
+    let released = holder.released();
     let summary = survey.join().unwrap().expect("the survey ends well");
 
     assert!(

@@ -4,6 +4,7 @@
 //! PR a run of the story belongs to, known from its construction (not from the analysis).
 #![allow(dead_code)]
 
+pub mod lock;
 pub mod skips;
 
 use std::path::{Path, PathBuf};
