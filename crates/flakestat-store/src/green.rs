@@ -68,7 +68,7 @@ fn parse_green_status(job: JobId, status: &str) -> Result<LogStatus, StoreError>
 mod tests {
     use super::*;
     use crate::{Store, compress_log};
-    use flakestat_core::model::{Job, Repo, Run, RunId, Sha, WorkflowId};
+    use flakestat_core::model::{Job, Repo, Run, RunId, Sha};
 
     fn t(s: &str) -> flakestat_core::model::Timestamp {
         s.parse().unwrap()
@@ -82,24 +82,8 @@ mod tests {
         let mut store = Store::open(dir.path()).unwrap();
         let repo = Repo::parse("octo/demo").unwrap();
         let run = Run {
-            id: RunId(1),
-            workflow_id: WorkflowId(7),
-            workflow_name: "CI".into(),
-            workflow_path: ".github/workflows/ci.yml".into(),
-            display_title: "run".into(),
-            event: "push".into(),
-            head_branch: Some("main".into()),
-            head_sha: Sha("a".repeat(40)),
-            run_number: 1,
-            run_attempt: 1,
-            status: "completed".into(),
             conclusion: Some("success".into()),
-            created_at: t("2026-06-15T10:00:00Z"),
-            updated_at: t("2026-06-15T10:00:00Z"),
-            run_started_at: None,
-            html_url: String::new(),
-            pull_requests: vec![],
-            head_repository: None,
+            ..crate::tests::run(1, "2026-06-15T10:00:00Z", 1, "completed")
         };
         let job = Job {
             id: JobId(10),

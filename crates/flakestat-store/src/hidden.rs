@@ -123,7 +123,7 @@ fn gone_word(status: LogStatus) -> &'static str {
 mod tests {
     use super::*;
     use crate::Store;
-    use flakestat_core::model::{Run, RunId, Sha, TestRecord, WorkflowId};
+    use flakestat_core::model::{RunId, Sha, TestRecord};
 
     fn t(s: &str) -> Timestamp {
         s.parse().unwrap()
@@ -153,26 +153,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(dir.path()).unwrap();
         let repo = Repo::parse("octo/demo").unwrap();
-        let run = Run {
-            id: RunId(1),
-            workflow_id: WorkflowId(7),
-            workflow_name: "CI".into(),
-            workflow_path: ".github/workflows/ci.yml".into(),
-            display_title: "run".into(),
-            event: "push".into(),
-            head_branch: Some("main".into()),
-            head_sha: Sha("a".repeat(40)),
-            run_number: 1,
-            run_attempt: 1,
-            status: "completed".into(),
-            conclusion: Some("failure".into()),
-            created_at: t("2026-06-15T10:00:00Z"),
-            updated_at: t("2026-06-15T10:00:00Z"),
-            run_started_at: None,
-            html_url: String::new(),
-            pull_requests: vec![],
-            head_repository: None,
-        };
+        let run = crate::tests::run(1, "2026-06-15T10:00:00Z", 1, "completed");
         store.store_repo(&repo, "main").unwrap();
         store.store_runs(&repo, &[run]).unwrap();
         store

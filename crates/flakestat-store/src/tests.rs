@@ -9,7 +9,8 @@ fn repo() -> Repo {
     Repo::parse("NVIDIA/cuda-python").unwrap()
 }
 
-fn run(id: u64, created: &str, attempt: u32, status: &str) -> Run {
+/// A run of `repo()`'s CI workflow on main; a completed one failed.
+pub(crate) fn run(id: u64, created: &str, attempt: u32, status: &str) -> Run {
     Run {
         id: RunId(id),
         workflow_id: WorkflowId(7),
