@@ -7,4 +7,5 @@ pub mod analysis;
 pub mod matrix;
 pub mod model;
 pub mod report;
+pub mod share;
 pub mod signatures;

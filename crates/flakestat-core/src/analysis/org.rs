@@ -11,6 +11,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::share::percent;
+
 use serde::Serialize;
 
 use super::cost::{Cost, LabelCost};
@@ -158,10 +160,6 @@ pub fn combine(reports: Vec<ReportData>, owner: Option<String>) -> OrgReport {
         signatures: across,
         without_runs,
     }
-}
-
-fn percent(n: u64, d: u64) -> Option<f64> {
-    (d > 0).then(|| (n as f64 * 1000.0 / d as f64).round() / 10.0)
 }
 
 /// Where one signature hits, and its dimensions side by side.

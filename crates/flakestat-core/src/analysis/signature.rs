@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::share::percent;
+
 use serde::Serialize;
 
 use super::bisect::{self, Ancestry, BisectRun, Bisection, Merge, Verdict};
@@ -258,10 +260,6 @@ fn ran(job: &Job) -> bool {
     job.conclusion
         .as_ref()
         .is_some_and(|c| *c == Conclusion::Success || c.is_failure())
-}
-
-fn percent(n: u64, d: u64) -> Option<f64> {
-    (d > 0).then(|| (n as f64 * 1000.0 / d as f64).round() / 10.0)
 }
 
 pub(super) fn analyze_signature(

@@ -13,6 +13,7 @@ use super::{Format, RenderOptions};
 use crate::analysis::Completeness;
 use crate::analysis::hosts::{BySignature, HostsAnalysis, PoolKind};
 use crate::model::{Repo, Timestamp};
+use crate::share::percent_text;
 
 /// What `report --hosts` renders: one repository's window.
 #[derive(Debug, Clone)]
@@ -272,9 +273,9 @@ fn counts(v: &[(String, u64)]) -> Vec<CountWire> {
         .collect()
 }
 
-/// `12.5%` (no space, as every report writes a share).
+/// `12.5%`: a host's rate and its pool's differ by tenths.
 fn percent(rate: f64) -> String {
-    format!("{:.1}%", rate * 100.0)
+    percent_text(rate * 100.0, 1)
 }
 
 /// A p-value as people read it: `3.2e-9`, `0.041`.

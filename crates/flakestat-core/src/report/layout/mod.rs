@@ -24,6 +24,7 @@ use crate::analysis::{
     ReportData, SignatureReport, UnclassifiedGroup,
 };
 use crate::model::{PrNumber, Repo, RunId, Sha, Timestamp};
+use crate::share::percent_text;
 
 mod org;
 
@@ -221,10 +222,7 @@ fn runs_share(hit: u64, runs: u64, p: Option<f64>) -> String {
 }
 
 fn percent(p: Option<f64>) -> String {
-    match p {
-        Some(p) => format!("{p:.0}%"),
-        None => "n/a".to_string(),
-    }
+    p.map_or_else(|| "n/a".to_string(), |p| percent_text(p, 0))
 }
 
 /// A span of minutes the way people say it: "45 min", "4.4 h", "3.2 days".
@@ -1268,9 +1266,7 @@ fn matrix_table(title: &str, dimensions: &[DimensionReport]) -> Block {
                         // Too few jobs for a rate: the two counts beside it say it all.
                         "few jobs".to_string()
                     } else {
-                        percent(Some(
-                            (v.jobs_hit as f64 * 1000.0 / v.jobs_total as f64).round() / 10.0,
-                        ))
+                        percent(crate::share::percent(v.jobs_hit, v.jobs_total))
                     }),
                 ]
             })
@@ -1719,7 +1715,7 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
     };
     // One hit-rate figure per account: the summary's. The bisection's p (runs from the first
     // hit on) is named only where its percentage differs from it.
-    let p = b.hit_rate().map(|p| (p * 1000.0).round() / 10.0);
+    let p = b.hit_rate().map(crate::share::rounded);
     let headline = s.impact_window.as_ref().and_then(|w| w.percent);
     let rate = if percent(p) == percent(headline) {
         format!("p the hit rate ({})", percent(p))
