@@ -659,3 +659,29 @@ fn serve_as_a_github_app_ingests_what_a_survey_stores() {
     }
     assert!(requests.iter().any(|r| r.listener == Listener::LogHost));
 }
+
+/// A SIGTERM the moment serve has said its address (a supervisor that starts and stops it at
+/// once) is a graceful stop, exit 0, never the default action's kill: the handler is in place
+/// before the address is said. Twenty starts, each stopped at once, catch the window there was.
+#[test]
+fn a_sigterm_right_after_the_address_is_said_is_a_graceful_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    for i in 0..20 {
+        let serve = Serve::start(
+            dir.path(),
+            &[
+                "--repo",
+                "Codertocat/Hello-World",
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--api-url",
+                "http://127.0.0.1:1",
+                "--resync",
+                "0",
+            ],
+        );
+        let (code, stderr) = serve.stop();
+        assert_eq!(code, 0, "start {i}: {stderr}");
+    }
+}

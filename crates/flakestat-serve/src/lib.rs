@@ -257,10 +257,22 @@ pub fn serve(
         addr: config.listen,
         source,
     })?;
+    // `stop` is polled once before the address is said: a signal handler it installs on its
+    // first poll (SIGTERM's) is in place before anyone who read the address can signal, so a
+    // SIGTERM right after start is a graceful stop, never the default action's kill.
+    let mut stop = Box::pin(stop);
+    let stopped_early = runtime.block_on(std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(stop.as_mut().poll(cx).is_ready())
+    }));
     let (died_tx, died) = tokio::sync::oneshot::channel();
     let worker = worker::start(shared.clone(), ingest, died_tx);
     runtime.spawn(http::read_queue_figures(shared.clone()));
     bound(addr);
+    let stop = async move {
+        if !stopped_early {
+            stop.await;
+        }
+    };
     let died = runtime.block_on(http::accept_until(listener, shared.clone(), stop, died));
     shared.wake.stop();
     let _ = worker.join();
