@@ -11,19 +11,13 @@
 //! jobs it had not reached. Once GitHub's limit stops a download no new one starts, those under
 //! way are stored, and the error is returned (as `Ingest` does).
 
-use std::io::{Read, Seek};
-
-use http::StatusCode;
-use tokio::task::JoinSet;
-
 use super::FetchError;
-use super::archive::is_own_log;
-use super::spool::LogBody;
-use super::survey::{Session, encode, unexpected};
+use super::joblogs::{JobLog, spool_error};
+use super::survey::Session;
 use flakestat_core::analysis::hidden::in_green_sample;
-use flakestat_core::model::{JobId, LogStatus, Repo, Timestamp};
-use flakestat_core::signatures::testids::green::read_green;
-use flakestat_store::{GreenRead, LogEntry, StoreHandle, compress_log};
+use flakestat_core::model::{JobId, Repo, Timestamp};
+use flakestat_core::signatures::testids::green::read_green_from;
+use flakestat_store::{GreenRead, LogEntry, StoreHandle};
 
 /// What `--green-logs` asks for one repository.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,123 +69,48 @@ impl Session {
             .filter(|&j| in_green_sample(j, asked.rate))
             .collect();
         summary.sampled += todo.len() as u64;
-        let client = self.client.clone();
-        let base = format!(
-            "/repos/{}/{}/actions/jobs",
-            encode(&repo.owner),
-            encode(&repo.name)
+        let keep = asked.keep_logs;
+        let (downloads, done) = self.for_each_job_log(
+            store,
+            repo,
+            todo,
+            "a successful job, --green-logs",
+            move |store, job, log| settle(store, job, log, keep),
+            |read| match read {
+                GreenRead::Read(o) => {
+                    summary.read += 1;
+                    summary.with_retries += u64::from(!o.retried.is_empty());
+                }
+                GreenRead::Gone(_) => summary.unavailable += 1,
+            },
         );
-        self.runtime.block_on(async {
-            let mut set = JoinSet::new();
-            let mut queue = todo.into_iter();
-            let mut stop: Option<FetchError> = None;
-            loop {
-                while stop.is_none()
-                    && set.len() < client.concurrency()
-                    && let Some(job) = queue.next()
-                {
-                    let client = client.clone();
-                    let url = client.url(&format!("{base}/{job}/logs"));
-                    summary.requests += 1;
-                    set.spawn(async move {
-                        let what = format!("job {job}'s log (a successful job, --green-logs)");
-                        let blob = match client.fetch_blob(&url, &what).await {
-                            Ok(blob) => blob,
-                            Err(FetchError::Unavailable(_)) => {
-                                return Ok((job, None, LogStatus::Unavailable));
-                            }
-                            Err(e) => return Err(e),
-                        };
-                        let (response, body) = LogBody::of(blob);
-                        match response.status {
-                            StatusCode::OK => {
-                                client.note_log(body.len());
-                                Ok((job, Some(body), LogStatus::Stored))
-                            }
-                            StatusCode::GONE => Ok((job, None, LogStatus::Expired)),
-                            StatusCode::NOT_FOUND => Ok((job, None, LogStatus::Missing)),
-                            _ => Err(unexpected(&url, &response)),
-                        }
-                    });
-                }
-                let Some(joined) = set.join_next().await else {
-                    break;
-                };
-                let (job, body, status) = match joined.expect("green log tasks do not panic") {
-                    Ok(done) => done,
-                    Err(e) => {
-                        // The first error stops new downloads; those under way are stored.
-                        stop.get_or_insert(e);
-                        continue;
-                    }
-                };
-                let read = match body {
-                    Some(body) => {
-                        summary.bytes += body.len();
-                        let store = store.clone();
-                        let keep = asked.keep_logs;
-                        super::blocking(move || settle(&store, job, body, keep)).await?
-                    }
-                    None => GreenRead::Gone(status),
-                };
-                match &read {
-                    GreenRead::Read(o) => {
-                        summary.read += 1;
-                        summary.with_retries += u64::from(!o.retried.is_empty());
-                    }
-                    GreenRead::Gone(_) => summary.unavailable += 1,
-                }
-                store
-                    .run(move |s| s.store_green_outcome(job, &read))
-                    .await?;
-            }
-            match stop {
-                Some(e) => Err(e),
-                None => Ok(()),
-            }
-        })
+        summary.requests += downloads.requests;
+        summary.bytes += downloads.bytes;
+        done
     }
 }
 
-/// A downloaded green log read: its outcome, or `Mismatched` when its timestamps show another
-/// execution of the job (never taken as this job's). With `keep`, the log is stored too.
+/// A green log read as it streams, its outcome stored (and, with `keep`, the log itself); or
+/// what became of it.
 fn settle(
     store: &StoreHandle,
     job: JobId,
-    mut body: LogBody,
+    log: JobLog,
     keep: bool,
 ) -> Result<GreenRead, FetchError> {
-    let spool_error = |e: std::io::Error| {
-        FetchError::Spool(format!(
-            "cannot read job {job}'s log back from its temporary file: {e}"
-        ))
-    };
-    let (model, run_jobs) = store.blocking(|store| {
-        let model = store.load_job(job)?;
-        let run_jobs = match &model {
-            Some(m) => store.load_run_jobs(m.run_id)?,
-            None => Vec::new(),
-        };
-        Ok::<_, FetchError>((model, run_jobs))
-    })?;
-    if let Some(model) = model {
-        let span = body.span().map_err(spool_error)?;
-        if !is_own_log(span, &model, &run_jobs) {
-            return Ok(GreenRead::Gone(LogStatus::Mismatched));
+    let read = match log {
+        JobLog::Own(mut body) => {
+            let reader = body.reader().map_err(|e| spool_error(job, e))?;
+            let outcome = read_green_from(std::io::BufReader::new(reader))
+                .map_err(|e| spool_error(job, e))?;
+            if keep {
+                let log = body.compress().map_err(|e| spool_error(job, e))?;
+                store.blocking(|s| s.store_green_log(job, &LogEntry::Stored(log)))?;
+            }
+            GreenRead::Read(outcome)
         }
-    }
-    let bytes = match body {
-        LogBody::Memory(bytes) => bytes,
-        LogBody::Spooled(mut file, _) => {
-            file.rewind().map_err(spool_error)?;
-            let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes).map_err(spool_error)?;
-            bytes
-        }
+        JobLog::Gone(status) => GreenRead::Gone(status),
     };
-    let outcome = read_green(&String::from_utf8_lossy(&bytes));
-    if keep {
-        store.blocking(|s| s.store_green_log(job, &LogEntry::Stored(compress_log(&bytes))))?;
-    }
-    Ok(GreenRead::Read(outcome))
+    store.blocking(|s| s.store_green_outcome(job, &read))?;
+    Ok(read)
 }
