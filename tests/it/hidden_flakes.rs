@@ -319,3 +319,118 @@ fn a_rate_limit_stop_and_resume_fetches_no_green_log_twice() {
     assert_eq!((read.sampled, read.requests), (0, 0));
     assert_eq!(gh.request_count(RouteKind::JobLog), 0);
 }
+
+/// `serve --green-logs`: a green run of the story holding a test retried to a pass, surveyed
+/// without green logs (no hidden flake reported), then delivered to `serve --green-logs 1` as
+/// GitHub's `workflow_run` completion: `report --tests` names the test hidden flaky in its job,
+/// with every green job of that run read and no other.
+#[test]
+fn serve_green_logs_reads_a_delivered_green_run_s_retried_test() {
+    use crate::serve::Serve;
+    let dir = tempfile::tempdir().unwrap();
+    let story = story_with(dir.path(), "hidden_flakes = true\n");
+    let ds = Dataset::load(&story).unwrap();
+    // A green run, one attempt, in the story's window, with a planned retry in one of its jobs.
+    let planned = plan(&ds);
+    let (green_run, p) = planned
+        .iter()
+        .find_map(|p| {
+            let found = ds.runs.iter().find(|r| {
+                r.attempts
+                    .iter()
+                    .any(|a| a.jobs.iter().any(|j| j.id == p.job))
+            })?;
+            (found.run.run_attempt == 1
+                && found.run.conclusion == Some(Conclusion::Success)
+                && found.run.created_at >= at("2026-06-16T00:00:00Z"))
+            .then(|| (found.clone(), p.clone()))
+        })
+        .expect("the story has a green run with a retried test");
+    let green_jobs = green_run
+        .attempts
+        .iter()
+        .flat_map(|a| &a.jobs)
+        .filter(|j| j.conclusion == Some(Conclusion::Success))
+        .count() as u64;
+    let day = green_run.run.created_at.format("%Y-%m-%d").to_string();
+    let next = (green_run.run.created_at + chrono::TimeDelta::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    let window = [
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        &day,
+        "--until",
+        &next,
+    ];
+    let cache = dir.path().join("cache");
+    let (cache_s, story_s) = (cache.to_str().unwrap(), story.to_str().unwrap());
+    let sigs = common::signatures();
+    let sigs = sigs.to_str().unwrap();
+    let mut survey = vec!["-q", "survey", "--replay", story_s, "--cache-dir", cache_s];
+    survey.extend(window);
+    survey.extend(["--signatures", sigs, "--format", "json"]);
+    run(&survey);
+    let report = || -> TestsWire {
+        let mut args = vec!["report", "--tests", "--cache-dir", cache_s];
+        args.extend(window);
+        args.extend(["--signatures", sigs, "--format", "json"]);
+        serde_json::from_slice(&run(&args).stdout).unwrap()
+    };
+    assert!(report().hidden_flakes.is_none(), "no green log read yet");
+
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--replay",
+            story_s,
+            "--cache-dir",
+            cache_s,
+            "--signatures",
+            sigs,
+            "--resync",
+            "0",
+            "--green-logs",
+            "1",
+        ],
+    );
+    let created = green_run
+        .run
+        .created_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let delivery = serde_json::to_vec(&serde_json::json!({
+        "action": "completed",
+        "repository": { "full_name": "NVIDIA/cuda-python" },
+        "workflow_run": { "id": green_run.run.id.0, "run_attempt": 1, "created_at": created,
+                          "status": "completed", "conclusion": "success" },
+    }))
+    .unwrap();
+    let (status, body) = serve.deliver("workflow_run", "green-1", &delivery, None);
+    assert_eq!(status, 202, "{body}");
+    serve.wait_until("the green run ingested", |s| {
+        s.metric("flakestat_ingests_total{outcome=\"done\"}") == 1
+    });
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+
+    let hidden = report().hidden_flakes.expect("green logs were read");
+    assert_eq!(
+        hidden.green_read, green_jobs,
+        "the delivered run's green jobs, no other"
+    );
+    // The plan's retries in that run (one, or more should two of its jobs have one).
+    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+    for q in planned.iter().filter(|q| {
+        green_run
+            .attempts
+            .iter()
+            .any(|a| a.jobs.iter().any(|j| j.id == q.job))
+    }) {
+        *want.entry(q.test).or_default() += 1;
+    }
+    let named: BTreeMap<&str, u64> = hidden.hidden().map(|t| (t.id.as_str(), t.hidden)).collect();
+    assert_eq!(named, want);
+    let t = hidden.tests.iter().find(|t| t.id == p.test).unwrap();
+    assert_eq!(t.cells.get(&p.job_name), Some(&1), "{:?}", t.cells);
+}
