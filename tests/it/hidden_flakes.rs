@@ -434,3 +434,162 @@ fn serve_green_logs_reads_a_delivered_green_run_s_retried_test() {
     let t = hidden.tests.iter().find(|t| t.id == p.test).unwrap();
     assert_eq!(t.cells.get(&p.job_name), Some(&1), "{:?}", t.cells);
 }
+
+/// A hidden flake in a workflow that never fails in the window (the story's bot workflow, with
+/// `bot_workflow = true`: a survey lists no jobs for it) is found by `--green-logs`: the green
+/// step lists the jobs of that workflow's sampled runs only (one jobs request per run sampled,
+/// counted in the fake's request log) and reads every green job of theirs; every hidden flaky
+/// test is named, the bot workflow's among them.
+#[test]
+fn a_hidden_flake_in_a_never_failing_workflow_is_found() {
+    use flakestat::analysis::hidden::in_green_run_sample;
+    use flakestat::fake::BOT_WORKFLOW_ID;
+    use flakestat::model::WorkflowId;
+    let dir = tempfile::tempdir().unwrap();
+    let story = story_with(dir.path(), "hidden_flakes = true\nbot_workflow = true\n");
+    let ds = Dataset::load(&story).unwrap();
+    let planned = plan(&ds);
+    let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
+    let cache = dir.path().join("cache");
+    let store = StoreHandle::new(Store::open(&cache).unwrap());
+    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
+    let (since, until) = (at("2026-06-15T00:00:00Z"), at("2026-07-31T00:00:00Z"));
+    let in_window =
+        |r: &&flakestat::fake::FakeRun| r.run.created_at >= since && r.run.created_at < until;
+    let bot = |r: &flakestat::fake::FakeRun| r.run.workflow_id == WorkflowId(BOT_WORKFLOW_ID);
+    // The lowest of a few rates whose run sample holds a bot run with a planned retry (the
+    // plan gives one green job in 97 a retry: a low rate may sample none of them).
+    let bot_runs: Vec<_> = ds
+        .runs
+        .iter()
+        .filter(in_window)
+        .filter(|r| bot(r))
+        .collect();
+    let retried_bot_runs: Vec<_> = bot_runs
+        .iter()
+        .filter(|r| {
+            r.attempts
+                .iter()
+                .flat_map(|a| &a.jobs)
+                .any(|j| planned.iter().any(|p| p.job == j.id))
+        })
+        .collect();
+    let rate = [0.2, 0.3, 0.5, 0.7, 0.9]
+        .into_iter()
+        .find(|&rate| {
+            retried_bot_runs
+                .iter()
+                .any(|r| in_green_run_sample(r.run.id, rate))
+        })
+        .expect("a rate that samples a bot run with a retried test");
+    let survey = SurveyPlan {
+        repo: repo(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    session(&gh)
+        .survey(store.clone(), set.clone(), &survey, &|_, _| BTreeSet::new())
+        .unwrap();
+    gh.clear_requests();
+    let asked = GreenLogs {
+        rate,
+        keep_logs: false,
+    };
+    let mut read = GreenLogsFetch::default();
+    session(&gh)
+        .fetch_green_outcomes_listing_quiet(&store, set, &repo(), (since, until), asked, &mut read)
+        .unwrap();
+
+    // The bot workflow's runs of the window sampled by run; the others' green jobs by job.
+    let in_window =
+        |r: &&flakestat::fake::FakeRun| r.run.created_at >= since && r.run.created_at < until;
+    let bot = |r: &flakestat::fake::FakeRun| r.run.workflow_id == WorkflowId(BOT_WORKFLOW_ID);
+    let bot_runs: Vec<_> = ds
+        .runs
+        .iter()
+        .filter(in_window)
+        .filter(|r| bot(r))
+        .collect();
+    let sampled_bot_runs = bot_runs
+        .iter()
+        .filter(|r| in_green_run_sample(r.run.id, rate))
+        .count() as u64;
+    assert!(sampled_bot_runs > 0 && sampled_bot_runs < bot_runs.len() as u64);
+    let jobs_requests =
+        gh.request_count(RouteKind::ListJobs) + gh.request_count(RouteKind::AttemptJobs);
+    assert_eq!(
+        (
+            read.quiet_runs_listed,
+            read.jobs_requests,
+            jobs_requests as u64
+        ),
+        (sampled_bot_runs, sampled_bot_runs, sampled_bot_runs),
+        "one jobs request per sampled run of the never-failing workflow, none for the others"
+    );
+    eprintln!(
+        "--green-logs {rate}, 2026-06-15..07-31: {} runs of the never-failing workflow, the jobs of {sampled_bot_runs} listed ({jobs_requests} jobs requests); {} green logs requested",
+        bot_runs.len(),
+        read.requests
+    );
+    let mut sampled: BTreeMap<JobId, (String, String)> = BTreeMap::new();
+    for r in ds.runs.iter().filter(in_window) {
+        for j in r.attempts.iter().flat_map(|a| &a.jobs) {
+            let chosen = if bot(r) {
+                in_green_run_sample(r.run.id, rate)
+            } else {
+                in_green_sample(j.id, rate)
+            };
+            if j.conclusion == Some(Conclusion::Success) && chosen {
+                sampled.insert(j.id, (r.run.workflow_name.clone(), j.name.clone()));
+            }
+        }
+    }
+    assert_eq!(read.read + read.unavailable, sampled.len() as u64);
+
+    let cache_s = cache.to_str().unwrap();
+    let sigs = common::signatures();
+    let report = [
+        "report",
+        "--tests",
+        "--cache-dir",
+        cache_s,
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-06-15",
+        "--until",
+        "2026-07-30",
+        "--signatures",
+        sigs.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let wire: TestsWire = serde_json::from_slice(&run(&report).stdout).unwrap();
+    let hidden = wire.hidden_flakes.expect("green logs were read");
+    assert_eq!(hidden.green_read, sampled.len() as u64);
+    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut bot_tests = BTreeSet::new();
+    for p in planned.iter().filter(|p| sampled.contains_key(&p.job)) {
+        *want.entry(p.test).or_default() += 1;
+        if sampled[&p.job].0 == "Label PR" {
+            bot_tests.insert(p.test);
+        }
+    }
+    assert!(
+        !bot_tests.is_empty(),
+        "a retried test in the never-failing workflow's sample"
+    );
+    let named: BTreeMap<&str, u64> = hidden.hidden().map(|t| (t.id.as_str(), t.hidden)).collect();
+    assert_eq!(named, want);
+    let budget: BTreeSet<&str> = hidden
+        .budget
+        .iter()
+        .filter(|b| b.green_retried > 0)
+        .map(|b| b.workflow.as_str())
+        .collect();
+    assert!(budget.contains("Label PR"), "{budget:?}");
+}

@@ -6,16 +6,28 @@
 //!
 //! Which jobs: those of the window's runs that succeeded, have no outcome yet, and fall in the
 //! sample (`analysis::hidden::in_green_sample`: a hash of the job id against the rate, so a
-//! repeat picks the same jobs and a higher rate adds to the lower one's). Each is asked once:
+//! repeat picks the same jobs and a higher rate adds to the lower one's). A workflow none of
+//! whose runs in the window failed or was re-run has no jobs listed by the survey
+//! (`Run::needs_workflow_jobs`): its runs are sampled instead (`in_green_run_sample`, the same
+//! hash of the run id), the jobs of the sampled green ones listed (one jobs page each, through
+//! `Ingest`, only with [`Session::fetch_green_outcomes_listing_quiet`]) and every green job of
+//! theirs read, so the share of their green jobs read is the rate too. Each is asked once:
 //! its outcome, whatever it is, is stored as it arrives, so a stopped survey resumes with the
 //! jobs it had not reached. Once GitHub's limit stops a download no new one starts, those under
 //! way are stored, and the error is returned (as `Ingest` does).
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+
 use super::FetchError;
+use super::ingest::{Ingest, RunAttempt};
 use super::joblogs::{JobLog, spool_error};
 use super::survey::Session;
-use flakestat_core::analysis::hidden::in_green_sample;
-use flakestat_core::model::{JobId, Repo, Timestamp};
+use flakestat_core::analysis::hidden::{in_green_run_sample, in_green_sample};
+use flakestat_core::model::{Conclusion, JobId, Repo, RunId, Timestamp};
+use flakestat_core::signatures::Classifier;
 use flakestat_core::signatures::testids::green::read_green_from;
 use flakestat_store::{GreenRead, LogEntry, StoreHandle};
 
@@ -45,14 +57,47 @@ pub struct GreenLogsFetch {
     pub unavailable: u64,
     /// Logs read that named a test retried to a pass.
     pub with_retries: u64,
+    /// Sampled green runs of workflows that never failed in the window whose jobs were listed.
+    pub quiet_runs_listed: u64,
+    /// The jobs pages those listings took (not in `requests`).
+    pub jobs_requests: u64,
 }
 
 impl Session {
     /// Reads the sampled green logs of `repo`'s runs created in `[since, until)` that have no
-    /// outcome yet; `summary` counts as it goes (right even when an error stops it).
+    /// outcome yet; `summary` counts as it goes (right even when an error stops it). The jobs of
+    /// never-failing workflows' runs are not listed here: those a caller stored are read (`serve`
+    /// stores every delivered run's).
     pub fn fetch_green_outcomes(
         &self,
         store: &StoreHandle,
+        repo: &Repo,
+        window: (Timestamp, Timestamp),
+        asked: GreenLogs,
+        summary: &mut GreenLogsFetch,
+    ) -> Result<(), FetchError> {
+        self.read_green_outcomes(store, None, repo, window, asked, summary)
+    }
+
+    /// [`fetch_green_outcomes`](Self::fetch_green_outcomes) after listing the jobs of the
+    /// sampled green runs of the window's never-failing workflows (a survey lists none for
+    /// them), classifying any failed job's log among them with `classifier` as a survey would.
+    pub fn fetch_green_outcomes_listing_quiet(
+        &self,
+        store: &StoreHandle,
+        classifier: Arc<dyn Classifier>,
+        repo: &Repo,
+        window: (Timestamp, Timestamp),
+        asked: GreenLogs,
+        summary: &mut GreenLogsFetch,
+    ) -> Result<(), FetchError> {
+        self.read_green_outcomes(store, Some(classifier), repo, window, asked, summary)
+    }
+
+    fn read_green_outcomes(
+        &self,
+        store: &StoreHandle,
+        classifier: Option<Arc<dyn Classifier>>,
         repo: &Repo,
         (since, until): (Timestamp, Timestamp),
         asked: GreenLogs,
@@ -61,12 +106,20 @@ impl Session {
         if asked.rate <= 0.0 {
             return Ok(());
         }
+        let quiet =
+            self.list_quiet_sample(store, classifier, repo, (since, until), asked.rate, summary)?;
         let unread = store.blocking(|s| s.green_jobs_unread(repo, since, until))?;
         summary.unread += unread.len() as u64;
         let todo: Vec<JobId> = unread
             .iter()
+            .filter(|j| {
+                if quiet.contains(&j.run_id) {
+                    in_green_run_sample(j.run_id, asked.rate)
+                } else {
+                    in_green_sample(j.id, asked.rate)
+                }
+            })
             .map(|j| j.id)
-            .filter(|&j| in_green_sample(j, asked.rate))
             .collect();
         summary.sampled += todo.len() as u64;
         let keep = asked.keep_logs;
@@ -87,6 +140,60 @@ impl Session {
         summary.requests += downloads.requests;
         summary.bytes += downloads.bytes;
         done
+    }
+}
+
+impl Session {
+    /// The runs of the window's never-failing workflows (`Store::quiet_window_runs`), their
+    /// green jobs sampled by run; with `classifier`, the jobs of the sampled completed green ones
+    /// not listed yet are listed first (concurrently within the client's limit), so a hidden
+    /// flake in a workflow that never fails is found too.
+    fn list_quiet_sample(
+        &self,
+        store: &StoreHandle,
+        classifier: Option<Arc<dyn Classifier>>,
+        repo: &Repo,
+        (since, until): (Timestamp, Timestamp),
+        rate: f64,
+        summary: &mut GreenLogsFetch,
+    ) -> Result<HashSet<RunId>, FetchError> {
+        let quiet = store.blocking(|s| s.quiet_window_runs(repo, since, until))?;
+        let ids: HashSet<RunId> = quiet.iter().map(|(r, _)| r.id).collect();
+        let Some(classifier) = classifier else {
+            return Ok(ids);
+        };
+        let todo: Vec<RunAttempt> = quiet
+            .iter()
+            .filter(|(r, listed)| {
+                !listed
+                    && r.is_completed()
+                    && r.conclusion == Some(Conclusion::Success)
+                    && in_green_run_sample(r.id, rate)
+            })
+            .map(|(r, _)| RunAttempt::of(r))
+            .collect();
+        if todo.is_empty() {
+            return Ok(ids);
+        }
+        let ingest = Ingest::new(
+            self.client.clone(),
+            store.clone(),
+            classifier,
+            self.progress.clone(),
+            repo.clone(),
+        );
+        let listed = self.runtime.block_on(async {
+            let mut pending = futures_util::stream::iter(todo)
+                .map(|attempt| ingest.ingest(attempt))
+                .buffer_unordered(self.client.concurrency());
+            while let Some(done) = pending.next().await {
+                done?;
+                summary.quiet_runs_listed += 1;
+            }
+            Ok::<_, FetchError>(())
+        });
+        summary.jobs_requests += ingest.cost().jobs.made;
+        listed.map(|()| ids)
     }
 }
 

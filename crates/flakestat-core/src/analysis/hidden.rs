@@ -42,6 +42,13 @@ pub fn in_green_sample(job: JobId, rate: f64) -> bool {
     ((z >> 11) as f64) / ((1u64 << 53) as f64) < rate
 }
 
+/// Whether run `run`'s green jobs are all in a `--green-logs` sample of share `rate` (the runs
+/// of a workflow that never failed in the window, whose jobs the survey does not list, are
+/// sampled whole): [`in_green_sample`]'s hash of the run id.
+pub fn in_green_run_sample(run: RunId, rate: f64) -> bool {
+    in_green_sample(JobId(run.0), rate)
+}
+
 /// One test's executions.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TestExecutions {
