@@ -298,11 +298,35 @@ fn a_rate_limit_stop_and_resume_fetches_no_green_log_twice() {
     }
     let sampled = sampled_green(&ds, since, until);
     assert!(stops >= 3, "stopped {stops} times only");
+    // A job's log is asked for on its own (`…/jobs/{id}/logs`) or in its attempt's archive
+    // (`…/runs/{id}/attempts/{n}/logs`, several sampled jobs of one attempt at once).
+    let attempt_of: BTreeMap<JobId, (u64, u32)> = ds
+        .jobs()
+        .map(|j| (j.id, (j.run_id.0, j.run_attempt)))
+        .collect();
     let mut asked_for: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut archives: BTreeMap<(u64, u32), usize> = BTreeMap::new();
     for r in gh.requests() {
-        if r.kind == RouteKind::JobLog && r.status != 403 && r.status != 429 {
+        if r.status == 403 || r.status == 429 {
+            continue;
+        }
+        if r.kind == RouteKind::JobLog {
             let id: u64 = r.path.split('/').nth_back(1).unwrap().parse().unwrap();
             *asked_for.entry(id).or_default() += 1;
+        } else if r.kind == RouteKind::AttemptLogs {
+            let mut back = r.path.split('/').rev().skip(1);
+            let attempt: u32 = back.next().unwrap().parse().unwrap();
+            let run: u64 = back.nth(1).unwrap().parse().unwrap();
+            *archives.entry((run, attempt)).or_default() += 1;
+        }
+    }
+    assert!(
+        archives.values().all(|&n| n == 1),
+        "each archive once: {archives:?}"
+    );
+    for job in sampled.keys() {
+        if archives.contains_key(&attempt_of[job]) && !asked_for.contains_key(&job.0) {
+            asked_for.insert(job.0, 1);
         }
     }
     let want: BTreeMap<u64, usize> = sampled.keys().map(|j| (j.0, 1)).collect();
@@ -318,6 +342,93 @@ fn a_rate_limit_stop_and_resume_fetches_no_green_log_twice() {
         .unwrap();
     assert_eq!((read.sampled, read.requests), (0, 0));
     assert_eq!(gh.request_count(RouteKind::JobLog), 0);
+    assert_eq!(gh.request_count(RouteKind::AttemptLogs), 0);
+}
+
+/// Green logs through the attempt archive when that is cheaper (`--green-logs 1`: every green
+/// job of an attempt sampled, one archive request instead of one per job): fewer requests than
+/// logs read, and the same outcomes as asking for each log on its own (`signatures audit
+/// --green-sample`'s way, which never uses archives).
+#[test]
+fn green_logs_come_through_the_attempt_archive_when_cheaper() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = hidden_story(dir.path());
+    let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
+    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
+    let (since, until) = (at("2026-07-01T00:00:00Z"), at("2026-07-04T00:00:00Z"));
+    let survey = SurveyPlan {
+        repo: repo(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    let store = StoreHandle::new(Store::open(&dir.path().join("cache")).unwrap());
+    session(&gh)
+        .survey(store.clone(), set, &survey, &|_, _| BTreeSet::new())
+        .unwrap();
+    gh.clear_requests();
+    let all = GreenLogs {
+        rate: 1.0,
+        keep_logs: true,
+    };
+    let mut read = GreenLogsFetch::default();
+    session(&gh)
+        .fetch_green_outcomes(&store, &repo(), (since, until), all, &mut read)
+        .unwrap();
+    let archives = gh.request_count(RouteKind::AttemptLogs) as u64;
+    let one_by_one = gh.request_count(RouteKind::JobLog) as u64;
+    assert!(archives > 0, "{read:?}");
+    assert_eq!(
+        (read.archives, read.requests),
+        (archives, archives + one_by_one)
+    );
+    assert_eq!(read.read + read.unavailable, read.sampled);
+    assert!(
+        read.requests * 4 < read.read,
+        "{} requests for {} logs",
+        read.requests,
+        read.read
+    );
+    eprintln!(
+        "--green-logs 1, 2026-07-01..04: {} green logs read in {} requests ({archives} attempt archives)",
+        read.read, read.requests
+    );
+
+    // Each log read is the job's own: the same bytes as its own download.
+    let ids: Vec<JobId> = store
+        .blocking(|s| s.green_jobs_unread(&repo(), since, until))
+        .unwrap()
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert!(ids.is_empty(), "every green job has its outcome");
+    let outcomes = store
+        .blocking(|s| s.load_snapshot(&repo(), since, until, "x"))
+        .unwrap()
+        .green;
+    let green: Vec<JobId> = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at >= since && r.run.created_at < until)
+        .flat_map(|r| r.attempts.iter().flat_map(|a| &a.jobs))
+        .filter(|j| j.conclusion == Some(Conclusion::Success))
+        .map(|j| j.id)
+        .collect();
+    let mut compared = 0;
+    for job in &green {
+        if let Some(flakestat::fake::FakeLog::Text(text)) = ds.logs.get(job) {
+            let want = flakestat::signatures::testids::green::read_green(text);
+            assert_eq!(outcomes.get(job), Some(&want), "job {job}");
+            compared += u64::from(!want.retried.is_empty());
+        }
+    }
+    assert!(
+        compared > 0,
+        "a log with a retried test among those compared"
+    );
 }
 
 /// `serve --green-logs`: a green run of the story holding a test retried to a pass, surveyed

@@ -8,7 +8,7 @@
 //! (`joblogs.rs`), and counts them.
 
 use super::FetchError;
-use super::joblogs::{JobLog, spool_error};
+use super::joblogs::{Asking, JobLog, spool_error};
 use super::survey::Session;
 use flakestat_core::model::{JobId, LogStatus, Repo};
 use flakestat_store::{LogEntry, StoreHandle};
@@ -48,7 +48,10 @@ impl Session {
             store,
             repo,
             todo,
-            "a successful job, sampled",
+            Asking {
+                what: "a successful job, sampled",
+                archives: false,
+            },
             settle,
             |stored| {
                 if stored {

@@ -23,7 +23,7 @@ use futures_util::StreamExt;
 
 use super::FetchError;
 use super::ingest::{Ingest, RunAttempt};
-use super::joblogs::{JobLog, spool_error};
+use super::joblogs::{Asking, JobLog, spool_error};
 use super::survey::Session;
 use flakestat_core::analysis::hidden::{in_green_run_sample, in_green_sample};
 use flakestat_core::model::{Conclusion, JobId, Repo, RunId, Timestamp};
@@ -47,8 +47,10 @@ pub struct GreenLogsFetch {
     pub unread: u64,
     /// Of them, those in the sample.
     pub sampled: u64,
-    /// `GET …/jobs/{id}/logs` requests made.
+    /// `GET …/jobs/{id}/logs` and attempt archive requests made.
     pub requests: u64,
+    /// Of them, attempt archives (several sampled jobs of one attempt in one request).
+    pub archives: u64,
     /// Log bytes downloaded.
     pub bytes: u64,
     /// Logs read (their outcome stored).
@@ -127,7 +129,10 @@ impl Session {
             store,
             repo,
             todo,
-            "a successful job, --green-logs",
+            Asking {
+                what: "a successful job, --green-logs",
+                archives: true,
+            },
             move |store, job, log| settle(store, job, log, keep),
             |read| match read {
                 GreenRead::Read(o) => {
@@ -138,6 +143,7 @@ impl Session {
             },
         );
         summary.requests += downloads.requests;
+        summary.archives += downloads.archives;
         summary.bytes += downloads.bytes;
         done
     }
