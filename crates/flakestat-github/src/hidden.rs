@@ -11,7 +11,9 @@
 //! (`Run::needs_workflow_jobs`): its runs are sampled instead (`in_green_run_sample`, the same
 //! hash of the run id), the jobs of the sampled green ones listed (one jobs page each, through
 //! `Ingest`, only with [`Session::fetch_green_outcomes_listing_quiet`]) and every green job of
-//! theirs read, so the share of their green jobs read is the rate too. Each is asked once:
+//! theirs read, so the share of their green jobs read is the rate too. Several sampled jobs of
+//! one attempt come through the attempt's archive when that is cheaper (`joblogs.rs`). Each is
+//! asked once:
 //! its outcome, whatever it is, is stored as it arrives, so a stopped survey resumes with the
 //! jobs it had not reached. Once GitHub's limit stops a download no new one starts, those under
 //! way are stored, and the error is returned (as `Ingest` does).
@@ -67,8 +69,8 @@ pub struct GreenLogsFetch {
 
 impl Session {
     /// Reads the sampled green logs of `repo`'s runs created in `[since, until)` that have no
-    /// outcome yet; `summary` counts as it goes (right even when an error stops it). The jobs of
-    /// never-failing workflows' runs are not listed here: those a caller stored are read (`serve`
+    /// outcome yet; `summary` counts as it goes (right even when an error stops it). Each job is
+    /// sampled by its own id and no jobs are listed: those a caller stored are read (`serve`
     /// stores every delivered run's).
     pub fn fetch_green_outcomes(
         &self,
@@ -150,10 +152,10 @@ impl Session {
 }
 
 impl Session {
-    /// The runs of the window's never-failing workflows (`Store::quiet_window_runs`), their
-    /// green jobs sampled by run; with `classifier`, the jobs of the sampled completed green ones
-    /// not listed yet are listed first (concurrently within the client's limit), so a hidden
-    /// flake in a workflow that never fails is found too.
+    /// With `classifier`, the runs of the window's never-failing workflows
+    /// (`Store::quiet_window_runs`), whose green jobs are sampled by run, the jobs of the sampled
+    /// completed green ones not listed yet listed first (concurrently within the client's
+    /// limit), so a hidden flake in a workflow that never fails is found too; without, none.
     fn list_quiet_sample(
         &self,
         store: &StoreHandle,
@@ -163,11 +165,13 @@ impl Session {
         rate: f64,
         summary: &mut GreenLogsFetch,
     ) -> Result<HashSet<RunId>, FetchError> {
+        // Without a listing (`serve` after a delivery, whose window is the run's creation
+        // second: any workflow looks quiet there) every job is sampled by its own id.
+        let Some(classifier) = classifier else {
+            return Ok(HashSet::new());
+        };
         let quiet = store.blocking(|s| s.quiet_window_runs(repo, since, until))?;
         let ids: HashSet<RunId> = quiet.iter().map(|(r, _)| r.id).collect();
-        let Some(classifier) = classifier else {
-            return Ok(ids);
-        };
         let todo: Vec<RunAttempt> = quiet
             .iter()
             .filter(|(r, listed)| {
