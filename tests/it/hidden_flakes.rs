@@ -616,7 +616,7 @@ fn a_hidden_flake_in_a_never_failing_workflow_is_found() {
         .runs
         .iter()
         .filter(|r| !bot(r) && r.run.conclusion == Some(Conclusion::Success))
-        .filter(|r| in_window(&r))
+        .filter(|r| in_window(r))
         .find_map(|r| {
             let green: Vec<JobId> = r
                 .attempts
