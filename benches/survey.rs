@@ -401,8 +401,9 @@ fn main() {
 /// `GREEN_LOGS=0,0.1,1`: the cost of `--green-logs RATE` on `busy:1400` (no latency: requests
 /// and bytes only), each rate from an empty store: the survey's API requests with the green
 /// logs' requests and bytes (the CLI's `green logs:` line), and the green job executions. The
-/// survey lists the jobs of runs whose workflow had something failed or re-run only, so the
-/// green jobs `--green-logs` can sample are theirs.
+/// survey lists the jobs of runs whose workflow had something failed or re-run only; the green
+/// step lists those of the sampled runs of the other workflows (one jobs request each: in
+/// the API requests, and counted in the last column).
 fn green_logs_cost(rates: &str, concurrency: u64, signatures: &std::path::Path) {
     let ds = dataset("busy:1400").expect("a scenario");
     let (since, until) = window(&ds);
@@ -418,8 +419,10 @@ fn green_logs_cost(rates: &str, concurrency: u64, signatures: &std::path::Path) 
         })
         .count();
     println!("green job executions in the window: {green}");
-    println!("| scenario | --green-logs | API requests | of them green logs | green log bytes |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| scenario | --green-logs | API requests | of them green logs | green log bytes | runs of never-failing workflows listed |"
+    );
+    println!("|---|---|---|---|---|---|");
     // No rate limit: a whole sample at rate 1 is more than the fake's 5,000 a window.
     let faults = Faults {
         rate_limit: Some(1_000_000),
@@ -452,11 +455,19 @@ fn green_logs_cost(rates: &str, concurrency: u64, signatures: &std::path::Path) 
             .find_map(|l| l.strip_prefix("flakestat: green logs: "))
             .unwrap_or("none read");
         let made = api_requests(&gh.request_counts());
-        let (requests, bytes) = line
-            .rsplit_once("; ")
-            .and_then(|(_, tail)| tail.split_once(" requests, "))
+        // `…; N requests, BYTES` and, when it listed some, `; the jobs of K sampled runs of
+        // workflows that never failed listed (M requests)`.
+        let mut parts = line.split("; ");
+        let (requests, bytes) = parts
+            .nth(1)
+            .and_then(|tail| tail.split_once(" requests, "))
             .unwrap_or(("0", "0 B"));
-        println!("| busy:1400 | {rate} | {made} | {requests} | {bytes} |");
+        let quiet = parts
+            .next()
+            .and_then(|t| t.strip_prefix("the jobs of "))
+            .and_then(|t| t.split_once(' '))
+            .map_or("0", |(runs, _)| runs);
+        println!("| busy:1400 | {rate} | {made} | {requests} | {bytes} | {quiet} |");
     }
 }
 

@@ -40,8 +40,10 @@ pub(super) fn green_line(read: &[GreenLogsFetch]) -> String {
         all.read += g.read;
         all.unavailable += g.unavailable;
         all.with_retries += g.with_retries;
+        all.quiet_runs_listed += g.quiet_runs_listed;
+        all.jobs_requests += g.jobs_requests;
     }
-    format!(
+    let mut line = format!(
         "green logs: {} read ({} with a test retried to a pass), {} unavailable, of {} sampled among {} green jobs not read before; {} requests, {}",
         all.read,
         all.with_retries,
@@ -50,7 +52,14 @@ pub(super) fn green_line(read: &[GreenLogsFetch]) -> String {
         all.unread,
         all.requests,
         human_bytes(all.bytes)
-    )
+    );
+    if all.quiet_runs_listed > 0 {
+        line.push_str(&format!(
+            "; the jobs of {} sampled runs of workflows that never failed listed ({} requests)",
+            all.quiet_runs_listed, all.jobs_requests
+        ));
+    }
+    line
 }
 
 pub(super) fn cost_line(summary: &SurveySummary) -> String {

@@ -172,15 +172,23 @@ fn run_tests(
             // says is left out is left out here too. The signature analysis is not needed.
             let (complete, completeness) = analysis::complete_part(snapshot);
             let incidents = analysis::incidents::find_incidents(&complete);
+            // Once: the tests' verdicts read it, and the report shows it.
+            let hidden = analysis::hidden::analyze_hidden(&complete);
+            let tests = analysis::tests::analyze_tests(
+                &complete,
+                &loaded.window.config,
+                &incidents,
+                &hidden,
+            );
             let mut tests = TestsReport {
                 repo: snapshot.repo.clone().or_else(|| asked.cloned()),
                 since: snapshot.since,
                 until: snapshot.until,
-                tests: analysis::tests::analyze_tests(&complete, &loaded.window.config, &incidents),
+                tests,
                 incidents,
                 fill_gap: None,
                 completeness,
-                hidden: analysis::hidden::analyze_hidden(&complete),
+                hidden,
             };
             tests.fill_gap = Some(fill_gap_command(&tests.survey_gap(), &loaded.survey_flags));
             tests

@@ -435,7 +435,7 @@ impl SurveyIngest {
             config: &self.analysis,
         };
         fetch_ancestry(&self.session, &self.store, &plan).map_err(failure)?;
-        self.read_green_logs(&repo, since, until)?;
+        self.read_green_logs(&repo, since, until, true)?;
         let after = self.session.stats();
         Ok(Ingested {
             logs_fetched: after.logs_downloaded - before.logs_downloaded,
@@ -446,20 +446,32 @@ impl SurveyIngest {
 
 impl SurveyIngest {
     /// `--green-logs`: the sampled green logs of the runs created in `[since, until)` not read
-    /// yet (nothing at rate 0).
+    /// yet (nothing at rate 0); with `list_quiet` (a resync, which is a survey) the jobs of the
+    /// sampled runs of never-failing workflows are listed first, as a survey's are (a delivered
+    /// run's jobs are stored already).
     fn read_green_logs(
         &self,
         repo: &Repo,
         since: Timestamp,
         until: Timestamp,
+        list_quiet: bool,
     ) -> Result<(), IngestFailure> {
         if self.green.rate <= 0.0 {
             return Ok(());
         }
         let mut read = GreenLogsFetch::default();
-        self.session
-            .fetch_green_outcomes(&self.store, repo, (since, until), self.green, &mut read)
-            .map_err(failure)
+        let window = (since, until);
+        let (store, green) = (&self.store, self.green);
+        if list_quiet {
+            let classifier = self.signatures.classifier();
+            self.session.fetch_green_outcomes_listing_quiet(
+                store, classifier, repo, window, green, &mut read,
+            )
+        } else {
+            self.session
+                .fetch_green_outcomes(store, repo, window, green, &mut read)
+        }
+        .map_err(failure)
     }
 }
 
@@ -484,7 +496,7 @@ impl IngestRun for SurveyIngest {
         if let Some(created) = run.run_created_at {
             // The run's own green jobs: its creation second is its window.
             let window_end = created + chrono::TimeDelta::seconds(1);
-            self.read_green_logs(&run.repo, created, window_end)?;
+            self.read_green_logs(&run.repo, created, window_end, false)?;
         }
         if let Some(hook) = &self.pr_hook {
             // The run is stored whatever the hook does: a failed write is said, not retried.

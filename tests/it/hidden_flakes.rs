@@ -298,11 +298,35 @@ fn a_rate_limit_stop_and_resume_fetches_no_green_log_twice() {
     }
     let sampled = sampled_green(&ds, since, until);
     assert!(stops >= 3, "stopped {stops} times only");
+    // A job's log is asked for on its own (`…/jobs/{id}/logs`) or in its attempt's archive
+    // (`…/runs/{id}/attempts/{n}/logs`, several sampled jobs of one attempt at once).
+    let attempt_of: BTreeMap<JobId, (u64, u32)> = ds
+        .jobs()
+        .map(|j| (j.id, (j.run_id.0, j.run_attempt)))
+        .collect();
     let mut asked_for: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut archives: BTreeMap<(u64, u32), usize> = BTreeMap::new();
     for r in gh.requests() {
-        if r.kind == RouteKind::JobLog && r.status != 403 && r.status != 429 {
+        if r.status == 403 || r.status == 429 {
+            continue;
+        }
+        if r.kind == RouteKind::JobLog {
             let id: u64 = r.path.split('/').nth_back(1).unwrap().parse().unwrap();
             *asked_for.entry(id).or_default() += 1;
+        } else if r.kind == RouteKind::AttemptLogs {
+            let mut back = r.path.split('/').rev().skip(1);
+            let attempt: u32 = back.next().unwrap().parse().unwrap();
+            let run: u64 = back.nth(1).unwrap().parse().unwrap();
+            *archives.entry((run, attempt)).or_default() += 1;
+        }
+    }
+    assert!(
+        archives.values().all(|&n| n == 1),
+        "each archive once: {archives:?}"
+    );
+    for job in sampled.keys() {
+        if archives.contains_key(&attempt_of[job]) && !asked_for.contains_key(&job.0) {
+            asked_for.insert(job.0, 1);
         }
     }
     let want: BTreeMap<u64, usize> = sampled.keys().map(|j| (j.0, 1)).collect();
@@ -318,4 +342,385 @@ fn a_rate_limit_stop_and_resume_fetches_no_green_log_twice() {
         .unwrap();
     assert_eq!((read.sampled, read.requests), (0, 0));
     assert_eq!(gh.request_count(RouteKind::JobLog), 0);
+    assert_eq!(gh.request_count(RouteKind::AttemptLogs), 0);
+}
+
+/// Green logs through the attempt archive when that is cheaper (`--green-logs 1`: every green
+/// job of an attempt sampled, one archive request instead of one per job): fewer requests than
+/// logs read, and the same outcomes as asking for each log on its own (`signatures audit
+/// --green-sample`'s way, which never uses archives).
+#[test]
+fn green_logs_come_through_the_attempt_archive_when_cheaper() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = hidden_story(dir.path());
+    let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
+    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
+    let (since, until) = (at("2026-07-01T00:00:00Z"), at("2026-07-04T00:00:00Z"));
+    let survey = SurveyPlan {
+        repo: repo(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    let store = StoreHandle::new(Store::open(&dir.path().join("cache")).unwrap());
+    session(&gh)
+        .survey(store.clone(), set, &survey, &|_, _| BTreeSet::new())
+        .unwrap();
+    gh.clear_requests();
+    let all = GreenLogs {
+        rate: 1.0,
+        keep_logs: true,
+    };
+    let mut read = GreenLogsFetch::default();
+    session(&gh)
+        .fetch_green_outcomes(&store, &repo(), (since, until), all, &mut read)
+        .unwrap();
+    let archives = gh.request_count(RouteKind::AttemptLogs) as u64;
+    let one_by_one = gh.request_count(RouteKind::JobLog) as u64;
+    assert!(archives > 0, "{read:?}");
+    assert_eq!(
+        (read.archives, read.requests),
+        (archives, archives + one_by_one)
+    );
+    assert_eq!(read.read + read.unavailable, read.sampled);
+    assert!(
+        read.requests * 4 < read.read,
+        "{} requests for {} logs",
+        read.requests,
+        read.read
+    );
+    eprintln!(
+        "--green-logs 1, 2026-07-01..04: {} green logs read in {} requests ({archives} attempt archives)",
+        read.read, read.requests
+    );
+
+    // Each log read is the job's own: the same bytes as its own download.
+    let ids: Vec<JobId> = store
+        .blocking(|s| s.green_jobs_unread(&repo(), since, until))
+        .unwrap()
+        .iter()
+        .map(|j| j.id)
+        .collect();
+    assert!(ids.is_empty(), "every green job has its outcome");
+    let outcomes = store
+        .blocking(|s| s.load_snapshot(&repo(), since, until, "x"))
+        .unwrap()
+        .green;
+    let green: Vec<JobId> = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at >= since && r.run.created_at < until)
+        .flat_map(|r| r.attempts.iter().flat_map(|a| &a.jobs))
+        .filter(|j| j.conclusion == Some(Conclusion::Success))
+        .map(|j| j.id)
+        .collect();
+    let mut compared = 0;
+    for job in &green {
+        if let Some(flakestat::fake::FakeLog::Text(text)) = ds.logs.get(job) {
+            let want = flakestat::signatures::testids::green::read_green(text);
+            assert_eq!(outcomes.get(job), Some(&want), "job {job}");
+            compared += u64::from(!want.retried.is_empty());
+        }
+    }
+    assert!(
+        compared > 0,
+        "a log with a retried test among those compared"
+    );
+}
+
+/// `serve --green-logs`: a green run of the story holding a test retried to a pass, surveyed
+/// without green logs (no hidden flake reported), then delivered to `serve --green-logs 1` as
+/// GitHub's `workflow_run` completion: `report --tests` names the test hidden flaky in its job,
+/// with every green job of that run read and no other.
+#[test]
+fn serve_green_logs_reads_a_delivered_green_run_s_retried_test() {
+    use crate::serve::Serve;
+    let dir = tempfile::tempdir().unwrap();
+    let story = story_with(dir.path(), "hidden_flakes = true\n");
+    let ds = Dataset::load(&story).unwrap();
+    // A green run, one attempt, in the story's window, with a planned retry in one of its jobs.
+    let planned = plan(&ds);
+    let (green_run, p) = planned
+        .iter()
+        .find_map(|p| {
+            let found = ds.runs.iter().find(|r| {
+                r.attempts
+                    .iter()
+                    .any(|a| a.jobs.iter().any(|j| j.id == p.job))
+            })?;
+            (found.run.run_attempt == 1
+                && found.run.conclusion == Some(Conclusion::Success)
+                && found.run.created_at >= at("2026-06-16T00:00:00Z"))
+            .then(|| (found.clone(), p.clone()))
+        })
+        .expect("the story has a green run with a retried test");
+    let green_jobs = green_run
+        .attempts
+        .iter()
+        .flat_map(|a| &a.jobs)
+        .filter(|j| j.conclusion == Some(Conclusion::Success))
+        .count() as u64;
+    let day = green_run.run.created_at.format("%Y-%m-%d").to_string();
+    let next = (green_run.run.created_at + chrono::TimeDelta::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    let window = [
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        &day,
+        "--until",
+        &next,
+    ];
+    let cache = dir.path().join("cache");
+    let (cache_s, story_s) = (cache.to_str().unwrap(), story.to_str().unwrap());
+    let sigs = common::signatures();
+    let sigs = sigs.to_str().unwrap();
+    let mut survey = vec!["-q", "survey", "--replay", story_s, "--cache-dir", cache_s];
+    survey.extend(window);
+    survey.extend(["--signatures", sigs, "--format", "json"]);
+    run(&survey);
+    let report = || -> TestsWire {
+        let mut args = vec!["report", "--tests", "--cache-dir", cache_s];
+        args.extend(window);
+        args.extend(["--signatures", sigs, "--format", "json"]);
+        serde_json::from_slice(&run(&args).stdout).unwrap()
+    };
+    assert!(report().hidden_flakes.is_none(), "no green log read yet");
+
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--replay",
+            story_s,
+            "--cache-dir",
+            cache_s,
+            "--signatures",
+            sigs,
+            "--resync",
+            "0",
+            "--green-logs",
+            "1",
+        ],
+    );
+    let created = green_run
+        .run
+        .created_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let delivery = serde_json::to_vec(&serde_json::json!({
+        "action": "completed",
+        "repository": { "full_name": "NVIDIA/cuda-python" },
+        "workflow_run": { "id": green_run.run.id.0, "run_attempt": 1, "created_at": created,
+                          "status": "completed", "conclusion": "success" },
+    }))
+    .unwrap();
+    let (status, body) = serve.deliver("workflow_run", "green-1", &delivery, None);
+    assert_eq!(status, 202, "{body}");
+    serve.wait_until("the green run ingested", |s| {
+        s.metric("flakestat_ingests_total{outcome=\"done\"}") == 1
+    });
+    let (code, stderr) = serve.stop();
+    assert_eq!(code, 0, "{stderr}");
+
+    let hidden = report().hidden_flakes.expect("green logs were read");
+    assert_eq!(
+        hidden.green_read, green_jobs,
+        "the delivered run's green jobs, no other"
+    );
+    // The plan's retries in that run (one, or more should two of its jobs have one).
+    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+    for q in planned.iter().filter(|q| {
+        green_run
+            .attempts
+            .iter()
+            .any(|a| a.jobs.iter().any(|j| j.id == q.job))
+    }) {
+        *want.entry(q.test).or_default() += 1;
+    }
+    let named: BTreeMap<&str, u64> = hidden.hidden().map(|t| (t.id.as_str(), t.hidden)).collect();
+    assert_eq!(named, want);
+    let t = hidden.tests.iter().find(|t| t.id == p.test).unwrap();
+    assert_eq!(t.cells.get(&p.job_name), Some(&1), "{:?}", t.cells);
+}
+
+/// A hidden flake in a workflow that never fails in the window (the story's bot workflow, with
+/// `bot_workflow = true`: a survey lists no jobs for it) is found by `--green-logs`: the green
+/// step lists the jobs of that workflow's sampled runs only (one jobs request per run sampled,
+/// counted in the fake's request log) and reads every green job of theirs; every hidden flaky
+/// test is named, the bot workflow's among them.
+#[test]
+fn a_hidden_flake_in_a_never_failing_workflow_is_found() {
+    use flakestat::analysis::hidden::in_green_run_sample;
+    use flakestat::fake::BOT_WORKFLOW_ID;
+    use flakestat::model::WorkflowId;
+    let dir = tempfile::tempdir().unwrap();
+    let story = story_with(dir.path(), "hidden_flakes = true\nbot_workflow = true\n");
+    let ds = Dataset::load(&story).unwrap();
+    let planned = plan(&ds);
+    let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
+    let cache = dir.path().join("cache");
+    let store = StoreHandle::new(Store::open(&cache).unwrap());
+    let set = Arc::new(SignatureSet::compile(load_bundled()).unwrap());
+    let (since, until) = (at("2026-06-15T00:00:00Z"), at("2026-07-31T00:00:00Z"));
+    let in_window =
+        |r: &&flakestat::fake::FakeRun| r.run.created_at >= since && r.run.created_at < until;
+    let bot = |r: &flakestat::fake::FakeRun| r.run.workflow_id == WorkflowId(BOT_WORKFLOW_ID);
+    // The lowest of a few rates whose run sample holds a bot run with a planned retry (the
+    // plan gives one green job in 97 a retry: a low rate may sample none of them).
+    let bot_runs: Vec<_> = ds
+        .runs
+        .iter()
+        .filter(in_window)
+        .filter(|r| bot(r))
+        .collect();
+    let retried_bot_runs: Vec<_> = bot_runs
+        .iter()
+        .filter(|r| {
+            r.attempts
+                .iter()
+                .flat_map(|a| &a.jobs)
+                .any(|j| planned.iter().any(|p| p.job == j.id))
+        })
+        .collect();
+    let rate = [0.2, 0.3, 0.5, 0.7, 0.9]
+        .into_iter()
+        .find(|&rate| {
+            retried_bot_runs
+                .iter()
+                .any(|r| in_green_run_sample(r.run.id, rate))
+        })
+        .expect("a rate that samples a bot run with a retried test");
+    let survey = SurveyPlan {
+        repo: repo(),
+        since,
+        until,
+        workflows: vec![],
+        branch: None,
+        event: None,
+        interruptible: false,
+    };
+    session(&gh)
+        .survey(store.clone(), set.clone(), &survey, &|_, _| BTreeSet::new())
+        .unwrap();
+    let asked = GreenLogs {
+        rate,
+        keep_logs: false,
+    };
+    // Without the listing (`serve` after a delivery: the window is the run's creation second,
+    // where any workflow looks quiet) a run's green jobs are sampled each by its own id: a
+    // green run of the failing workflow whose jobs the job sample splits is read in part.
+    let (split, split_sampled) = ds
+        .runs
+        .iter()
+        .filter(|r| !bot(r) && r.run.conclusion == Some(Conclusion::Success))
+        .filter(|r| in_window(r))
+        .find_map(|r| {
+            let green: Vec<JobId> = r
+                .attempts
+                .iter()
+                .flat_map(|a| &a.jobs)
+                .filter(|j| j.conclusion == Some(Conclusion::Success))
+                .map(|j| j.id)
+                .collect();
+            let n = green.iter().filter(|&&j| in_green_sample(j, rate)).count();
+            (n > 0 && n < green.len()).then_some((r.run.created_at, n as u64))
+        })
+        .expect("a green run whose jobs the sample splits");
+    let second = (split, split + chrono::TimeDelta::seconds(1));
+    let mut one = GreenLogsFetch::default();
+    session(&gh)
+        .fetch_green_outcomes(&store, &repo(), second, asked, &mut one)
+        .unwrap();
+    assert_eq!((one.sampled, one.quiet_runs_listed), (split_sampled, 0));
+
+    gh.clear_requests();
+    let mut read = GreenLogsFetch::default();
+    session(&gh)
+        .fetch_green_outcomes_listing_quiet(&store, set, &repo(), (since, until), asked, &mut read)
+        .unwrap();
+    read.read += one.read;
+    read.unavailable += one.unavailable;
+
+    // The bot workflow's runs of the window sampled by run; the others' green jobs by job.
+    let sampled_bot_runs = bot_runs
+        .iter()
+        .filter(|r| in_green_run_sample(r.run.id, rate))
+        .count() as u64;
+    assert!(sampled_bot_runs > 0 && sampled_bot_runs < bot_runs.len() as u64);
+    let jobs_requests =
+        gh.request_count(RouteKind::ListJobs) + gh.request_count(RouteKind::AttemptJobs);
+    assert_eq!(
+        (
+            read.quiet_runs_listed,
+            read.jobs_requests,
+            jobs_requests as u64
+        ),
+        (sampled_bot_runs, sampled_bot_runs, sampled_bot_runs),
+        "one jobs request per sampled run of the never-failing workflow, none for the others"
+    );
+    eprintln!(
+        "--green-logs {rate}, 2026-06-15..07-31: {} runs of the never-failing workflow, the jobs of {sampled_bot_runs} listed ({jobs_requests} jobs requests); {} green logs requested",
+        bot_runs.len(),
+        read.requests
+    );
+    let mut sampled: BTreeMap<JobId, (String, String)> = BTreeMap::new();
+    for r in ds.runs.iter().filter(in_window) {
+        for j in r.attempts.iter().flat_map(|a| &a.jobs) {
+            let chosen = if bot(r) {
+                in_green_run_sample(r.run.id, rate)
+            } else {
+                in_green_sample(j.id, rate)
+            };
+            if j.conclusion == Some(Conclusion::Success) && chosen {
+                sampled.insert(j.id, (r.run.workflow_name.clone(), j.name.clone()));
+            }
+        }
+    }
+    assert_eq!(read.read + read.unavailable, sampled.len() as u64);
+
+    let cache_s = cache.to_str().unwrap();
+    let sigs = common::signatures();
+    let report = [
+        "report",
+        "--tests",
+        "--cache-dir",
+        cache_s,
+        "--repo",
+        "NVIDIA/cuda-python",
+        "--since",
+        "2026-06-15",
+        "--until",
+        "2026-07-30",
+        "--signatures",
+        sigs.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let wire: TestsWire = serde_json::from_slice(&run(&report).stdout).unwrap();
+    let hidden = wire.hidden_flakes.expect("green logs were read");
+    assert_eq!(hidden.green_read, sampled.len() as u64);
+    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut bot_tests = BTreeSet::new();
+    for p in planned.iter().filter(|p| sampled.contains_key(&p.job)) {
+        *want.entry(p.test).or_default() += 1;
+        if sampled[&p.job].0 == "Label PR" {
+            bot_tests.insert(p.test);
+        }
+    }
+    assert!(
+        !bot_tests.is_empty(),
+        "a retried test in the never-failing workflow's sample"
+    );
+    let named: BTreeMap<&str, u64> = hidden.hidden().map(|t| (t.id.as_str(), t.hidden)).collect();
+    assert_eq!(named, want);
+    let budget: BTreeSet<&str> = hidden
+        .budget
+        .iter()
+        .filter(|b| b.green_retried > 0)
+        .map(|b| b.workflow.as_str())
+        .collect();
+    assert!(budget.contains("Label PR"), "{budget:?}");
 }

@@ -4,15 +4,19 @@
 //! each with the runner's summary line (how many tests passed, how many retries).
 //!
 //! Which jobs: every [`EVERY`]-th green execution (by job id) of a job whose name starts with
-//! `Test`; the runner and the test go round the tables below. [`plan`] says what it chose, from
+//! `Test`, or of the bot workflow's job when the scenario has it (`bot_workflow`: a workflow
+//! that never fails, whose jobs a survey does not list; its job ids follow the others', so the
+//! story's own plan is the same with or without it); the runner and the test go round the tables below. [`plan`] says what it chose, from
 //! the dataset's jobs alone, so a test computes the expected figures from the same plan the
 //! logs were written from. The logs are new only for those green jobs: every failed job, its
 //! log, and every other job's log are as before; a survey that reads no green log sees the same
 //! data except for the bytes of the attempt archives holding them.
 
-use flakestat_core::model::{Conclusion, Job, JobId, Timestamp};
+use std::collections::BTreeSet;
 
-use crate::dataset::{Dataset, FakeLog};
+use flakestat_core::model::{Conclusion, Job, JobId, RunId, Timestamp, WorkflowId};
+
+use crate::dataset::{BOT_WORKFLOW_ID, Dataset, FakeLog};
 use crate::stamp::log_line;
 
 /// One green job in [`EVERY`] (of those whose name starts with `Test`) retried a test.
@@ -50,16 +54,25 @@ pub struct PlannedRetry {
     pub retries: u64,
 }
 
-fn eligible(job: &Job) -> bool {
+fn eligible(job: &Job, bot: bool) -> bool {
     job.conclusion == Some(Conclusion::Success)
-        && job.name.starts_with("Test")
+        && (job.name.starts_with("Test") || bot)
         && job.started_at.is_some()
         && job.completed_at.is_some()
 }
 
 /// The green jobs given a retried test, by job id.
 pub fn plan(ds: &Dataset) -> Vec<PlannedRetry> {
-    let mut jobs: Vec<&Job> = ds.jobs().filter(|j| eligible(j)).collect();
+    let bots: BTreeSet<RunId> = ds
+        .runs
+        .iter()
+        .filter(|r| r.run.workflow_id == WorkflowId(BOT_WORKFLOW_ID))
+        .map(|r| r.run.id)
+        .collect();
+    let mut jobs: Vec<&Job> = ds
+        .jobs()
+        .filter(|j| eligible(j, bots.contains(&j.run_id)))
+        .collect();
     jobs.sort_by_key(|j| j.id);
     jobs.dedup_by_key(|j| j.id);
     let mut out = Vec::new();

@@ -4,19 +4,14 @@
 //! the store's `green_logs` (never among failure logs: `store/green.rs`).
 //!
 //! The caller (`cli`) picks the jobs (`analysis::green::green_sample`); this file only asks
-//! GitHub for those the store has no outcome for yet, at most one request each, and counts them.
-
-use std::io::Seek;
-
-use http::StatusCode;
-use tokio::task::JoinSet;
+//! GitHub for those the store has no outcome for yet, at most one request each
+//! (`joblogs.rs`), and counts them.
 
 use super::FetchError;
-use super::archive::is_own_log;
-use super::spool::LogBody;
-use super::survey::{Session, encode, unexpected};
-use flakestat_core::model::{JobId, Repo};
-use flakestat_store::{LogEntry, StoreHandle, compress_log, compress_log_reader};
+use super::joblogs::{Asking, JobLog, spool_error};
+use super::survey::Session;
+use flakestat_core::model::{JobId, LogStatus, Repo};
+use flakestat_store::{LogEntry, StoreHandle};
 
 /// What fetching a green sample did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,94 +44,41 @@ impl Session {
             .copied()
             .filter(|j| !known.contains_key(j))
             .collect();
-        let client = self.client.clone();
-        let base = format!(
-            "/repos/{}/{}/actions/jobs",
-            encode(&repo.owner),
-            encode(&repo.name)
-        );
-        self.runtime.block_on(async {
-            let mut set = JoinSet::new();
-            let mut queue = todo.into_iter();
-            loop {
-                while set.len() < client.concurrency()
-                    && let Some(job) = queue.next()
-                {
-                    let client = client.clone();
-                    let url = client.url(&format!("{base}/{job}/logs"));
-                    summary.requests += 1;
-                    set.spawn(async move {
-                        let what = format!("job {job}'s log (a successful job, sampled)");
-                        let blob = match client.fetch_blob(&url, &what).await {
-                            Ok(blob) => blob,
-                            Err(FetchError::Unavailable(_)) => {
-                                return Ok((job, None, Some(LogEntry::Unavailable)));
-                            }
-                            Err(e) => return Err(e),
-                        };
-                        let (response, body) = LogBody::of(blob);
-                        match response.status {
-                            StatusCode::OK => {
-                                client.note_log(body.len());
-                                Ok((job, Some(body), None))
-                            }
-                            StatusCode::GONE => Ok((job, None, Some(LogEntry::Expired))),
-                            StatusCode::NOT_FOUND => Ok((job, None, Some(LogEntry::Missing))),
-                            _ => Err(unexpected(&url, &response)),
-                        }
-                    });
-                }
-                let Some(joined) = set.join_next().await else {
-                    break;
-                };
-                let (job, body, entry) = joined.expect("green log tasks do not panic")?;
-                let entry = match (body, entry) {
-                    (Some(body), _) => {
-                        let store = store.clone();
-                        super::blocking(move || settle(&store, job, body)).await?
-                    }
-                    (None, entry) => entry.unwrap_or(LogEntry::Missing),
-                };
-                if matches!(entry, LogEntry::Stored(_)) {
+        let (downloads, done) = self.for_each_job_log(
+            store,
+            repo,
+            todo,
+            Asking {
+                what: "a successful job, sampled",
+                archives: false,
+            },
+            settle,
+            |stored| {
+                if stored {
                     summary.stored += 1;
                 } else {
                     summary.unavailable += 1;
                 }
-                store.run(move |s| s.store_green_log(job, &entry)).await?;
-            }
-            Ok::<_, FetchError>(())
-        })
+            },
+        );
+        summary.requests += downloads.requests;
+        done
     }
 }
 
-/// A downloaded green log as it is kept: compressed, or `Mismatched` when its timestamps show
-/// another execution of the job (GitHub answers an earlier attempt's job id with the latest
-/// attempt's log): never taken as this job's.
-fn settle(store: &StoreHandle, job: JobId, mut body: LogBody) -> Result<LogEntry, FetchError> {
-    let spool_error = |e: std::io::Error| {
-        FetchError::Spool(format!(
-            "cannot read job {job}'s log back from its temporary file: {e}"
-        ))
+/// A green log kept as it came: compressed (read as it streams), or what became of it; whether
+/// it was stored.
+fn settle(store: &StoreHandle, job: JobId, log: JobLog) -> Result<bool, FetchError> {
+    let entry = match log {
+        JobLog::Own(mut body) => {
+            LogEntry::Stored(body.compress().map_err(|e| spool_error(job, e))?)
+        }
+        JobLog::Gone(LogStatus::Expired) => LogEntry::Expired,
+        JobLog::Gone(LogStatus::Mismatched) => LogEntry::Mismatched,
+        JobLog::Gone(LogStatus::Unavailable) => LogEntry::Unavailable,
+        JobLog::Gone(_) => LogEntry::Missing,
     };
-    let (model, run_jobs) = store.blocking(|store| {
-        let model = store.load_job(job)?;
-        let run_jobs = match &model {
-            Some(m) => store.load_run_jobs(m.run_id)?,
-            None => Vec::new(),
-        };
-        Ok::<_, FetchError>((model, run_jobs))
-    })?;
-    if let Some(model) = model {
-        let span = body.span().map_err(spool_error)?;
-        if !is_own_log(span, &model, &run_jobs) {
-            return Ok(LogEntry::Mismatched);
-        }
-    }
-    Ok(LogEntry::Stored(match body {
-        LogBody::Memory(bytes) => compress_log(&bytes),
-        LogBody::Spooled(mut file, _) => {
-            file.rewind().map_err(spool_error)?;
-            compress_log_reader(&mut file).map_err(spool_error)?
-        }
-    }))
+    let stored = matches!(entry, LogEntry::Stored(_));
+    store.blocking(|s| s.store_green_log(job, &entry))?;
+    Ok(stored)
 }

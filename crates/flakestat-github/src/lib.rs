@@ -19,6 +19,7 @@ pub mod comments;
 mod green;
 mod hidden;
 mod ingest;
+mod joblogs;
 mod owners;
 mod pages;
 mod pr;

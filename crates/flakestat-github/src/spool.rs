@@ -7,6 +7,7 @@ use std::io::{Read, Seek, SeekFrom};
 use super::client::{Blob, Response};
 use flakestat_core::model::Timestamp;
 use flakestat_core::signatures::archive::log_span;
+use flakestat_store::{CompressedLog, compress_log, compress_log_reader};
 
 /// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large
 /// (`client::SPOOL_AT`).
@@ -45,6 +46,28 @@ impl LogBody {
         Ok(LogBody::Spooled(file, head.len() as u64 + rest))
     }
 
+    /// The body from its start, read as it streams.
+    pub(super) fn reader(&mut self) -> std::io::Result<Box<dyn Read + '_>> {
+        Ok(match self {
+            LogBody::Memory(bytes) => Box::new(&bytes[..]),
+            LogBody::Spooled(file, _) => {
+                file.rewind()?;
+                Box::new(&*file)
+            }
+        })
+    }
+
+    /// The body compressed as the store keeps a log; a spooled one read as it streams.
+    pub(super) fn compress(&mut self) -> std::io::Result<CompressedLog> {
+        Ok(match self {
+            LogBody::Memory(bytes) => compress_log(bytes),
+            LogBody::Spooled(file, _) => {
+                file.rewind()?;
+                compress_log_reader(&*file)?
+            }
+        })
+    }
+
     pub(super) fn len(&self) -> u64 {
         match self {
             LogBody::Memory(bytes) => bytes.len() as u64,
@@ -77,5 +100,32 @@ impl LogBody {
             (Some(span), None) => Some(span),
             _ => None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spooled log (past `SPOOL_AT`) streams back whole from its start, however far it was
+    /// read before, and compresses as the same log in memory does.
+    #[test]
+    fn a_spooled_log_streams_back_whole() {
+        let line = b"2026-07-12T17:22:03.2167544Z   TRY 1 FAIL [   0.005s] t::basic flaky\n";
+        let log: Vec<u8> = line
+            .iter()
+            .copied()
+            .cycle()
+            .take(super::super::SPOOL_AT as usize + line.len() * 3)
+            .collect();
+        let mut spooled = LogBody::read(&mut &log[..]).unwrap();
+        assert!(matches!(spooled, LogBody::Spooled(..)));
+        spooled.span().unwrap();
+        let mut back = Vec::new();
+        spooled.reader().unwrap().read_to_end(&mut back).unwrap();
+        assert!(back == log, "the spooled log read back differs");
+        let mut memory = LogBody::Memory(log.clone());
+        let (a, b) = (spooled.compress().unwrap(), memory.compress().unwrap());
+        assert_eq!(a.raw_size(), b.raw_size());
     }
 }

@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{StoreError, from_json, json_column, to_json};
 use crate::db::{Db, params};
-use flakestat_core::model::{Conclusion, GreenOutcome, Job, JobId, LogStatus, Repo, Timestamp};
+use flakestat_core::model::{
+    Conclusion, GreenOutcome, Job, JobId, LogStatus, Repo, Run, Timestamp, WorkflowId,
+};
 
 /// What became of one green job's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +69,41 @@ impl dyn Db + '_ {
         Ok(jobs
             .into_iter()
             .filter(|j| j.conclusion == Some(Conclusion::Success))
+            .collect())
+    }
+
+    /// The runs created in `[since, until)` of the workflows none of whose runs there needs its
+    /// jobs (`Run::needs_workflow_jobs`: none failed nor was re-run, so the survey listed no
+    /// jobs for them), by id, each with whether its attempt's jobs are stored.
+    pub fn quiet_window_runs(
+        &self,
+        repo: &Repo,
+        since: Timestamp,
+        until: Timestamp,
+    ) -> Result<Vec<(Run, bool)>, StoreError> {
+        let Some(repo_id) = self.repo_id(repo)? else {
+            return Ok(Vec::new());
+        };
+        let runs: Vec<(Run, bool)> = self.query_map(
+            "SELECT json, jobs_attempt FROM runs
+             WHERE repo_id = ?1 AND created_at >= ?2 AND created_at < ?3 ORDER BY id",
+            params![repo_id, since.timestamp(), until.timestamp()],
+            |r| {
+                let run: Run = json_column(r)?;
+                let listed = r
+                    .get::<Option<i64>>(1)?
+                    .is_some_and(|a| a >= i64::from(run.run_attempt));
+                Ok((run, listed))
+            },
+        )?;
+        let noisy: BTreeSet<WorkflowId> = runs
+            .iter()
+            .filter(|(r, _)| r.needs_workflow_jobs())
+            .map(|(r, _)| r.workflow_id)
+            .collect();
+        Ok(runs
+            .into_iter()
+            .filter(|(r, _)| !noisy.contains(&r.workflow_id))
             .collect())
     }
 

@@ -285,8 +285,14 @@ fn fetch_each(
         if survey.green.rate > 0.0 {
             let mut read = GreenLogsFetch::default();
             let window = (survey.since, survey.until);
-            let result =
-                session.fetch_green_outcomes(store, &repo, window, survey.green, &mut read);
+            let result = session.fetch_green_outcomes_listing_quiet(
+                store,
+                survey.signatures.classifier(),
+                &repo,
+                window,
+                survey.green,
+                &mut read,
+            );
             done.green.push(read);
             result?;
         }

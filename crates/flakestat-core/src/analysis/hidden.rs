@@ -42,6 +42,13 @@ pub fn in_green_sample(job: JobId, rate: f64) -> bool {
     ((z >> 11) as f64) / ((1u64 << 53) as f64) < rate
 }
 
+/// Whether run `run`'s green jobs are all in a `--green-logs` sample of share `rate` (the runs
+/// of a workflow that never failed in the window, whose jobs the survey does not list, are
+/// sampled whole): [`in_green_sample`]'s hash of the run id.
+pub fn in_green_run_sample(run: RunId, rate: f64) -> bool {
+    in_green_sample(JobId(run.0), rate)
+}
+
 /// One test's executions.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct TestExecutions {
@@ -350,6 +357,42 @@ mod tests {
             ("test (a)", 3, 1, 2)
         );
         assert!((b.share().unwrap() - 2.5 / 30.0).abs() < 1e-9);
+    }
+
+    /// `analyze_tests` reads the hidden flakes its caller computed once (and reports): a test
+    /// they name retried to a pass is flaky with their count, whatever its one failure says; with
+    /// none read it is not.
+    #[test]
+    fn test_verdicts_read_the_hidden_flakes_passed_in() {
+        use crate::analysis::AnalysisConfig;
+        use crate::analysis::tests::{Verdict, analyze_tests};
+        let mut s = Snapshot {
+            since: Some(at("2026-06-01T00:00:00Z")),
+            until: Some(at("2026-07-01T00:00:00Z")),
+            runs: vec![run(4)],
+            jobs: vec![job(4, 4, "test (a)", "failure")],
+            ..Snapshot::default()
+        };
+        let mut c = Classification::default();
+        c.tests.failed.push(record("t2"));
+        s.classifications.insert(JobId(4), c);
+        let config = AnalysisConfig::default();
+        let hidden = HiddenFlakes {
+            green_read: 2,
+            tests: vec![TestExecutions {
+                id: "t2".into(),
+                hidden: 2,
+                retried: 2,
+                ..TestExecutions::default()
+            }],
+            budget: vec![],
+        };
+        let with = analyze_tests(&s, &config, &[], &hidden);
+        assert_eq!((with[0].id.as_str(), with[0].hidden_flaky), ("t2", 2));
+        assert_eq!(with[0].verdict, Verdict::Flaky);
+        let without = analyze_tests(&s, &config, &[], &HiddenFlakes::default());
+        assert_eq!(without[0].hidden_flaky, 0);
+        assert_ne!(without[0].verdict, Verdict::Flaky);
     }
 
     /// Nothing read, nothing said.

@@ -401,14 +401,14 @@ pub fn nightly(
     // Each window's incidents are its report's (`view` is complete already: `analyze` reads it
     // as it is).
     let baseline = analyze(&view, signatures, &config);
-    let baseline_tests = analyze_tests(&view, &config, &baseline.incidents);
     let baseline_hidden = super::hidden::analyze_hidden(&view);
+    let baseline_tests = analyze_tests(&view, &config, &baseline.incidents, &baseline_hidden);
     view.since = Some(period_since);
     view.until = Some(until);
     let period = analyze(&view, signatures, &config);
-    let period_tests = analyze_tests(&view, &config, &period.incidents);
-    let new_hidden_flaky =
-        new_hidden_flaky(&super::hidden::analyze_hidden(&view), &baseline_hidden);
+    let period_hidden = super::hidden::analyze_hidden(&view);
+    let period_tests = analyze_tests(&view, &config, &period.incidents, &period_hidden);
+    let new_hidden_flaky = new_hidden_flaky(&period_hidden, &baseline_hidden);
     let new_bad_hosts = super::hosts::newly_drained(&view, baseline_since, period_since);
 
     // Both windows count a signature over the same workflows, also the one it has no hit in.

@@ -348,11 +348,14 @@ fn succeeded(job: &Job) -> bool {
 /// Every test named by a job of the window, most jobs failed first, then by id (those with no
 /// counted failure last), with the failures in the window's `incidents`' jobs
 /// ([`incidents::find_incidents`], or `ReportData::incidents`) left out: counted in
-/// `jobs_in_incidents`, never as failures of the test.
+/// `jobs_in_incidents`, never as failures of the test. `hidden`: the window's hidden flakes
+/// ([`super::hidden::analyze_hidden`] of the same snapshot), computed once by the caller, who
+/// reports them too.
 pub fn analyze_tests(
     snapshot: &Snapshot,
     config: &AnalysisConfig,
     incidents: &[Incident],
+    hidden: &super::hidden::HiddenFlakes,
 ) -> Vec<TestEvidence> {
     let apart = incidents::incident_jobs(incidents);
     // Each test failed in an incident: its family and runner, and in how many of its jobs.
@@ -384,7 +387,7 @@ pub fn analyze_tests(
     for t in &mut out {
         t.jobs_in_incidents = in_incidents.get(&t.id).map_or(0, |v| v.2);
     }
-    with_hidden_flakes(&mut out, snapshot);
+    with_hidden_flakes(&mut out, hidden);
     // The tests failing only in incidents: the incident's section counts them.
     let named: BTreeSet<String> = out.iter().map(|t| t.id.clone()).collect();
     for (id, (family, runner, n)) in in_incidents {
@@ -404,12 +407,12 @@ pub fn analyze_tests(
 /// A verdict input from the green logs read (`--green-logs`): a test with a counted failure
 /// that its runner also retried to a pass inside a green job failed and passed on the same
 /// code, so it is flaky (the first verdict), whatever else its failures say. Nothing changes
-/// when no green log was read.
-fn with_hidden_flakes(out: &mut [TestEvidence], snapshot: &Snapshot) {
-    if snapshot.green.is_empty() {
+/// when no green log was read. (The hidden counts come from the green logs alone: the same
+/// whether or not an incident's failed jobs were cleared from the snapshot.)
+fn with_hidden_flakes(out: &mut [TestEvidence], hidden: &super::hidden::HiddenFlakes) {
+    if hidden.green_read == 0 {
         return;
     }
-    let hidden = super::hidden::analyze_hidden(snapshot);
     let by_id: BTreeMap<&str, u64> = hidden.hidden().map(|t| (t.id.as_str(), t.hidden)).collect();
     for t in out.iter_mut() {
         t.hidden_flaky = by_id.get(t.id.as_str()).copied().unwrap_or(0);

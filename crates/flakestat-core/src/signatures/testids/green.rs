@@ -19,6 +19,7 @@
 //! Nothing here guesses: a log whose runner prints no summary has no passed count (`None`), and
 //! the retries are at least one per test retried to a pass.
 
+use std::io::BufRead;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -150,31 +151,73 @@ impl Counts {
 /// Reads a green job's whole log: the tests retried to a pass (sorted by id, each once), how
 /// many tests passed (`None` when no runner summary says), how many retries were made.
 pub fn read_green(log: &str) -> GreenOutcome {
-    let mut counts = Counts::default();
+    let mut lines = GreenLines::default();
     for raw in log.lines() {
-        let text = crate::signatures::normalize::normalize_line(raw.as_bytes());
-        counts.consider(&text);
+        lines.consider(raw.as_bytes());
     }
-    let tests = super::extract(log);
-    let mut retried = tests.flaky;
-    // A tuple-form re-run with no final failure passed on a retry, as a `RERUN` line's does.
-    for id in counts.tuple_reruns {
-        let known = |r: &crate::model::TestRecord| r.id == id;
-        if !tests.failed.iter().any(known) && !retried.iter().any(known) {
-            let family = super::family(super::runners::Family::Brackets, &id);
-            retried.push(crate::model::TestRecord {
-                id,
-                family,
-                runner: "pytest".into(),
-                line: 0,
-            });
+    lines.finish()
+}
+
+/// [`read_green`] over a log as it streams from `reader` (a large log spooled to a file is never
+/// held whole): the same outcome as `read_green` of the log decoded lossily.
+pub fn read_green_from(mut reader: impl BufRead) -> std::io::Result<GreenOutcome> {
+    let mut lines = GreenLines::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
         }
+        // As `str::lines` splits: at `\n`, a `\r` before it dropped with it.
+        let raw = match line.strip_suffix(b"\n") {
+            Some(head) => head.strip_suffix(b"\r").unwrap_or(head),
+            None => &line[..],
+        };
+        lines.consider(String::from_utf8_lossy(raw).as_bytes());
     }
-    retried.sort_by(|a, b| a.id.cmp(&b.id));
-    GreenOutcome {
-        passed: counts.passed,
-        retries: counts.retries.max(retried.len() as u64),
-        retried,
+    Ok(lines.finish())
+}
+
+/// A green log's lines, one at a time: the runners' summaries and the tests they name.
+#[derive(Debug, Default)]
+struct GreenLines {
+    counts: Counts,
+    tests: super::TestLines,
+    line: u64,
+}
+
+impl GreenLines {
+    /// One raw line, without its line ending.
+    fn consider(&mut self, raw: &[u8]) {
+        self.line += 1;
+        let text = crate::signatures::normalize::normalize_line(raw);
+        self.counts.consider(&text);
+        self.tests.consider_any(self.line, &text);
+    }
+
+    fn finish(self) -> GreenOutcome {
+        let counts = self.counts;
+        let tests = self.tests.finish();
+        let mut retried = tests.flaky;
+        // A tuple-form re-run with no final failure passed on a retry, as a `RERUN` line's does.
+        for id in counts.tuple_reruns {
+            let known = |r: &crate::model::TestRecord| r.id == id;
+            if !tests.failed.iter().any(known) && !retried.iter().any(known) {
+                let family = super::family(super::runners::Family::Brackets, &id);
+                retried.push(crate::model::TestRecord {
+                    id,
+                    family,
+                    runner: "pytest".into(),
+                    line: 0,
+                });
+            }
+        }
+        retried.sort_by(|a, b| a.id.cmp(&b.id));
+        GreenOutcome {
+            passed: counts.passed,
+            retries: counts.retries.max(retried.len() as u64),
+            retried,
+        }
     }
 }
 
@@ -299,6 +342,44 @@ mod tests {
         assert_eq!(o.passed, Some(40));
         let o = read_green(&log(&["100% tests passed, 0 tests failed out of 12"]));
         assert_eq!(o.passed, Some(12));
+    }
+
+    /// The streaming reader gives `read_green`'s outcome whatever the reader's chunks, line
+    /// endings (`\r\n`, a stray `\r`, no final newline) or invalid UTF-8: a spooled log is
+    /// read as one held whole would be.
+    #[test]
+    fn streaming_reads_as_the_whole_log() {
+        let mut text = log(&[
+            "inductor/test_a.py::T::test_b RERUN [0.01s] [ 50%]",
+            "inductor/test_a.py::T::test_b PASSED [0.01s] [ 50%]",
+            "  TRY 1 FAIL [   0.005s] nextest-tests::basic test_flaky_mod_4",
+            "  TRY 2 PASS [   0.004s] nextest-tests::basic test_flaky_mod_4",
+            "     Summary [   0.020s] 2 tests run: 2 passed (1 flaky), 0 skipped",
+            "bad \u{fffd} bytes\r\r",
+            "============== 129 passed, 2 rerun in 68.76s (0:01:08) ===============\r",
+        ])
+        .into_bytes();
+        text.extend_from_slice(
+            b"\xff\xfe2026-07-12T17:22:03.2167544Z DONE 2 runs, 6 tests, 1 failure in 1s\r",
+        );
+        let whole = read_green(&String::from_utf8_lossy(&text));
+        assert_eq!(
+            ids(&whole),
+            ["inductor/test_a.py::T::test_b", "test_flaky_mod_4"]
+        );
+        // A reader that hands out 3 bytes at a time, splitting lines and characters.
+        struct Trickle<'a>(&'a [u8]);
+        impl std::io::Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(buf.len()).min(3);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let streamed =
+            read_green_from(std::io::BufReader::with_capacity(4, Trickle(&text))).unwrap();
+        assert_eq!(streamed, whole);
     }
 
     /// A log without any runner summary says nothing: no count rather than zero.
