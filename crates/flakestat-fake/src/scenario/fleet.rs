@@ -215,8 +215,16 @@ fn log(
     FakeLog::Text(out)
 }
 
+/// The seed of [`fleet`], and of the bundled replay `fixtures/fleet` (its `scenario.toml`).
+pub const SEED: u64 = 43;
+
 /// The fleet's dataset (always the same: its generator is seeded).
 pub fn fleet() -> Dataset {
+    fleet_seeded(SEED)
+}
+
+/// The fleet drawn from `seed` ([`SEED`] is the story the tests and the bundled replay tell).
+pub fn fleet_seeded(seed: u64) -> Dataset {
     let repo = Repo::parse(REPO).expect("valid repo");
     let start = Utc
         .with_ymd_and_hms(2026, 6, 1, 0, 0, 0)
@@ -225,7 +233,7 @@ pub fn fleet() -> Dataset {
     let runs = DAYS * RUNS_PER_DAY;
     let spacing = TimeDelta::hours(24 / RUNS_PER_DAY as i64);
     let mut ds = Dataset::new(repo.clone(), start + TimeDelta::days(DAYS as i64));
-    let mut rng = Rng(43);
+    let mut rng = Rng(seed);
     let mut parent: Option<Sha> = None;
     for i in 0..runs {
         let created = start + spacing * i as i32 + TimeDelta::minutes(5);
