@@ -216,7 +216,7 @@ fn the_pool_wide_night_is_one_machine_wide_incident() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|i| i["run_id"].to_string() == run)
+        .filter(|i| i["run_id"].as_u64() == Some(fleet::run_id(fleet::POOL_WIDE_RUN).0))
         .collect();
     assert_eq!(night.len(), 1, "{doc}");
     assert_eq!(night[0]["kind"], "machine_wide");
@@ -249,4 +249,54 @@ fn the_replay_needs_no_repo_or_until() {
     )
     .unwrap();
     assert_eq!(with["drain"], hosts_json()["drain"]);
+}
+
+/// `flakestat pr` on the fleet's PR, whose one failed job ran on the bad host: the job is
+/// `infrastructure`, naming the host and that it is on the drain list, and since every failure
+/// is explained `pr` exits 0 (issue 44's rule), in JSON and in the comment's markdown.
+#[test]
+fn a_pr_job_on_the_drained_host_is_infrastructure() {
+    let cache = tempfile::TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    crate::common::copy_dir(surveyed().cache.path(), cache.path());
+    let pr = |format: &str| {
+        flakestat()
+            .args(["-q", "pr", "--pr", &fleet::PR.to_string(), "--since", SINCE])
+            .args(["--format", format, "--replay"])
+            .arg(fleet_dir())
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .output()
+            .unwrap()
+    };
+    let out = pr("json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "every failure is explained: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{doc}");
+    let job = &jobs[0];
+    assert_eq!(job["run_id"].as_u64(), Some(fleet::pr_run_id().0));
+    assert_eq!(
+        job["job"],
+        format!("Test gpu-l4 (shard {})", fleet::PR_BAD_SHARD)
+    );
+    assert_eq!(job["label"], "infrastructure", "{job}");
+    assert_eq!(job["drained_host"]["host"], BAD_HOST);
+    assert_eq!(job["drained_host"]["pool"], GPU_POOL);
+    let reason = job["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(BAD_HOST) && reason.contains("drain list"),
+        "{reason}"
+    );
+    assert_eq!(doc["all_explained"], true);
+
+    let out = pr("markdown");
+    assert_eq!(out.status.code(), Some(0));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("infrastructure"), "{md}");
+    assert!(md.contains(&format!("ran on host {BAD_HOST}")), "{md}");
 }

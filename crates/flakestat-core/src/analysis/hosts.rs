@@ -157,6 +157,15 @@ pub fn scale_set(name: &str, labels: &[String]) -> Option<String> {
     (random(tail) && labels.iter().any(|l| l == set)).then(|| set.to_string())
 }
 
+/// A p-value as people read it: `3.2e-9`, `0.041` (every output that words one).
+pub fn p_words(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
 /// `P(X >= a)` for the 2×2 table `[[a, b], [c, d]]` with its margins fixed (one-sided Fisher's
 /// exact test, alternative "greater": the first row fails more often than the second), summed
 /// over the hypergeometric distribution in log space so that large fleets do not overflow.
@@ -471,6 +480,36 @@ fn counted(map: BTreeMap<String, u64>) -> Vec<(String, u64)> {
 
 /// The whole `report --hosts` analysis of a (complete) snapshot.
 pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
+    let t = tally_pools(snapshot);
+    HostsAnalysis {
+        jobs: t.jobs,
+        jobs_unplaced: t.unplaced,
+        pools: t.pools,
+        hosts_tested: t.hosts_tested,
+        alpha: DRAIN_ALPHA,
+        min_failures: DRAIN_MIN_FAILURES,
+        drain: t.drain,
+        image_onsets: image_onsets(snapshot),
+        confined: confinements(snapshot),
+    }
+}
+
+/// The window's drain list alone (most significant first): what `flakestat pr` reads to call
+/// a job on a bad host infrastructure, without the rest of [`analyze_hosts`].
+pub fn drain_list(snapshot: &Snapshot) -> Vec<Drain> {
+    tally_pools(snapshot).drain
+}
+
+/// Per pool and host figures and the drain list.
+struct PoolsTallied {
+    jobs: u64,
+    unplaced: u64,
+    pools: Vec<PoolFigures>,
+    hosts_tested: u64,
+    drain: Vec<Drain>,
+}
+
+fn tally_pools(snapshot: &Snapshot) -> PoolsTallied {
     let mut jobs = 0;
     let mut unplaced = 0;
     struct PoolTally {
@@ -604,16 +643,12 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
             .total_cmp(&b.p_value)
             .then_with(|| a.host.cmp(&b.host))
     });
-    HostsAnalysis {
+    PoolsTallied {
         jobs,
-        jobs_unplaced: unplaced,
+        unplaced,
         pools: out,
         hosts_tested,
-        alpha: DRAIN_ALPHA,
-        min_failures: DRAIN_MIN_FAILURES,
         drain,
-        image_onsets: image_onsets(snapshot),
-        confined: confinements(snapshot),
     }
 }
 

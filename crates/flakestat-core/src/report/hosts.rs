@@ -279,11 +279,7 @@ fn percent(rate: f64) -> String {
 
 /// A p-value as people read it: `3.2e-9`, `0.041`.
 pub fn p_value(p: f64) -> String {
-    if p >= 0.001 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.1e}")
-    }
+    crate::analysis::hosts::p_words(p)
 }
 
 fn signatures_cell(v: &BySignature) -> Line {

@@ -14,17 +14,23 @@
 //!   [`OLD_IMAGE_VERSION`] to [`NEW_IMAGE_VERSION`], and the new one breaks the wheel build
 //!   about every other run (a package the new image's Python cannot resolve).
 //!
+//! - one pull request, #[`PR`], whose one run lands a GPU shard on [`BAD_HOST`], where it fails
+//!   with the driver error (`flakestat pr` calls it infrastructure: the host is on the drain
+//!   list).
+//!
 //! Every failed job's log opens with `Set up job` as the real runners print it (runner
 //! version; runner, group and machine names on self-hosted runners; the provisioner, operating
 //! system and runner image groups on GitHub's), and GPU jobs print `nvidia-smi`'s table.
 
 use chrono::{TimeDelta, TimeZone, Utc};
 
-use crate::dataset::{Dataset, FakeAttempt, FakeCommit, FakeLog, FakeRun, FakeRunner};
+use crate::dataset::{
+    Dataset, FakeAttempt, FakeCommit, FakeFile, FakeLog, FakePull, FakeRun, FakeRunner,
+};
 use crate::rng::Rng;
 use crate::routes::fake_sha;
 use crate::stamp;
-use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
+use flakestat_core::model::{Job, JobId, PrNumber, Repo, Run, RunId, Sha, Timestamp, WorkflowId};
 
 pub const REPO: &str = "octo/fleet";
 /// The window the scenario fills: `[SINCE, UNTIL)`.
@@ -50,6 +56,8 @@ pub const NEW_IMAGE_FROM_RUN: usize = 7 * RUNS_PER_DAY;
 /// The night every GPU job of the pool failed at once.
 pub const POOL_WIDE_RUN: usize = 9 * RUNS_PER_DAY + 3;
 const DRIVER: &str = "550.54.15";
+/// What the tests say on a host whose driver is wedged.
+const NO_DEVICE: &str = "E   cuda.core._utils.cuda_utils.CUDAError: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected";
 const GPU_JOBS: usize = 8;
 
 /// The run id of run `i` (0-based).
@@ -81,9 +89,7 @@ fn failure_line(
         return Some("E   OSError: [Errno 28] No space left on device: '/scratch/cuda-cache'");
     }
     match pool {
-        Pool::Gpu if on_bad_host => (rng.below(3) == 0).then_some(
-            "E   cuda.core._utils.cuda_utils.CUDAError: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
-        ),
+        Pool::Gpu if on_bad_host => (rng.below(3) == 0).then_some(NO_DEVICE),
         Pool::Gpu | Pool::Arc => (rng.below(30) == 0).then_some(
             "FAILED tests/test_memory.py::test_pool_growth - AssertionError: assert 3 == 4",
         ),
@@ -235,6 +241,7 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
     let mut ds = Dataset::new(repo.clone(), start + TimeDelta::days(DAYS as i64));
     let mut rng = Rng(seed);
     let mut parent: Option<Sha> = None;
+    let mut mainline: Vec<(Timestamp, Sha)> = Vec::new();
     for i in 0..runs {
         let created = start + spacing * i as i32 + TimeDelta::minutes(5);
         let id = run_id(i);
@@ -248,6 +255,7 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
             files: Vec::new(),
         });
         parent = Some(sha.clone());
+        mainline.push((created, sha.clone()));
         let image_version = if i >= NEW_IMAGE_FROM_RUN {
             NEW_IMAGE_VERSION
         } else {
@@ -413,7 +421,165 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
     if let Some(head) = parent {
         ds.branches.insert("main".into(), head);
     }
+    add_pull_request(&mut ds, &mainline);
     ds
+}
+
+/// The pull request whose one run lands a job on the bad host (`flakestat pr`, issue 44).
+pub const PR: u64 = 7;
+/// The main run (0-based) the PR's branch starts from; its run comes two hours later.
+pub const PR_BASE_RUN: usize = 11 * RUNS_PER_DAY + 1;
+/// The PR's shard that runs on [`BAD_HOST`] (shard `k` on host `k`) and fails there.
+pub const PR_BAD_SHARD: usize = 4;
+
+/// The PR's one run.
+pub fn pr_run_id() -> RunId {
+    RunId(run_id(PR_BASE_RUN).0 + 500)
+}
+
+/// PR #[`PR`], branched from `main` at [`PR_BASE_RUN`], with one `pull_request` run: every GPU
+/// shard `k` on host `k`, so shard [`PR_BAD_SHARD`] lands on [`BAD_HOST`] and fails with its
+/// driver error; every other job passes. Drawn from no generator, so the window's other runs
+/// are what they were.
+fn add_pull_request(ds: &mut Dataset, mainline: &[(Timestamp, Sha)]) {
+    let repo = ds.repo.clone();
+    let (base_at, base) = mainline[PR_BASE_RUN].clone();
+    let created = base_at + TimeDelta::hours(2);
+    let sha = Sha(fake_sha(&format!("fleet pr {PR}")));
+    ds.commits.push(FakeCommit {
+        sha: sha.clone(),
+        parents: vec![base.clone()],
+        message: "Reuse the memory pool across tests".into(),
+        author: "mona".into(),
+        date: created - TimeDelta::minutes(3),
+        files: Vec::new(),
+    });
+    let id = pr_run_id();
+    let mut jobs = Vec::new();
+    let names = (0..GPU_JOBS)
+        .map(|k| (format!("Test gpu-l4 (shard {k})"), Pool::Gpu))
+        .chain([
+            ("Test h100".to_string(), Pool::Arc),
+            ("Build wheel".to_string(), Pool::Hosted),
+            ("Lint".to_string(), Pool::Hosted),
+        ]);
+    for (k, (name, pool)) in names.enumerate() {
+        let job_id = JobId(id.0 * 10 + 100 + k as u64);
+        let started = created + TimeDelta::seconds(20 + k as i64);
+        let (runner, label) = match pool {
+            Pool::Gpu => (
+                FakeRunner {
+                    name: host(k),
+                    group: GPU_GROUP.into(),
+                },
+                GPU_POOL,
+            ),
+            Pool::Arc => {
+                let r = fake_sha(&format!("arc {job_id}"));
+                (
+                    FakeRunner {
+                        name: format!("{ARC_POOL}-{}-runner-{}", &r[..5], &r[5..10]),
+                        group: "arc".into(),
+                    },
+                    ARC_POOL,
+                )
+            }
+            Pool::Hosted => (
+                FakeRunner {
+                    name: format!("GitHub Actions {}", 7000 + k),
+                    group: "GitHub Actions".into(),
+                },
+                HOSTED_POOL,
+            ),
+        };
+        let fails = pool == Pool::Gpu && k == PR_BAD_SHARD;
+        if fails {
+            ds.logs.insert(
+                job_id,
+                log(
+                    started,
+                    &name,
+                    &runner,
+                    pool,
+                    NEW_IMAGE_VERSION,
+                    true,
+                    NO_DEVICE,
+                ),
+            );
+        }
+        ds.runners.insert(job_id, runner);
+        jobs.push(Job {
+            id: job_id,
+            run_id: id,
+            run_attempt: 1,
+            name,
+            status: "completed".into(),
+            conclusion: Some(if fails { "failure" } else { "success" }.into()),
+            created_at: created,
+            started_at: Some(started),
+            completed_at: Some(started + TimeDelta::minutes(12)),
+            html_url: Some(format!(
+                "https://github.com/{repo}/actions/runs/{id}/job/{job_id}"
+            )),
+            head_sha: sha.clone(),
+            labels: vec![label.to_string()],
+        });
+    }
+    let head_ref = "reuse-memory-pool";
+    let run = Run {
+        id,
+        workflow_id: WorkflowId(4301),
+        workflow_name: "CI".into(),
+        workflow_path: ".github/workflows/ci.yml".into(),
+        display_title: "Reuse the memory pool across tests".into(),
+        event: "pull_request".into(),
+        head_branch: Some(head_ref.into()),
+        head_sha: sha.clone(),
+        run_number: (DAYS * RUNS_PER_DAY) as u64 + 1,
+        run_attempt: 1,
+        status: "completed".into(),
+        conclusion: None,
+        created_at: created,
+        updated_at: created + TimeDelta::minutes(15),
+        run_started_at: Some(created),
+        html_url: format!("https://github.com/{repo}/actions/runs/{id}"),
+        pull_requests: vec![PrNumber(PR)],
+        head_repository: None,
+    };
+    ds.runs.push(FakeRun::new(
+        run,
+        FakeAttempt {
+            attempt: 1,
+            created_at: created,
+            conclusion: Some("failure".into()),
+            jobs,
+        },
+    ));
+    ds.pulls.push(FakePull {
+        number: PR,
+        title: "Reuse the memory pool across tests".into(),
+        state: "open".into(),
+        user: "mona".into(),
+        base_ref: "main".into(),
+        head_ref: head_ref.into(),
+        head_sha: sha,
+        base_sha: base,
+        created_at: created - TimeDelta::minutes(5),
+        updated_at: created + TimeDelta::minutes(20),
+        closed_at: None,
+        merged_at: None,
+        merge_commit_sha: None,
+        draft: false,
+        locked: false,
+        files: vec![FakeFile {
+            filename: "src/fleet/pool.py".into(),
+            status: "modified".into(),
+            previous_filename: None,
+            additions: 12,
+            deletions: 4,
+        }],
+        head_repo: None,
+    });
 }
 
 #[cfg(test)]
