@@ -13,7 +13,8 @@ use serde_json::Value;
 use crate::common::{flakestat, ok, root};
 use flakestat::fake::Dataset;
 use flakestat::fake::scenario::fleet::{
-    self, BAD_HOST, GPU_POOL, IMAGE, NEW_IMAGE_VERSION, OLD_IMAGE_VERSION, REPO, SINCE,
+    self, BAD_HOST, DRIVER, GPU_POOL, IMAGE, NEW_IMAGE_VERSION, OLD_DRIVER, OLD_IMAGE_VERSION,
+    REPO, SINCE,
 };
 
 fn fleet_dir() -> PathBuf {
@@ -299,4 +300,66 @@ fn a_pr_job_on_the_drained_host_is_infrastructure() {
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(md.contains("infrastructure"), "{md}");
     assert!(md.contains(&format!("ran on host {BAD_HOST}")), "{md}");
+}
+
+/// Image and driver read as the matrix reads a job-name dimension (issue 43 §2): the wheel
+/// build's failure lives on the new image version and the crash on the old driver, each by the
+/// significance rule, with "works elsewhere" (the crashed jobs' re-runs passed on a host with
+/// the current driver); the pool-wide night, one event, is confined to no host.
+#[test]
+fn failures_confined_to_an_image_version_or_a_driver_say_so() {
+    let doc = hosts_json();
+    let confined = doc["confined"].as_array().unwrap();
+    let find = |signature: &str, scope: &str| {
+        confined
+            .iter()
+            .find(|c| c["signature"] == signature && c["scope"] == scope)
+            .unwrap_or_else(|| panic!("{signature} by {scope}: {confined:?}"))
+    };
+    let driver = find("fatal-signal", "driver");
+    assert_eq!(driver["values"], serde_json::json!([OLD_DRIVER]));
+    assert_eq!(driver["never_values"], serde_json::json!([DRIVER]));
+    assert!(driver["jobs_hit"].as_u64().unwrap() >= 3, "{driver}");
+    assert!(driver["chance"].as_f64().unwrap() < 0.01, "{driver}");
+    assert!(driver["works_elsewhere"].as_u64().unwrap() >= 1, "{driver}");
+    let image = find("package-resolution", "image");
+    assert_eq!(
+        image["values"],
+        serde_json::json!([format!("{IMAGE} {NEW_IMAGE_VERSION}")])
+    );
+    assert_eq!(
+        image["never_values"],
+        serde_json::json!([format!("{IMAGE} {OLD_IMAGE_VERSION}")])
+    );
+    assert!(image["chance"].as_f64().unwrap() < 0.01, "{image}");
+    assert!(
+        confined.iter().all(|c| c["signature"] != "disk-full"),
+        "the pool-wide night is one event, confined to no host: {confined:?}"
+    );
+    for c in confined
+        .iter()
+        .filter(|c| c["scope"] == "image" || c["scope"] == "driver")
+    {
+        assert!(
+            ["fatal-signal", "package-resolution"].contains(&c["signature"].as_str().unwrap()),
+            "{c}"
+        );
+    }
+
+    let md = stdout(hosts("markdown"));
+    assert!(
+        md.contains(&format!("`fatal-signal`: only on driver {OLD_DRIVER} (")),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "`package-resolution`: only on image {IMAGE} {NEW_IMAGE_VERSION} ("
+        )),
+        "{md}"
+    );
+    let table = stdout(hosts("table"));
+    assert!(
+        table.contains(&format!("only on driver {OLD_DRIVER}")),
+        "{table}"
+    );
 }

@@ -56,7 +56,8 @@ pub struct HostsWire {
     pub pools: Vec<PoolWire>,
     pub drain: Vec<DrainWire>,
     pub image_onsets: Vec<ImageOnsetWire>,
-    /// Signatures significantly confined to some pools or hosts (the matrix's rule).
+    /// Signatures significantly confined to some pools, hosts, image versions or drivers (the
+    /// matrix's rule).
     #[serde(default)]
     pub confined: Vec<ConfinementWire>,
 }
@@ -64,7 +65,7 @@ pub struct HostsWire {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfinementWire {
     pub signature: String,
-    /// `pool` or `host`.
+    /// `pool`, `host`, `image` or `driver`.
     pub scope: String,
     pub values: Vec<String>,
     pub jobs_hit: u64,
@@ -243,10 +244,7 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
 }
 
 fn scope_word(s: crate::analysis::hosts::Scope) -> &'static str {
-    match s {
-        crate::analysis::hosts::Scope::Pool => "pool",
-        crate::analysis::hosts::Scope::Host => "host",
-    }
+    s.as_str()
 }
 
 /// One drain-list entry as JSON (the nightly's newly bad hosts too).
@@ -481,7 +479,7 @@ fn document(r: &HostsReport) -> Vec<Block> {
     if !h.confined.is_empty() {
         blocks.push(Block::Heading(
             2,
-            vec![text("Signatures confined to a pool or host")],
+            vec![text("Signatures confined to a pool, host, image or driver")],
         ));
         blocks.push(Block::Bullets(
             h.confined

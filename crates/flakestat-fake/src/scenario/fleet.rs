@@ -6,6 +6,9 @@
 //!   them; from day 4 on, [`BAD_HOST`] fails about one job in three with a driver error (`nvidia-smi` cannot
 //!   reach the driver, then `CUDA_ERROR_NO_DEVICE`), the others about one in thirty with an
 //!   ordinary test failure;
+//! - two hosts of that pool ([`OLD_DRIVER_HOSTS`]) still on driver [`OLD_DRIVER`], where now and
+//!   then a job crashes ([`CRASH`]); it passes when re-run on a host with the current driver
+//!   (drawn from a generator of its own, so the rest of the story draws what it drew before);
 //! - one night ([`POOL_WIDE_RUN`]) when every job of that pool fails at once (the pool's shared
 //!   scratch volume is full: `No space left on device`), while the run's other pools pass on
 //!   the same commit;
@@ -55,7 +58,25 @@ pub const NEW_IMAGE_VERSION: &str = "20260607.3.0";
 pub const NEW_IMAGE_FROM_RUN: usize = 7 * RUNS_PER_DAY;
 /// The night every GPU job of the pool failed at once.
 pub const POOL_WIDE_RUN: usize = 9 * RUNS_PER_DAY + 3;
-const DRIVER: &str = "550.54.15";
+/// The GPU pool's driver, as `nvidia-smi` prints it.
+pub const DRIVER: &str = "550.54.15";
+/// The driver two hosts were never upgraded from ([`OLD_DRIVER_HOSTS`]).
+pub const OLD_DRIVER: &str = "535.183.01";
+/// The hosts (0-based) still on [`OLD_DRIVER`]: `gpu-l4-07` and `gpu-l4-08`.
+pub const OLD_DRIVER_HOSTS: [usize; 2] = [6, 7];
+/// What the old driver does now and then: the tests' process dies in it.
+pub const CRASH: &str = "Fatal Python error: Segmentation fault";
+/// One job in this many on an old-driver host crashes (when nothing else failed it).
+const CRASH_ONE_IN: u64 = 14;
+
+/// The driver host `name` runs.
+pub fn driver_of(name: &str) -> &'static str {
+    if OLD_DRIVER_HOSTS.iter().any(|&k| host(k) == name) {
+        OLD_DRIVER
+    } else {
+        DRIVER
+    }
+}
 /// What the tests say on a host whose driver is wedged.
 const NO_DEVICE: &str = "E   cuda.core._utils.cuda_utils.CUDAError: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected";
 const GPU_JOBS: usize = 8;
@@ -166,6 +187,8 @@ fn log(
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
             );
         } else {
+            let driver = driver_of(&runner.name);
+            let cuda = if driver == OLD_DRIVER { "12.2" } else { "12.4" };
             let gpu = if pool == Pool::Arc {
                 "NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |"
             } else {
@@ -176,7 +199,7 @@ fn log(
                 "+-----------------------------------------------------------------------------------------+",
             );
             push(&format!(
-                "| NVIDIA-SMI {DRIVER}              Driver Version: {DRIVER}      CUDA Version: 12.4     |"
+                "| NVIDIA-SMI {driver}              Driver Version: {driver}      CUDA Version: {cuda}     |"
             ));
             push(
                 "|-----------------------------------------+------------------------+----------------------+",
@@ -240,6 +263,8 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
     let spacing = TimeDelta::hours(24 / RUNS_PER_DAY as i64);
     let mut ds = Dataset::new(repo.clone(), start + TimeDelta::days(DAYS as i64));
     let mut rng = Rng(seed);
+    let mut crash_rng = Rng(seed ^ 0x0535_1830);
+    let mut crashes: std::collections::BTreeSet<JobId> = std::collections::BTreeSet::new();
     let mut parent: Option<Sha> = None;
     let mut mainline: Vec<(Timestamp, Sha)> = Vec::new();
     for i in 0..runs {
@@ -300,6 +325,17 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
             };
             let on_bad_host = runner.name == BAD_HOST && i >= BAD_FROM_RUN;
             let error = failure_line(pool, on_bad_host, kind, i, &mut rng);
+            // The old driver's crash, drawn apart (`crash_rng`): the rest of the story draws
+            // what it drew before.
+            let crashed = error.is_none()
+                && pool == Pool::Gpu
+                && i != POOL_WIDE_RUN
+                && driver_of(&runner.name) == OLD_DRIVER
+                && crash_rng.below(CRASH_ONE_IN) == 0;
+            let error = if crashed { Some(CRASH) } else { error };
+            if crashed {
+                crashes.insert(job_id);
+            }
             if let Some(error) = error {
                 failed_any = true;
                 let wedged = on_bad_host && error.contains("CUDA_ERROR_NO_DEVICE");
@@ -359,12 +395,15 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
             head_repository: None,
         };
         // A run the bad host failed is re-run ("re-run failed jobs"): each failed job again,
-        // on another host of its pool, and it passes there (it works elsewhere).
+        // on another host of its pool, and it passes there (it works elsewhere). So is a run
+        // the old driver crashed in, the crashed job on a host with the current driver; its
+        // hosts are drawn apart (`crash_rng`), so the bad host's re-runs stay as they were.
         let driver_failed = jobs
             .iter()
             .any(|j| j.is_failed() && ds.runners.get(&j.id).is_some_and(|r| r.name == BAD_HOST))
             && i != POOL_WIDE_RUN;
-        let rerun: Vec<Job> = if driver_failed {
+        let crash_failed = jobs.iter().any(|j| crashes.contains(&j.id));
+        let rerun: Vec<Job> = if driver_failed || crash_failed {
             let again = created + TimeDelta::minutes(40);
             jobs.iter()
                 .filter(|j| j.is_failed())
@@ -372,6 +411,16 @@ pub fn fleet_seeded(seed: u64) -> Dataset {
                 .map(|(n, j)| {
                     let job_id = JobId(j.id.0 + 100);
                     let runner = match ds.runners[&j.id].group.as_str() {
+                        GPU_GROUP if !driver_failed || crashes.contains(&j.id) => {
+                            // A host with the current driver that is not the bad one.
+                            let current: Vec<usize> = (0..HOSTS)
+                                .filter(|&k| host(k) != BAD_HOST && !OLD_DRIVER_HOSTS.contains(&k))
+                                .collect();
+                            FakeRunner {
+                                name: host(current[crash_rng.below(current.len() as u64) as usize]),
+                                group: GPU_GROUP.into(),
+                            }
+                        }
                         GPU_GROUP => FakeRunner {
                             // Any host but the bad one (index 4).
                             name: host(match rng.below(HOSTS as u64 - 1) as usize {
@@ -625,5 +674,34 @@ mod tests {
             .collect();
         assert!(failed[..GPU_JOBS].iter().all(|f| *f));
         assert!(!failed[GPU_JOBS], "the h100 job passed the same commit");
+    }
+
+    /// The old driver's crash: only on its two hosts, a few times, each re-run on a host with
+    /// the current driver, where it passes.
+    #[test]
+    fn the_old_driver_crashes_on_its_hosts_alone() {
+        let ds = fleet();
+        let mut crashed = Vec::new();
+        for run in &ds.runs {
+            for job in &run.attempts[0].jobs {
+                if let Some(FakeLog::Text(t)) = ds.logs.get(&job.id)
+                    && t.contains(CRASH)
+                {
+                    crashed.push((ds.runners[&job.id].name.clone(), run, job.id));
+                }
+            }
+        }
+        eprintln!(
+            "crashes: {:?}",
+            crashed.iter().map(|c| &c.0).collect::<Vec<_>>()
+        );
+        assert!(crashed.len() >= 4, "{}", crashed.len());
+        for (name, run, id) in &crashed {
+            assert_eq!(driver_of(name), OLD_DRIVER);
+            let again = run.attempts.get(1).expect("re-run");
+            let rerun = again.jobs.iter().find(|j| j.id.0 == id.0 + 100).unwrap();
+            assert_eq!(rerun.conclusion, Some("success".into()));
+            assert_eq!(driver_of(&ds.runners[&rerun.id].name), DRIVER);
+        }
     }
 }
