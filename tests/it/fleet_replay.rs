@@ -363,3 +363,41 @@ fn failures_confined_to_an_image_version_or_a_driver_say_so() {
         "{table}"
     );
 }
+
+/// The overview's short section on machines (issue 43 §3): the survey's own markdown names the
+/// bad host alone on the drain list with its p-value, and the failure the new image brought
+/// with its version; the report's JSON carries both.
+#[test]
+fn the_survey_overview_names_the_drained_host_and_the_image_version() {
+    let md = &surveyed().markdown;
+    let section: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != "## Machines")
+        .take_while(|l| !l.starts_with("## ") || *l == "## Machines")
+        .collect();
+    assert!(!section.is_empty(), "{md}");
+    let drained: Vec<&&str> = section
+        .iter()
+        .filter(|l| l.contains("is on the drain list"))
+        .collect();
+    assert_eq!(drained.len(), 1, "{md}");
+    let doc = hosts_json();
+    let p = flakestat::report::hosts::p_value(doc["drain"][0]["p_value"].as_f64().unwrap());
+    assert!(
+        drained[0].starts_with(&format!("- `{BAD_HOST}` of pool `{GPU_POOL}`"))
+            && drained[0].contains(&format!("p = {p}")),
+        "{md}"
+    );
+    assert!(
+        section.iter().any(|l| l.contains(&format!(
+            "`package-resolution` began with {IMAGE} {NEW_IMAGE_VERSION}"
+        ))),
+        "{md}"
+    );
+
+    let json: Value = serde_json::from_slice(&ok(report(&["--format", "json"])).stdout).unwrap();
+    let drain = json["drain"].as_array().unwrap();
+    assert_eq!(drain.len(), 1, "{json}");
+    assert_eq!(drain[0]["host"], BAD_HOST);
+    assert_eq!(json["image_onsets"][0]["version"], NEW_IMAGE_VERSION);
+}

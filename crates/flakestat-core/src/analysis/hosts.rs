@@ -510,6 +510,33 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
     }
 }
 
+/// What the overview says of the machines: the drain list and the failures that began with an
+/// image version (`report --hosts` has the rest).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Machines {
+    /// Hosts the drain list's test was run on (0: no pool here has hosts to compare).
+    pub hosts_tested: u64,
+    /// Most significant first.
+    pub drain: Vec<Drain>,
+    pub image_onsets: Vec<ImageOnset>,
+}
+
+impl Machines {
+    pub fn is_empty(&self) -> bool {
+        self.drain.is_empty() && self.image_onsets.is_empty()
+    }
+}
+
+/// The overview's [`Machines`] of a snapshot.
+pub fn machines(snapshot: &Snapshot) -> Machines {
+    let t = tally_pools(snapshot);
+    Machines {
+        hosts_tested: t.hosts_tested,
+        drain: t.drain,
+        image_onsets: image_onsets(snapshot),
+    }
+}
+
 /// The window's drain list alone (most significant first): what `flakestat pr` reads to call
 /// a job on a bad host infrastructure, without the rest of [`analyze_hosts`].
 pub fn drain_list(snapshot: &Snapshot) -> Vec<Drain> {

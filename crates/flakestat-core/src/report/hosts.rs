@@ -212,19 +212,7 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
             })
             .collect(),
         drain: h.drain.iter().map(drain_wire).collect(),
-        image_onsets: h
-            .image_onsets
-            .iter()
-            .map(|o| ImageOnsetWire {
-                signature: o.signature.0.clone(),
-                image: o.image.clone(),
-                version: o.version.clone(),
-                hits: o.hits,
-                before: o.before.clone(),
-                first_run: o.first_run.0,
-                first_at: rfc(o.first_at),
-            })
-            .collect(),
+        image_onsets: h.image_onsets.iter().map(onset_wire).collect(),
         confined: h
             .confined
             .iter()
@@ -245,6 +233,66 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
 
 fn scope_word(s: crate::analysis::hosts::Scope) -> &'static str {
     s.as_str()
+}
+
+/// One image onset as JSON (the overview's too).
+pub fn onset_wire(o: &crate::analysis::hosts::ImageOnset) -> ImageOnsetWire {
+    ImageOnsetWire {
+        signature: o.signature.0.clone(),
+        image: o.image.clone(),
+        version: o.version.clone(),
+        hits: o.hits,
+        before: o.before.clone(),
+        first_run: o.first_run.0,
+        first_at: rfc(o.first_at),
+    }
+}
+
+/// The overview's short section on machines (one repository; nothing when the drain list is
+/// empty and no failure began with an image version): the drain list's hosts with their
+/// corrected p-values, and each failure that began with an image version.
+pub fn overview_section(m: &crate::analysis::hosts::Machines) -> Vec<Block> {
+    if m.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::Heading(2, vec![text("Machines")])];
+    let mut bullets: Vec<Line> = Vec::new();
+    for d in &m.drain {
+        bullets.push(vec![
+            Span::Code(d.host.clone()),
+            text(" of pool "),
+            Span::Code(d.pool.clone()),
+            text(" is on the drain list: "),
+            text(format!(
+                "{} of {} jobs failed ({}) against the pool's {}; p = {}, {} corrected over {} hosts",
+                d.failed,
+                d.jobs,
+                percent(d.rate),
+                percent(d.pool_rate),
+                p_value(d.p_value),
+                p_value(d.p_adjusted),
+                m.hosts_tested
+            )),
+        ]);
+    }
+    for o in &m.image_onsets {
+        bullets.push(vec![
+            Span::Code(o.signature.0.clone()),
+            text(format!(
+                " began with {} {} ({} hits, all on it; earlier failures ran {})",
+                o.image,
+                o.version,
+                o.hits,
+                o.before.join(", ")
+            )),
+        ]);
+    }
+    blocks.push(Block::Paragraph(vec![text(
+        "Where failures belong to a machine rather than the code (flakestat report --hosts has \
+         every pool and host):",
+    )]));
+    blocks.push(Block::Bullets(bullets));
+    blocks
 }
 
 /// One drain-list entry as JSON (the nightly's newly bad hosts too).
