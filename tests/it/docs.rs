@@ -1,5 +1,6 @@
 //! The documentation's command examples are tests (STYLE.md, habit 14): every fenced command of
 //! README.md and docs/*.md that runs on the bundled story (`--replay fixtures/cuda-python-flake`,
+//! or the bundled fleet, `--replay fixtures/fleet`,
 //! `classify fixtures/…`, `signatures check`, `--help`) is run here, through `sh` as a user
 //! pastes it, from a folder that holds the clone's `fixtures/` and `signatures/`, with a cache
 //! folder of this test run's own (never the user's: the replay's store is made there once, by
@@ -72,6 +73,7 @@ fn blocks(markdown: &str) -> Vec<Block> {
 fn runnable(command: &str) -> bool {
     command.starts_with("flakestat ")
         && (command.contains("--replay fixtures/cuda-python-flake")
+            || command.contains("--replay fixtures/fleet")
             || command.contains("classify ") && command.contains("fixtures/")
             || command.contains("signatures check")
             || command.ends_with("--help"))

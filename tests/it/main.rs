@@ -29,6 +29,7 @@ mod export_without_parquet;
 mod fake_client;
 mod fake_scenario;
 mod fake_server;
+mod fleet_replay;
 mod fork_prs;
 mod hidden_flakes;
 mod hosts;

@@ -665,6 +665,51 @@ fn the_tests_page_fits_a_1280_pixel_window() {
     );
 }
 
+/// `report --hosts`' page in a 1280-pixel window keeps every pool and host name on one line
+/// (a browser breaks `windows-amd64-gpu-rtxpro6000-latest-1` after its last hyphen when the
+/// column is narrow) and is no wider than the window. A copy of the page, its policy removed,
+/// runs a probe script that writes what the layout says into the DOM Chromium dumps.
+#[test]
+fn the_hosts_page_keeps_pool_names_whole_in_a_1280_pixel_window() {
+    if !chromium_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["report", "--hosts", "--format", "html"];
+    args.extend(STORY_WINDOW);
+    let html = String::from_utf8(flakestat(surveyed_story(), &args, &[]).stdout).unwrap();
+    let policy_start = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .expect("the page has a policy");
+    let policy_end = policy_start + html[policy_start..].find('>').unwrap() + 1;
+    let probe = r#"<script>
+var names=[],broken=[];document.querySelectorAll("td code").forEach(function(c){var t=c.textContent;if(/^[A-Za-z0-9._-]+-[A-Za-z0-9._-]+$/.test(t)){names.push(t);if(c.getClientRects().length>1)broken.push(t)}});
+document.body.setAttribute("data-names",String(names.length));document.body.setAttribute("data-broken",broken.join(" "));document.body.setAttribute("data-width",String(document.documentElement.scrollWidth));
+</script></body>"#;
+    let page = dir.path().join("hosts.html");
+    let probed =
+        format!("{}{}", &html[..policy_start], &html[policy_end..]).replace("</body>", probe);
+    std::fs::write(&page, probed).unwrap();
+    let (dom, _) = chromium(
+        &page,
+        &dir.path().join("p"),
+        &["--window-size=1280,1600".into(), "--dump-dom".into()],
+    );
+    let attr = |name: &str| {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("the probe ran: {dom}"))
+            + name.len()
+            + 2;
+        dom[at..at + dom[at..].find('"').unwrap()].to_string()
+    };
+    let names: usize = attr("data-names").parse().unwrap();
+    assert!(names >= 7, "the page names the story's pools: {names}");
+    assert_eq!(attr("data-broken"), "", "names broken over two lines");
+    let width: usize = attr("data-width").parse().unwrap();
+    assert!(width <= 1280, "the page is {width} px wide");
+}
+
 /// The page's own `<style>` and `<script>` are its only ones, and the policy names them.
 fn assert_self_contained(html: &str) {
     assert!(

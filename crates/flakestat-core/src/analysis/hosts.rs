@@ -46,6 +46,22 @@ pub const INFRASTRUCTURE: &[&str] = &["cuda-error", "disk-full", "network-error"
 pub enum Scope {
     Pool,
     Host,
+    /// A GitHub-hosted runner image's version (`ubuntu-24.04 20260607.3.0`): a confinement's
+    /// dimension only.
+    Image,
+    /// `nvidia-smi`'s driver version: a confinement's dimension only.
+    Driver,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Pool => "pool",
+            Scope::Host => "host",
+            Scope::Image => "image",
+            Scope::Driver => "driver",
+        }
+    }
 }
 
 /// How a pool's runners are named, which decides what its hosts can say.
@@ -155,6 +171,15 @@ pub fn scale_set(name: &str, labels: &[String]) -> Option<String> {
     }
     let (set, tail) = name.rsplit_once('-')?;
     (random(tail) && labels.iter().any(|l| l == set)).then(|| set.to_string())
+}
+
+/// A p-value as people read it: `3.2e-9`, `0.041` (every output that words one).
+pub fn p_words(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
+    }
 }
 
 /// `P(X >= a)` for the 2×2 table `[[a, b], [c, d]]` with its margins fixed (one-sided Fisher's
@@ -471,6 +496,63 @@ fn counted(map: BTreeMap<String, u64>) -> Vec<(String, u64)> {
 
 /// The whole `report --hosts` analysis of a (complete) snapshot.
 pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
+    let t = tally_pools(snapshot);
+    HostsAnalysis {
+        jobs: t.jobs,
+        jobs_unplaced: t.unplaced,
+        pools: t.pools,
+        hosts_tested: t.hosts_tested,
+        alpha: DRAIN_ALPHA,
+        min_failures: DRAIN_MIN_FAILURES,
+        drain: t.drain,
+        image_onsets: image_onsets(snapshot),
+        confined: confinements(snapshot),
+    }
+}
+
+/// What the overview says of the machines: the drain list and the failures that began with an
+/// image version (`report --hosts` has the rest).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Machines {
+    /// Hosts the drain list's test was run on (0: no pool here has hosts to compare).
+    pub hosts_tested: u64,
+    /// Most significant first.
+    pub drain: Vec<Drain>,
+    pub image_onsets: Vec<ImageOnset>,
+}
+
+impl Machines {
+    pub fn is_empty(&self) -> bool {
+        self.drain.is_empty() && self.image_onsets.is_empty()
+    }
+}
+
+/// The overview's [`Machines`] of a snapshot.
+pub fn machines(snapshot: &Snapshot) -> Machines {
+    let t = tally_pools(snapshot);
+    Machines {
+        hosts_tested: t.hosts_tested,
+        drain: t.drain,
+        image_onsets: image_onsets(snapshot),
+    }
+}
+
+/// The window's drain list alone (most significant first): what `flakestat pr` reads to call
+/// a job on a bad host infrastructure, without the rest of [`analyze_hosts`].
+pub fn drain_list(snapshot: &Snapshot) -> Vec<Drain> {
+    tally_pools(snapshot).drain
+}
+
+/// Per pool and host figures and the drain list.
+struct PoolsTallied {
+    jobs: u64,
+    unplaced: u64,
+    pools: Vec<PoolFigures>,
+    hosts_tested: u64,
+    drain: Vec<Drain>,
+}
+
+fn tally_pools(snapshot: &Snapshot) -> PoolsTallied {
     let mut jobs = 0;
     let mut unplaced = 0;
     struct PoolTally {
@@ -604,23 +686,21 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
             .total_cmp(&b.p_value)
             .then_with(|| a.host.cmp(&b.host))
     });
-    HostsAnalysis {
+    PoolsTallied {
         jobs,
-        jobs_unplaced: unplaced,
+        unplaced,
         pools: out,
         hosts_tested,
-        alpha: DRAIN_ALPHA,
-        min_failures: DRAIN_MIN_FAILURES,
         drain,
-        image_onsets: image_onsets(snapshot),
-        confined: confinements(snapshot),
     }
 }
 
 /// [`Confinement`]s of the window: pool over every placed job, host over the jobs of pools
-/// whose every job's host is known (persistent runners); each over the jobs whose name ran on
+/// whose every job's host is known (persistent runners), image and driver over the jobs whose
+/// own log or neighbours tell them ([`known_versions`]); each over the jobs whose name ran on
 /// two values of it or more in the window, so that the matrix's own dimensions (a job name
-/// bound to one pool) are never read as the machine's.
+/// bound to one pool) are never read as the machine's. A signature whose hits all lie in one
+/// run attempt (a machine-wide night) is confined to nothing: its hits are one event.
 fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
     use super::signature::{DimensionReport, DimensionValue, finding};
     let placed: Vec<(&Job, JobPlace, Vec<SignatureId>)> = jobs_run(snapshot)
@@ -634,20 +714,38 @@ fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
             Some((j, place, sigs))
         })
         .collect();
+    let dimensions: Vec<(Scope, Vec<Option<String>>)> = [Scope::Pool, Scope::Host]
+        .into_iter()
+        .map(|scope| {
+            let values = placed
+                .iter()
+                .map(|(_, p, _)| match scope {
+                    Scope::Pool => Some(p.pool.clone()),
+                    _ => p.host.clone().filter(|_| p.kind == PoolKind::SelfHosted),
+                })
+                .collect();
+            (scope, values)
+        })
+        .chain([Scope::Image, Scope::Driver].map(|scope| (scope, known_versions(&placed, scope))))
+        .collect();
     let signatures: BTreeSet<&SignatureId> = placed.iter().flat_map(|(_, _, s)| s).collect();
     let mut out = Vec::new();
     for signature in signatures {
-        for scope in [Scope::Pool, Scope::Host] {
-            let value = |p: &JobPlace| match scope {
-                Scope::Pool => Some(p.pool.clone()),
-                Scope::Host => p.host.clone().filter(|_| p.kind == PoolKind::SelfHosted),
-            };
+        let attempts: BTreeSet<(RunId, u32)> = placed
+            .iter()
+            .filter(|(_, _, sigs)| sigs.contains(signature))
+            .map(|(j, _, _)| (j.run_id, j.run_attempt))
+            .collect();
+        if attempts.len() < 2 {
+            continue;
+        }
+        for (scope, values) in &dimensions {
             // Only job names that ran on two values or more can tell the machine from the job:
             // a job name that always runs on one pool (the matrix picks the pool) would make a
             // failure confined to its matrix cell look confined to that pool.
-            let mut values_of: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-            for (job, place, _) in &placed {
-                if let Some(v) = value(place) {
+            let mut values_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+            for ((job, _, _), v) in placed.iter().zip(values) {
+                if let Some(v) = v {
                     values_of.entry(job.name.as_str()).or_default().insert(v);
                 }
             }
@@ -657,18 +755,15 @@ fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
                     .is_some_and(|v| v.len() > 1)
             };
             let mut cells: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-            for (_, place, sigs) in placed.iter().filter(|(job, _, _)| comparable(job)) {
-                if let Some(v) = value(place) {
-                    let cell = cells.entry(v).or_default();
+            for ((job, _, sigs), v) in placed.iter().zip(values) {
+                if let Some(v) = v.as_ref().filter(|_| comparable(job)) {
+                    let cell = cells.entry(v.clone()).or_default();
                     cell.0 += u64::from(sigs.contains(signature));
                     cell.1 += 1;
                 }
             }
             let dim = DimensionReport {
-                name: match scope {
-                    Scope::Pool => "pool".into(),
-                    Scope::Host => "host".into(),
-                },
+                name: scope.as_str().into(),
                 values: cells
                     .into_iter()
                     .map(|(value, (jobs_hit, jobs_total))| DimensionValue {
@@ -683,25 +778,84 @@ fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
             };
             let works_elsewhere = placed
                 .iter()
-                .filter(|(_, _, sigs)| sigs.contains(signature))
-                .filter(|(hit, place, _)| {
-                    placed.iter().any(|(other, p, _)| {
+                .zip(values)
+                .filter(|((_, _, sigs), _)| sigs.contains(signature))
+                .filter(|((hit, _, _), here)| {
+                    placed.iter().zip(values).any(|((other, _, _), there)| {
                         other.name == hit.name
                             && other.head_sha == hit.head_sha
                             && other
                                 .conclusion
                                 .as_ref()
                                 .is_some_and(|c| c.as_str() == "success")
-                            && value(p).is_some_and(|v| Some(v) != value(place))
+                            && there.is_some()
+                            && there != *here
                     })
                 })
                 .count() as u64;
             out.push(Confinement {
                 signature: signature.clone(),
-                dimension: scope,
+                dimension: *scope,
                 finding: f,
                 works_elsewhere,
             });
+        }
+    }
+    out
+}
+
+/// The image version (`Scope::Image`) or driver (`Scope::Driver`) each of `placed` ran, where
+/// it can be told. Only failed jobs' logs are downloaded, so a job's own log names it for
+/// failed jobs alone; a passing job ran what the logs on both sides of it in time name, when
+/// they agree, among the jobs that share the machine's state: a GitHub-hosted pool's for an
+/// image (its runners roll from one version to the next), one persistent host's for a driver
+/// (a machine's driver changes when someone upgrades it). Before a group's first log, after
+/// its last, between two logs that differ, and on an ephemeral pod (no two jobs share it):
+/// unknown, and left out of the dimension.
+fn known_versions(
+    placed: &[(&Job, JobPlace, Vec<SignatureId>)],
+    scope: Scope,
+) -> Vec<Option<String>> {
+    let own = |p: &JobPlace| match scope {
+        Scope::Image => p.image.clone(),
+        _ => p.driver.clone(),
+    };
+    let group = |p: &JobPlace| match scope {
+        Scope::Image => (p.kind == PoolKind::GithubHosted).then(|| p.pool.clone()),
+        _ => p
+            .host
+            .clone()
+            .filter(|_| p.kind == PoolKind::SelfHosted)
+            .map(|h| format!("{}\u{0}{h}", p.pool)),
+    };
+    let mut out: Vec<Option<String>> = placed.iter().map(|(_, p, _)| own(p)).collect();
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, (_, p, _)) in placed.iter().enumerate() {
+        if let Some(g) = group(p) {
+            groups.entry(g).or_default().push(i);
+        }
+    }
+    for members in groups.values_mut() {
+        members.sort_by_key(|&i| {
+            let j = placed[i].0;
+            (j.started_at.unwrap_or(j.created_at), j.id)
+        });
+        let own: Vec<Option<String>> = members.iter().map(|&i| own(&placed[i].1)).collect();
+        let mut before: Vec<Option<&String>> = Vec::with_capacity(own.len());
+        let mut last = None;
+        for v in &own {
+            last = v.as_ref().or(last);
+            before.push(last);
+        }
+        let mut next = None;
+        for (k, v) in own.iter().enumerate().rev() {
+            next = v.as_ref().or(next);
+            if v.is_none()
+                && let (Some(a), Some(b)) = (before[k], next)
+                && a == b
+            {
+                out[members[k]] = Some(a.clone());
+            }
         }
     }
     out
@@ -914,6 +1068,74 @@ mod tests {
             ..Preamble::default()
         });
         assert_eq!(place_job(&job(&["gpu-l4"]), Some(&p)).unwrap().host, None);
+    }
+
+    /// A passing job's image is its neighbours' when they agree; between two versions, before
+    /// the first log and on an ephemeral pod nothing is made up.
+    #[test]
+    fn a_passing_job_runs_what_the_logs_around_it_name() {
+        let at = |h: u32| {
+            let mut j = job(&["ubuntu-latest"]);
+            j.id = JobId(u64::from(h));
+            j.started_at = Some(
+                "2026-06-15T00:00:00Z"
+                    .parse::<crate::model::Timestamp>()
+                    .unwrap()
+                    + chrono::TimeDelta::hours(i64::from(h)),
+            );
+            j
+        };
+        let jobs: Vec<Job> = (0..7).map(at).collect();
+        let place = |image: Option<&str>, kind: PoolKind| JobPlace {
+            pool: "ubuntu-latest".into(),
+            kind,
+            host: None,
+            machine: None,
+            image: image.map(str::to_string),
+            driver: None,
+            gpu: None,
+        };
+        let hosted = PoolKind::GithubHosted;
+        let logs = [
+            None,
+            Some("u 1"),
+            None,
+            Some("u 1"),
+            None,
+            Some("u 2"),
+            None,
+        ];
+        let placed: Vec<(&Job, JobPlace, Vec<SignatureId>)> = jobs
+            .iter()
+            .zip(logs)
+            .map(|(j, image)| (j, place(image, hosted), Vec::new()))
+            .collect();
+        let known = known_versions(&placed, Scope::Image);
+        let want = [
+            None,
+            Some("u 1"),
+            Some("u 1"),
+            Some("u 1"),
+            None,
+            Some("u 2"),
+            None,
+        ];
+        assert_eq!(known, want.map(|v| v.map(str::to_string)).to_vec());
+        // Pods share nothing: only their own log tells.
+        let pods: Vec<(&Job, JobPlace, Vec<SignatureId>)> = placed
+            .iter()
+            .map(|(j, p, s)| {
+                (
+                    *j,
+                    JobPlace {
+                        kind: PoolKind::Ephemeral,
+                        ..p.clone()
+                    },
+                    s.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(known_versions(&pods, Scope::Image)[2], None);
     }
 
     #[test]

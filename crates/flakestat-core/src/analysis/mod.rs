@@ -104,6 +104,10 @@ pub struct ReportData {
     /// Machine- and job-wide incidents of the window ([`incidents`]), each job on the pool
     /// `report --hosts` places it on.
     pub incidents: Vec<incidents::Incident>,
+    /// The drain list and the failures that began with an image version ([`hosts::machines`]):
+    /// the overview's short section on machines. Empty over several repositories (`report
+    /// --hosts` reads one at a time).
+    pub machines: hosts::Machines,
 }
 
 impl ReportData {
@@ -399,5 +403,6 @@ pub fn analyze(
         completeness,
         cost: window_cost,
         incidents: incidents::find_incidents(snapshot),
+        machines: hosts::machines(snapshot),
     }
 }

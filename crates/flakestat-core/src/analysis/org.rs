@@ -152,6 +152,7 @@ pub fn combine(reports: Vec<ReportData>, owner: Option<String>) -> OrgReport {
         cost: sum_costs(repos.iter().map(|r| &r.cost)),
         completeness: merge_completeness(repos.iter().map(|r| &r.completeness)),
         incidents: repos.iter().flat_map(|r| r.incidents.clone()).collect(),
+        machines: Default::default(),
     };
     OrgReport {
         owner,

@@ -5,7 +5,8 @@
 //!
 //! A failed job is
 //! - **infrastructure** when its signature is one of the infrastructure signatures (runner lost,
-//!   disk full, network);
+//!   disk full, network), or when it ran on a host on the window's drain list (`report
+//!   --hosts`' rule, [`hosts::drain_list`](super::hosts::drain_list)) whatever its log says;
 //! - **broken on the default branch** when the default branch's latest completed runs of the
 //!   same workflow, at or after the PR's merge base, still fail with the same signature (or the
 //!   same unexplained line), so the PR inherited it; the first run of that streak is named;
@@ -125,6 +126,19 @@ pub struct RunRef {
     pub html_url: String,
 }
 
+/// The host on the window's drain list a job ran on (`report --hosts`' rule).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DrainedHost {
+    pub pool: String,
+    pub host: String,
+    /// The host's failure rate and the pool's over the window.
+    pub rate: f64,
+    pub pool_rate: f64,
+    /// Fisher's p-value, and Bonferroni-corrected over the hosts tested.
+    pub p_value: f64,
+    pub p_adjusted: f64,
+}
+
 /// One failed job of the PR, labelled, with the evidence that decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LabelledJob {
@@ -158,6 +172,8 @@ pub struct LabelledJob {
     /// Likely this PR: the PR changes the signature's paths or the failing test's file (this
     /// one).
     pub touches: Option<String>,
+    /// Infrastructure: the job ran on a host on the window's drain list.
+    pub drained_host: Option<DrainedHost>,
     /// Why, in words.
     pub reason: String,
 }
@@ -325,6 +341,8 @@ struct Context<'a> {
     origins: BTreeMap<RunId, RunOrigin>,
     files: Option<&'a [String]>,
     merge_base_at: Option<Timestamp>,
+    /// The window's drain list, by pool and host.
+    drained: BTreeMap<(String, String), super::hosts::Drain>,
 }
 
 impl<'a> Context<'a> {
@@ -355,7 +373,25 @@ impl<'a> Context<'a> {
                 .get(&query.pr)
                 .and_then(|p| p.files.as_deref()),
             merge_base_at,
+            drained: super::hosts::drain_list(snapshot)
+                .into_iter()
+                .map(|d| ((d.pool.clone(), d.host.clone()), d))
+                .collect(),
         }
+    }
+
+    /// The drain-list host `job` ran on, if it ran on one.
+    fn drained_host(&self, job: &Job) -> Option<DrainedHost> {
+        let place = super::hosts::place_job(job, self.snapshot.placements.get(&job.id))?;
+        let d = self.drained.get(&(place.pool, place.host?))?;
+        Some(DrainedHost {
+            pool: d.pool.clone(),
+            host: d.host.clone(),
+            rate: d.rate,
+            pool_rate: d.pool_rate,
+            p_value: d.p_value,
+            p_adjusted: d.p_adjusted,
+        })
     }
 
     fn evidence(&self) -> Evidence {
@@ -402,8 +438,12 @@ impl<'a> Context<'a> {
             broken_since: None,
             broken_runs: 0,
             touches: None,
+            drained_host: None,
             reason: String::new(),
         };
+        // A job on a host the window's drain list names is the machine's failure whatever its
+        // log says: labelled infrastructure before any signature's evidence is read.
+        let drained = self.drained_host(job);
         match verdict(self.snapshot, job.id) {
             JobVerdict::Gap(reason) => {
                 out.reason = format!("{}: nothing to read", reason.describe());
@@ -415,14 +455,30 @@ impl<'a> Context<'a> {
                     out.tests = c.matches.iter().flat_map(|m| m.tests.clone()).collect();
                     out.tests.sort();
                     out.tests.dedup();
-                    self.label_signature(run, &mut out);
+                    if drained.is_none() {
+                        self.label_signature(run, &mut out);
+                    }
                 }
                 None => {
                     out.line = c.error_lines.first().map(|l| l.text.clone());
                     out.tests = c.tests.failed.iter().map(|t| t.id.clone()).collect();
-                    self.label_unexplained(run, job, c, &mut out);
+                    if drained.is_none() {
+                        self.label_unexplained(run, job, c, &mut out);
+                    }
                 }
             },
+        }
+        if let Some(d) = drained {
+            out.label = Label::Infrastructure;
+            out.reason = format!(
+                "ran on host {} of pool {}, which is on the drain list (it failed {:.0}% of its jobs against the pool's {:.0}%, p = {}): the machine's failure, not the code's",
+                d.host,
+                d.pool,
+                d.rate * 100.0,
+                d.pool_rate * 100.0,
+                super::hosts::p_words(d.p_adjusted)
+            );
+            out.drained_host = Some(d);
         }
         out
     }

@@ -57,7 +57,8 @@ pub struct HostsWire {
     pub pools: Vec<PoolWire>,
     pub drain: Vec<DrainWire>,
     pub image_onsets: Vec<ImageOnsetWire>,
-    /// Signatures significantly confined to some pools or hosts (the matrix's rule).
+    /// Signatures significantly confined to some pools, hosts, image versions or drivers (the
+    /// matrix's rule).
     #[serde(default)]
     pub confined: Vec<ConfinementWire>,
 }
@@ -65,7 +66,7 @@ pub struct HostsWire {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfinementWire {
     pub signature: String,
-    /// `pool` or `host`.
+    /// `pool`, `host`, `image` or `driver`.
     pub scope: String,
     pub values: Vec<String>,
     pub jobs_hit: u64,
@@ -212,19 +213,7 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
             })
             .collect(),
         drain: h.drain.iter().map(drain_wire).collect(),
-        image_onsets: h
-            .image_onsets
-            .iter()
-            .map(|o| ImageOnsetWire {
-                signature: o.signature.0.clone(),
-                image: o.image.clone(),
-                version: o.version.clone(),
-                hits: o.hits,
-                before: o.before.clone(),
-                first_run: o.first_run.0,
-                first_at: rfc(o.first_at),
-            })
-            .collect(),
+        image_onsets: h.image_onsets.iter().map(onset_wire).collect(),
         confined: h
             .confined
             .iter()
@@ -244,10 +233,67 @@ pub fn to_wire(r: &HostsReport) -> HostsWire {
 }
 
 fn scope_word(s: crate::analysis::hosts::Scope) -> &'static str {
-    match s {
-        crate::analysis::hosts::Scope::Pool => "pool",
-        crate::analysis::hosts::Scope::Host => "host",
+    s.as_str()
+}
+
+/// One image onset as JSON (the overview's too).
+pub fn onset_wire(o: &crate::analysis::hosts::ImageOnset) -> ImageOnsetWire {
+    ImageOnsetWire {
+        signature: o.signature.0.clone(),
+        image: o.image.clone(),
+        version: o.version.clone(),
+        hits: o.hits,
+        before: o.before.clone(),
+        first_run: o.first_run.0,
+        first_at: rfc(o.first_at),
     }
+}
+
+/// The overview's short section on machines (one repository; nothing when the drain list is
+/// empty and no failure began with an image version): the drain list's hosts with their
+/// corrected p-values, and each failure that began with an image version.
+pub fn overview_section(m: &crate::analysis::hosts::Machines) -> Vec<Block> {
+    if m.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::Heading(2, vec![text("Machines")])];
+    let mut bullets: Vec<Line> = Vec::new();
+    for d in &m.drain {
+        bullets.push(vec![
+            Span::Code(d.host.clone()),
+            text(" of pool "),
+            Span::Code(d.pool.clone()),
+            text(" is on the drain list: "),
+            text(format!(
+                "{} of {} jobs failed ({}) against the pool's {}; p = {}, {} corrected over {} hosts",
+                d.failed,
+                d.jobs,
+                percent(d.rate),
+                percent(d.pool_rate),
+                p_value(d.p_value),
+                p_value(d.p_adjusted),
+                m.hosts_tested
+            )),
+        ]);
+    }
+    for o in &m.image_onsets {
+        bullets.push(vec![
+            Span::Code(o.signature.0.clone()),
+            text(format!(
+                " began with {} {} ({} hits, all on it; earlier failures ran {})",
+                o.image,
+                o.version,
+                o.hits,
+                o.before.join(", ")
+            )),
+        ]);
+    }
+    blocks.push(Block::Paragraph(vec![text(
+        "Where failures belong to a machine rather than the code (flakestat report --hosts has \
+         every pool and host):",
+    )]));
+    blocks.push(Block::Bullets(bullets));
+    blocks
 }
 
 /// One drain-list entry as JSON (the nightly's newly bad hosts too).
@@ -280,11 +326,7 @@ fn percent(rate: f64) -> String {
 
 /// A p-value as people read it: `3.2e-9`, `0.041`.
 pub fn p_value(p: f64) -> String {
-    if p >= 0.001 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.1e}")
-    }
+    crate::analysis::hosts::p_words(p)
 }
 
 fn signatures_cell(v: &BySignature) -> Line {
@@ -486,7 +528,7 @@ fn document(r: &HostsReport) -> Vec<Block> {
     if !h.confined.is_empty() {
         blocks.push(Block::Heading(
             2,
-            vec![text("Signatures confined to a pool or host")],
+            vec![text("Signatures confined to a pool, host, image or driver")],
         ));
         blocks.push(Block::Bullets(
             h.confined

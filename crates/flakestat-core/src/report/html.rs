@@ -30,6 +30,7 @@ main{max-width:1100px;margin:0 auto;padding:1.5rem}
 h1{font-size:1.6rem;margin:.2rem 0 .8rem}h2{font-size:1.3rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
 h3{font-size:1.1rem;margin-top:1.6rem}
 code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.1em .3em;border-radius:4px;overflow-wrap:break-word}
+code.id{white-space:nowrap;overflow-wrap:normal}
 table{border-collapse:collapse;margin:.6rem 0;font-size:14px}
 th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}
 th{background:#f6f8fa}table.sortable th{cursor:pointer}
@@ -120,6 +121,22 @@ const LIST_BREAKABLE_FROM: usize = 20;
 /// gives its column the width of the word's longest part instead of squeezing it to one letter
 /// a line (as breaking anywhere would) or widening it past the page (as not breaking would).
 /// Copied text is unchanged.
+/// Identifiers this long or shorter (a pool, host, signature or image name) are never broken.
+const IDENTIFIER_MAX: usize = 48;
+
+/// A hyphenated name people copy whole (a pool, host or signature): one token of letters,
+/// digits, `-`, `_` and `.` with a hyphen in it, at most [`IDENTIFIER_MAX`] characters. A
+/// browser would break it after a hyphen (`linux-amd64-gpu-rtxpro6000-latest-` / `1`), so its
+/// `<code>` gets the class `id`, which keeps it on one line. Names without a hyphen (a test's
+/// `test_slot_owners_released_after_graph_destroyed`) and longer text keep their break points
+/// ([`breakable`]), so a narrow column still fits the page.
+fn is_identifier(t: &str) -> bool {
+    t.len() <= IDENTIFIER_MAX
+        && t.contains('-')
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 fn breakable(t: &str) -> String {
     let line = one_line(t);
     let mut out = String::with_capacity(line.len() + line.len() / 4);
@@ -243,7 +260,9 @@ fn inline(line: &Line) -> String {
                 if t.chars().count() > MAX_LOG_CHARS {
                     t = t.chars().take(MAX_LOG_CHARS).collect::<String>() + "…";
                 }
-                if !t.is_empty() {
+                if is_identifier(&t) {
+                    s.push_str(&format!("<code class=\"id\">{}</code>", escape(&t)));
+                } else if !t.is_empty() {
                     s.push_str(&format!("<code>{}</code>", breakable(&t)));
                 }
             }
@@ -565,6 +584,24 @@ mod tests {
         assert!(csp.starts_with("default-src 'none';"));
         assert!(csp.contains(&csp_hash(CSS)) && csp.contains(&csp_hash(SCRIPT)));
         assert!(!csp.contains("unsafe"));
+    }
+
+    /// Pool and host names stay on one line; a test's name and an error line keep their
+    /// break points, and nothing else is let into the class's markup.
+    #[test]
+    fn hyphenated_names_are_kept_whole() {
+        let code = |t: &str| inline(&vec![Span::Code(t.into())]);
+        assert_eq!(
+            code("windows-amd64-gpu-rtxpro6000-latest-1"),
+            "<code class=\"id\">windows-amd64-gpu-rtxpro6000-latest-1</code>"
+        );
+        assert_eq!(
+            code("test_slot_owners_released_after_graph_destroyed"),
+            "<code>test_<wbr>slot_<wbr>owners_<wbr>released_<wbr>after_<wbr>graph_<wbr>destroyed</code>"
+        );
+        assert!(code("E   OSError: no-space").starts_with("<code>"));
+        assert!(code("a-<b>").starts_with("<code>") && code("a-<b>").contains("&lt;b&gt;"));
+        assert!(code(&"x-".repeat(30)).starts_with("<code>"));
     }
 
     #[test]

@@ -72,6 +72,13 @@ pub mod wire {
         /// run failed at once; a job failing far more tests than it usually does).
         #[serde(default)]
         pub incidents: Vec<crate::report::incidents::IncidentWire>,
+        /// Hosts on the drain list (`report --hosts`' `drain`), when any.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub drain: Vec<crate::report::hosts::DrainWire>,
+        /// Failures that began with an image version (`report --hosts`' `image_onsets`), when
+        /// any.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub image_onsets: Vec<crate::report::hosts::ImageOnsetWire>,
     }
 
     /// A signature's hits in one repository (a report over several repositories).
@@ -804,6 +811,18 @@ fn repo_to_wire(data: &ReportData) -> wire::Report {
         surveyed_to: data.surveyed_to,
         focus: data.focus.as_ref().map(|f| f.0.clone()),
         incidents: crate::report::incidents::to_wire(&data.incidents),
+        drain: data
+            .machines
+            .drain
+            .iter()
+            .map(crate::report::hosts::drain_wire)
+            .collect(),
+        image_onsets: data
+            .machines
+            .image_onsets
+            .iter()
+            .map(crate::report::hosts::onset_wire)
+            .collect(),
         completeness: completeness(&data.completeness),
         runs_total: data.runs_total,
         runs_failed: data.runs_failed,

@@ -318,8 +318,22 @@ pub struct WireLabelledJob {
     pub hits_other_prs: u64,
     pub broken_since_run: Option<u64>,
     pub touches: Option<String>,
+    /// Infrastructure: the drain-list host the job ran on.
+    #[serde(default)]
+    pub drained_host: Option<WireDrainedHost>,
     pub reason: String,
     pub rerun: String,
+}
+
+/// A host on the window's drain list (`report --hosts`' `drain[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireDrainedHost {
+    pub pool: String,
+    pub host: String,
+    pub rate: f64,
+    pub pool_rate: f64,
+    pub p_value: f64,
+    pub p_adjusted: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -382,6 +396,14 @@ pub fn to_wire(report: &PrReport) -> WirePr {
                 hits_other_prs: j.hits_other_prs,
                 broken_since_run: j.broken_since.as_ref().map(|r| r.run_id.0),
                 touches: j.touches.clone(),
+                drained_host: j.drained_host.as_ref().map(|d| WireDrainedHost {
+                    pool: d.pool.clone(),
+                    host: d.host.clone(),
+                    rate: d.rate,
+                    pool_rate: d.pool_rate,
+                    p_value: d.p_value,
+                    p_adjusted: d.p_adjusted,
+                }),
                 reason: j.reason.clone(),
                 rerun: rerun_advice(j),
             })
@@ -426,6 +448,7 @@ mod tests {
             broken_since: None,
             broken_runs: 0,
             touches: None,
+            drained_host: None,
             reason: "fails nowhere else in the window".into(),
         }
     }

@@ -213,7 +213,7 @@ pub const BOT_PERCENT: u32 = 70;
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSpec {
-    /// Which generator builds the dataset: `cuda-python-flake`.
+    /// Which generator builds the dataset: `cuda-python-flake` or `fleet`.
     pub generator: String,
     /// The generator's seed: the same seed always gives the same dataset.
     pub seed: u64,
@@ -300,10 +300,27 @@ pub(crate) fn load(dir: &Path) -> Result<Dataset, DatasetError> {
             }
             ds
         })?,
+        "fleet" => {
+            // The fleet's story has one shape: a style key would say one thing and serve another.
+            let styled = spec.pr_style != PrStyle::default()
+                || spec.merge_style != MergeStyle::default()
+                || spec.stale_branches
+                || spec.bot_workflow
+                || spec.hidden_flakes;
+            if styled {
+                return Err(DatasetError::Invalid {
+                    path,
+                    message: "the `fleet` generator takes no style keys (pr_style, merge_style, \
+                              stale_branches, bot_workflow, hidden_flakes)"
+                        .into(),
+                });
+            }
+            fleet::fleet_seeded(spec.seed)
+        }
         other => {
             return Err(DatasetError::Invalid {
                 path,
-                message: format!("unknown generator `{other}` (known: cuda-python-flake)"),
+                message: format!("unknown generator `{other}` (known: cuda-python-flake, fleet)"),
             });
         }
     };

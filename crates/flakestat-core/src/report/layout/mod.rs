@@ -659,6 +659,9 @@ fn overview(scope: &Scope<'_>) -> Vec<Block> {
         },
     ));
     blocks.extend(super::incidents::section(&scope.all.incidents, 2));
+    if !scope.several {
+        blocks.extend(super::hosts::overview_section(&scope.all.machines));
+    }
     blocks
 }
 
