@@ -377,7 +377,12 @@ pub fn needs(
         if !b.verdict.depends_on_ancestry() {
             continue;
         }
-        let excluded: BTreeSet<RunId> = report.excluded_runs.iter().map(|r| r.run_id).collect();
+        let excluded: BTreeSet<RunId> = report
+            .excluded_runs
+            .iter()
+            .map(|r| r.run_id)
+            .chain(report.own_breakage_runs.iter().map(|r| r.run_id))
+            .collect();
         let hits: BTreeSet<RunId> = report.hits.iter().map(|h| h.run_id).collect();
         needs.heads.extend(
             snapshot

@@ -533,6 +533,85 @@ pub fn onset_reports(
         .collect()
 }
 
+/// The tests whose failures this view gives to PRs' own runs, each with those PRs: `broken`
+/// on one PR (every counted failure on its runs), or failing on several PRs' own runs (the
+/// onset `on PRs #A, #B (their own runs)`). A signature's hits on those PRs' runs whose failed
+/// tests are all theirs are that PR's own breakage, not the signature's hits on an unrelated
+/// PR ([`signature`]'s account leaves them out and says so). Only the tests that failed on PRs'
+/// runs alone are analysed.
+pub fn own_breakage(
+    snapshot: &Snapshot,
+    config: &AnalysisConfig,
+    incidents: &[Incident],
+) -> signature::OwnBreakage {
+    let cleared = without_incidents(snapshot, &incidents::incident_jobs(incidents));
+    let snapshot: &Snapshot = &cleared;
+    let window = window_runs(snapshot);
+    let forks = super::prs::ForkHeads::new(&snapshot.pulls);
+    let runs: BTreeMap<RunId, &crate::model::Run> = snapshot
+        .runs
+        .iter()
+        .filter(|r| window.contains(&r.id))
+        .map(|r| (r.id, r))
+        .collect();
+    // Each test failed in the window: whether every failure was on a PR's run.
+    let mut on_prs_only: BTreeMap<&str, bool> = BTreeMap::new();
+    for job in &snapshot.jobs {
+        let (Some(run), Some(c)) = (runs.get(&job.run_id), snapshot.classifications.get(&job.id))
+        else {
+            continue;
+        };
+        let on_pr = matches!(
+            super::prs::resolve_origin(
+                run,
+                &snapshot.default_branch,
+                &config.pr_conventions,
+                &forks
+            ),
+            super::prs::RunOrigin::PullRequest(_)
+        );
+        for t in &c.tests.failed {
+            *on_prs_only.entry(t.id.as_str()).or_insert(true) &= on_pr;
+        }
+    }
+    let candidates: Vec<&str> = on_prs_only
+        .into_iter()
+        .filter_map(|(id, only)| only.then_some(id))
+        .collect();
+    if candidates.is_empty() {
+        return signature::OwnBreakage::new();
+    }
+    let named = named_tests(snapshot, &window);
+    let shared = Shared {
+        greens: Greens::new(snapshot),
+        window,
+        jobs: snapshot.jobs.iter().map(|j| (j.id, j)).collect(),
+        bisecting: signature::Bisecting::of(snapshot),
+    };
+    let mut counted = CountedByPaths::default();
+    let mut own = signature::OwnBreakage::new();
+    for id in candidates {
+        let (family, runner) = named.get(id).copied().unwrap_or(("", ""));
+        let info = class_of(id);
+        let counted = counted.of(snapshot, &info, config);
+        let t = analyze_test(
+            snapshot,
+            config,
+            &shared,
+            &info,
+            counted,
+            (id, family, runner),
+        );
+        let prs: BTreeSet<PrNumber> = match (&t.onset, &t.culprit, t.verdict) {
+            (Some(Onset::PullRequests { prs }), _, _) => prs.iter().copied().collect(),
+            (_, Some(Culprit::PullRequest { pr, .. }), Verdict::Broken) => BTreeSet::from([*pr]),
+            _ => continue,
+        };
+        own.insert(id.to_string(), prs);
+    }
+    own
+}
+
 fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
     let window = window_runs(snapshot);
     let named = named_tests(snapshot, &window);
