@@ -533,19 +533,20 @@ pub fn onset_reports(
         .collect()
 }
 
-/// The tests whose failures this view gives to PRs' own runs, each with those PRs: `broken`
-/// on one PR (every counted failure on its runs), or failing on several PRs' own runs (the
-/// onset `on PRs #A, #B (their own runs)`). A signature's hits on those PRs' runs whose failed
-/// tests are all theirs are that PR's own breakage, not the signature's hits on an unrelated
-/// PR ([`signature`]'s account leaves them out and says so). Only the tests that failed on PRs'
-/// runs alone are analysed.
+/// The tests whose failures this view gives to PRs' own runs, each with those PRs: failing
+/// on several PRs' own runs while the other counted runs ran it clean (the onset `on PRs #A,
+/// #B (their own runs)`, see [`own_runs_only`]). A signature's hits on those PRs' runs whose
+/// failed tests are all theirs are that PR's own breakage, not the signature's hits on an
+/// unrelated PR ([`signature`]'s account leaves them out and says so). A test failing on one
+/// PR's runs alone (`broken on PR #N`) is not taken: with one PR, nothing tells its breakage
+/// from a flake only that PR's runs happened to run. Only the tests that failed on PRs' runs
+/// alone are analysed.
 pub fn own_breakage(
     snapshot: &Snapshot,
     config: &AnalysisConfig,
     incidents: &[Incident],
 ) -> signature::OwnBreakage {
-    let cleared = without_incidents(snapshot, &incidents::incident_jobs(incidents));
-    let snapshot: &Snapshot = &cleared;
+    let apart = incidents::incident_jobs(incidents);
     let window = window_runs(snapshot);
     let forks = super::prs::ForkHeads::new(&snapshot.pulls);
     let runs: BTreeMap<RunId, &crate::model::Run> = snapshot
@@ -556,7 +557,7 @@ pub fn own_breakage(
         .collect();
     // Each test failed in the window: whether every failure was on a PR's run.
     let mut on_prs_only: BTreeMap<&str, bool> = BTreeMap::new();
-    for job in &snapshot.jobs {
+    for job in snapshot.jobs.iter().filter(|j| !apart.contains(&j.id)) {
         let (Some(run), Some(c)) = (runs.get(&job.run_id), snapshot.classifications.get(&job.id))
         else {
             continue;
@@ -581,6 +582,10 @@ pub fn own_breakage(
     if candidates.is_empty() {
         return signature::OwnBreakage::new();
     }
+    // The incidents' failures are left out as `analyze_tests` leaves them out (the copy is
+    // made only now: most windows have no candidate).
+    let cleared = without_incidents(snapshot, &apart);
+    let snapshot: &Snapshot = &cleared;
     let named = named_tests(snapshot, &window);
     let shared = Shared {
         greens: Greens::new(snapshot),
@@ -602,12 +607,9 @@ pub fn own_breakage(
             counted,
             (id, family, runner),
         );
-        let prs: BTreeSet<PrNumber> = match (&t.onset, &t.culprit, t.verdict) {
-            (Some(Onset::PullRequests { prs }), _, _) => prs.iter().copied().collect(),
-            (_, Some(Culprit::PullRequest { pr, .. }), Verdict::Broken) => BTreeSet::from([*pr]),
-            _ => continue,
-        };
-        own.insert(id.to_string(), prs);
+        if let Some(Onset::PullRequests { prs }) = &t.onset {
+            own.insert(id.to_string(), prs.iter().copied().collect());
+        }
     }
     own
 }

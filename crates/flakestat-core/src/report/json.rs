@@ -223,8 +223,8 @@ pub mod wire {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub unknown_runs: Vec<UnknownRun>,
         /// Hit runs of PRs whose every hit failed only tests that fail on PRs' own runs (the
-        /// tests view's `on PRs #A, #B (their own runs)`, or `broken` on one PR): that PR's own
-        /// breakage, counted nowhere.
+        /// tests view's `on PRs #A, #B (their own runs)`): that PR's own breakage, counted
+        /// nowhere.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub own_breakage_runs: Vec<OwnBreakageRun>,
         /// Dimension → value → jobs hit and jobs run in the impact window.
