@@ -48,6 +48,7 @@ mod report_markdown;
 mod report_matrix;
 mod report_scenario;
 mod report_table;
+mod report_test_onset;
 mod report_tests;
 mod report_verdicts;
 mod security_net;

@@ -224,16 +224,16 @@ fn the_wait_until_tests_are_flaky_with_their_job_counts_with_or_without_signatur
     survey_story(store.path(), sigs.path());
     let bare: Value =
         serde_json::from_slice(&report(store.path(), sigs.path(), &["--format", "json"])).unwrap();
-    // Not compared: the onset and the executions, which read the ancestry and PR files the
-    // survey fetches for the signatures' hits (a survey whose signatures hit nothing fetches
-    // less of them; the lead knows: the survey's ancestry needs do not cover tests yet).
+    // The onset is compared too: the survey fetches the ancestry the tests' onsets read as it
+    // does the signatures'. Not compared: the executions, which count the runs of PRs whose
+    // files the survey fetched for the signatures' hits (a survey whose signatures hit nothing
+    // knows fewer PRs' files, so fewer runs are found related and left out).
     let strip = |tests: Vec<Value>| -> Vec<Value> {
         tests
             .into_iter()
             .map(|mut t| {
                 let t_obj = t.as_object_mut().unwrap();
                 t_obj.remove("signatures");
-                t_obj.remove("onset");
                 t_obj.remove("executions");
                 t
             })
@@ -661,4 +661,86 @@ fn the_signature_account_lists_its_tests_with_their_job_counts_in_every_format()
             "{id} {n}"
         );
     }
+}
+
+/// Issue 39, item 3, in the signature account: the runs where PRs #2326 and #2330 broke
+/// `test_launch_config_rejects_zero_grid` on their own branches match `cuda-error` (the test
+/// fails with a `CUDAError`). The tests view says the test "fails on PRs #2326, #2330 (their
+/// own runs)"; the signature account says the same of those runs and counts none of them as a
+/// hit on a PR "touching none of its paths". Which runs those are is read from the story's
+/// logs, not from the analysis.
+#[test]
+fn the_signature_account_leaves_out_prs_own_breakage_as_the_tests_view_does() {
+    const LAUNCHER: &str = "tests/test_launcher.py::test_launch_config_rejects_zero_grid";
+    let ds = Dataset::load(&story_dir()).unwrap();
+    let (since, until) = (at("2026-06-15T00:00:00Z"), at("2026-08-01T00:00:00Z"));
+    let mut broken: BTreeSet<(u64, u64)> = BTreeSet::new();
+    for run in ds
+        .runs
+        .iter()
+        .filter(|r| r.run.created_at >= since && r.run.created_at < until)
+    {
+        let fails = run.all_jobs().iter().filter(|j| j.is_failed()).any(|j| {
+            matches!(ds.logs.get(&j.id), Some(FakeLog::Text(log))
+                if log.contains(&format!("FAILED {LAUNCHER} - ")))
+        });
+        if fails {
+            broken.insert((run.run.id.0, pr_of(run).expect("only PRs' runs fail it")));
+        }
+    }
+    let prs: BTreeSet<u64> = broken.iter().map(|&(_, pr)| pr).collect();
+    assert_eq!(prs, BTreeSet::from([2326, 2330]));
+
+    let doc: Value = serde_json::from_str(&story_report("json", &[])).unwrap();
+    let sigs = doc["signatures"].as_array().unwrap();
+    let cuda = sigs.iter().find(|s| s["id"] == "cuda-error").unwrap();
+    let own: BTreeSet<(u64, u64)> = cuda["own_breakage_runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{cuda:#}"))
+        .iter()
+        .map(|r| {
+            assert_eq!(r["tests"], serde_json::json!([LAUNCHER]), "{r}");
+            (r["run_id"].as_u64().unwrap(), r["pr"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(own, broken);
+    // None of them is a hit, on a PR or anywhere: what is left is main's.
+    let hit_runs: BTreeSet<u64> = cuda["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["run_id"].as_u64().unwrap())
+        .collect();
+    assert!(hit_runs.iter().all(|r| own.iter().all(|&(o, _)| o != *r)));
+    assert_eq!(cuda["runs_hit_pr"], 0, "{cuda:#}");
+    assert_eq!(
+        cuda["runs_hit"], cuda["runs_hit_default_branch"],
+        "{cuda:#}"
+    );
+    // The flake's account is untouched: no PR broke its tests on its own runs.
+    let flake = sigs
+        .iter()
+        .find(|s| s["id"] == "wait-until-timeout")
+        .unwrap();
+    assert!(flake.get("own_breakage_runs").is_none(), "{flake:#}");
+    assert_eq!(flake["runs_hit"], expected::HIT_RUNS);
+    assert_eq!(flake["runs_hit_pr_unrelated"], expected::HIT_RUNS_ON_PRS);
+
+    // In words, as the tests view words it.
+    let md = story_report("markdown", &[]);
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- `cuda-error`"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        line.contains(&format!(
+            "{} runs left out as PRs' own breakage: tests/test\\_launcher.py::test\\_launch\\_config\\_rejects\\_zero\\_grid fails on PRs #2326, #2330 (their own runs)",
+            broken.len()
+        )),
+        "{line}"
+    );
+    assert!(
+        !line.contains("on PRs touching none of its paths"),
+        "{line}"
+    );
 }

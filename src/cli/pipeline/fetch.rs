@@ -129,8 +129,9 @@ pub fn prs_of_runs(
         .collect()
 }
 
-/// At most this many rounds of "analyze, fetch what the bisection lacks".
-const ANCESTRY_ROUNDS: usize = 4;
+/// At most this many rounds of "analyze, fetch what the bisection lacks" (fork points come a
+/// round before the suspects' files).
+const ANCESTRY_ROUNDS: usize = 6;
 
 /// What the bisection's fetch needs to know.
 pub struct AncestryPlan<'a> {
@@ -206,22 +207,40 @@ fn fetch_what_analysis_needs(
     }
     // Files and fork points change what the analysis sees (a PR found to touch the paths has
     // its runs left out, which can move the first hit): ask again until nothing new is needed.
-    let mut asked_heads = std::collections::BTreeSet::new();
-    let mut asked_files = std::collections::BTreeSet::new();
-    let mut asked_commits = std::collections::BTreeSet::new();
+    let mut asked_heads = BTreeSet::new();
+    let mut asked_files = BTreeSet::new();
+    let mut asked_commits = BTreeSet::new();
     for _ in 0..ANCESTRY_ROUNDS {
         let needs = analysis::bisect::needs(&snapshot(store)?, plan.signatures, plan.config);
         let heads: BTreeSet<_> = needs.heads.difference(&asked_heads).cloned().collect();
-        let files: BTreeSet<PrNumber> = needs
-            .merge_files
+        let counting: BTreeSet<PrNumber> = needs
+            .counting_files
             .difference(&asked_files)
             .copied()
             .collect();
-        let commits: BTreeSet<_> = needs
-            .commit_files
-            .difference(&asked_commits)
-            .cloned()
-            .collect();
+        // Fork points (and what decides which runs count) first: until the runs around a first
+        // hit are placed, most merges before it look possible, and their files would be asked
+        // for in vain (a test's bisection, with fewer hits than a signature's, lists dozens
+        // before and a handful after).
+        let files: BTreeSet<PrNumber> = if heads.is_empty() {
+            needs
+                .merge_files
+                .difference(&asked_files)
+                .copied()
+                .chain(counting.iter().copied())
+                .collect()
+        } else {
+            counting
+        };
+        let commits: BTreeSet<_> = if heads.is_empty() {
+            needs
+                .commit_files
+                .difference(&asked_commits)
+                .cloned()
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
         if heads.is_empty() && files.is_empty() && commits.is_empty() {
             break;
         }

@@ -307,12 +307,18 @@ pub const LOOKBACK_DAYS: i64 = 14;
 /// What the bisection would like fetched, so that the fetch layer asks only for that.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AncestryNeeds {
-    /// Head shas of runs placed by their fork point that matter: runs of a signature's
-    /// workflows from `LOOKBACK_DAYS` before its first hit up to it, and its hit runs, for the
-    /// signatures whose verdict depends on ancestry (placed, or no merge fits).
+    /// Head shas of runs placed by their fork point that matter: runs of a signature's (or a
+    /// failing test's) workflows from `LOOKBACK_DAYS` before its first hit up to it, and its
+    /// hit runs, for the signatures and tests whose verdict depends on ancestry (placed, or no
+    /// merge fits).
     pub heads: BTreeSet<Sha>,
-    /// PRs whose changed files are unknown: suspects, merges a hit run lacks, hit runs' PRs.
+    /// PRs whose changed files are unknown: suspects (a signature's or a test's) and merges a
+    /// hit run lacks.
     pub merge_files: BTreeSet<PrNumber>,
+    /// PRs whose changed files are unknown and decide what is counted at all: hit runs' PRs,
+    /// and the PRs of runs with a failed test (whether they are related leaves their runs out,
+    /// which can move a first hit, so these come before the suspects').
+    pub counting_files: BTreeSet<PrNumber>,
     /// Suspect direct pushes whose changed files are unknown.
     pub commit_files: BTreeSet<Sha>,
 }
@@ -326,10 +332,15 @@ pub fn needs(
 ) -> AncestryNeeds {
     let data = super::analyze(snapshot, signatures, config);
     let mut needs = AncestryNeeds::default();
-    for report in &data.signatures {
+    // The tests' onsets are the same analysis over each test's failures (`analysis::tests`):
+    // a test no signature matches needs the same evidence to be placed. Their heads mostly
+    // repeat the signatures' (the same runs around the same first failures), asked once.
+    let (complete, _) = super::complete_part(snapshot);
+    let tests = super::tests::onset_reports(&complete, config, &data.incidents);
+    for report in data.signatures.iter().chain(&tests) {
         // Hit runs' PRs whose changed files are unknown (a fork PR found by the PR listing):
         // whether they are related decides what is counted at all.
-        needs.merge_files.extend(
+        needs.counting_files.extend(
             report
                 .pr_relevance_unknown
                 .iter()
@@ -366,7 +377,12 @@ pub fn needs(
         if !b.verdict.depends_on_ancestry() {
             continue;
         }
-        let excluded: BTreeSet<RunId> = report.excluded_runs.iter().map(|r| r.run_id).collect();
+        let excluded: BTreeSet<RunId> = report
+            .excluded_runs
+            .iter()
+            .map(|r| r.run_id)
+            .chain(report.own_breakage_runs.iter().map(|r| r.run_id))
+            .collect();
         let hits: BTreeSet<RunId> = report.hits.iter().map(|h| h.run_id).collect();
         needs.heads.extend(
             snapshot
@@ -387,7 +403,7 @@ pub fn needs(
         );
     }
     needs
-        .merge_files
+        .counting_files
         .extend(test_run_prs_without_files(snapshot, config));
     needs
 }

@@ -372,10 +372,17 @@ pub fn analyze(
     );
 
     let bisecting = signature::Bisecting::of(snapshot);
+    let incidents = incidents::find_incidents(snapshot);
+    // Hits that are a PR's own breakage, as the tests view reads it, are no signature's hits.
+    let own = if signatures.is_empty() {
+        signature::OwnBreakage::new()
+    } else {
+        tests::own_breakage(snapshot, config, &incidents)
+    };
     let mut reports: Vec<SignatureReport> = signatures
         .iter()
         .filter(|s| config.focus.as_ref().is_none_or(|f| *f == s.id))
-        .map(|info| signature::analyze_signature(snapshot, &bisecting, info, config))
+        .map(|info| signature::analyze_signature(snapshot, &bisecting, info, &own, config))
         .collect();
     reports.sort_by(|a, b| b.runs_hit.cmp(&a.runs_hit).then_with(|| a.id.cmp(&b.id)));
 
@@ -402,7 +409,7 @@ pub fn analyze(
         unclassified: unclassified::group(snapshot, &unmatched, &config.matrix),
         completeness,
         cost: window_cost,
-        incidents: incidents::find_incidents(snapshot),
+        incidents,
         machines: hosts::machines(snapshot),
     }
 }

@@ -296,6 +296,11 @@ fn combine_signature(parts: &[(&Repo, &ReportData, &SignatureReport)]) -> Signat
         .flat_map(|s| s.unknown_runs.iter().cloned())
         .collect();
     unknown_runs.sort_by_key(|r| (r.created_at, r.run_id));
+    let mut own_breakage_runs: Vec<_> = sigs
+        .iter()
+        .flat_map(|s| s.own_breakage_runs.iter().cloned())
+        .collect();
+    own_breakage_runs.sort_by_key(|r| (r.created_at, r.run_id));
     SignatureReport {
         id: first.id.clone(),
         title: first.title.clone(),
@@ -330,6 +335,7 @@ fn combine_signature(parts: &[(&Repo, &ReportData, &SignatureReport)]) -> Signat
             .cloned(),
         excluded_runs,
         unknown_runs,
+        own_breakage_runs,
         dimensions: sum_dimensions(sigs.iter().map(|s| s.dimensions.as_slice())),
         findings: Vec::new(),
         within: None,

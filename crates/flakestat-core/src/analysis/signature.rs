@@ -75,6 +75,11 @@ pub struct SignatureReport {
     /// Runs of a PR that cannot be found (fork runs naming no PR that no listed PR heads): left
     /// out of every count, since they may be a related PR's, and listed with the reason.
     pub unknown_runs: Vec<UnknownRun>,
+    /// Hit runs of PRs whose every hit is that PR's own breakage: the failed tests of each
+    /// matched job are ones the tests view finds failing on PRs' own runs
+    /// ([`tests::own_breakage`](super::tests::own_breakage)). Left out of every count, like a
+    /// related PR's runs, and listed with the tests.
+    pub own_breakage_runs: Vec<OwnBreakageRun>,
     /// Per dimension, per value, over the jobs of the impact window; natural order.
     pub dimensions: Vec<DimensionReport>,
     /// What the dimensions say: confined to some values, or everywhere.
@@ -175,6 +180,22 @@ pub struct ExcludedRun {
     pub reason: String,
 }
 
+/// A run of a PR whose hits are its own breakage: counted nowhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OwnBreakageRun {
+    pub run_id: RunId,
+    pub pr: PrNumber,
+    pub pr_url: Option<String>,
+    pub created_at: Timestamp,
+    pub html_url: String,
+    /// The failed tests of its matched jobs: each fails on PRs' own runs only.
+    pub tests: Vec<String>,
+}
+
+/// The tests the tests view finds failing on PRs' own runs, each with those PRs
+/// ([`tests::own_breakage`](super::tests::own_breakage)).
+pub type OwnBreakage = BTreeMap<String, BTreeSet<PrNumber>>;
+
 /// A run whose PR is unknown: counted nowhere.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UnknownRun {
@@ -266,9 +287,16 @@ pub(super) fn analyze_signature(
     snapshot: &Snapshot,
     bisecting: &Bisecting,
     info: &SignatureInfo,
+    own: &OwnBreakage,
     config: &AnalysisConfig,
 ) -> SignatureReport {
-    analyze_class(snapshot, bisecting, info, FailureClass::Signature, config)
+    analyze_class(
+        snapshot,
+        bisecting,
+        info,
+        FailureClass::Signature(own),
+        config,
+    )
 }
 
 /// What the bisection reads that is the same for every class of one snapshot: its merges and
@@ -295,8 +323,9 @@ impl Bisecting {
 /// What a class's hits are.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum FailureClass<'c> {
-    /// The jobs whose classification matched the signature `info.id`.
-    Signature,
+    /// The jobs whose classification matched the signature `info.id`; a PR's run whose matched
+    /// jobs all failed only tests of its own breakage (these) is left out.
+    Signature(&'c OwnBreakage),
     /// The jobs whose log names this test (its id as the runner prints it) as failed.
     Test(&'c str),
 }
@@ -310,7 +339,10 @@ pub(super) fn analyze_class(
     class: FailureClass<'_>,
     config: &AnalysisConfig,
 ) -> SignatureReport {
-    let scene = Scene::new(snapshot, info, config);
+    let mut scene = Scene::new(snapshot, info, config);
+    if let FailureClass::Signature(own) = class {
+        scene.own = own_breakage_runs(&scene, &info.id, own);
+    }
     let matched = matched_jobs(&scene, &info.id, class);
     let workflows = workflows_hit(&matched);
     let hits: Vec<Hit> = matched
@@ -370,6 +402,7 @@ pub(super) fn analyze_class(
         first_hit,
         excluded_runs: left_out.excluded,
         unknown_runs: left_out.unknown,
+        own_breakage_runs: scene.own.into_values().collect(),
         dimensions: matrix.dimensions,
         findings: matrix.findings,
         within: matrix.within,
@@ -404,6 +437,8 @@ struct Scene<'a> {
     paths: PathMatcher,
     runs: BTreeMap<RunId, &'a Run>,
     forks: ForkHeads<'a>,
+    /// A signature's hit runs that are their PR's own breakage (none for a test).
+    own: BTreeMap<RunId, OwnBreakageRun>,
 }
 
 impl<'a> Scene<'a> {
@@ -414,7 +449,13 @@ impl<'a> Scene<'a> {
             paths: PathMatcher::new(&info.paths),
             runs: snapshot.runs.iter().map(|r| (r.id, r)).collect(),
             forks: ForkHeads::new(&snapshot.pulls),
+            own: BTreeMap::new(),
         }
+    }
+
+    /// A PR's run whose hits are that PR's own breakage.
+    fn own_breakage(&self, run: &Run) -> bool {
+        self.own.contains_key(&run.id)
     }
 
     fn origin(&self, run: &Run) -> RunOrigin {
@@ -448,6 +489,69 @@ impl<'a> Scene<'a> {
     }
 }
 
+/// The runs of PRs in the window whose every job matching signature `id` failed only tests
+/// that fail on that PR's own runs (`own`, the tests view's reading): the tests view says
+/// those failures are the PRs' own (each broke the test on its branch), so they are no hits of
+/// the signature on a PR "touching none of its paths", and no merge is placed on them.
+fn own_breakage_runs(
+    scene: &Scene<'_>,
+    id: &SignatureId,
+    own: &OwnBreakage,
+) -> BTreeMap<RunId, OwnBreakageRun> {
+    if own.is_empty() {
+        return BTreeMap::new();
+    }
+    let snapshot = scene.snapshot;
+    // Per run: its PR's own tests that its matched jobs failed, or `None` once one is not.
+    let mut runs: BTreeMap<RunId, Option<BTreeSet<&str>>> = BTreeMap::new();
+    for job in &snapshot.jobs {
+        let Some(c) = snapshot.classifications.get(&job.id) else {
+            continue;
+        };
+        if !c.matches.iter().any(|m| m.signature == *id) {
+            continue;
+        }
+        let Some(run) = scene.runs.get(&job.run_id) else {
+            continue;
+        };
+        let entry = runs.entry(run.id).or_insert_with(|| Some(BTreeSet::new()));
+        let RunOrigin::PullRequest(pr) = scene.origin(run) else {
+            *entry = None;
+            continue;
+        };
+        let theirs = !c.tests.failed.is_empty()
+            && c.tests
+                .failed
+                .iter()
+                .all(|t| own.get(&t.id).is_some_and(|prs| prs.contains(&pr)));
+        match (entry.as_mut(), theirs) {
+            (Some(tests), true) => tests.extend(c.tests.failed.iter().map(|t| t.id.as_str())),
+            _ => *entry = None,
+        }
+    }
+    runs.into_iter()
+        .filter_map(|(run_id, tests)| {
+            let tests = tests?;
+            let run = scene.runs[&run_id];
+            if !scene.in_window(run) || scene.related(run).is_some() {
+                return None;
+            }
+            let pr = scene.origin(run).pr()?;
+            Some((
+                run_id,
+                OwnBreakageRun {
+                    run_id,
+                    pr,
+                    pr_url: pr_url(snapshot, pr),
+                    created_at: run.created_at,
+                    html_url: run.html_url.clone(),
+                    tests: tests.into_iter().map(str::to_string).collect(),
+                },
+            ))
+        })
+        .collect()
+}
+
 /// A hit: the job, what matched in it (a signature's match, or one made for a failed test),
 /// its run.
 type Matched<'a> = (&'a Job, Cow<'a, SignatureMatch>, &'a Run);
@@ -476,7 +580,7 @@ fn matched_jobs<'a>(
             let run = scene.runs.get(&job.run_id)?;
             let c = snapshot.classifications.get(&job.id)?;
             let m = match class {
-                FailureClass::Signature => {
+                FailureClass::Signature(_) => {
                     Cow::Borrowed(c.matches.iter().find(|m| m.signature == *id)?)
                 }
                 FailureClass::Test(test) => {
@@ -499,7 +603,10 @@ fn matched_jobs<'a>(
     let mut counted: Vec<Matched<'a>> = raw
         .iter()
         .filter(|(_, _, run)| {
-            scene.in_window(run) && scene.related(run).is_none() && !scene.unknown_pr(run)
+            scene.in_window(run)
+                && scene.related(run).is_none()
+                && !scene.unknown_pr(run)
+                && !scene.own_breakage(run)
         })
         .cloned()
         .collect();
@@ -701,6 +808,7 @@ impl<'s, 'a> History<'s, 'a> {
             self.workflows.contains(&r.workflow_id)
                 && self.scene.related(r).is_none()
                 && !self.scene.unknown_pr(r)
+                && !self.scene.own_breakage(r)
         })
     }
 

@@ -370,19 +370,8 @@ pub fn analyze_tests(
             }
         }
     }
-    let cleared;
-    let snapshot: &Snapshot = if apart.is_empty() {
-        snapshot
-    } else {
-        let mut s = snapshot.clone();
-        for id in &apart {
-            if let Some(c) = s.classifications.get_mut(id) {
-                c.tests = Default::default();
-            }
-        }
-        cleared = s;
-        &cleared
-    };
+    let cleared = without_incidents(snapshot, &apart);
+    let snapshot: &Snapshot = &cleared;
     let mut out = analyze_counted(snapshot, config);
     for t in &mut out {
         t.jobs_in_incidents = in_incidents.get(&t.id).map_or(0, |v| v.2);
@@ -448,10 +437,31 @@ fn left_out_only(id: String, family: String, runner: String, in_incidents: u64) 
     }
 }
 
-fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
-    // Every id named, with its family and runner (the first record seen).
+/// `snapshot` with the tests of the incidents' jobs (`apart`) cleared: their failures are the
+/// incident's, never the test's.
+fn without_incidents<'a>(
+    snapshot: &'a Snapshot,
+    apart: &BTreeSet<JobId>,
+) -> std::borrow::Cow<'a, Snapshot> {
+    if apart.is_empty() {
+        return std::borrow::Cow::Borrowed(snapshot);
+    }
+    let mut s = snapshot.clone();
+    for id in apart {
+        if let Some(c) = s.classifications.get_mut(id) {
+            c.tests = Default::default();
+        }
+    }
+    std::borrow::Cow::Owned(s)
+}
+
+/// Every test id a job of the window names (failed, or retried to a pass), with its family and
+/// runner (the first record seen).
+fn named_tests<'a>(
+    snapshot: &'a Snapshot,
+    window: &BTreeSet<RunId>,
+) -> BTreeMap<&'a str, (&'a str, &'a str)> {
     let mut named: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
-    let window = window_runs(snapshot);
     for job in snapshot.jobs.iter().filter(|j| window.contains(&j.run_id)) {
         let Some(c) = snapshot.classifications.get(&job.id) else {
             continue;
@@ -462,26 +472,166 @@ fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvid
                 .or_insert((t.family.as_str(), t.runner.as_str()));
         }
     }
+    named
+}
+
+/// A test as a failure class: its id, and the files beside it as its related paths.
+fn class_of(id: &str) -> SignatureInfo {
+    SignatureInfo {
+        id: SignatureId(id.to_string()),
+        title: id.to_string(),
+        paths: related_paths(id),
+        issue: None,
+    }
+}
+
+/// The runs each test counts ([`signature::counted_runs`]), which depend on its paths alone:
+/// tests of one file share them, worked out once.
+#[derive(Default)]
+struct CountedByPaths(BTreeMap<Vec<String>, BTreeSet<RunId>>);
+
+impl CountedByPaths {
+    fn of(
+        &mut self,
+        snapshot: &Snapshot,
+        info: &SignatureInfo,
+        config: &AnalysisConfig,
+    ) -> &BTreeSet<RunId> {
+        self.0
+            .entry(info.paths.clone())
+            .or_insert_with(|| signature::counted_runs(snapshot, info, config))
+    }
+}
+
+/// The first-occurrence analyses the tests' onsets read: the class report (its bisection
+/// among it) of every test with a counted failure whose onset is not its PRs' own runs, the
+/// `incidents`' failures left out as [`analyze_tests`] leaves them out. What the survey's
+/// ancestry fetch ([`bisect::needs`](super::bisect::needs)) covers for the tests as it does
+/// for the signatures: a test no signature matches is placed on the same evidence.
+pub fn onset_reports(
+    snapshot: &Snapshot,
+    config: &AnalysisConfig,
+    incidents: &[Incident],
+) -> Vec<SignatureReport> {
+    let cleared = without_incidents(snapshot, &incidents::incident_jobs(incidents));
+    let snapshot: &Snapshot = &cleared;
+    let window = window_runs(snapshot);
+    let bisecting = signature::Bisecting::of(snapshot);
+    let mut counted = CountedByPaths::default();
+    named_tests(snapshot, &window)
+        .into_keys()
+        .filter_map(|id| {
+            let info = class_of(id);
+            let report = signature::analyze_class(
+                snapshot,
+                &bisecting,
+                &info,
+                FailureClass::Test(id),
+                config,
+            );
+            let counted = counted.of(snapshot, &info, config);
+            (report.jobs_hit > 0 && own_runs_only(snapshot, config, counted, &report).is_none())
+                .then_some(report)
+        })
+        .collect()
+}
+
+/// The tests whose failures this view gives to PRs' own runs, each with those PRs: failing
+/// on several PRs' own runs while the other counted runs ran it clean (the onset `on PRs #A,
+/// #B (their own runs)`, see [`own_runs_only`]). A signature's hits on those PRs' runs whose
+/// failed tests are all theirs are that PR's own breakage, not the signature's hits on an
+/// unrelated PR ([`signature`]'s account leaves them out and says so). A test failing on one
+/// PR's runs alone (`broken on PR #N`) is not taken: with one PR, nothing tells its breakage
+/// from a flake only that PR's runs happened to run. Only the tests that failed on PRs' runs
+/// alone are analysed.
+pub fn own_breakage(
+    snapshot: &Snapshot,
+    config: &AnalysisConfig,
+    incidents: &[Incident],
+) -> signature::OwnBreakage {
+    let apart = incidents::incident_jobs(incidents);
+    let window = window_runs(snapshot);
+    let forks = super::prs::ForkHeads::new(&snapshot.pulls);
+    let runs: BTreeMap<RunId, &crate::model::Run> = snapshot
+        .runs
+        .iter()
+        .filter(|r| window.contains(&r.id))
+        .map(|r| (r.id, r))
+        .collect();
+    // Each test failed in the window: whether every failure was on a PR's run.
+    let mut on_prs_only: BTreeMap<&str, bool> = BTreeMap::new();
+    for job in snapshot.jobs.iter().filter(|j| !apart.contains(&j.id)) {
+        let (Some(run), Some(c)) = (runs.get(&job.run_id), snapshot.classifications.get(&job.id))
+        else {
+            continue;
+        };
+        let on_pr = matches!(
+            super::prs::resolve_origin(
+                run,
+                &snapshot.default_branch,
+                &config.pr_conventions,
+                &forks
+            ),
+            super::prs::RunOrigin::PullRequest(_)
+        );
+        for t in &c.tests.failed {
+            *on_prs_only.entry(t.id.as_str()).or_insert(true) &= on_pr;
+        }
+    }
+    let candidates: Vec<&str> = on_prs_only
+        .into_iter()
+        .filter_map(|(id, only)| only.then_some(id))
+        .collect();
+    if candidates.is_empty() {
+        return signature::OwnBreakage::new();
+    }
+    // The incidents' failures are left out as `analyze_tests` leaves them out (the copy is
+    // made only now: most windows have no candidate).
+    let cleared = without_incidents(snapshot, &apart);
+    let snapshot: &Snapshot = &cleared;
+    let named = named_tests(snapshot, &window);
     let shared = Shared {
         greens: Greens::new(snapshot),
         window,
         jobs: snapshot.jobs.iter().map(|j| (j.id, j)).collect(),
         bisecting: signature::Bisecting::of(snapshot),
     };
-    // The runs a test counts depend on its paths alone: tests of one file share them.
-    let mut counted_by_paths: BTreeMap<Vec<String>, BTreeSet<RunId>> = BTreeMap::new();
+    let mut counted = CountedByPaths::default();
+    let mut own = signature::OwnBreakage::new();
+    for id in candidates {
+        let (family, runner) = named.get(id).copied().unwrap_or(("", ""));
+        let info = class_of(id);
+        let counted = counted.of(snapshot, &info, config);
+        let t = analyze_test(
+            snapshot,
+            config,
+            &shared,
+            &info,
+            counted,
+            (id, family, runner),
+        );
+        if let Some(Onset::PullRequests { prs }) = &t.onset {
+            own.insert(id.to_string(), prs.iter().copied().collect());
+        }
+    }
+    own
+}
+
+fn analyze_counted(snapshot: &Snapshot, config: &AnalysisConfig) -> Vec<TestEvidence> {
+    let window = window_runs(snapshot);
+    let named = named_tests(snapshot, &window);
+    let shared = Shared {
+        greens: Greens::new(snapshot),
+        window,
+        jobs: snapshot.jobs.iter().map(|j| (j.id, j)).collect(),
+        bisecting: signature::Bisecting::of(snapshot),
+    };
+    let mut counted = CountedByPaths::default();
     let mut out: Vec<TestEvidence> = named
         .into_iter()
         .map(|(id, (family, runner))| {
-            let info = SignatureInfo {
-                id: SignatureId(id.to_string()),
-                title: id.to_string(),
-                paths: related_paths(id),
-                issue: None,
-            };
-            let counted = counted_by_paths
-                .entry(info.paths.clone())
-                .or_insert_with(|| signature::counted_runs(snapshot, &info, config));
+            let info = class_of(id);
+            let counted = counted.of(snapshot, &info, config);
             analyze_test(
                 snapshot,
                 config,

@@ -229,6 +229,11 @@ pub mod wire {
         /// Runs of PRs that cannot be found (fork runs no listed PR heads): counted nowhere.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub unknown_runs: Vec<UnknownRun>,
+        /// Hit runs of PRs whose every hit failed only tests that fail on PRs' own runs (the
+        /// tests view's `on PRs #A, #B (their own runs)`): that PR's own breakage, counted
+        /// nowhere.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub own_breakage_runs: Vec<OwnBreakageRun>,
         /// Dimension → value → jobs hit and jobs run in the impact window.
         pub dimensions: BTreeMap<String, BTreeMap<String, DimensionCell>>,
         pub findings: Vec<Finding>,
@@ -389,6 +394,16 @@ pub mod wire {
         pub file: String,
         pub glob: String,
         pub html_url: String,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct OwnBreakageRun {
+        pub run_id: u64,
+        pub pr: PrNumber,
+        pub created_at: Timestamp,
+        pub html_url: String,
+        /// Its matched jobs' failed tests, each failing on PRs' own runs only.
+        pub tests: Vec<String>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -608,6 +623,17 @@ fn signature(s: &analysis::SignatureReport) -> wire::Signature {
             .map(suspect)
             .collect(),
         excluded_runs: s.excluded_runs.iter().map(excluded_run).collect(),
+        own_breakage_runs: s
+            .own_breakage_runs
+            .iter()
+            .map(|r| wire::OwnBreakageRun {
+                run_id: r.run_id.0,
+                pr: r.pr,
+                created_at: r.created_at,
+                html_url: r.html_url.clone(),
+                tests: r.tests.clone(),
+            })
+            .collect(),
         unknown_runs: s
             .unknown_runs
             .iter()

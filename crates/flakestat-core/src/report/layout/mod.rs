@@ -1031,6 +1031,11 @@ pub fn job_names_cell(job_names: &[String], shorten: impl Fn(&str) -> String) ->
 /// The careful human's sentence: how often since the first hit, where, re-runs, before, matrix.
 pub fn summary(s: &SignatureReport) -> Line {
     let Some(w) = &s.impact_window else {
+        if let Some(own) = own_breakage_phrase(s) {
+            return vec![text(format!(
+                "hit only PRs' own breakage ({own}); no other hit."
+            ))];
+        }
         if s.excluded_runs.iter().any(|r| r.hit) {
             return vec![text(format!(
                 "hit only runs of related PRs ({} excluded); no other hit.",
@@ -1160,7 +1165,39 @@ fn left_out_phrases(s: &SignatureReport) -> Vec<String> {
             s.unknown_runs.iter().filter(|r| r.hit).count()
         ));
     }
+    parts.extend(own_breakage_phrase(s));
     parts
+}
+
+/// The hit runs that were PRs' own breakage, as the tests view says it: `7 runs left out as
+/// PRs' own breakage: tests/x.py::test_y fails on PRs #1, #2 (their own runs)`.
+fn own_breakage_phrase(s: &SignatureReport) -> Option<String> {
+    if s.own_breakage_runs.is_empty() {
+        return None;
+    }
+    let mut prs: Vec<PrNumber> = s.own_breakage_runs.iter().map(|r| r.pr).collect();
+    prs.sort_unstable();
+    prs.dedup();
+    let mut tests: Vec<&str> = s
+        .own_breakage_runs
+        .iter()
+        .flat_map(|r| r.tests.iter().map(String::as_str))
+        .collect();
+    tests.sort_unstable();
+    tests.dedup();
+    let shown = tests.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+    let more = match tests.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    let prs: Vec<String> = prs.iter().map(|p| format!("#{p}")).collect();
+    let whose = if prs.len() == 1 { "PR" } else { "PRs" };
+    let verb = if tests.len() == 1 { "fails" } else { "fail" };
+    Some(format!(
+        "{} left out as PRs' own breakage: {shown}{more} {verb} on {whose} {} (their own runs)",
+        plural(s.own_breakage_runs.len() as u64, "run", "runs"),
+        prs.join(", ")
+    ))
 }
 
 /// "only on python=3.14t (…), never on …", then what holds among those jobs. Confinements that
