@@ -401,3 +401,43 @@ fn the_survey_overview_names_the_drained_host_and_the_image_version() {
     assert_eq!(drain[0]["host"], BAD_HOST);
     assert_eq!(json["image_onsets"][0]["version"], NEW_IMAGE_VERSION);
 }
+
+/// The bad host's driver errors, spread over many runs, are the host's, not a merge's: the
+/// account's first-occurrence verdict is `host_bound`, naming the host and no merge, in JSON and
+/// markdown (before, the bisection blamed the commit that happened to land before the host went
+/// bad).
+#[test]
+fn the_bad_host_s_failures_are_host_bound_and_blame_no_merge() {
+    let doc: Value = serde_json::from_slice(&ok(report(&["--format", "json"])).stdout).unwrap();
+    let cuda = doc["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "cuda-error")
+        .unwrap();
+    assert_eq!(cuda["bisection"]["verdict"], "host_bound", "{cuda}");
+    assert_eq!(cuda["bisection"]["host"], fleet::BAD_HOST);
+    assert_eq!(cuda["bisection"]["pr"], Value::Null);
+    assert_eq!(cuda["suspects"], serde_json::json!([]));
+    // The machine-wide night's verdict carries no host field.
+    let disk = doc["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "disk-full")
+        .unwrap();
+    assert!(disk["bisection"].get("host").is_none(), "{disk}");
+
+    let md = &surveyed().markdown;
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- `cuda-error`"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        line.contains(&format!(
+            "host-bound: every hit ran on host {}",
+            fleet::BAD_HOST
+        )) && line.ends_with("no merge named."),
+        "{line}"
+    );
+}

@@ -559,6 +559,18 @@ pub enum Verdict {
         host: Option<String>,
         jobs: u64,
     },
+    /// Host-bound (`analysis::hosts::host_bound`): across runs, the hits are confined to one
+    /// host by the matrix's rule, and the same job at the same commit passed on another host:
+    /// the machine's failure, no merge's.
+    HostBound {
+        host: String,
+        jobs_hit: u64,
+        jobs_total: u64,
+        /// Jobs of the same names on the other hosts, none hit.
+        elsewhere_jobs: u64,
+        chance: f64,
+        works_elsewhere: u64,
+    },
 }
 
 impl Verdict {
@@ -598,6 +610,10 @@ impl Verdict {
                 "every hit is a job of one run on one runner pool or host, which failed there \
                  while the same commit passed elsewhere"
             }
+            Verdict::HostBound { .. } => {
+                "every hit ran on one host, by the matrix's rule, while the same jobs at the same \
+                 commits passed on other hosts"
+            }
         }
     }
 
@@ -610,6 +626,7 @@ impl Verdict {
                 | Verdict::PresentBeforeWindow { .. }
                 | Verdict::TooRareToPlace { .. }
                 | Verdict::MachineWide { .. }
+                | Verdict::HostBound { .. }
         )
     }
 }

@@ -54,6 +54,9 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Every dimension, in the order the reports list them.
+    pub const ALL: [Scope; 4] = [Scope::Pool, Scope::Host, Scope::Image, Scope::Driver];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Pool => "pool",
@@ -506,7 +509,7 @@ pub fn analyze_hosts(snapshot: &Snapshot) -> HostsAnalysis {
         min_failures: DRAIN_MIN_FAILURES,
         drain: t.drain,
         image_onsets: image_onsets(snapshot),
-        confined: confinements(snapshot),
+        confined: confinements(snapshot, None, &Scope::ALL),
     }
 }
 
@@ -701,7 +704,13 @@ fn tally_pools(snapshot: &Snapshot) -> PoolsTallied {
 /// two values of it or more in the window, so that the matrix's own dimensions (a job name
 /// bound to one pool) are never read as the machine's. A signature whose hits all lie in one
 /// run attempt (a machine-wide night) is confined to nothing: its hits are one event.
-fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
+///
+/// `only`: that signature's alone; `scopes`: the dimensions read.
+fn confinements(
+    snapshot: &Snapshot,
+    only: Option<&SignatureId>,
+    scopes: &[Scope],
+) -> Vec<Confinement> {
     use super::signature::{DimensionReport, DimensionValue, finding};
     let placed: Vec<(&Job, JobPlace, Vec<SignatureId>)> = jobs_run(snapshot)
         .filter_map(|j| {
@@ -716,6 +725,7 @@ fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
         .collect();
     let dimensions: Vec<(Scope, Vec<Option<String>>)> = [Scope::Pool, Scope::Host]
         .into_iter()
+        .filter(|scope| scopes.contains(scope))
         .map(|scope| {
             let values = placed
                 .iter()
@@ -726,9 +736,18 @@ fn confinements(snapshot: &Snapshot) -> Vec<Confinement> {
                 .collect();
             (scope, values)
         })
-        .chain([Scope::Image, Scope::Driver].map(|scope| (scope, known_versions(&placed, scope))))
+        .chain(
+            [Scope::Image, Scope::Driver]
+                .into_iter()
+                .filter(|scope| scopes.contains(scope))
+                .map(|scope| (scope, known_versions(&placed, scope))),
+        )
         .collect();
-    let signatures: BTreeSet<&SignatureId> = placed.iter().flat_map(|(_, _, s)| s).collect();
+    let signatures: BTreeSet<&SignatureId> = placed
+        .iter()
+        .flat_map(|(_, _, s)| s)
+        .filter(|s| only.is_none_or(|o| o == *s))
+        .collect();
     let mut out = Vec::new();
     for signature in signatures {
         let attempts: BTreeSet<(RunId, u32)> = placed
@@ -881,6 +900,39 @@ pub fn newly_drained(
         .into_iter()
         .filter(|d| !before.contains(&(d.pool.clone(), d.host.clone())))
         .collect()
+}
+
+/// A failure one host makes across runs: the signature is confined to that one self-hosted host
+/// by the matrix's rule ([`Confinement`]), and some of its hit jobs passed at the same commit on
+/// another host. The bisection names no merge for it: the machine is the finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostBound {
+    pub host: String,
+    /// Hits on it, of its jobs.
+    pub jobs_hit: u64,
+    pub jobs_total: u64,
+    /// Jobs on the other hosts the same job names ran on, none hit.
+    pub elsewhere_jobs: u64,
+    /// The chance the hits would all miss the other hosts if the host did not matter.
+    pub chance: f64,
+    /// Hit jobs whose same job at the same commit passed on another host.
+    pub works_elsewhere: u64,
+}
+
+/// The signature's [`HostBound`] verdict, when its hits are confined to one host and it works
+/// elsewhere; `None` otherwise (and wherever hosts cannot be told, as on ephemeral pods).
+pub fn host_bound(snapshot: &Snapshot, signature: &SignatureId) -> Option<HostBound> {
+    confinements(snapshot, Some(signature), &[Scope::Host])
+        .into_iter()
+        .find(|c| c.finding.hit_values.len() == 1 && c.works_elsewhere > 0)
+        .map(|c| HostBound {
+            host: c.finding.hit_values[0].clone(),
+            jobs_hit: c.finding.jobs_hit,
+            jobs_total: c.finding.jobs_total,
+            elsewhere_jobs: c.finding.never_jobs_total,
+            chance: c.finding.chance,
+            works_elsewhere: c.works_elsewhere,
+        })
 }
 
 /// A failure the machine made: every hit a job of one run on one pool (or host).

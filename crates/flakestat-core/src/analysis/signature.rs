@@ -853,17 +853,32 @@ fn impact(
     let mut bisection = first_occurrence(scene, history, bisecting, &matched.raw_runs, tests);
     // The machine's failure is no merge's: never bisected onto one.
     let hit_jobs: Vec<&Job> = matched.raw.iter().map(|(job, _, _)| *job).collect();
-    if let Some(mw) = super::hosts::machine_wide(scene.snapshot, &hit_jobs) {
-        bisection.suspects.clear();
-        bisection.lacking_top_suspect.clear();
-        bisection.ruled_out_by_hit_runs.clear();
-        bisection.minutes_after_top_suspect = None;
-        bisection.verdict = Verdict::MachineWide {
+    let machine = if let Some(mw) = super::hosts::machine_wide(scene.snapshot, &hit_jobs) {
+        Some(Verdict::MachineWide {
             run: mw.run,
             pool: mw.pool,
             host: mw.host,
             jobs: mw.jobs,
-        };
+        })
+    } else {
+        let signature = matched.raw.first().map(|(_, m, _)| &m.signature);
+        signature
+            .and_then(|s| super::hosts::host_bound(scene.snapshot, s))
+            .map(|hb| Verdict::HostBound {
+                host: hb.host,
+                jobs_hit: hb.jobs_hit,
+                jobs_total: hb.jobs_total,
+                elsewhere_jobs: hb.elsewhere_jobs,
+                chance: hb.chance,
+                works_elsewhere: hb.works_elsewhere,
+            })
+    };
+    if let Some(verdict) = machine {
+        bisection.suspects.clear();
+        bisection.lacking_top_suspect.clear();
+        bisection.ruled_out_by_hit_runs.clear();
+        bisection.minutes_after_top_suspect = None;
+        bisection.verdict = verdict;
     }
     let (starts_at, start) = match (&bisection.verdict, bisection.suspects.first()) {
         (Verdict::Placed { .. }, Some(top)) if top.merged_at <= first_hit_at => {

@@ -291,6 +291,9 @@ pub mod wire {
         /// (`suspects[0]`, not blamed), oldest first, and what each tests.
         #[serde(default)]
         pub lacking_top_suspect: Vec<LackingRun>,
+        /// With `host_bound`: the one host every hit ran on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub host: Option<String>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -551,13 +554,18 @@ fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
         | Verdict::NoMergeBeforeFirstHit
         | Verdict::EveryMergeRuledOut
         | Verdict::NoMergeInEveryHitRun
-        | Verdict::MachineWide { .. } => (None, None, None),
+        | Verdict::MachineWide { .. }
+        | Verdict::HostBound { .. } => (None, None, None),
     };
     wire::Bisection {
         verdict: b.verdict.name(),
         reason: b.verdict.reason().to_string(),
         first_hit_run_id: b.first_hit.map(|r| r.0),
         first_hit_at: b.first_hit_at,
+        host: match &b.verdict {
+            Verdict::HostBound { host, .. } => Some(host.clone()),
+            _ => None,
+        },
         pr,
         minutes_after_merge: b.minutes_after_top_suspect,
         hits_after: b.hits_after,

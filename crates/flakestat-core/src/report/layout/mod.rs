@@ -336,6 +336,20 @@ pub fn first_occurrence(s: &SignatureReport, notes: &[String]) -> Option<String>
                 None => format!("pool {pool}"),
             }
         ),
+        Verdict::HostBound {
+            host,
+            jobs_hit,
+            jobs_total,
+            elsewhere_jobs,
+            chance,
+            works_elsewhere,
+        } => format!(
+            "host-bound: every hit ran on host {host} ({jobs_hit} of its {jobs_total} jobs), \
+             none on the other hosts the same jobs ran on (0 of {elsewhere_jobs} jobs; by \
+             chance {}), and {} passed at the same commit on another host; no merge named",
+            crate::analysis::hosts::p_words(*chance),
+            plural(*works_elsewhere, "hit job", "hit jobs"),
+        ),
         Verdict::NoHits => return None,
     })
 }
