@@ -342,6 +342,7 @@ pub(super) fn analyze_class(
     let mut scene = Scene::new(snapshot, info, config);
     if let FailureClass::Signature(own) = class {
         scene.own = own_breakage_runs(&scene, &info.id, own);
+        scene.judges_hosts = true;
     }
     let matched = matched_jobs(&scene, &info.id, class);
     let workflows = workflows_hit(&matched);
@@ -439,6 +440,10 @@ struct Scene<'a> {
     forks: ForkHeads<'a>,
     /// A signature's hit runs that are their PR's own breakage (none for a test).
     own: BTreeMap<RunId, OwnBreakageRun>,
+    /// Whether the hits are weighed for one host (`hosts::host_bound`): a signature's are; a
+    /// test's hits are no signature's, and reading every job once per test would cost a
+    /// report of thousands of tests as many passes over the window.
+    judges_hosts: bool,
 }
 
 impl<'a> Scene<'a> {
@@ -450,6 +455,7 @@ impl<'a> Scene<'a> {
             runs: snapshot.runs.iter().map(|r| (r.id, r)).collect(),
             forks: ForkHeads::new(&snapshot.pulls),
             own: BTreeMap::new(),
+            judges_hosts: false,
         }
     }
 
@@ -860,7 +866,7 @@ fn impact(
             host: mw.host,
             jobs: mw.jobs,
         })
-    } else {
+    } else if scene.judges_hosts {
         let signature = matched.raw.first().map(|(_, m, _)| &m.signature);
         signature
             .and_then(|s| super::hosts::host_bound(scene.snapshot, s))
@@ -872,6 +878,8 @@ fn impact(
                 chance: hb.chance,
                 works_elsewhere: hb.works_elsewhere,
             })
+    } else {
+        None
     };
     if let Some(verdict) = machine {
         bisection.suspects.clear();
