@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{StoreError, from_json, from_secs, secs, to_json};
-use crate::db::{Db, Tx, params};
+use crate::Store;
+use crate::db::{Tx, params};
 use flakestat_core::model::{MainlineCommit, Repo, Sha, Timestamp};
 
 /// The `windows` scope under which listed stretches of `branch`'s history are recorded.
@@ -24,7 +25,7 @@ const INSERT_MAINLINE: &str = "
     ON CONFLICT (repo_id, sha) DO UPDATE SET title = excluded.title
     WHERE mainline.title = '' AND excluded.title != ''";
 
-impl dyn Db + '_ {
+impl Store {
     /// Adds commits of the default branch's history (already known ones are kept; a title
     /// missing from one stored as a bare fork point is filled in).
     pub fn store_mainline(

@@ -10,7 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::StoreError;
-use crate::db::{Db, Tx, id_list, params};
+use crate::Store;
+use crate::db::{Tx, id_list, params};
 use flakestat_core::model::{JobId, RunId, TestOutcomes};
 
 /// What became of one matching artifact.
@@ -87,7 +88,7 @@ pub(crate) fn parse_artifact_json(text: &str) -> Result<ArtifactJson, StoreError
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-impl dyn Db + '_ {
+impl Store {
     /// Stores a run's matching artifacts and records that the run was listed for `pattern`, in
     /// one transaction: a survey stopped half-way lists the run again.
     pub fn store_artifacts(

@@ -10,8 +10,8 @@
 //! HTTP); a lease holds nothing between statements, and a replica that dies mid-ingest leaves
 //! a claim that ends by itself, after which another replica takes the attempt again.
 //!
-//! The holder renews its lease while it works ([`renew_claim`](dyn Db::renew_claim)) and lets
-//! it go when the ingest fails ([`release_claim`](dyn Db::release_claim)), so another try may
+//! The holder renews its lease while it works ([`renew_claim`](Store::renew_claim)) and lets
+//! it go when the ingest fails ([`release_claim`](Store::release_claim)), so another try may
 //! come from any replica. After a finished ingest the claim is left to run out (the queue rows
 //! are `done` by then, so nobody takes the attempt again) and is deleted after its end by the
 //! next claim taken: a claim is never deleted while a worker that read the queue before the
@@ -23,11 +23,12 @@
 use std::time::Duration;
 
 use super::{StoreError, secs};
-use crate::db::{Db, params};
+use crate::Store;
+use crate::db::params;
 use crate::queue::QueuedRun;
 use flakestat_core::model::{RunId, Timestamp};
 
-impl dyn Db + '_ {
+impl Store {
     /// The oldest queued run attempt no other claimant holds, claimed by `claimant` until
     /// `now + lease`; `None` when every queued attempt is held by another (or none is queued).
     /// A claimant's own live claim does not keep it out: a worker started again after a panic

@@ -3,12 +3,13 @@
 //! on a server, for a team); both keep the same records at the same schema version and answer
 //! every query in the same order, so the same store contents give byte-identical reports.
 //!
-//! Each operation is written once, over the database seam (`db.rs`): a method of `dyn Db`
-//! (where its doc lives), which both engines are. This file opens the engine and hands it over.
+//! Each operation is a plain method of `Store`, written once for both engines in the module of
+//! its records (`lib.rs`, `ancestry.rs`, `queue.rs` …) with the statements below, which reach
+//! the engine through the database seam (`db.rs`). This file opens the engine.
 
 use std::path::{Path, PathBuf};
 
-use super::db::Db;
+use super::db::{Db, Dialect, Row, Tx, Value};
 use super::postgres::{PgStore, PostgresUrl};
 use super::{Access, SqliteStore, StoreError, store_file};
 
@@ -121,15 +122,17 @@ impl Store {
     /// The engine, as the database the operations run on.
     pub(crate) fn db(&self) -> &(dyn Db + 'static) {
         match &self.engine {
-            Engine::Sqlite(s) => &**s,
+            Engine::Sqlite(s) => &s.conn,
             Engine::Postgres(p) => &p.conn,
         }
     }
 
-    fn db_mut(&mut self) -> &mut (dyn Db + 'static) {
-        match &mut self.engine {
-            Engine::Sqlite(s) => &mut **s,
-            Engine::Postgres(p) => &mut p.conn,
+    /// The SQLite engine, when it is the one.
+    #[cfg(test)]
+    pub(crate) fn sqlite(&self) -> Option<&SqliteStore> {
+        match &self.engine {
+            Engine::Sqlite(s) => Some(s),
+            Engine::Postgres(_) => None,
         }
     }
 
@@ -143,17 +146,53 @@ impl Store {
     }
 }
 
-/// Every operation of the store (`store_runs`, `counts`, `queue_delivery` …) is a method of the
-/// database its engine is: written once, over the seam (`db.rs`), with its doc there.
-impl std::ops::Deref for Store {
-    type Target = dyn Db;
-    fn deref(&self) -> &(dyn Db + 'static) {
-        self.db()
+/// The statements every operation is written with, on this store's engine: the operations
+/// (`store_runs`, `counts`, `queue_delivery` …) are plain methods of `Store`, each written once
+/// for both engines over the database seam (`db.rs`), in the module of its records.
+impl Store {
+    /// This engine's dialect, for the few statements spelt per engine.
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.db().dialect()
     }
-}
 
-impl std::ops::DerefMut for Store {
-    fn deref_mut(&mut self) -> &mut (dyn Db + 'static) {
-        self.db_mut()
+    /// Runs one statement (written for SQLite); returns how many rows it changed.
+    pub(crate) fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
+        self.db().execute(sql, params)
+    }
+
+    /// Runs one query (written for SQLite); returns its rows.
+    pub(crate) fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError> {
+        self.db().query(sql, params)
+    }
+
+    /// The first row `sql` finds, decoded by `f`.
+    pub(crate) fn query_row<T>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        f: impl FnOnce(&Row) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        self.db().query_row(sql, params, f)
+    }
+
+    /// Every row `sql` finds, decoded by `f`, collected.
+    pub(crate) fn query_map<T, C: FromIterator<T>>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        f: impl FnMut(&Row) -> Result<T, StoreError>,
+    ) -> Result<C, StoreError> {
+        self.db().query_map(sql, params, f)
+    }
+
+    /// `f` in one transaction of kind `tx` (see the seam's `transaction`): it is handed this
+    /// store, whose operations then run inside the transaction. `f` may run more than once (two
+    /// writers' transactions crossed), so it only writes through the store it is handed.
+    pub(crate) fn transaction<R>(
+        &self,
+        tx: Tx,
+        mut f: impl FnMut(&Store) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.db().transaction(tx, |_| f(self))
     }
 }

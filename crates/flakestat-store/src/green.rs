@@ -9,10 +9,11 @@
 use std::collections::BTreeMap;
 
 use super::{LogEntry, StoreError, log_row};
-use crate::db::{Db, params};
+use crate::Store;
+use crate::db::params;
 use flakestat_core::model::{JobId, LogStatus};
 
-impl dyn Db + '_ {
+impl Store {
     /// Records what became of one sampled green log (stored, expired, missing, …).
     pub fn store_green_log(&mut self, job: JobId, entry: &LogEntry) -> Result<(), StoreError> {
         let (status, size, blob) = log_row(entry);

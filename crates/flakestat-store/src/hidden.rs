@@ -10,7 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{StoreError, from_json, json_column, to_json};
-use crate::db::{Db, params};
+use crate::Store;
+use crate::db::params;
 use flakestat_core::model::{
     Conclusion, GreenOutcome, Job, JobId, LogStatus, Repo, Run, Timestamp, WorkflowId,
 };
@@ -24,7 +25,7 @@ pub enum GreenRead {
     Gone(LogStatus),
 }
 
-impl dyn Db + '_ {
+impl Store {
     /// Records what became of one green job's log.
     pub fn store_green_outcome(&mut self, job: JobId, read: &GreenRead) -> Result<(), StoreError> {
         let (status, passed, retries, json) = match read {

@@ -18,8 +18,9 @@
 //! `Store` (`engine.rs`) is what the rest of flakestat holds: this SQLite store, or the same
 //! tables on a PostgreSQL server for a team (`postgres/`), chosen by a `StoreLocation`. Both
 //! engines keep the same records, at the same schema version, and return them in the same order:
-//! every statement, algorithm and migration is written once, over the database seam (`db.rs`),
-//! as a method of `dyn Db` (below, and in `ancestry.rs`, `queue.rs` …).
+//! every statement, algorithm and migration is written once, over the database seam (`db.rs`).
+//! The operations are plain methods of `Store` (below, and in `ancestry.rs`, `queue.rs` …); a
+//! transaction hands its closure the same `Store`, so an operation calls the others inside it.
 
 mod ancestry;
 mod artifacts;
@@ -45,7 +46,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use rusqlite::Connection;
 
-use db::{Db, Row, Tx, id_list, params};
+use db::{Row, Tx, id_list, params};
 
 use flakestat_core::model::{
     Classification, Job, JobId, LogStatus, PrNumber, PullRequest, Repo, Run, RunId, Runner,
@@ -521,23 +522,9 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
-/// The SQLite store is a database: the store's operations (`impl dyn Db`) on its connection.
-impl std::ops::Deref for SqliteStore {
-    type Target = dyn Db;
-    fn deref(&self) -> &(dyn Db + 'static) {
-        &self.conn
-    }
-}
-
-impl std::ops::DerefMut for SqliteStore {
-    fn deref_mut(&mut self) -> &mut (dyn Db + 'static) {
-        &mut self.conn
-    }
-}
-
 /// The store's operations, written once for both engines (see `db.rs`). Writes take `&mut`
 /// as `Store`'s do; each is one transaction where it writes more than one row.
-impl dyn Db + '_ {
+impl Store {
     /// The repository's row: its name compared without case, as GitHub does (`nvidia/x` is
     /// `NVIDIA/x`), so any spelling finds what a survey stored.
     fn repo_id(&self, repo: &Repo) -> Result<Option<i64>, StoreError> {

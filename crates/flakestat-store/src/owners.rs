@@ -7,10 +7,11 @@
 //! differ between SQLite and a PostgreSQL server): by name without ASCII case, then as spelled.
 
 use super::StoreError;
-use crate::db::{Db, params};
+use crate::Store;
+use crate::db::params;
 use flakestat_core::model::Repo;
 
-impl dyn Db + '_ {
+impl Store {
     /// The repositories stored under `owner` (in any case), by name without case, then as
     /// spelled (sorted here: collations differ between SQLite and a PostgreSQL server).
     pub fn repos_of_owner(&self, owner: &str) -> Result<Vec<Repo>, StoreError> {

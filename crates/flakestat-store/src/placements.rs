@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 
 use super::StoreError;
-use crate::db::{Db, Row, Tx, params};
+use crate::Store;
+use crate::db::{Row, Tx, params};
 use flakestat_core::model::{JobId, Placement, Preamble, Repo, Runner};
 
-impl dyn Db + '_ {
+impl Store {
     /// Stored logs of `repo` whose preamble has not been read by parser `version` (or a later
     /// one): new logs, and every log of a store older than the parser.
     pub fn preambles_to_read(&self, repo: &Repo, version: u32) -> Result<Vec<JobId>, StoreError> {

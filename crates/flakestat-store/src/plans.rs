@@ -13,7 +13,8 @@
 use std::collections::BTreeMap;
 
 use super::{LogEntry, StoreError, log_row};
-use crate::db::{Db, Tx, params};
+use crate::Store;
+use crate::db::{Tx, params};
 use flakestat_core::model::{Classification, JobId};
 
 /// The next download a failed job's log needs, when it is not the job's own endpoint.
@@ -53,7 +54,7 @@ pub struct LogOutcome {
     pub classification: Option<Classification>,
 }
 
-impl dyn Db + '_ {
+impl Store {
     /// Stores log outcomes (each with its classification under `fingerprint`), forgets their
     /// plans, and records `plans` for jobs whose log is still to come, in one transaction.
     pub fn store_logs(

@@ -10,7 +10,8 @@
 //! engines alike.
 
 use super::{StoreError, from_secs, secs};
-use crate::db::{Db, params};
+use crate::Store;
+use crate::db::params;
 use flakestat_core::model::{Repo, RunId, Timestamp};
 
 /// One accepted delivery, as `serve` read it from the headers and the payload.
@@ -58,7 +59,7 @@ pub struct QueueStats {
     pub noted: u64,
 }
 
-/// What [`queue_delivery`](dyn Db::queue_delivery) did with a delivery.
+/// What [`queue_delivery`](Store::queue_delivery) did with a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Queued {
     /// A new row: `queued` for the worker, or `noted`.
@@ -73,7 +74,7 @@ pub enum Queued {
 /// The largest run id a queue row may hold: GitHub's ids are below 2^53.
 const MAX_RUN_ID: i64 = (1 << 53) - 1;
 
-impl dyn Db + '_ {
+impl Store {
     /// Stores one delivery, in one statement (so its wait for other writers is the
     /// connection's busy timeout, nothing more). A completed run attempt whose ingest is
     /// already `done` is stored `done` at once.

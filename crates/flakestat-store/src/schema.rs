@@ -445,7 +445,6 @@ fn tables(db: &dyn Db) -> Result<u64, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SqliteStore;
     use flakestat_core::model::{JobId, Repo};
 
     /// A store written before version 4 holds a repository under two spellings (each survey
@@ -478,8 +477,11 @@ mod tests {
             )
             .unwrap();
         }
-        let mut store = SqliteStore::open_file(&path).unwrap();
-        let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        let mut store = crate::Store::open_file(&path).unwrap();
+        let count = |sql: &str| -> i64 {
+            let conn = &store.sqlite().unwrap().conn;
+            conn.query_row(sql, [], |r| r.get(0)).unwrap()
+        };
         assert_eq!(count("SELECT count(*) FROM repos"), 2);
         assert_eq!(count("SELECT count(*) FROM runs WHERE repo_id = 1"), 2);
         assert_eq!(count("SELECT count(*) FROM pulls WHERE repo_id = 1"), 2);
@@ -509,6 +511,8 @@ mod tests {
             .store_log(JobId(100), &crate::LogEntry::Mismatched, None)
             .unwrap();
         let status: String = store
+            .sqlite()
+            .unwrap()
             .conn
             .query_row("SELECT status FROM logs WHERE job_id = 100", [], |r| {
                 r.get(0)

@@ -66,9 +66,9 @@ fn hit(sig: &str) -> Classification {
     }
 }
 
-fn open() -> (tempfile::TempDir, SqliteStore) {
+fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path()).unwrap();
+    let store = Store::open(dir.path()).unwrap();
     (dir, store)
 }
 
@@ -137,6 +137,8 @@ fn open_creates_private_versioned_store_and_reopens() {
 fn a_store_from_a_newer_flakestat_is_refused() {
     let (dir, store) = open();
     store
+        .sqlite()
+        .unwrap()
         .conn
         .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
         .unwrap();

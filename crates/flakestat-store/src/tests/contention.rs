@@ -242,8 +242,9 @@ fn a_serial_write_that_timed_out_for_the_lock_is_busy_and_the_store_goes_on() {
 #[test]
 fn a_sqlite_write_kept_waiting_past_the_busy_timeout_is_busy_and_leaves_nothing() {
     let (_dir, mut store) = open();
-    store.conn.busy_timeout(Duration::from_millis(200)).unwrap();
-    let other = rusqlite::Connection::open(store.path()).unwrap();
+    store.set_busy_timeout(Duration::from_millis(200)).unwrap();
+    let path_of_store = store.sqlite().unwrap().path().to_path_buf();
+    let other = rusqlite::Connection::open(&path_of_store).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let r = repo();
     let runs = [run(1, "2026-06-15T10:00:00Z", 1, "completed")];
@@ -256,14 +257,14 @@ fn a_sqlite_write_kept_waiting_past_the_busy_timeout_is_busy_and_leaves_nothing(
             store: path,
             waited,
         } => {
-            assert_eq!(Path::new(path), store.path());
+            assert_eq!(Path::new(path), path_of_store);
             assert_eq!(*waited, BUSY_TIMEOUT.as_secs());
         }
         other => panic!("not Busy: {other}"),
     }
     assert!(waited >= Duration::from_millis(200), "{waited:?}");
     assert!(
-        store.conn.is_autocommit(),
+        store.sqlite().unwrap().conn.is_autocommit(),
         "no transaction left open on the store's connection"
     );
     other.execute_batch("ROLLBACK").unwrap();
