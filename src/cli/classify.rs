@@ -360,7 +360,49 @@ fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
     {
         return classify_zip(set, &name, path);
     }
+    if let Some(map) = map_log(reader.get_ref()) {
+        return classify_mapped(set, name, &map);
+    }
     classify_stream(set, name, reader)
+}
+
+/// A regular file of at least this many bytes is mapped rather than read (`map_log`).
+const MAP_AT: u64 = 1 << 20;
+
+/// The file's bytes mapped into memory, when it is a regular file of at least [`MAP_AT`]
+/// bytes and the system maps it (else `None`: it is read as a stream). Reading copies every
+/// byte from the page cache into a buffer, a sixth of `classify`'s time on large logs
+/// (`benches/classify.sh`, docs/matching.md); a mapping lets the matcher scan the page cache
+/// itself. Small files are read: mapping and unmapping cost more than the copy.
+fn map_log(file: &File) -> Option<memmap2::Mmap> {
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() < MAP_AT {
+        return None;
+    }
+    // SAFETY: the mapping is only read, for as long as this unit is classified. A log that
+    // another process truncates meanwhile would make reading its lost pages fail (SIGBUS),
+    // as it does for ripgrep, which maps files the same way; a log appended to is read as it
+    // was when mapped.
+    unsafe { memmap2::Mmap::map(file) }.ok()
+}
+
+/// [`classify_stream`] over a mapped file: a plain log (the usual case) is classified in
+/// place; UTF-16, JUnit XML and `gh run view --log` files take the stream's path over the
+/// same bytes.
+fn classify_mapped(set: &SignatureSet, name: String, bytes: &[u8]) -> UnitResult {
+    let head = &bytes[..bytes.len().min(SNIFF)];
+    let first_line = &head[..memchr::memchr(b'\n', head).unwrap_or(head.len())];
+    if utf16_bom(head).is_some()
+        || utf16_without_bom(head).is_some()
+        || junit::looks_like_xml(head)
+        || gh_log_prefix(first_line).is_some()
+    {
+        return classify_stream(set, name, bytes);
+    }
+    if let Some(refused) = refuse_binary(&name, head) {
+        return vec![Err(refused)];
+    }
+    vec![Ok(log_result(name, set.classify(bytes), bytes.is_empty()))]
 }
 
 fn unreadable(name: &str, e: &io::Error) -> InputError {
@@ -527,25 +569,36 @@ fn classify_one(
         sample.extend_from_slice(&got[..take]);
         reader.consume(take);
     }
-    if let Some(reason) = binary_reason(&sample) {
-        return Err(InputError {
-            message: format!(
-                "{name}: binary, not a log ({reason}); give the job log itself as text \
-                 (a run's logs .zip is read directly)"
-            ),
-            name,
-        });
+    if let Some(refused) = refuse_binary(&name, &sample) {
+        return Err(refused);
     }
     let empty = sample.is_empty();
     let classification = set
         .classify_reader(io::Cursor::new(sample).chain(reader))
         .map_err(|e| unreadable(&name, &e))?;
-    Ok(Classified {
+    Ok(log_result(name, classification, empty))
+}
+
+/// The refusal of a file whose first bytes, `sample`, show it is binary.
+fn refuse_binary(name: &str, sample: &[u8]) -> Option<InputError> {
+    let reason = binary_reason(sample)?;
+    Some(InputError {
+        message: format!(
+            "{name}: binary, not a log ({reason}); give the job log itself as text \
+             (a run's logs .zip is read directly)"
+        ),
+        name: name.to_string(),
+    })
+}
+
+/// One log's result (`empty`: the file held nothing).
+fn log_result(name: String, classification: Classification, empty: bool) -> Classified {
+    Classified {
         name,
         job: None,
         classification,
         note: empty.then(|| "empty file".to_string()),
-    })
+    }
 }
 
 fn classify_zip(set: &SignatureSet, name: &str, path: &Path) -> UnitResult {

@@ -32,7 +32,11 @@ fn flakestat(args: &[&str], stdin: Option<&[u8]>) -> Output {
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
+        // A binary input is refused on its first bytes: the rest is never read.
+        match child.stdin.take().unwrap().write_all(input) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            written => written.unwrap(),
+        }
     }
     child.wait_with_output().unwrap()
 }
@@ -421,4 +425,85 @@ fn classify_writes_markdown_picks_the_format_from_the_name_and_fits_only_a_termi
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(text.lines().any(|l| l.chars().count() > 40), "{text}");
     assert_eq!(text.matches("wait-until-timeout").count(), 1, "{text}");
+}
+
+/// A log of a megabyte or more is mapped into memory, not read (`classify`'s `map_log`): each
+/// kind of input gives the same document through the mapping as through a stream (stdin):
+/// a plain log (its matches, lines, error lines and tests), a `gh run view --log` file (one
+/// result per job), a UTF-16 log, and a binary file (refused alike). The logs are made large
+/// by repeating real fixtures, with matches near both ends.
+#[test]
+fn a_large_log_file_gives_what_the_same_bytes_give_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let repeat = |bytes: &[u8]| -> Vec<u8> {
+        let mut out = Vec::new();
+        while out.len() < 1_200_000 {
+            out.extend_from_slice(bytes);
+        }
+        out
+    };
+    let plain = repeat(
+        &[
+            std::fs::read(log("cuda-error.log")).unwrap(),
+            std::fs::read(log("continuation-lines.log")).unwrap(),
+            std::fs::read(log("bom-mid-file.log")).unwrap(),
+        ]
+        .concat(),
+    );
+    let gh_log = repeat(
+        b"build (linux)\tRun tests\t2026-01-02T03:04:05.1000000Z ##[group]Run pytest\n\
+          build (linux)\tRun tests\t2026-01-02T03:04:07.1000000Z RuntimeError: CUDA error: an illegal memory access was encountered\n\
+          lint\tUNKNOWN STEP\t2026-01-02T03:04:06.1000000Z No space left on device\n",
+    );
+    let mut utf16 = vec![0xff, 0xfe];
+    for u in String::from_utf8(repeat(&std::fs::read(log("disk-full.log")).unwrap()))
+        .unwrap()
+        .encode_utf16()
+    {
+        utf16.extend(u.to_le_bytes());
+    }
+    let mut binary = vec![0u8; 4096];
+    binary.extend(repeat(b"Segmentation fault\n"));
+    for (name, bytes) in [
+        ("plain.log", plain),
+        ("gh.txt", gh_log),
+        ("utf16.log", utf16),
+        ("core.bin", binary),
+    ] {
+        assert!(
+            bytes.len() >= 1 << 20,
+            "{name} is large enough to be mapped"
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let mapped = flakestat(
+            &[
+                "classify",
+                "--tests",
+                "--format",
+                "json",
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        let streamed = flakestat(
+            &["classify", "--tests", "--format", "json", "-"],
+            Some(&bytes),
+        );
+        assert_eq!(mapped.status.code(), streamed.status.code(), "{name}");
+        let mut files = [json(&mapped), json(&streamed)].map(|d| d["files"].clone());
+        for f in files.iter_mut().flat_map(|f| f.as_array_mut().unwrap()) {
+            f.as_object_mut().unwrap().remove("file");
+            if let Some(Value::String(e)) = f.get_mut("error") {
+                *e = e.replace(path.to_str().unwrap(), "-");
+            }
+        }
+        assert_eq!(files[0], files[1], "{name}");
+        let first = &files[0][0];
+        match name {
+            "core.bin" => assert!(first["error"].as_str().unwrap().contains("binary")),
+            "gh.txt" => assert_eq!(files[0].as_array().unwrap().len(), 2, "{name}: two jobs"),
+            _ => assert!(!first["matches"].as_array().unwrap().is_empty(), "{name}"),
+        }
+    }
 }

@@ -536,6 +536,8 @@ impl SignatureSet {
 /// Adds to `windows` the stretch of `text` around every hit of `finder` from `start` on, wide
 /// enough to hold every literal (at most `reach` bytes long) holding an anchor found there.
 /// Non-overlapping hits suffice: an anchor hidden under another hit starts within that hit.
+/// So `reach` on either side of the hit is enough: a literal holding an anchor that starts at
+/// `a` (the hit's start, or within it) starts after `a - reach` and ends before `a + reach`.
 fn anchor_windows(
     finder: &AhoCorasick,
     text: &[u8],
@@ -546,7 +548,7 @@ fn anchor_windows(
     for m in finder.find_iter(aho_corasick::Input::new(text).range(start..)) {
         windows.push((
             m.start().saturating_sub(reach),
-            (m.end() + 2 * reach).min(text.len()),
+            (m.end() + reach).min(text.len()),
         ));
     }
 }
@@ -1153,6 +1155,58 @@ pub(super) mod tests {
         assert_eq!(first, [1, 2], "{:?}", c.error_lines);
         assert!(c.error_lines[0].text.starts_with("Caused by: aaa"));
         assert!(c.error_lines[0].text.ends_with('…'), "kept cut, as before");
+    }
+
+    /// A long line is searched only in windows around its anchors' hits, each as wide as the
+    /// longest literal on either side: a literal is found wherever its anchor lies in it (at
+    /// its start, its end, in between), next to other hits of the same anchor, hidden under
+    /// another hit, and at the line's ends, as the reference finds it. The literals here are
+    /// long (the window's width) and hold a common anchor (`Error`) at either end.
+    #[test]
+    fn a_long_lines_literals_are_found_wherever_their_anchor_lies_in_them() {
+        let tail = "x".repeat(90);
+        let set = SignatureSet::compile(vec![
+            spec("head", &format!("Error in module {tail}")),
+            spec("end", &format!("{tail} raised Error")),
+            spec("short", "Error 42"),
+        ])
+        .unwrap();
+        let literals = [
+            format!("Error in module {tail}"),
+            format!("{tail} raised Error"),
+            "Error 42".to_string(),
+        ];
+        let filler = |n: usize| "ab ".repeat(n / 3 + 1)[..n].to_string();
+        for literal in &literals {
+            for (before, noise) in [
+                (0, ""),
+                (5000, ""),
+                (5000, "Error "),
+                (5000, "ErrorError"),
+                (4999, "Err"),
+                (6000, "raised Error"),
+            ] {
+                for shift in [0, 1, 37, 103, 104, 105, 250] {
+                    let line = format!(
+                        "{}{noise}{}{literal}{}",
+                        filler(before),
+                        filler(shift),
+                        filler(5000 - shift)
+                    );
+                    let log = format!("2026-07-15T21:26:03.1234567Z {line}\nok\n");
+                    let c = set.classify(log.as_bytes());
+                    assert_eq!(
+                        c,
+                        set.classify_reference(log.as_bytes()),
+                        "{literal:.20} after {before}+{shift} bytes, {noise:?} before it"
+                    );
+                    assert!(
+                        !c.matches.is_empty(),
+                        "{literal:.20} after {before}+{shift}"
+                    );
+                }
+            }
+        }
     }
 
     /// A line longer than the chunk grows the buffer (and the next chunk shrinks it back); a
