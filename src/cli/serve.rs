@@ -16,13 +16,14 @@ use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::pipeline::fetch::{AncestryPlan, Connection, connect_to, fetch_ancestry, prs_of_runs};
+use super::pipeline::fetch::{Connection, connect_to};
 use super::pipeline::pr::PrHook;
 use super::pipeline::{self, SharedStore, Signatures};
 use super::settings;
 use super::source::{AppArgs, Replay, parse_size};
 use crate::analysis::AnalysisConfig;
 use crate::exit;
+use crate::fetch::{AncestryPlan, fetch_ancestry, prs_of_runs};
 use crate::fetch::{
     ClientConfig, DEFAULT_CONCURRENCY, FetchError, GreenLogs, GreenLogsFetch, Session, SurveyPlan,
 };
