@@ -5,7 +5,7 @@
 //! `survey` lists a repository's runs and covers the window (`Session::survey`), handing each
 //! run that can have changed to `ingest`, which stores its jobs and its failed jobs' logs,
 //! classifying each log as it arrives (`Ingest`, the one public way from a run attempt to the
-//! store, which serve's worker takes too through [`Resync`]); `ancestry`, `pulls` and
+//! store, which serve's worker takes too through [`Upkeep`]); `ancestry`, `pulls` and
 //! `rounds` fetch what the bisection and the PR relevance need after it (the default branch's
 //! history, fork points, fork PRs, changed files); `hidden` and `green` read green jobs' logs;
 //! `owners` lists an owner's repositories; `pr` fetches one PR's runs. `Session` owns the
@@ -31,6 +31,7 @@ mod rounds;
 mod spool;
 mod survey;
 mod tasks;
+mod upkeep;
 
 pub use ancestry::AncestrySummary;
 pub use artifacts::{DEFAULT_ARTIFACT_CAPS, DEFAULT_MAX_ARTIFACT_SIZE, JunitArtifacts};
@@ -42,6 +43,7 @@ pub use pr::{PrCost, PrFetched, PrPlan};
 pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
 pub use rounds::{AncestryPlan, fetch_ancestry, fetch_for_nightly, prs_of_runs};
 pub use survey::{ArtifactSummary, KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
+pub use upkeep::{Fetched, Upkeep, may_pass};
 
 // The client's, for the engine's callers (and for the modules here, as `super::…`).
 pub use flakestat_github::{
