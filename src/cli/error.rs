@@ -147,7 +147,8 @@ fn fetch_hint(err: &FetchError) -> &'static str {
             "; the App comes from --app-id and --app-key, else APP_ID and PRIVATE_KEY_PATH"
         }
         FetchError::NoSuchOwner { .. } => "; check --org",
-        FetchError::Store(e) => store_hint(e),
+        // The client carries the store's error boxed (it does not know the store).
+        FetchError::Store(e) => e.downcast_ref::<StoreError>().map_or("", store_hint),
         _ => "",
     }
 }

@@ -1,10 +1,11 @@
 //! `flakestat serve`: resolve the settings once (listen address, secret, repositories, store,
 //! signatures), then run the webhook receiver of `flakestat-serve` with an [`IngestRun`] over
-//! the survey's per-run path: a queued run is fetched (`GET …/actions/runs/{id}`) and ingested
-//! through flakestat-github's `Ingest` (`Session::ingest_one`: its jobs of every attempt, its
-//! failed jobs' logs, classified and stored as they arrive). No lock is taken: a survey or
-//! nightly writes the same store meanwhile, each write a short transaction of its own. The
-//! resync is the survey of the recent window (`--resync-window`) and its ancestry.
+//! flakestat-sync's [`Upkeep`]: a queued run is fetched (`GET …/actions/runs/{id}`) and ingested
+//! through the survey's per-run path (its jobs of every attempt, its failed jobs' logs,
+//! classified and stored as they arrive), and the resync is the survey of the recent window
+//! (`--resync-window`) and its ancestry. What stays here is the command's: which repositories
+//! and which clock, the PR hook (`--pr-comments`, `--pr-checks`), the lines said on stderr and
+//! the test hook `--panic-in-ingest`.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -16,17 +17,17 @@ use clap::{ArgGroup, Args};
 
 use super::GlobalArgs;
 use super::error::CliError;
-use super::pipeline::fetch::{AncestryPlan, Connection, connect_to, fetch_ancestry, prs_of_runs};
+use super::pipeline::fetch::{Connection, connect_to};
 use super::pipeline::pr::PrHook;
-use super::pipeline::{self, SharedStore, Signatures};
+use super::pipeline::{self, Signatures};
 use super::settings;
 use super::source::{AppArgs, Replay, parse_size};
 use crate::analysis::AnalysisConfig;
 use crate::exit;
 use crate::fetch::{
-    ClientConfig, DEFAULT_CONCURRENCY, FetchError, GreenLogs, GreenLogsFetch, Session, SurveyPlan,
+    ClientConfig, DEFAULT_CONCURRENCY, FetchError, Fetched, GreenLogs, Session, Upkeep, may_pass,
 };
-use crate::model::{Repo, Run, Timestamp};
+use crate::model::Timestamp;
 use crate::report::sanitize;
 use crate::store::{QueuedRun, StoreLocation};
 use flakestat_serve::{
@@ -257,21 +258,25 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         quiet: global.quiet,
     });
     let ingest = Arc::new(SurveyIngest {
-        session,
-        store: store.clone(),
+        upkeep: Upkeep {
+            session,
+            store: store.clone(),
+            classifier: settings.signatures.classifier(),
+            signatures: settings.signatures.infos.clone(),
+            analysis: settings.analysis,
+            green: GreenLogs {
+                rate: args.green_logs,
+                keep_logs: args.keep_green_logs,
+            },
+        },
         repos: settings.config.repos.clone(),
         signatures: settings.signatures,
-        analysis: settings.analysis,
         resync_window: settings.resync_window,
         now: settings.now,
         #[cfg(feature = "replay")]
         panic_in_ingest: args.panic_in_ingest,
         pr_hook,
         say: say.clone(),
-        green: GreenLogs {
-            rate: args.green_logs,
-            keep_logs: args.keep_green_logs,
-        },
     });
     let bound = |addr: SocketAddr| {
         let mut stdout = std::io::stdout().lock();
@@ -354,14 +359,13 @@ impl Say for Stderr {
     }
 }
 
-/// [`IngestRun`] over the survey's crate: one run through its `Ingest`, the recent window's
-/// survey for the resync.
+/// [`IngestRun`] over flakestat-sync's [`Upkeep`] (one run through the survey's `Ingest`, the
+/// recent window's survey for the resync), with the command's own hooks around it.
 struct SurveyIngest {
-    session: Session,
-    store: SharedStore,
+    upkeep: Upkeep,
     repos: Repos,
+    /// The PR hook's: the signatures `upkeep` classifies with.
     signatures: Signatures,
-    analysis: AnalysisConfig,
     resync_window: TimeDelta,
     now: Option<Timestamp>,
     #[cfg(feature = "replay")]
@@ -369,8 +373,6 @@ struct SurveyIngest {
     /// `--pr-comments` / `--pr-checks`.
     pr_hook: Option<PrHook>,
     say: Arc<dyn Say>,
-    /// `--green-logs`: green logs read after each ingest and resync.
-    green: GreenLogs,
 }
 
 /// `--pr-comments` / `--pr-checks`: the hook, refused without the credentials GitHub needs.
@@ -395,114 +397,24 @@ fn pr_hook(args: &ServeArgs, connection: &Connection) -> Result<Option<PrHook>, 
     )))
 }
 
-impl SurveyIngest {
-    /// The survey of `[since, until)` for `repo`, then what the bisection needs after it.
-    fn survey(
-        &self,
-        repo: &Repo,
-        since: Timestamp,
-        until: Timestamp,
-    ) -> Result<Ingested, IngestFailure> {
-        let before = self.session.stats();
-        let plan = SurveyPlan {
-            repo: repo.clone(),
-            since,
-            until,
-            workflows: Vec::new(),
-            branch: None,
-            event: None,
-            interruptible: false,
-        };
-        let config = &self.analysis;
-        let wanted = |runs: &[Run], default_branch: &str| prs_of_runs(runs, default_branch, config);
-        let summary = self
-            .session
-            .survey(
-                self.store.clone(),
-                self.signatures.classifier(),
-                &plan,
-                &wanted,
-            )
-            .map_err(failure)?;
-        let repo = summary.repo.clone().unwrap_or_else(|| repo.clone());
-        let fingerprint = self.signatures.fingerprint();
-        let plan = AncestryPlan {
-            repo: &repo,
-            since,
-            until,
-            fingerprint: &fingerprint,
-            signatures: &self.signatures.infos,
-            config: &self.analysis,
-        };
-        fetch_ancestry(&self.session, &self.store, &plan).map_err(failure)?;
-        self.read_green_logs(&repo, since, until, true)?;
-        let after = self.session.stats();
-        Ok(Ingested {
-            logs_fetched: after.logs_downloaded - before.logs_downloaded,
-            rate_limit_remaining: after.rate_limit_remaining,
-        })
-    }
-}
-
-impl SurveyIngest {
-    /// `--green-logs`: the sampled green logs of the runs created in `[since, until)` not read
-    /// yet (nothing at rate 0); with `list_quiet` (a resync, which is a survey) the jobs of the
-    /// sampled runs of never-failing workflows are listed first, as a survey's are (a delivered
-    /// run's jobs are stored already).
-    fn read_green_logs(
-        &self,
-        repo: &Repo,
-        since: Timestamp,
-        until: Timestamp,
-        list_quiet: bool,
-    ) -> Result<(), IngestFailure> {
-        if self.green.rate <= 0.0 {
-            return Ok(());
-        }
-        let mut read = GreenLogsFetch::default();
-        let window = (since, until);
-        let (store, green) = (&self.store, self.green);
-        if list_quiet {
-            let classifier = self.signatures.classifier();
-            self.session.fetch_green_outcomes_listing_quiet(
-                store, classifier, repo, window, green, &mut read,
-            )
-        } else {
-            self.session
-                .fetch_green_outcomes(store, repo, window, green, &mut read)
-        }
-        .map_err(failure)
-    }
-}
-
 impl IngestRun for SurveyIngest {
-    /// The run through the survey's own per-run path (`Session::ingest_one`, `Ingest`), beside
-    /// any survey or nightly writing the store. No window is recorded as listed: the run
-    /// counts as outside what a listing covered until a resync lists its window.
+    /// The run through the survey's own per-run path ([`Upkeep::ingest`]), beside any survey
+    /// or nightly writing the store, then the PR hook.
     fn ingest(&self, run: &QueuedRun) -> Result<Ingested, IngestFailure> {
         #[cfg(feature = "replay")]
         if self.panic_in_ingest {
             panic!("--panic-in-ingest: run {} (a test's fault)", run.run);
         }
-        let before = self.session.stats();
-        self.session
-            .ingest_one(
-                self.store.clone(),
-                self.signatures.classifier(),
-                &run.repo,
-                run.run,
-            )
+        let fetched = self
+            .upkeep
+            .ingest(&run.repo, run.run, run.run_created_at)
             .map_err(failure)?;
-        if let Some(created) = run.run_created_at {
-            // The run's own green jobs: its creation second is its window.
-            let window_end = created + chrono::TimeDelta::seconds(1);
-            self.read_green_logs(&run.repo, created, window_end, false)?;
-        }
         if let Some(hook) = &self.pr_hook {
             // The run is stored whatever the hook does: a failed write is said, not retried.
             let now = self.now.unwrap_or_else(Utc::now);
             let what = (&run.repo, run.run, run.run_attempt);
-            match hook.after_ingest(&self.store, &self.signatures, &self.analysis, what, now) {
+            let (store, analysis) = (&self.upkeep.store, &self.upkeep.analysis);
+            match hook.after_ingest(store, &self.signatures, analysis, what, now) {
                 Ok(Some(line)) => self.say.say(line),
                 Ok(None) => {}
                 Err(e) => self.say.say(format!(
@@ -511,55 +423,41 @@ impl IngestRun for SurveyIngest {
                 )),
             }
         }
-        let after = self.session.stats();
-        Ok(Ingested {
-            logs_fetched: after.logs_downloaded - before.logs_downloaded,
-            rate_limit_remaining: after.rate_limit_remaining,
-        })
+        Ok(ingested(fetched))
     }
 
     fn resync(&self) -> Result<Ingested, IngestFailure> {
         let repos = match &self.repos {
             Repos::Some(repos) => repos.clone(),
-            Repos::Owner(owner) => {
-                self.store
-                    .blocking(|s| s.repos_of_owner(owner))
-                    .map_err(|e| IngestFailure {
-                        message: e.to_string(),
-                        retry: true,
-                    })?
-            }
+            Repos::Owner(owner) => self
+                .upkeep
+                .store
+                .blocking(|s| s.repos_of_owner(owner))
+                .map_err(|e| IngestFailure {
+                    message: e.to_string(),
+                    retry: true,
+                })?,
         };
         let until = self.now.unwrap_or_else(Utc::now);
-        // A window longer than the calendar reaches back to its start (no overflow).
-        let since = until
-            .checked_sub_signed(self.resync_window)
-            .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC);
-        let mut total = Ingested::default();
-        for repo in &repos {
-            let done = self.survey(repo, since, until)?;
-            total.logs_fetched += done.logs_fetched;
-            total.rate_limit_remaining = done.rate_limit_remaining;
-        }
-        Ok(total)
+        let fetched = self
+            .upkeep
+            .resync(&repos, until, self.resync_window)
+            .map_err(failure)?;
+        Ok(ingested(fetched))
     }
 }
 
-/// A failed survey as the worker sees it: a limit, the network or the store may pass; a
-/// refusal or a missing repository will not.
+fn ingested(fetched: Fetched) -> Ingested {
+    Ingested {
+        logs_fetched: fetched.logs_fetched,
+        rate_limit_remaining: fetched.rate_limit_remaining,
+    }
+}
+
+/// A failed step as the worker sees it, tried again when it may pass ([`may_pass`]).
 fn failure(e: FetchError) -> IngestFailure {
-    let retry = matches!(
-        e,
-        FetchError::RateLimited { .. }
-            | FetchError::SecondaryLimit(_)
-            | FetchError::Network(_)
-            | FetchError::Store(_)
-            | FetchError::Spool(_)
-            | FetchError::Interrupted
-            | FetchError::Unexpected { .. }
-    );
     IngestFailure {
+        retry: may_pass(&e),
         message: e.to_string(),
-        retry,
     }
 }

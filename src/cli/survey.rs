@@ -9,7 +9,6 @@ use clap::{ArgGroup, Args};
 use super::GlobalArgs;
 use super::error::CliError;
 use super::output::ReportOutput;
-use super::pipeline::fetch::{AncestryPlan, fetch_ancestry};
 use super::pipeline::scope::{self, Fetched, Filters, Reports, ScopeSurvey};
 use super::pipeline::{SharedStore, Signatures};
 use super::progress::{
@@ -22,6 +21,7 @@ use super::when::parse_window;
 use crate::analysis::AnalysisConfig;
 use crate::exit;
 use crate::fetch::Session;
+use crate::fetch::{AncestryPlan, fetch_ancestry};
 use crate::model::{Repo, Timestamp};
 use crate::report;
 use crate::store::StoreLocation;

@@ -12,8 +12,8 @@ use http::{Method, StatusCode};
 use serde::Deserialize;
 
 use super::client::{ClientConfig, GitHubClient, Response};
+use super::pages::encode;
 use super::pages::{Flow, Listing, ListingError, Page};
-use super::survey::encode;
 use super::{FetchError, Progress};
 use flakestat_core::model::{Repo, Sha};
 

@@ -569,14 +569,14 @@ impl GitHubClient {
 
     /// A limit stopped a survey, and `finished` downloads under way were finished and stored
     /// after it began.
-    pub(super) fn note_stop(&self, finished: u64) {
+    pub fn note_stop(&self, finished: u64) {
         self.stats.stopped.store(true, Ordering::Relaxed);
         self.stats
             .finished_after_stop
             .fetch_add(finished, Ordering::Relaxed);
     }
 
-    pub(super) fn note_log(&self, bytes: u64) {
+    pub fn note_log(&self, bytes: u64) {
         self.stats.logs_downloaded.fetch_add(1, Ordering::Relaxed);
         self.stats.log_bytes.fetch_add(bytes, Ordering::Relaxed);
     }

@@ -1,55 +1,27 @@
-//! The only place the HTTP client and tokio appear: the GitHub client and the survey that fills
-//! the store.
+//! The GitHub client: the only place the HTTP client appears. It talks HTTP and nothing else:
+//! what is asked for is kept by its callers (flakestat-sync brings the store up to date through
+//! it; `flakestat pr` posts comments and check runs through it).
 //!
 //! `client` talks to GitHub (budget, retries, secondary limits, conditional requests, log
-//! redirects) over its own small transport (`client/transport.rs`: hyper-util and rustls); `pages`
-//! walks a paginated listing along `Link: rel="next"`; `survey` lists a repository's runs and hands
-//! each that can have changed to `ingest`, which stores its jobs and its failed jobs' logs,
-//! classifying each log as it arrives (`Ingest`, the one public way from a run attempt to the
-//! store, which a webhook worker calls too); `Session` owns the runtime so the survey's callers
-//! stay synchronous. Nothing here reads the environment or the terminal: settings arrive in
-//! `ClientConfig` and `SurveyPlan`, and progress leaves through the `Progress` trait.
+//! redirects) over its own small transport (`client/transport.rs`: hyper-util and rustls);
+//! `pages` walks a paginated listing along `Link: rel="next"` (a conditional walk keeps its
+//! pages where its caller says, [`pages::KeptPages`]); `wire` holds GitHub's JSON shapes;
+//! `checks` and `comments` write a PR's check runs and comments. Nothing here reads the
+//! environment, the terminal or the store: settings arrive in `ClientConfig`, and progress
+//! leaves through the `Progress` trait.
 
-mod ancestry;
-mod archive;
-mod artifacts;
 pub mod checks;
 mod client;
 pub mod comments;
-mod green;
-mod hidden;
-mod ingest;
-mod joblogs;
-mod owners;
-mod pages;
-mod pr;
-mod pulls;
-mod spool;
-mod survey;
-mod tasks;
-mod wire;
+pub mod pages;
+pub mod wire;
 
-pub use ancestry::AncestrySummary;
-pub use artifacts::{DEFAULT_ARTIFACT_CAPS, DEFAULT_MAX_ARTIFACT_SIZE, JunitArtifacts};
 pub use client::{
     AppAuth, AppKey, AppKeyError, Blob, ClientConfig, DEFAULT_CONCURRENCY, DEFAULT_MAX_LOG_SIZE,
     DEFAULT_MAX_RESPONSE_SIZE, GitHubClient, Response, SPOOL_AT, StatsSnapshot, check_api_url,
 };
-pub use green::GreenFetch;
-pub use hidden::{GreenLogs, GreenLogsFetch};
-pub use ingest::{Ingest, Ingested, LeftBehind, RunAttempt, parse_run};
-pub use owners::{OwnerListing, OwnerRepo};
-pub use pr::{PrCost, PrFetched, PrPlan};
-pub use pulls::{PULL_HEADS_SCOPE, PullHeadNeeds};
-pub use survey::{ArtifactSummary, KindCost, Session, SurveyCost, SurveyPlan, SurveySummary};
-
-// Where the survey's callers have always found them: the trait lives in the core (the store
-// re-classifies through it too), the re-classification in the store (it fetches nothing).
-pub use flakestat_core::signatures::Classifier;
-pub use flakestat_store::reclassify_stored;
 
 use flakestat_core::model::Timestamp;
-use flakestat_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
@@ -117,8 +89,10 @@ pub enum FetchError {
     Unavailable(String),
     #[error("GitHub's answer to {url} does not parse: {error}")]
     Parse { url: String, error: String },
+    /// The store failed under a caller that keeps what it fetched there (flakestat-sync): the
+    /// store's own error (`flakestat_store::StoreError`), which this crate does not know.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
     #[error("interrupted; what was collected is stored: run the same command again to resume")]
     Interrupted,
 }
@@ -163,23 +137,4 @@ pub trait Progress: Send + Sync {
 
 impl Progress for () {
     fn event(&self, _event: ProgressEvent) {}
-}
-
-/// Runs blocking work (classification, compression, reading an archive) off the async threads.
-/// A survey stopped by Ctrl-C shuts its runtime down, which cancels such work before it starts:
-/// that is the interruption, not a failure (`FetchError::Interrupted`, exit 130). A panic in
-/// the work is re-raised as it was.
-pub(crate) async fn blocking<T, E>(
-    work: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Result<T, FetchError>
-where
-    T: Send + 'static,
-    E: Send + 'static,
-    FetchError: From<E>,
-{
-    match tokio::task::spawn_blocking(work).await {
-        Ok(done) => done.map_err(FetchError::from),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(FetchError::Interrupted),
-    }
 }

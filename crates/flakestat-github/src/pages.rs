@@ -11,23 +11,43 @@
 //!
 //! Most listings walked here are read once per survey and their answer stored as data, not as
 //! a cached body, so their GETs go without an ETag. A listing read again and again while it
-//! rarely changes (an owner's repositories, `owners.rs`) walks conditionally
-//! ([`Listing::conditional`]): each page is kept in the store with its ETag and the `next` link
-//! it came with (a 304 carries no body to read, and GitHub does not promise it a `Link`), so an
-//! unchanged page costs no budget and the walk goes on from what was kept. The run listing is
-//! not a `Link` walk: it reads its pages by number, concurrently, from `total_count`, with ETags
-//! (`survey.rs`, `list_window`).
+//! rarely changes (an owner's repositories, flakestat-sync's `owners.rs`) walks conditionally
+//! ([`Listing::conditional`]): each page is kept with its ETag and the `next` link it came with
+//! (a 304 carries no body to read, and GitHub does not promise it a `Link`) where the caller
+//! keeps pages ([`KeptPages`]: the store, through flakestat-sync), so an unchanged page costs no
+//! budget and the walk goes on from what was kept. The run listing is not a `Link` walk: it
+//! reads its pages by number, concurrently, from `total_count`, with ETags (flakestat-sync's
+//! `survey.rs`, `list_window`).
+//!
+//! The small helpers every request's caller shares live here too: [`encode`] for a URL's parts,
+//! [`github_time`], [`parse_json`] and [`unexpected`] (the statuses no caller handles itself).
 
-use chrono::Utc;
+use std::future::Future;
+use std::pin::Pin;
+
 use http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::FetchError;
 use super::client::{GitHubClient, Response};
-use flakestat_store::StoreHandle;
+use flakestat_core::model::Timestamp;
+
+/// Where a conditional walk keeps its pages ([`Listing::conditional`]): each page read with an
+/// ETag, under its URL. The client keeps nothing itself; flakestat-sync keeps them in the store.
+pub trait KeptPages: Send + Sync {
+    /// The copy kept for `url`: its ETag and body, as [`KeptPages::keep`] was given them.
+    fn kept(&self, url: String) -> Keeping<'_, Option<(String, Vec<u8>)>>;
+    /// Keeps `body` as the copy of `url`, with its `etag`.
+    fn keep(&self, url: String, etag: String, body: Vec<u8>) -> Keeping<'_, ()>;
+    /// The copy of `url` was answered 304: it is still GitHub's.
+    fn touch(&self, url: String) -> Keeping<'_, ()>;
+}
+
+/// What a [`KeptPages`] answers, once it has.
+pub type Keeping<'a, T> = Pin<Box<dyn Future<Output = Result<T, FetchError>> + Send + 'a>>;
 
 /// A page of a listing as GitHub sends it, and the items it carries.
-pub(crate) trait Page: DeserializeOwned {
+pub trait Page: DeserializeOwned {
     type Item;
     fn into_items(self) -> Vec<Self::Item>;
 }
@@ -42,7 +62,7 @@ impl<T: DeserializeOwned> Page for Vec<T> {
 
 /// An error a walk (or a write, `GitHubClient::write_json`) can end with: a request that failed
 /// (`From<FetchError>`) or an answer that does not parse.
-pub(crate) trait ListingError: From<FetchError> {
+pub trait ListingError: From<FetchError> {
     fn unparsable(url: &str, error: String) -> Self;
 }
 
@@ -57,7 +77,7 @@ impl ListingError for FetchError {
 
 /// What the caller wants after a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub enum Flow {
     /// Follow the `next` link, if any.
     More,
     /// Enough was read: no further request.
@@ -66,7 +86,7 @@ pub(crate) enum Flow {
 
 /// How a walk ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum End {
+pub enum End {
     /// The last page was read, or the caller stopped.
     Listed,
     /// A page answered one of the [`Listing::absent_on`] statuses.
@@ -76,7 +96,7 @@ pub(crate) enum End {
 /// What a walk did: the requests it made (of those, answered 304 from the kept page) and how
 /// it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Walked {
+pub struct Walked {
     pub pages: u64,
     pub not_modified: u64,
     pub end: End,
@@ -90,16 +110,16 @@ struct KeptPage {
 }
 
 /// One listing to walk, from its first page's URL.
-pub(crate) struct Listing<'a> {
+pub struct Listing<'a> {
     client: &'a GitHubClient,
     first: String,
     absent: &'a [StatusCode],
     /// Where a conditional walk keeps its pages.
-    kept: Option<&'a StoreHandle>,
+    kept: Option<&'a dyn KeptPages>,
 }
 
 impl<'a> Listing<'a> {
-    pub(crate) fn new(client: &'a GitHubClient, first: String) -> Listing<'a> {
+    pub fn new(client: &'a GitHubClient, first: String) -> Listing<'a> {
         Listing {
             client,
             first,
@@ -108,18 +128,18 @@ impl<'a> Listing<'a> {
         }
     }
 
-    /// Asks for each page with the ETag of its copy in `store`, and keeps each page read there:
+    /// Asks for each page with the ETag of its copy in `kept`, and keeps each page read there:
     /// a 304 reads the kept copy (and its `next` link) instead.
-    pub(crate) fn conditional(self, store: &'a StoreHandle) -> Listing<'a> {
+    pub fn conditional(self, kept: &'a dyn KeptPages) -> Listing<'a> {
         Listing {
-            kept: Some(store),
+            kept: Some(kept),
             ..self
         }
     }
 
     /// Statuses meaning GitHub does not know what is listed (a deleted PR): the walk ends
     /// there with [`End::Absent`] instead of an error.
-    pub(crate) fn absent_on(self, statuses: &'a [StatusCode]) -> Listing<'a> {
+    pub fn absent_on(self, statuses: &'a [StatusCode]) -> Listing<'a> {
         Listing {
             absent: statuses,
             ..self
@@ -128,7 +148,7 @@ impl<'a> Listing<'a> {
 
     /// Walks the pages, handing each page's items to `each`. A status other than 200 (or an
     /// absent one) becomes `refused(url, response)`.
-    pub(crate) async fn walk<P: Page, E: ListingError>(
+    pub async fn walk<P: Page, E: ListingError>(
         self,
         refused: impl Fn(&str, &Response) -> E,
         mut each: impl FnMut(Vec<P::Item>) -> Result<Flow, E>,
@@ -144,7 +164,7 @@ impl<'a> Listing<'a> {
 
     /// The same walk, one page at a time, for a caller that awaits something between pages
     /// (storing each through the store's handle): `next` until `None`, or stop asking.
-    pub(crate) fn pages<P: Page, E: ListingError, R: Fn(&str, &Response) -> E>(
+    pub fn pages<P: Page, E: ListingError, R: Fn(&str, &Response) -> E>(
         self,
         refused: R,
     ) -> Pages<'a, P, R> {
@@ -163,25 +183,20 @@ impl<'a> Listing<'a> {
 
     /// A conditional walk's copy of the page at `url`.
     async fn kept_page<E: ListingError>(&self, url: &str) -> Result<Option<KeptPage>, E> {
-        let Some(store) = self.kept else {
+        let Some(kept) = self.kept else {
             return Ok(None);
         };
-        let url = url.to_string();
-        let cached = store
-            .run(move |s| s.cached_response(&url))
-            .await
-            .map_err(FetchError::from)?;
-        let Some(cached) = cached else {
+        let Some((etag, cached)) = kept.kept(url.to_string()).await? else {
             return Ok(None);
         };
         // Kept as the `next` link, a newline, then the page (see `keep_page`).
-        let Some(split) = cached.body.iter().position(|&b| b == b'\n') else {
+        let Some(split) = cached.iter().position(|&b| b == b'\n') else {
             return Ok(None);
         };
-        let next = String::from_utf8_lossy(&cached.body[..split]).into_owned();
-        let body = cached.body[split + 1..].to_vec();
+        let next = String::from_utf8_lossy(&cached[..split]).into_owned();
+        let body = cached[split + 1..].to_vec();
         Ok(Some(KeptPage {
-            etag: cached.etag,
+            etag,
             body,
             next: Some(next).filter(|n| !n.is_empty()),
         }))
@@ -190,23 +205,19 @@ impl<'a> Listing<'a> {
     /// A conditional walk keeps a page read with an ETag, after its `next` link (URLs hold no
     /// newline).
     async fn keep_page<E: ListingError>(&self, url: &str, response: &Response) -> Result<(), E> {
-        let (Some(store), Some(etag)) = (self.kept, response.etag()) else {
+        let (Some(keeper), Some(etag)) = (self.kept, response.etag()) else {
             return Ok(());
         };
         let mut kept = response.next_link().unwrap_or_default().into_bytes();
         kept.push(b'\n');
         kept.extend_from_slice(&response.body);
-        let (url, etag) = (url.to_string(), etag.to_string());
-        store
-            .run(move |s| s.store_response(&url, &etag, &kept, Utc::now()))
-            .await
-            .map_err(FetchError::from)?;
+        keeper.keep(url.to_string(), etag.to_string(), kept).await?;
         Ok(())
     }
 }
 
 /// A walk read one page at a time ([`Listing::pages`]).
-pub(crate) struct Pages<'a, P, R> {
+pub struct Pages<'a, P, R> {
     listing: Listing<'a>,
     refused: R,
     /// The next page to ask for.
@@ -218,7 +229,7 @@ pub(crate) struct Pages<'a, P, R> {
 impl<P: Page, R> Pages<'_, P, R> {
     /// The next page's items; `None` once the last page was read or a page answered one of
     /// the absent statuses.
-    pub(crate) async fn next<E: ListingError>(&mut self) -> Result<Option<Vec<P::Item>>, E>
+    pub async fn next<E: ListingError>(&mut self) -> Result<Option<Vec<P::Item>>, E>
     where
         R: Fn(&str, &Response) -> E,
     {
@@ -242,12 +253,8 @@ impl<P: Page, R> Pages<'_, P, R> {
             }
             (StatusCode::NOT_MODIFIED, Some(KeptPage { body, next, .. })) => {
                 self.walked.not_modified += 1;
-                if let Some(store) = listing.kept {
-                    let url = page_url.clone();
-                    store
-                        .run(move |s| s.touch_response(&url, Utc::now()))
-                        .await
-                        .map_err(FetchError::from)?;
+                if let Some(kept) = listing.kept {
+                    kept.touch(page_url.clone()).await?;
                 }
                 (body, next)
             }
@@ -260,8 +267,47 @@ impl<P: Page, R> Pages<'_, P, R> {
     }
 
     /// What the walk did so far.
-    pub(crate) fn walked(&self) -> Walked {
+    pub fn walked(&self) -> Walked {
         self.walked
+    }
+}
+
+/// Percent-encodes a query value (RFC 3986 unreserved characters pass).
+pub fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+pub fn github_time(t: Timestamp) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+pub fn parse_json<T: DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, FetchError> {
+    serde_json::from_slice(body).map_err(|e| FetchError::Parse {
+        url: url.to_string(),
+        error: e.to_string(),
+    })
+}
+
+/// Maps the statuses no caller handles itself.
+pub fn unexpected(url: &str, response: &Response) -> FetchError {
+    let status = response.status.as_u16();
+    let message = response.message();
+    match response.status {
+        StatusCode::UNAUTHORIZED => FetchError::Unauthorized { status, message },
+        StatusCode::FORBIDDEN => FetchError::Forbidden { status, message },
+        _ => FetchError::Unexpected {
+            url: url.to_string(),
+            status,
+            message,
+        },
     }
 }
 
@@ -310,13 +356,12 @@ mod tests {
         let (fake, runtime, client, url) = setup();
         let mut ids = Vec::new();
         let walked = runtime
-            .block_on(Listing::new(&client, url).walk::<JobList, FetchError>(
-                crate::survey::unexpected,
-                |page| {
+            .block_on(
+                Listing::new(&client, url).walk::<JobList, FetchError>(unexpected, |page| {
                     ids.extend(page.into_iter().map(|j| j.id));
                     Ok(Flow::More)
-                },
-            ))
+                }),
+            )
             .unwrap();
         let distinct: std::collections::BTreeSet<_> = ids.iter().collect();
         assert_eq!((ids.len(), distinct.len()), (JOBS, JOBS));
@@ -326,33 +371,23 @@ mod tests {
     }
 
     #[test]
-    fn a_conditional_walk_reads_unchanged_pages_from_the_store_for_no_budget() {
-        let (fake, runtime, client, url) = setup();
-        let dir = tempfile::tempdir().unwrap();
-        let store = StoreHandle::new(flakestat_store::Store::open(dir.path()).unwrap());
-        let walk = |url: String| {
-            let mut ids = Vec::new();
-            let walked = runtime
-                .block_on(
-                    Listing::new(&client, url)
-                        .conditional(&store)
-                        .walk::<JobList, FetchError>(crate::survey::unexpected, |page| {
-                            ids.extend(page.into_iter().map(|j| j.id));
-                            Ok(Flow::More)
-                        }),
-                )
-                .unwrap();
-            (ids, walked)
+    fn refusals_map_to_auth_errors_with_github_s_message() {
+        let response = |status: u16| Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: http::HeaderMap::new(),
+            body: br#"{"message": "Resource not accessible by integration"}"#.to_vec(),
         };
-        let (first, walked) = walk(url.clone());
-        assert_eq!((first.len(), walked.not_modified), (JOBS, 0));
-        // Again: every page 304 (no Link header to follow), the same items from the store.
-        let (again, walked) = walk(url);
-        assert_eq!(again, first);
-        let pages = JOBS.div_ceil(100) as u64;
-        assert_eq!((walked.pages, walked.not_modified), (pages, pages));
-        let statuses: Vec<u16> = fake.requests().iter().map(|r| r.status).collect();
-        assert_eq!(statuses[statuses.len() - pages as usize..], [304, 304, 304]);
+        let err = unexpected("u", &response(403));
+        assert!(matches!(err, FetchError::Forbidden { status: 403, .. }));
+        assert!(err.to_string().contains("Resource not accessible"), "{err}");
+        assert!(matches!(
+            unexpected("u", &response(401)),
+            FetchError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            unexpected("u", &response(422)),
+            FetchError::Unexpected { status: 422, .. }
+        ));
     }
 
     #[test]
@@ -360,13 +395,12 @@ mod tests {
         let (fake, runtime, client, url) = setup();
         let mut read = 0;
         let walked = runtime
-            .block_on(Listing::new(&client, url).walk::<JobList, FetchError>(
-                crate::survey::unexpected,
-                |page| {
+            .block_on(
+                Listing::new(&client, url).walk::<JobList, FetchError>(unexpected, |page| {
                     read += page.len();
                     Ok(Flow::Stop)
-                },
-            ))
+                }),
+            )
             .unwrap();
         assert_eq!((read, walked.pages, walked.end), (100, 1, End::Listed));
         assert_eq!(fake.request_count(RouteKind::ListJobs), 1);
@@ -380,17 +414,13 @@ mod tests {
             .block_on(
                 Listing::new(&client, missing.clone())
                     .absent_on(&[StatusCode::NOT_FOUND])
-                    .walk::<JobList, FetchError>(crate::survey::unexpected, |_| {
-                        panic!("no page to read")
-                    }),
+                    .walk::<JobList, FetchError>(unexpected, |_| panic!("no page to read")),
             )
             .unwrap();
         assert_eq!((walked.pages, walked.end), (1, End::Absent));
         let refused = runtime.block_on(
             Listing::new(&client, missing)
-                .walk::<JobList, FetchError>(crate::survey::unexpected, |_| {
-                    panic!("no page to read")
-                }),
+                .walk::<JobList, FetchError>(unexpected, |_| panic!("no page to read")),
         );
         assert!(
             matches!(refused, Err(FetchError::Unexpected { status: 404, .. })),

@@ -9,8 +9,8 @@
 //! hold: open connections, the time to send a header and a body, the memory of a body. A
 //! worker thread (`worker`) then hands each queued
 //! completed run attempt to an [`IngestRun`], the one seam to the GitHub side: the caller (the
-//! `cli`) implements it over the survey's own path, so the rate-limit, redirect and token rules
-//! are the survey's. A stop (SIGTERM) ends the listener and lets the worker finish the attempt
+//! `cli`) implements it over the survey's own path (flakestat-sync's `Upkeep`), so the
+//! rate-limit, redirect and token rules are the survey's. A stop (SIGTERM) ends the listener and lets the worker finish the attempt
 //! in hand; what is still queued stays in the store and the next start drains it.
 //!
 //! A worker that panics is restarted (its delivery counted as a failed try), and after

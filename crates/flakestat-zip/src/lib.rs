@@ -1,5 +1,5 @@
 //! Reading log archives (`.zip`) as GitHub serves them: a run's logs for `flakestat classify`,
-//! a run attempt's archive for the survey (crates/flakestat-github). A crate of its own so that
+//! a run attempt's archive for the survey (crates/flakestat-sync). A crate of its own so that
 //! flakestat-core, which knows what the entries mean (`signatures::archive`: entry names, a
 //! log's time span), builds without zip; both callers reach it from where they are.
 

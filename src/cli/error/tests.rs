@@ -290,9 +290,9 @@ fn cases_2(t: Timestamp, _target: &CommentTarget, path: &Path) -> Vec<Case> {
         ),
         (
             "store under the survey",
-            fetch(FetchError::Store(StoreError::ReadOnly {
+            fetch(FetchError::Store(Box::new(StoreError::ReadOnly {
                 path: path.to_path_buf(),
-            })),
+            }))),
             exit::STORE,
             "--cache-dir",
         ),

@@ -11,7 +11,7 @@
 //! not changed). `report` reads the store alone, the same way for one repository and several
 //! ([`load_stored`], a list of one or of several; [`report`]).
 
-use super::fetch::{Connection, connect as connect_to, prs_of_runs};
+use super::fetch::{Connection, connect as connect_to};
 use super::{SharedStore, Signatures, StoredWindow, open_store, reclassify};
 use crate::analysis::org::OrgReport;
 use crate::analysis::{self, AnalysisConfig, Completeness, ReportData};
@@ -22,6 +22,7 @@ use crate::cli::progress::{
 };
 use crate::cli::repos::{Many, Target, same};
 use crate::cli::source::{Replay, SourceArgs, StoredArgs, fill_gap_command};
+use crate::fetch::prs_of_runs;
 use crate::fetch::{
     AncestrySummary, FetchError, GreenLogs, GreenLogsFetch, OwnerListing, Session, StatsSnapshot,
     SurveyPlan, SurveySummary,

@@ -26,6 +26,7 @@ use futures_util::StreamExt;
 use super::FetchError;
 use super::ingest::{Ingest, RunAttempt};
 use super::joblogs::{Asking, JobLog, spool_error};
+use super::store_error;
 use super::survey::Session;
 use flakestat_core::analysis::hidden::{in_green_run_sample, in_green_sample};
 use flakestat_core::model::{Conclusion, JobId, Repo, RunId, Timestamp};
@@ -112,7 +113,9 @@ impl Session {
         }
         let quiet =
             self.list_quiet_sample(store, classifier, repo, (since, until), asked.rate, summary)?;
-        let unread = store.blocking(|s| s.green_jobs_unread(repo, since, until))?;
+        let unread = store
+            .blocking(|s| s.green_jobs_unread(repo, since, until))
+            .map_err(store_error)?;
         summary.unread += unread.len() as u64;
         let todo: Vec<JobId> = unread
             .iter()
@@ -170,7 +173,9 @@ impl Session {
         let Some(classifier) = classifier else {
             return Ok(HashSet::new());
         };
-        let quiet = store.blocking(|s| s.quiet_window_runs(repo, since, until))?;
+        let quiet = store
+            .blocking(|s| s.quiet_window_runs(repo, since, until))
+            .map_err(store_error)?;
         let ids: HashSet<RunId> = quiet.iter().map(|(r, _)| r.id).collect();
         let todo: Vec<RunAttempt> = quiet
             .iter()
@@ -222,12 +227,16 @@ fn settle(
                 .map_err(|e| spool_error(job, e))?;
             if keep {
                 let log = body.compress().map_err(|e| spool_error(job, e))?;
-                store.blocking(|s| s.store_green_log(job, &LogEntry::Stored(log)))?;
+                store
+                    .blocking(|s| s.store_green_log(job, &LogEntry::Stored(log)))
+                    .map_err(store_error)?;
             }
             GreenRead::Read(outcome)
         }
         JobLog::Gone(status) => GreenRead::Gone(status),
     };
-    store.blocking(|s| s.store_green_outcome(job, &read))?;
+    store
+        .blocking(|s| s.store_green_outcome(job, &read))
+        .map_err(store_error)?;
     Ok(read)
 }

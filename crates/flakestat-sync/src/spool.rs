@@ -4,9 +4,9 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use super::client::{Blob, Response};
 use flakestat_core::model::Timestamp;
 use flakestat_core::signatures::archive::log_span;
+use flakestat_github::{Blob, Response};
 use flakestat_store::{CompressedLog, compress_log, compress_log_reader};
 
 /// A downloaded log's bytes: in memory, or spooled to an anonymous temporary file when large

@@ -9,11 +9,11 @@
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::client::{GitHubClient, Response};
 use super::pages::{End, Flow, Listing};
 use super::survey::{encode, unexpected};
 use super::{FetchError, Session};
 use flakestat_core::model::{Repo, Timestamp};
+use flakestat_github::{GitHubClient, Response};
 use flakestat_store::StoreHandle;
 
 const PER_PAGE: usize = 100;
@@ -100,7 +100,7 @@ async fn list(
         };
         let mut parsed: Result<(), FetchError> = Ok(());
         let walked = Listing::new(client, first)
-            .conditional(store)
+            .conditional(&super::kept::StorePages(store))
             .absent_on(absent)
             .walk::<Vec<WireOwnerRepo>, FetchError>(refused, |page| {
                 let oldest = page.last().and_then(|r| r.pushed_at);

@@ -12,6 +12,7 @@ use http::StatusCode;
 
 use super::ancestry::AncestrySummary;
 use super::ingest::Ingest;
+use super::store_error;
 use super::survey::{PER_PAGE, Session, encode, parse_json, unexpected};
 use super::wire::{RunList, WireFile, WirePull};
 use super::{Classifier, FetchError};
@@ -89,7 +90,9 @@ impl Session {
         {
             files.sort();
             files.dedup();
-            store.blocking(|s| s.store_pull_files(&repo, plan.pr, &files))?;
+            store
+                .blocking(|s| s.store_pull_files(&repo, plan.pr, &files))
+                .map_err(store_error)?;
         }
         cost.files += summary.files_requests;
 
@@ -176,7 +179,9 @@ impl Session {
             return Err(unexpected(&url, &response));
         }
         let pull = parse_json::<WirePull>(&url, &response.body)?.into_model();
-        store.blocking(|s| s.store_pulls(repo, std::slice::from_ref(&pull)))?;
+        store
+            .blocking(|s| s.store_pulls(repo, std::slice::from_ref(&pull)))
+            .map_err(store_error)?;
         Ok(pull)
     }
 

@@ -22,10 +22,11 @@ use tokio::task::JoinSet;
 
 use super::FetchError;
 use super::archive::{archive_is_cheaper, is_own_log, read_archive};
-use super::client::GitHubClient;
 use super::spool::LogBody;
+use super::store_error;
 use super::survey::{Session, encode, unexpected};
 use flakestat_core::model::{Job, JobId, LogStatus, Repo, RunId};
+use flakestat_github::GitHubClient;
 use flakestat_store::StoreHandle;
 
 /// One job's log, as the closure gets it.
@@ -167,7 +168,7 @@ fn plan_units(store: &StoreHandle, jobs: Vec<JobId>) -> Result<VecDeque<Unit>, F
         let mut units = VecDeque::new();
         let mut by_attempt: BTreeMap<(RunId, u32), Vec<JobId>> = BTreeMap::new();
         for job in jobs {
-            match s.load_job(job)? {
+            match s.load_job(job).map_err(store_error)? {
                 Some(m) => by_attempt
                     .entry((m.run_id, m.run_attempt))
                     .or_default()
@@ -183,7 +184,7 @@ fn plan_units(store: &StoreHandle, jobs: Vec<JobId>) -> Result<VecDeque<Unit>, F
             }
             let all = match run_jobs.entry(run) {
                 Entry::Occupied(known) => known.into_mut(),
-                Entry::Vacant(new) => new.insert(s.load_run_jobs(run)?),
+                Entry::Vacant(new) => new.insert(s.load_run_jobs(run).map_err(store_error)?),
             };
             let executed = all.iter().filter(|j| j.run_attempt == attempt).count();
             let latest = all.iter().all(|j| j.run_attempt <= attempt);
@@ -252,7 +253,9 @@ async fn fetch_archive(
     let max_entry = client.max_log_size();
     let wanted = jobs.clone();
     let (entries, matched) = super::blocking(move || {
-        let run_jobs = store.blocking(|s| s.load_run_jobs(run))?;
+        let run_jobs = store
+            .blocking(|s| s.load_run_jobs(run))
+            .map_err(store_error)?;
         let models: Vec<Job> = run_jobs
             .iter()
             .filter(|j| wanted.contains(&j.id))
@@ -281,9 +284,9 @@ async fn fetch_archive(
 /// log): never taken as this job's.
 fn own(store: &StoreHandle, job: JobId, mut body: LogBody) -> Result<JobLog, FetchError> {
     let (model, run_jobs) = store.blocking(|store| {
-        let model = store.load_job(job)?;
+        let model = store.load_job(job).map_err(store_error)?;
         let run_jobs = match &model {
-            Some(m) => store.load_run_jobs(m.run_id)?,
+            Some(m) => store.load_run_jobs(m.run_id).map_err(store_error)?,
             None => Vec::new(),
         };
         Ok::<_, FetchError>((model, run_jobs))

@@ -16,17 +16,19 @@ use std::sync::{Arc, Mutex};
 use chrono::{TimeDelta, Utc};
 use futures_util::{StreamExt, TryStreamExt, stream};
 use http::StatusCode;
-use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
 
 use super::artifacts::JunitArtifacts;
-use super::client::{ClientConfig, GitHubClient, Response, StatsSnapshot};
 use super::ingest::{Ingest, Ingested, LeftBehind, RunAttempt, is_stop, parse_run};
 use super::pages::{End, Flow, Listing};
+use super::store_error;
+use flakestat_github::{ClientConfig, GitHubClient, StatsSnapshot};
+// The client's helpers, where the engine's modules have always found them.
 use super::tasks;
 use super::wire::{RunList, WireFile, WirePull, WireRepo, WorkflowList};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{PrNumber, PullRequest, Repo, Run, RunId, Timestamp, WorkflowId};
+pub(super) use flakestat_github::pages::{encode, github_time, parse_json, unexpected};
 use flakestat_store::{HISTORY_DAYS, ListedWindow, StoreHandle};
 
 /// A filtered run listing returns at most this many results, whatever `total_count` says.
@@ -326,7 +328,8 @@ pub(super) async fn fetch_repo(
     let (stored, id, branch) = (repo.clone(), wire.id, wire.default_branch.clone());
     store
         .run(move |s| s.store_repo_identity(&stored, id, &branch))
-        .await?;
+        .await
+        .map_err(store_error)?;
     Ok((repo, wire.default_branch))
 }
 
@@ -460,45 +463,6 @@ fn plan_cover(
     cover
 }
 
-/// Percent-encodes a query value (RFC 3986 unreserved characters pass).
-pub(super) fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-pub(super) fn github_time(t: Timestamp) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-pub(super) fn parse_json<T: DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, FetchError> {
-    serde_json::from_slice(body).map_err(|e| FetchError::Parse {
-        url: url.to_string(),
-        error: e.to_string(),
-    })
-}
-
-/// Maps the statuses no caller handles itself.
-pub(super) fn unexpected(url: &str, response: &Response) -> FetchError {
-    let status = response.status.as_u16();
-    let message = response.message();
-    match response.status {
-        StatusCode::UNAUTHORIZED => FetchError::Unauthorized { status, message },
-        StatusCode::FORBIDDEN => FetchError::Forbidden { status, message },
-        _ => FetchError::Unexpected {
-            url: url.to_string(),
-            status,
-            message,
-        },
-    }
-}
-
 impl Survey {
     fn repo_path(&self) -> String {
         format!(
@@ -512,7 +476,10 @@ impl Survey {
     async fn get_ok(&self, url: &str, cached: bool) -> Result<Vec<u8>, FetchError> {
         let stored = if cached {
             let url = url.to_string();
-            self.store.run(move |s| s.cached_response(&url)).await?
+            self.store
+                .run(move |s| s.cached_response(&url))
+                .await
+                .map_err(store_error)?
         } else {
             None
         };
@@ -527,7 +494,8 @@ impl Survey {
                         (url.to_string(), etag.to_string(), response.body.clone());
                     self.store
                         .run(move |s| s.store_response(&url, &etag, &body, Utc::now()))
-                        .await?;
+                        .await
+                        .map_err(store_error)?;
                 }
                 Ok(response.body)
             }
@@ -535,7 +503,8 @@ impl Survey {
                 let url = url.to_string();
                 self.store
                     .run(move |s| s.touch_response(&url, Utc::now()))
-                    .await?;
+                    .await
+                    .map_err(store_error)?;
                 Ok(stored.expect("checked above").body)
             }
             _ => Err(unexpected(url, &response)),
@@ -550,7 +519,8 @@ impl Survey {
 
         self.store
             .run(|s| s.prune_responses(Utc::now() - TimeDelta::days(ETAG_DAYS)))
-            .await?;
+            .await
+            .map_err(store_error)?;
         let default_branch = self.default_branch.clone();
 
         // Signatures changed since the logs were stored: re-classify them, no download.
@@ -710,7 +680,8 @@ impl Survey {
         let hit_runs = self
             .store
             .run(move |s| s.runs_with_hits(&repo, since, until, &fingerprint))
-            .await?;
+            .await
+            .map_err(store_error)?;
         // The web host, for the link of a PR no listing returned (GitHub Enterprise Server too).
         let web = hit_runs.iter().find_map(|r| {
             r.html_url
@@ -720,7 +691,11 @@ impl Survey {
         let mut wanted = Vec::new();
         for number in prs_of_interest(&hit_runs, default_branch) {
             let repo = self.repo.clone();
-            let known = self.store.run(move |s| s.load_pull(&repo, number)).await?;
+            let known = self
+                .store
+                .run(move |s| s.load_pull(&repo, number))
+                .await
+                .map_err(store_error)?;
             if known.as_ref().is_some_and(|p| p.files.is_some()) {
                 continue;
             }
@@ -854,7 +829,8 @@ impl Survey {
         let known = self
             .store
             .run(move |s| s.load_windows(&repo, &key, since, until))
-            .await?;
+            .await
+            .map_err(store_error)?;
         Ok(plan_cover(self.plan.since, self.plan.until, &known))
     }
 
@@ -1014,7 +990,8 @@ impl Survey {
             let (repo, key) = (self.repo.clone(), scope.key.clone());
             self.store
                 .run(move |s| s.store_window(&repo, &key, &root))
-                .await?;
+                .await
+                .map_err(store_error)?;
         }
         Ok(None)
     }
@@ -1035,7 +1012,8 @@ impl Survey {
         let need = self
             .store
             .run(move |s| s.store_runs(&repo, &stored))
-            .await?;
+            .await
+            .map_err(store_error)?;
         let listed = {
             let mut listed = self.listed.lock().expect("listed lock");
             for r in &runs {
@@ -1105,7 +1083,8 @@ impl Survey {
             let repo = self.repo.clone();
             self.store
                 .run(move |s| s.store_pulls(&repo, &merged))
-                .await?;
+                .await
+                .map_err(store_error)?;
             if reached_older {
                 break;
             }
@@ -1158,7 +1137,8 @@ impl Survey {
                 }
                 s.store_pull_files(&repo, number, &files)
             })
-            .await?;
+            .await
+            .map_err(store_error)?;
         Ok(true)
     }
 }
@@ -1166,26 +1146,6 @@ impl Survey {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refusals_map_to_auth_errors_with_github_s_message() {
-        let response = |status: u16| Response {
-            status: StatusCode::from_u16(status).unwrap(),
-            headers: http::HeaderMap::new(),
-            body: br#"{"message": "Resource not accessible by integration"}"#.to_vec(),
-        };
-        let err = unexpected("u", &response(403));
-        assert!(matches!(err, FetchError::Forbidden { status: 403, .. }));
-        assert!(err.to_string().contains("Resource not accessible"), "{err}");
-        assert!(matches!(
-            unexpected("u", &response(401)),
-            FetchError::Unauthorized { .. }
-        ));
-        assert!(matches!(
-            unexpected("u", &response(422)),
-            FetchError::Unexpected { status: 422, .. }
-        ));
-    }
 
     #[test]
     fn the_cover_reuses_known_windows_merges_small_ones_and_fills_gaps() {

@@ -9,6 +9,7 @@
 
 use super::FetchError;
 use super::joblogs::{Asking, JobLog, spool_error};
+use super::store_error;
 use super::survey::Session;
 use flakestat_core::model::{JobId, LogStatus, Repo};
 use flakestat_store::{LogEntry, StoreHandle};
@@ -37,7 +38,9 @@ impl Session {
         jobs: &[JobId],
         summary: &mut GreenFetch,
     ) -> Result<(), FetchError> {
-        let known = store.blocking(|s| s.green_log_statuses(jobs))?;
+        let known = store
+            .blocking(|s| s.green_log_statuses(jobs))
+            .map_err(store_error)?;
         summary.known += known.len() as u64;
         let todo: Vec<JobId> = jobs
             .iter()
@@ -79,6 +82,8 @@ fn settle(store: &StoreHandle, job: JobId, log: JobLog) -> Result<bool, FetchErr
         JobLog::Gone(_) => LogEntry::Missing,
     };
     let stored = matches!(entry, LogEntry::Stored(_));
-    store.blocking(|s| s.store_green_log(job, &entry))?;
+    store
+        .blocking(|s| s.store_green_log(job, &entry))
+        .map_err(store_error)?;
     Ok(stored)
 }

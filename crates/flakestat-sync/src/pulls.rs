@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use super::FetchError;
 use super::ancestry::AncestrySummary;
 use super::pages::Listing;
+use super::store_error;
 use super::survey::{PER_PAGE, Session, encode, unexpected};
 use super::wire::WirePull;
 use flakestat_core::model::{Repo, Timestamp};
@@ -89,7 +90,10 @@ impl Session {
                 }
                 listed += pulls.len() as u64;
                 let stored = repo.clone();
-                store.run(move |s| s.store_pulls(&stored, &pulls)).await?;
+                store
+                    .run(move |s| s.store_pulls(&stored, &pulls))
+                    .await
+                    .map_err(store_error)?;
                 if reached_older || missing.is_empty() {
                     break;
                 }
@@ -106,17 +110,19 @@ impl Session {
                 until = until.max(w.until);
             }
         }
-        store.blocking(|s| {
-            s.store_window(
-                repo,
-                PULL_HEADS_SCOPE,
-                &ListedWindow {
-                    since,
-                    until,
-                    runs: listed,
-                },
-            )
-        })?;
+        store
+            .blocking(|s| {
+                s.store_window(
+                    repo,
+                    PULL_HEADS_SCOPE,
+                    &ListedWindow {
+                        since,
+                        until,
+                        runs: listed,
+                    },
+                )
+            })
+            .map_err(store_error)?;
         Ok(())
     }
 }
@@ -124,5 +130,7 @@ impl Session {
 fn covered(store: &StoreHandle, repo: &Repo) -> Result<Vec<ListedWindow>, FetchError> {
     let min = Timestamp::MIN_UTC;
     let max = Timestamp::MAX_UTC;
-    Ok(store.blocking(|s| s.load_windows(repo, PULL_HEADS_SCOPE, min, max))?)
+    store
+        .blocking(|s| s.load_windows(repo, PULL_HEADS_SCOPE, min, max))
+        .map_err(store_error)
 }

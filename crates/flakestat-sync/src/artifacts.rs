@@ -21,11 +21,12 @@ use std::io::{BufReader, Cursor, Read, Seek};
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::client::{Blob, GitHubClient};
 use super::pages::{Flow, Listing};
+use super::store_error;
 use super::{FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, RunId, TestOutcomes, Timestamp};
 use flakestat_core::signatures::testids::junit;
+use flakestat_github::{Blob, GitHubClient};
 use flakestat_store::{ArtifactRecord, ArtifactStatus, StoreHandle};
 
 /// The largest artifact zip downloaded (bytes): GitHub's own listing says its size first.
@@ -83,7 +84,7 @@ struct ArtifactList {
     artifacts: Vec<WireArtifact>,
 }
 
-impl crate::pages::Page for ArtifactList {
+impl flakestat_github::pages::Page for ArtifactList {
     type Item = WireArtifact;
     fn into_items(self) -> Vec<WireArtifact> {
         self.artifacts
@@ -124,7 +125,11 @@ pub(crate) async fn fetch_run_artifacts(
 ) -> Result<ArtifactCounts, FetchError> {
     let pattern = junit.pattern().to_string();
     let asked = pattern.clone();
-    if store.run(move |s| s.artifacts_listed(run, &asked)).await? {
+    if store
+        .run(move |s| s.artifacts_listed(run, &asked))
+        .await
+        .map_err(store_error)?
+    {
         return Ok(ArtifactCounts::default());
     }
     let url = client.url(&format!(
@@ -139,7 +144,12 @@ pub(crate) async fn fetch_run_artifacts(
         })
         .await?;
     let (known, jobs): (BTreeSet<u64>, Vec<Job>) = store
-        .run(move |s| Ok::<_, FetchError>((s.artifact_ids(run)?, s.load_run_jobs(run)?)))
+        .run(move |s| {
+            Ok::<_, FetchError>((
+                s.artifact_ids(run).map_err(store_error)?,
+                s.load_run_jobs(run).map_err(store_error)?,
+            ))
+        })
         .await?;
     let mut counts = ArtifactCounts {
         listed_runs: 1,
@@ -183,7 +193,8 @@ pub(crate) async fn fetch_run_artifacts(
     }
     store
         .run(move |s| s.store_artifacts(run, &pattern, &records))
-        .await?;
+        .await
+        .map_err(store_error)?;
     Ok(counts)
 }
 

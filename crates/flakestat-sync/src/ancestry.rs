@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 
 use super::FetchError;
 use super::pages::{End, Flow, Listing, Page};
+use super::store_error;
 use super::survey::{PER_PAGE, Session, encode, github_time, parse_json, unexpected};
 use super::wire::WireFile;
 use flakestat_core::model::{MainlineCommit, PrNumber, Repo, Sha, Timestamp};
@@ -135,7 +136,9 @@ impl Session {
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
         let scope = mainline_scope(default_branch);
-        let known = store.blocking(|s| s.load_windows(repo, &scope, since, until))?;
+        let known = store
+            .blocking(|s| s.load_windows(repo, &scope, since, until))
+            .map_err(store_error)?;
         let mut gaps = Vec::new();
         let mut cursor = since;
         for w in known {
@@ -177,19 +180,21 @@ impl Session {
             )?;
             summary.mainline_requests += walked.pages;
             summary.mainline_commits += commits.len() as u64;
-            store.blocking(|store| {
-                store.store_mainline(repo, &commits)?;
-                store.store_parents(repo, &parents)?;
-                store.store_window(
-                    repo,
-                    &scope,
-                    &ListedWindow {
-                        since: from,
-                        until: to,
-                        runs: commits.len() as u64,
-                    },
-                )
-            })?;
+            store
+                .blocking(|store| {
+                    store.store_mainline(repo, &commits)?;
+                    store.store_parents(repo, &parents)?;
+                    store.store_window(
+                        repo,
+                        &scope,
+                        &ListedWindow {
+                            since: from,
+                            until: to,
+                            runs: commits.len() as u64,
+                        },
+                    )
+                })
+                .map_err(store_error)?;
         }
         Ok(())
     }
@@ -204,7 +209,9 @@ impl Session {
         heads: &BTreeSet<Sha>,
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
-        let asked = store.blocking(|s| s.asked_fork_points(repo))?;
+        let asked = store
+            .blocking(|s| s.asked_fork_points(repo))
+            .map_err(store_error)?;
         let todo: Vec<Sha> = heads.difference(&asked).cloned().collect();
         summary.fork_points_known += (heads.len() - todo.len()) as u64;
         let client = self.client.clone();
@@ -242,7 +249,8 @@ impl Session {
                 let repo = repo.clone();
                 store
                     .run(move |s| s.store_fork_point(&repo, &head, fork.as_ref()))
-                    .await?;
+                    .await
+                    .map_err(store_error)?;
             }
             Ok::<_, FetchError>(requests)
         })?;
@@ -260,7 +268,9 @@ impl Session {
         summary: &mut AncestrySummary,
     ) -> Result<(), FetchError> {
         for &number in prs {
-            let known = store.blocking(|s| s.load_pull(repo, number))?;
+            let known = store
+                .blocking(|s| s.load_pull(repo, number))
+                .map_err(store_error)?;
             if known.as_ref().is_none_or(|p| p.files.is_some()) {
                 continue;
             }
@@ -275,7 +285,9 @@ impl Session {
             };
             files.sort();
             files.dedup();
-            store.blocking(|s| s.store_pull_files(repo, number, &files))?;
+            store
+                .blocking(|s| s.store_pull_files(repo, number, &files))
+                .map_err(store_error)?;
         }
         Ok(())
     }
@@ -306,7 +318,9 @@ impl Session {
             };
             files.sort();
             files.dedup();
-            store.blocking(|s| s.store_commit_files(repo, sha, &files))?;
+            store
+                .blocking(|s| s.store_commit_files(repo, sha, &files))
+                .map_err(store_error)?;
         }
         Ok(())
     }

@@ -22,9 +22,9 @@ use http::StatusCode;
 
 use super::archive::{archive_is_cheaper, is_own_log, read_archive};
 use super::artifacts::JunitArtifacts;
-use super::client::{Blob, GitHubClient};
 use super::pages::{Flow, Listing};
 use super::spool::LogBody;
+use super::store_error;
 use super::survey::{
     ArtifactSummary, PER_PAGE, SurveyCost, SurveySummary, encode, parse_json, unexpected,
 };
@@ -32,6 +32,7 @@ use super::tasks::{self, Stop};
 use super::wire::{JobList, WireRun};
 use super::{Classifier, FetchError, Progress, ProgressEvent};
 use flakestat_core::model::{Job, JobId, Repo, Run, RunId, Timestamp};
+use flakestat_github::{Blob, GitHubClient};
 use flakestat_store::{
     LogEntry, LogOutcome, LogPlan, Store, StoreHandle, compress_log, compress_log_reader,
 };
@@ -241,10 +242,12 @@ impl Ingest {
             .inner
             .store
             .run(move |store| {
-                let need = store.store_runs(&inner.repo, std::slice::from_ref(&stored))?;
+                let need = store
+                    .store_runs(&inner.repo, std::slice::from_ref(&stored))
+                    .map_err(store_error)?;
                 let mut pending = Vec::new();
-                for job in store.load_run_jobs(stored.id)? {
-                    if job.is_failed() && !store.has_log(job.id)? {
+                for job in store.load_run_jobs(stored.id).map_err(store_error)? {
+                    if job.is_failed() && !store.has_log(job.id).map_err(store_error)? {
                         pending.push((stored.id, job.id));
                     }
                 }
@@ -278,7 +281,9 @@ impl Ingest {
             .inner
             .store
             .run(move |store| {
-                let pending = store.failed_jobs_without_log(&inner.repo, since, until)?;
+                let pending = store
+                    .failed_jobs_without_log(&inner.repo, since, until)
+                    .map_err(store_error)?;
                 inner.plan_left_behind(store, pending)
             })
             .await?;
@@ -433,7 +438,7 @@ impl Inner {
         pending: Vec<(RunId, JobId)>,
     ) -> Result<Vec<Step>, FetchError> {
         let ids: Vec<JobId> = pending.iter().map(|(_, job)| *job).collect();
-        let plans = store.load_log_plans(&ids)?;
+        let plans = store.load_log_plans(&ids).map_err(store_error)?;
         let mut by_run: BTreeMap<RunId, Vec<JobId>> = BTreeMap::new();
         let mut tasks = Vec::new();
         let mut archives: BTreeMap<(RunId, u32), Vec<JobId>> = BTreeMap::new();
@@ -445,7 +450,10 @@ impl Inner {
                     match plan {
                         LogPlan::Job => tasks.push(Step::Log { job }),
                         LogPlan::Archive => {
-                            let attempt = store.load_job(job)?.map_or(1, |j| j.run_attempt);
+                            let attempt = store
+                                .load_job(job)
+                                .map_err(store_error)?
+                                .map_or(1, |j| j.run_attempt);
                             archives.entry((run, attempt)).or_default().push(job);
                         }
                     }
@@ -468,8 +476,8 @@ impl Inner {
         );
         for (run, jobs) in by_run {
             let (run_jobs, latest) = (
-                store.load_run_jobs(run)?,
-                store.run_attempt(run)?.unwrap_or(1),
+                store.load_run_jobs(run).map_err(store_error)?,
+                store.run_attempt(run).map_err(store_error)?.unwrap_or(1),
             );
             let failed: Vec<Job> = run_jobs
                 .iter()
@@ -518,9 +526,11 @@ impl Inner {
             .store
             .run(move |store| {
                 let mut without_log = without_log;
-                store.store_jobs_with_runners(run, attempt, completed, &stored, &runners)?;
+                store
+                    .store_jobs_with_runners(run, attempt, completed, &stored, &runners)
+                    .map_err(store_error)?;
                 for job in stored.into_iter().filter(|j| j.is_failed()) {
-                    if !store.has_log(job.id)? {
+                    if !store.has_log(job.id).map_err(store_error)? {
                         without_log.push(job);
                     }
                 }
@@ -630,7 +640,8 @@ impl Inner {
         .await?;
         store
             .run(move |s| s.store_logs(&fingerprint, &outcomes, &plans))
-            .await?;
+            .await
+            .map_err(store_error)?;
         for bytes in sizes {
             if bytes > 0 {
                 self.client.note_log(bytes);
@@ -650,7 +661,8 @@ impl Inner {
         let fingerprint = self.fingerprint.clone();
         self.store
             .run(move |s| s.store_logs(&fingerprint, &[], &plans))
-            .await?;
+            .await
+            .map_err(store_error)?;
         Ok(Done::more(
             jobs.into_iter().map(|job| Step::Log { job }).collect(),
         ))
@@ -705,9 +717,9 @@ impl Inner {
         let (model, run_jobs) = self
             .store
             .run(move |store| {
-                let model = store.load_job(job)?;
+                let model = store.load_job(job).map_err(store_error)?;
                 let run_jobs = match &model {
-                    Some(m) => store.load_run_jobs(m.run_id)?,
+                    Some(m) => store.load_run_jobs(m.run_id).map_err(store_error)?,
                     None => Vec::new(),
                 };
                 Ok::<_, FetchError>((model, run_jobs))
@@ -725,7 +737,8 @@ impl Inner {
                 let fingerprint = self.fingerprint.clone();
                 self.store
                     .run(move |s| s.store_logs(&fingerprint, &[], &[(job, LogPlan::Archive)]))
-                    .await?;
+                    .await
+                    .map_err(store_error)?;
                 self.counts.not_own.fetch_add(1, Ordering::Relaxed);
                 self.progress.event(ProgressEvent::Detail(format!(
                     "the log GitHub served for job {job} ({} attempt {}) is another execution's: asking the attempt's archive",
@@ -794,7 +807,11 @@ impl Inner {
             _ => return Err(unexpected(&url, &response)),
         }
         self.counts.archives.fetch_add(1, Ordering::Relaxed);
-        let run_jobs = self.store.run(move |s| s.load_run_jobs(run)).await?;
+        let run_jobs = self
+            .store
+            .run(move |s| s.load_run_jobs(run))
+            .await
+            .map_err(store_error)?;
         let models: Vec<Job> = run_jobs
             .iter()
             .filter(|j| jobs.contains(&j.id))
