@@ -2,8 +2,8 @@
 //! against signatures; print a table or the versioned JSON; exit like grep (0 some log matched,
 //! 1 none did, 3 invalid input, 2 other errors).
 //!
-//! Logs are streamed (bounded memory whatever their size) and classified on a few threads at once,
-//! one file per thread; a `.zip` is one unit of work, its entries read in archive order. The
+//! Logs are streamed (bounded memory whatever their size; a file of 1 to 16 MiB is mapped
+//! instead, `map_log`) and classified on a few threads at once, one file per thread; a `.zip` is one unit of work, its entries read in archive order. The
 //! table is built here rather than in `report/` because it renders a classification, not a
 //! survey's `ReportData`.
 
@@ -366,17 +366,19 @@ fn classify_unit(set: &SignatureSet, path: &Path) -> UnitResult {
     classify_stream(set, name, reader)
 }
 
-/// A regular file of at least this many bytes is mapped rather than read (`map_log`).
-const MAP_AT: u64 = 1 << 20;
+/// The sizes of regular files mapped rather than read (`map_log`).
+const MAPPED: std::ops::RangeInclusive<u64> = (1 << 20)..=(16 << 20);
 
-/// The file's bytes mapped into memory, when it is a regular file of at least [`MAP_AT`]
-/// bytes and the system maps it (else `None`: it is read as a stream). Reading copies every
-/// byte from the page cache into a buffer, a sixth of `classify`'s time on large logs
+/// The file's bytes mapped into memory, when it is a regular file whose size is in [`MAPPED`]
+/// and the system maps it (else `None`: it is read as a stream). Reading copies every byte
+/// from the page cache into a buffer, a sixth of `classify`'s time on large logs
 /// (`benches/classify.sh`, docs/matching.md); a mapping lets the matcher scan the page cache
-/// itself. Small files are read: mapping and unmapping cost more than the copy.
+/// itself. Small files are read: mapping and unmapping cost more than the copy. Larger ones
+/// are streamed too, so that memory stays bounded whatever a log's size: a mapped file's pages
+/// count in the resident set, at most twice the stream's 8 MiB chunk.
 fn map_log(file: &File) -> Option<memmap2::Mmap> {
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() < MAP_AT {
+    if !meta.is_file() || !MAPPED.contains(&meta.len()) {
         return None;
     }
     // SAFETY: the mapping is only read, for as long as this unit is classified. A log that

@@ -427,7 +427,7 @@ fn classify_writes_markdown_picks_the_format_from_the_name_and_fits_only_a_termi
     assert_eq!(text.matches("wait-until-timeout").count(), 1, "{text}");
 }
 
-/// A log of a megabyte or more is mapped into memory, not read (`classify`'s `map_log`): each
+/// A log of 1 to 16 MiB is mapped into memory, not read (`classify`'s `map_log`): each
 /// kind of input gives the same document through the mapping as through a stream (stdin):
 /// a plain log (its matches, lines, error lines and tests), a `gh run view --log` file (one
 /// result per job), a UTF-16 log, and a binary file (refused alike). The logs are made large
