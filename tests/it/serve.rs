@@ -161,7 +161,7 @@ impl Serve {
             .read_to_string(&mut stderr)
             .unwrap();
         let status = self.child.wait().unwrap();
-        (status.code().unwrap_or(-1), stderr)
+        (exit_code(status), stderr)
     }
 
     /// SIGTERM, then its exit status and stderr.
@@ -180,8 +180,18 @@ impl Serve {
             .read_to_string(&mut stderr)
             .unwrap();
         let status = self.child.wait().unwrap();
-        (status.code().unwrap_or(-1), stderr)
+        (exit_code(status), stderr)
     }
+}
+
+/// The exit code, or minus the signal that ended the process (-15 SIGTERM's default action, -6
+/// an abort, -11 a segmentation fault), so that a failed assertion names what ended it.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return -signal;
+    }
+    status.code().unwrap_or(-1)
 }
 
 impl Drop for Serve {
