@@ -333,8 +333,13 @@ fn anchor_finders(mut anchors: Vec<Vec<u8>>) -> Result<Vec<AhoCorasick>, Signatu
         .chunks(size(&short))
         .chain(long.chunks(size(&long)))
         .map(|group| {
+            // Teddy (the automaton's prefilter) reports the matches itself, so the automaton
+            // under it is barely used: the NFA that is quickest to build, not the DFA that
+            // aho-corasick picks for so few patterns (1.1 ms of every start for PyTorch's
+            // three groups, against 0.2 ms; the same search time).
             AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostFirst)
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
                 .build(group)
         })
         .collect::<Result<Vec<_>, _>>()

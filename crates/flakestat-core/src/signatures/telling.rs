@@ -269,11 +269,18 @@ impl TellingLines {
         if forms.is_none() && !MARKERS.iter().any(|m| head.contains(m)) {
             return;
         }
+        let annotation = stamped && !FORMS[i].boilerplate && text.starts_with("##[error]");
+        // A form that keeps its first lines and has them all takes no more (`keep` would drop
+        // this one): no copy of the line is made. (An annotation still opens: its
+        // continuation lines are its own, whatever is kept of it.)
+        if !annotation && self.has_all_it_keeps(i) {
+            return;
+        }
         let kept = LogLine {
             line,
             text: super::bounded_text(text),
         };
-        if stamped && !FORMS[i].boilerplate && text.starts_with("##[error]") {
+        if annotation {
             self.annotation = Some((i, kept, 0));
             return;
         }
@@ -328,6 +335,14 @@ impl TellingLines {
     }
 
     /// Keeps a telling line of form `i`, as the form's [`Keep`] says, once per text.
+    /// Whether form `i` keeps its first lines and has as many as it keeps.
+    fn has_all_it_keeps(&self, i: usize) -> bool {
+        match FORMS[i].keep {
+            Keep::First(n) => self.kept.get(i).is_some_and(|k| k.len() >= n),
+            Keep::Last(_) => false,
+        }
+    }
+
     fn keep(&mut self, i: usize, line: LogLine) {
         if self.kept.is_empty() {
             self.kept = (0..FORMS.len()).map(|_| VecDeque::new()).collect();
