@@ -14,6 +14,9 @@ pub mod checks;
 mod client;
 pub mod comments;
 pub mod pages;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 pub mod wire;
 
 pub use client::{

@@ -313,47 +313,20 @@ pub fn unexpected(url: &str, response: &Response) -> FetchError {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use flakestat_fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
-    use flakestat_fake::{FakeGitHub, Faults, RouteKind};
+    use flakestat_fake::RouteKind;
 
     use super::*;
-    use crate::Progress;
-    use crate::client::ClientConfig;
+    use crate::testing::{JOBS, PagedJobs, paged_jobs};
     use crate::wire::JobList;
-
-    const JOBS: usize = 250;
-
-    /// A fake whose runs have `JOBS` jobs each (three pages of 100), and a client for it.
-    fn setup() -> (FakeGitHub, tokio::runtime::Runtime, GitHubClient, String) {
-        let spec = SyntheticSpec {
-            runs: 1,
-            jobs_per_run: JOBS,
-            ..SyntheticSpec::default()
-        };
-        let fake = FakeGitHub::start_blocking(synthetic(&spec), Faults::default()).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = {
-            let _guard = runtime.enter();
-            let config = ClientConfig::new(fake.api_url(), None);
-            GitHubClient::new(config, Arc::new(()) as Arc<dyn Progress>).unwrap()
-        };
-        let url = |run: u64| {
-            client.url(&format!(
-                "/repos/octo/demo/actions/runs/{run}/jobs?filter=all&per_page=100"
-            ))
-        };
-        let first = url(synthetic_run_id(0).0);
-        (fake, runtime, client, first)
-    }
 
     #[test]
     fn a_walk_reads_every_page_once_and_counts_its_requests() {
-        let (fake, runtime, client, url) = setup();
+        let PagedJobs {
+            fake,
+            runtime,
+            client,
+            first: url,
+        } = paged_jobs();
         let mut ids = Vec::new();
         let walked = runtime
             .block_on(
@@ -392,7 +365,12 @@ mod tests {
 
     #[test]
     fn a_walk_stops_when_the_caller_has_read_enough() {
-        let (fake, runtime, client, url) = setup();
+        let PagedJobs {
+            fake,
+            runtime,
+            client,
+            first: url,
+        } = paged_jobs();
         let mut read = 0;
         let walked = runtime
             .block_on(
@@ -408,7 +386,12 @@ mod tests {
 
     #[test]
     fn an_absent_status_ends_the_walk_and_any_other_is_refused() {
-        let (_fake, runtime, client, _) = setup();
+        let PagedJobs {
+            fake: _fake,
+            runtime,
+            client,
+            first: _,
+        } = paged_jobs();
         let missing = client.url("/repos/octo/demo/actions/runs/1/jobs?filter=all&per_page=100");
         let walked = runtime
             .block_on(

@@ -44,45 +44,19 @@ impl KeptPages for StorePages<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use flakestat_fake::scenario::{SyntheticSpec, synthetic, synthetic_run_id};
-    use flakestat_fake::{FakeGitHub, Faults};
-
     use super::*;
     use crate::pages::{Flow, Listing, unexpected};
     use crate::wire::JobList;
-    use crate::{ClientConfig, GitHubClient, Progress};
-
-    const JOBS: usize = 250;
-
-    /// A fake whose runs have `JOBS` jobs each (three pages of 100), and a client for it.
-    fn setup() -> (FakeGitHub, tokio::runtime::Runtime, GitHubClient, String) {
-        let spec = SyntheticSpec {
-            runs: 1,
-            jobs_per_run: JOBS,
-            ..SyntheticSpec::default()
-        };
-        let fake = FakeGitHub::start_blocking(synthetic(&spec), Faults::default()).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = {
-            let _guard = runtime.enter();
-            let config = ClientConfig::new(fake.api_url(), None);
-            GitHubClient::new(config, Arc::new(()) as Arc<dyn Progress>).unwrap()
-        };
-        let first = client.url(&format!(
-            "/repos/octo/demo/actions/runs/{}/jobs?filter=all&per_page=100",
-            synthetic_run_id(0).0
-        ));
-        (fake, runtime, client, first)
-    }
+    use flakestat_github::testing::{JOBS, PagedJobs, paged_jobs};
 
     #[test]
     fn a_conditional_walk_reads_unchanged_pages_from_the_store_for_no_budget() {
-        let (fake, runtime, client, url) = setup();
+        let PagedJobs {
+            fake,
+            runtime,
+            client,
+            first: url,
+        } = paged_jobs();
         let dir = tempfile::tempdir().unwrap();
         let store = StoreHandle::new(flakestat_store::Store::open(dir.path()).unwrap());
         let walk = |url: String| {
