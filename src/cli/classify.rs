@@ -393,18 +393,49 @@ fn map_log(file: &File) -> Option<memmap2::Mmap> {
 /// same bytes.
 fn classify_mapped(set: &SignatureSet, name: String, bytes: &[u8]) -> UnitResult {
     let head = &bytes[..bytes.len().min(SNIFF)];
-    let first_line = &head[..memchr::memchr(b'\n', head).unwrap_or(head.len())];
-    if utf16_bom(head).is_some()
-        || utf16_without_bom(head).is_some()
-        || junit::looks_like_xml(head)
-        || gh_log_prefix(first_line).is_some()
-    {
+    if !matches!(sniff(head), Sniffed::Text) || is_gh_log(head) {
         return classify_stream(set, name, bytes);
     }
     if let Some(refused) = refuse_binary(&name, head) {
         return vec![Err(refused)];
     }
     vec![Ok(log_result(name, set.classify(bytes), bytes.is_empty()))]
+}
+
+/// What a file's first bytes say it holds.
+enum Sniffed {
+    /// UTF-16 text: its byte order, and whether it starts with a BOM (two bytes to skip).
+    Utf16 {
+        big_endian: bool,
+        bom: bool,
+    },
+    JunitXml,
+    /// Bytes read as they are: a log (perhaps in `gh run view --log` form), or binary.
+    Text,
+}
+
+fn sniff(head: &[u8]) -> Sniffed {
+    if let Some(big_endian) = utf16_bom(head) {
+        Sniffed::Utf16 {
+            big_endian,
+            bom: true,
+        }
+    } else if let Some(big_endian) = utf16_without_bom(head) {
+        Sniffed::Utf16 {
+            big_endian,
+            bom: false,
+        }
+    } else if junit::looks_like_xml(head) {
+        Sniffed::JunitXml
+    } else {
+        Sniffed::Text
+    }
+}
+
+/// Whether text starting with `head` is in `gh run view --log` form (its first line says so).
+fn is_gh_log(head: &[u8]) -> bool {
+    let first_line = &head[..memchr::memchr(b'\n', head).unwrap_or(head.len())];
+    gh_log_prefix(first_line).is_some()
 }
 
 fn unreadable(name: &str, e: &io::Error) -> InputError {
@@ -423,17 +454,16 @@ fn classify_stream(set: &SignatureSet, name: String, reader: impl Read) -> UnitR
         Ok(head) => head,
         Err(e) => return vec![Err(unreadable(&name, &e))],
     };
-    if let Some(big_endian) = utf16_bom(head) {
-        reader.consume(2);
-        return classify_text(set, name, Utf16Reader::new(reader, big_endian));
+    match sniff(head) {
+        Sniffed::Utf16 { big_endian, bom } => {
+            if bom {
+                reader.consume(2);
+            }
+            classify_text(set, name, Utf16Reader::new(reader, big_endian))
+        }
+        Sniffed::JunitXml => vec![read_junit(name, reader)],
+        Sniffed::Text => classify_text(set, name, reader),
     }
-    if let Some(big_endian) = utf16_without_bom(head) {
-        return classify_text(set, name, Utf16Reader::new(reader, big_endian));
-    }
-    if junit::looks_like_xml(head) {
-        return vec![read_junit(name, reader)];
-    }
-    classify_text(set, name, reader)
 }
 
 /// A JUnit XML report: its tests, no signature matches (a report holds no log lines).
@@ -461,8 +491,7 @@ fn classify_text(set: &SignatureSet, name: String, reader: impl Read) -> UnitRes
         Ok(head) => head,
         Err(e) => return vec![Err(unreadable(&name, &e))],
     };
-    let first_line = &head[..memchr::memchr(b'\n', head).unwrap_or(head.len())];
-    if gh_log_prefix(first_line).is_some() {
+    if is_gh_log(head) {
         return classify_gh_log(set, &name, reader);
     }
     vec![classify_one(set, name, reader)]
