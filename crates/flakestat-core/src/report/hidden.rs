@@ -70,7 +70,8 @@ pub fn section(h: &HiddenFlakes, level: u8) -> Vec<Block> {
                 vec![text(retry_time(b.retry_minutes))],
                 vec![text(b.share().map_or_else(
                     || "unknown".to_string(),
-                    |s| format!("{:.2}%", s * 100.0),
+                    // Two decimals: a share of green jobs is often well under one percent.
+                    |s| crate::share::percent_text(s * 100.0, 2),
                 ))],
             ]
         })

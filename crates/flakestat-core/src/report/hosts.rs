@@ -321,7 +321,7 @@ fn counts(v: &[(String, u64)]) -> Vec<CountWire> {
 
 /// `12.5%`: a host's rate and its pool's differ by tenths.
 fn percent(rate: f64) -> String {
-    percent_text(rate * 100.0, 1)
+    percent_text(crate::share::rounded(rate), 1)
 }
 
 /// A p-value as people read it: `3.2e-9`, `0.041`.

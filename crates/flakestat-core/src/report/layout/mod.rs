@@ -1855,7 +1855,7 @@ fn first_occurrence_section(s: &SignatureReport) -> Vec<Block> {
         (
             "Share",
             true,
-            Box::new(|x| vec![text(format!("{:.0}%", x.posterior * 100.0))]),
+            Box::new(|x| vec![text(percent_text(crate::share::rounded(x.posterior), 0))]),
         ),
     ];
     // No merge in every hit run: each row also says which hit runs contain and lack it.

@@ -12,6 +12,7 @@ use crate::report::layout::{
     self, Block, Line, Span, Table, date, error_lines_cell, failing_tests_cell, incomplete_line,
     job_names_cell,
 };
+use crate::share::{percent_text, rounded};
 
 /// Job links shown per row.
 const JOBS_PER_ROW: usize = 5;
@@ -44,10 +45,10 @@ pub fn share(c: Count) -> String {
         format!("{} of 0 runs", c.hits)
     } else {
         format!(
-            "{} of {} ({:.0}%)",
+            "{} of {} ({})",
             c.hits,
             plural(c.runs, "run", "runs"),
-            c.rate() * 100.0
+            percent_text(rounded(c.rate()), 0)
         )
     }
 }
@@ -326,11 +327,11 @@ fn bad_hosts_section(blocks: &mut Vec<Block>, data: &NightlyData) {
                     text(" of pool "),
                     code(d.pool.clone()),
                     text(format!(
-                        ": failed {} of {} jobs ({:.1}% against the pool's {:.1}%), p = {}",
+                        ": failed {} of {} jobs ({} against the pool's {}), p = {}",
                         d.failed,
                         d.jobs,
-                        d.rate * 100.0,
-                        d.pool_rate * 100.0,
+                        percent_text(rounded(d.rate), 1),
+                        percent_text(rounded(d.pool_rate), 1),
                         crate::report::hosts::p_value(d.p_value)
                     )),
                 ]
