@@ -125,7 +125,12 @@ impl LiteralSearch {
     fn new(literals: &[Vec<u8>]) -> Result<LiteralSearch, SignatureError> {
         let builder = |kind| {
             let mut b = AhoCorasickBuilder::new();
-            b.match_kind(MatchKind::Standard).kind(Some(kind));
+            // No prefilter: a candidate line is short or a window around an anchor's hit, where
+            // the prefilter's calls cost more than they skip (25 alternating runs of
+            // `classify`: 2 % less wall time on the dense corpus, 5 % on the routine one).
+            b.match_kind(MatchKind::Standard)
+                .kind(Some(kind))
+                .prefilter(false);
             b
         };
         let nfa = builder(AhoCorasickKind::ContiguousNFA)
