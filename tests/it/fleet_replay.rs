@@ -441,3 +441,50 @@ fn the_bad_host_s_failures_are_host_bound_and_blame_no_merge() {
         "{line}"
     );
 }
+
+/// The failure that came with a new runner image, on the day a commit landed: the headline
+/// names the commit and the image together and says the runs cannot tell them apart (every hit
+/// ran on the new version, earlier failures on the old one); JSON's bisection carries the
+/// image. No other signature of the fleet is said to have come with an image.
+#[test]
+fn a_failure_that_came_with_an_image_and_a_commit_names_both() {
+    let md = stdout(report(&[
+        "--signature",
+        "package-resolution",
+        "--format",
+        "markdown",
+    ]));
+    let headline = md
+        .lines()
+        .find(|l| l.starts_with("**"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        headline.contains(&format!(
+            " landed on 2026-06-08 00:04 UTC, as did runner image {IMAGE} {NEW_IMAGE_VERSION} \
+             (every hit ran on it; earlier failures ran {OLD_IMAGE_VERSION}): the runs cannot \
+             tell which of the two brought it;"
+        )),
+        "{headline}"
+    );
+    let json: Value = serde_json::from_slice(&ok(report(&["--format", "json"])).stdout).unwrap();
+    let signatures = json["signatures"].as_array().unwrap();
+    for s in signatures {
+        let onset = &s["bisection"]["image_onset"];
+        if s["id"] == "package-resolution" {
+            assert_eq!(s["bisection"]["verdict"], "placed", "{s}");
+            assert_eq!(onset["image"], IMAGE, "{s}");
+            assert_eq!(onset["version"], NEW_IMAGE_VERSION, "{s}");
+            assert_eq!(
+                onset["before"],
+                serde_json::json!([OLD_IMAGE_VERSION]),
+                "{s}"
+            );
+        } else {
+            assert!(onset.is_null(), "{}: {onset}", s["id"]);
+        }
+    }
+    assert!(
+        signatures.iter().any(|s| s["id"] == "package-resolution"),
+        "{json}"
+    );
+}

@@ -666,6 +666,10 @@ pub struct Bisection {
     /// When placed: the merges the clean runs leave in the running but a hit run lacks, ruled
     /// out (not listed as suspects; their files are asked for all the same).
     pub ruled_out_by_hit_runs: Vec<Suspect>,
+    /// When placed: a runner image version every hit ran on that arrived with the merge
+    /// (`analysis::hosts::image_coinciding`); the runs cannot tell which of the two brought
+    /// the failure. Set by the signature's analysis, which knows the jobs.
+    pub image_onset: Option<super::hosts::ImageOnset>,
 }
 
 impl Bisection {
@@ -698,6 +702,7 @@ pub fn bisect(
             minutes_after_top_suspect: None,
             lacking_top_suspect: Vec::new(),
             ruled_out_by_hit_runs: Vec::new(),
+            image_onset: None,
         };
     };
     let (before, after): (Vec<&BisectRun>, Vec<&BisectRun>) = runs
@@ -719,6 +724,7 @@ pub fn bisect(
         minutes_after_top_suspect: None,
         lacking_top_suspect: Vec::new(),
         ruled_out_by_hit_runs: Vec::new(),
+        image_onset: None,
     };
     if let Some(verdict) = unplaceable(hits_after, clean_before, p) {
         return Bisection { verdict, ..base };

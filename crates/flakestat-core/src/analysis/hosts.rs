@@ -408,6 +408,75 @@ fn image_onsets(snapshot: &Snapshot) -> Vec<ImageOnset> {
     out
 }
 
+/// The runner image version every one of `hits` (a signature's hit jobs, at least
+/// [`ONSET_MIN_HITS`]) ran on, when it replaced an earlier version of that image (seen in
+/// failed jobs before the first hit) and was itself first seen no earlier than `since` (the
+/// merge the failure was placed on): the merge and the image version arrived together, and the
+/// runs cannot tell which of the two brought the failure. (Only failed jobs' logs are read, so
+/// a version is seen from its first failed job on.)
+pub fn image_coinciding(
+    snapshot: &Snapshot,
+    signature: &SignatureId,
+    hits: &[&Job],
+    since: crate::model::Timestamp,
+) -> Option<ImageOnset> {
+    use crate::model::Timestamp;
+    if (hits.len() as u64) < ONSET_MIN_HITS {
+        return None;
+    }
+    let created: BTreeMap<RunId, Timestamp> =
+        snapshot.runs.iter().map(|r| (r.id, r.created_at)).collect();
+    let at = |job: &Job| created.get(&job.run_id).copied().unwrap_or(job.created_at);
+    let image_of = |job: &Job| {
+        let pre = snapshot.placements.get(&job.id)?.preamble.as_ref()?;
+        Some((pre.image.clone()?, pre.image_version.clone()?))
+    };
+    let mut ran: Option<(String, String)> = None;
+    let mut first: Option<(Timestamp, RunId)> = None;
+    for job in hits {
+        let here = image_of(job)?;
+        if ran.as_ref().is_some_and(|r| *r != here) {
+            return None;
+        }
+        ran = Some(here);
+        let hit = (at(job), job.run_id);
+        first = Some(first.map_or(hit, |f| f.min(hit)));
+    }
+    let ((image, version), (first_at, first_run)) = (ran?, first?);
+    // Each version of the image, first seen when (in any failed job).
+    let mut seen: BTreeMap<String, Timestamp> = BTreeMap::new();
+    for job in jobs_run(snapshot).filter(|j| j.is_failed()) {
+        if let Some((i, v)) = image_of(job)
+            && i == image
+        {
+            let t = at(job);
+            let first = seen.entry(v).or_insert(t);
+            *first = (*first).min(t);
+        }
+    }
+    if seen.get(&version).is_some_and(|t| *t < since) {
+        return None;
+    }
+    let mut before: Vec<(Timestamp, String)> = seen
+        .into_iter()
+        .filter(|(v, t)| *v != version && *t < first_at)
+        .map(|(v, t)| (t, v))
+        .collect();
+    if before.is_empty() {
+        return None;
+    }
+    before.sort();
+    Some(ImageOnset {
+        signature: signature.clone(),
+        image,
+        version,
+        hits: hits.len() as u64,
+        before: before.into_iter().map(|(_, v)| v).collect(),
+        first_run,
+        first_at,
+    })
+}
+
 impl HostsAnalysis {
     /// The drain list's host names, most significant first.
     pub fn drain_hosts(&self) -> impl Iterator<Item = &str> {

@@ -888,6 +888,12 @@ fn impact(
         bisection.minutes_after_top_suspect = None;
         bisection.verdict = verdict;
     }
+    if let (Verdict::Placed { .. }, Some(top)) = (&bisection.verdict, bisection.suspects.first()) {
+        let signature = matched.raw.first().map(|(_, m, _)| &m.signature);
+        bisection.image_onset = signature.and_then(|s| {
+            super::hosts::image_coinciding(scene.snapshot, s, &hit_jobs, top.merged_at)
+        });
+    }
     let (starts_at, start) = match (&bisection.verdict, bisection.suspects.first()) {
         (Verdict::Placed { .. }, Some(top)) if top.merged_at <= first_hit_at => {
             (ImpactStart::Merge, top.merged_at)

@@ -294,6 +294,11 @@ pub mod wire {
         /// With `host_bound`: the one host every hit ran on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub host: Option<String>,
+        /// With `placed`: a runner image version every hit ran on that arrived with the merge
+        /// (the runs cannot tell which of the two brought the failure), as `report --hosts`'
+        /// `image_onsets` give it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub image_onset: Option<crate::report::hosts::ImageOnsetWire>,
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -587,6 +592,7 @@ fn bisection(b: &analysis::bisect::Bisection) -> wire::Bisection {
                 merge_base_at: r.merge_base_at,
             })
             .collect(),
+        image_onset: b.image_onset.as_ref().map(crate::report::hosts::onset_wire),
     }
 }
 

@@ -1066,8 +1066,18 @@ pub fn summary(s: &SignatureReport) -> Line {
     let since = match (w.starts_at, placed(s)) {
         // "1 hit, in the latest run (2026-07-15 21:18 UTC)": there is no "since" to one run.
         _ if s.runs_hit == 1 && w.runs == 1 => format!("({})", date(w.start)),
-        (ImpactStart::Merge, Some((_, top))) => {
-            format!("since {} {} on {}", top.label(), top.verb(), date(w.start))
+        (ImpactStart::Merge, Some((b, top))) => {
+            let merge = format!("since {} {} on {}", top.label(), top.verb(), date(w.start));
+            match &b.image_onset {
+                Some(o) => format!(
+                    "{merge}, as did runner image {} {} (every hit ran on it; earlier failures \
+                     ran {}): the runs cannot tell which of the two brought it",
+                    o.image,
+                    o.version,
+                    o.before.join(", ")
+                ),
+                None => merge,
+            }
         }
         _ => format!("since the first hit on {}", date(w.start)),
     };
