@@ -334,7 +334,6 @@ impl TellingLines {
         }
     }
 
-    /// Keeps a telling line of form `i`, as the form's [`Keep`] says, once per text.
     /// Whether form `i` keeps its first lines and has as many as it keeps.
     fn has_all_it_keeps(&self, i: usize) -> bool {
         match FORMS[i].keep {
@@ -343,7 +342,11 @@ impl TellingLines {
         }
     }
 
+    /// Keeps a telling line of form `i`, as the form's [`Keep`] says, once per text.
     fn keep(&mut self, i: usize, line: LogLine) {
+        if self.has_all_it_keeps(i) {
+            return;
+        }
         if self.kept.is_empty() {
             self.kept = (0..FORMS.len()).map(|_| VecDeque::new()).collect();
         }
@@ -351,16 +354,9 @@ impl TellingLines {
         if keep.iter().any(|l| l.text == line.text) {
             return;
         }
-        match FORMS[i].keep {
-            Keep::First(n) => {
-                if keep.len() >= n {
-                    return;
-                }
-            }
-            Keep::Last(n) => {
-                if keep.len() >= n {
-                    keep.pop_front();
-                }
+        if let Keep::Last(n) = FORMS[i].keep {
+            if keep.len() >= n {
+                keep.pop_front();
             }
         }
         keep.push_back(line);
@@ -624,6 +620,35 @@ mod tests {
                 .1
                 .ends_with(&format!("line {}", MAX_CONTINUATION_LINES - 1))
         );
+    }
+
+    /// A form that keeps its first lines takes no more once it has them (the early-out in
+    /// `consider_among` and `keep` agree), and an `##[error]` annotation still opens when its
+    /// form is full: its continuation lines are its own, and may make it a named annotation.
+    #[test]
+    fn a_full_form_takes_no_more_lines_but_a_full_annotation_form_still_opens() {
+        let mut t = TellingLines::default();
+        // "test failed" keeps its first 3; "error annotation" its first 3.
+        for n in 1..=5u64 {
+            t.consider(n, &format!("--- FAIL: TestNumber{n} (0.01s)"), true);
+        }
+        for n in 11..=15u64 {
+            t.consider(n, &format!("##[error]Process exited with code {n}"), true);
+            assert!(t.annotation_open());
+        }
+        t.consider(20, "##[error]Error: boom", true);
+        assert!(t.annotation_open(), "a full form's annotation still opens");
+        assert!(t.wants_continuation());
+        t.attach(" ❯ src/index.ts:253:5");
+        let lines = t.finish();
+        let got: Vec<u64> = lines.iter().map(|l| l.line).collect();
+        let mut sorted = got.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![1, 2, 3, 11, 12, 13, 20], "{got:?}");
+        let named = lines.iter().find(|l| l.line == 20).unwrap();
+        assert_eq!(named.text, "##[error]Error: boom\n ❯ src/index.ts:253:5");
+        // Named, it ranks with the test runner's own FAIL lines, above the plain annotations.
+        assert_eq!(got, vec![1, 2, 3, 20, 11, 12, 13]);
     }
 
     /// gmoon/s3proxy's vitest job (../shared/logs/real, line 784): the annotation's first line
