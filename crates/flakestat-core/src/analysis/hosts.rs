@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::in_survey_window;
-use crate::model::{Job, JobId, Placement, RunId, SignatureId, Snapshot};
+use crate::model::{Job, JobId, Placement, RunId, SignatureId, Snapshot, Timestamp};
 
 /// The family-wise error rate of the drain list (Bonferroni over the hosts tested).
 pub const DRAIN_ALPHA: f64 = 0.05;
@@ -331,45 +331,95 @@ pub struct ImageOnset {
     pub before: Vec<String>,
     /// The first hit's run and when it was created.
     pub first_run: RunId,
-    pub first_at: crate::model::Timestamp,
+    pub first_at: Timestamp,
 }
 
 /// Hits a signature needs before an image version is said to have brought it.
 pub const ONSET_MIN_HITS: u64 = 2;
 
-/// [`ImageOnset`]s of the window: from the failed jobs whose log names an image (GitHub-hosted
-/// runners print it; a passing job's log is not downloaded, so the versions seen are the
-/// failures' — an earlier version is known to have run because other failures ran on it).
+/// Each runner image's versions and when each was first seen, read once per snapshot (by
+/// [`image_onsets`] and, through the bisection's shared reading, by [`image_coinciding`] for
+/// every placed signature). Only failed jobs' logs are downloaded, and GitHub-hosted runners
+/// print their image there: a version is seen from its first failed job on, and an earlier
+/// version is known to have run because other failures ran on it.
+#[derive(Debug, Default)]
+pub struct ImageSightings {
+    /// When each run was created: a job is placed in time by its run.
+    created: BTreeMap<RunId, Timestamp>,
+    /// image → version → first seen.
+    first_seen: BTreeMap<String, BTreeMap<String, Timestamp>>,
+}
+
+impl ImageSightings {
+    pub fn of(snapshot: &Snapshot) -> ImageSightings {
+        let mut sightings = ImageSightings {
+            created: snapshot.runs.iter().map(|r| (r.id, r.created_at)).collect(),
+            first_seen: BTreeMap::new(),
+        };
+        for job in jobs_run(snapshot).filter(|j| j.is_failed()) {
+            if let Some((image, version)) = image_of(snapshot, job) {
+                let at = sightings.at(job);
+                let first = sightings
+                    .first_seen
+                    .entry(image.to_owned())
+                    .or_default()
+                    .entry(version.to_owned())
+                    .or_insert(at);
+                *first = (*first).min(at);
+            }
+        }
+        sightings
+    }
+
+    /// When `job` ran: its run's creation (the job's own time for a run not in the snapshot).
+    fn at(&self, job: &Job) -> Timestamp {
+        self.created
+            .get(&job.run_id)
+            .copied()
+            .unwrap_or(job.created_at)
+    }
+
+    /// When `version` of `image` was first seen.
+    fn first_seen(&self, image: &str, version: &str) -> Option<Timestamp> {
+        self.first_seen.get(image)?.get(version).copied()
+    }
+
+    /// The versions of `image` other than `version` first seen before `t`, oldest first.
+    fn before(&self, image: &str, version: &str, t: Timestamp) -> Vec<String> {
+        let mut before: Vec<(Timestamp, &String)> = self
+            .first_seen
+            .get(image)
+            .into_iter()
+            .flatten()
+            .filter(|(v, seen)| *v != version && **seen < t)
+            .map(|(v, seen)| (*seen, v))
+            .collect();
+        before.sort();
+        before.into_iter().map(|(_, v)| v.clone()).collect()
+    }
+}
+
+/// The runner image and its version a job's log printed (GitHub-hosted runners do).
+fn image_of<'s>(snapshot: &'s Snapshot, job: &Job) -> Option<(&'s str, &'s str)> {
+    let pre = snapshot.placements.get(&job.id)?.preamble.as_ref()?;
+    Some((pre.image.as_deref()?, pre.image_version.as_deref()?))
+}
+
+/// [`ImageOnset`]s of the window: a signature's hits on an image that all ran one version,
+/// when the image's other versions ran earlier failures.
 fn image_onsets(snapshot: &Snapshot) -> Vec<ImageOnset> {
-    use crate::model::Timestamp;
-    let created: BTreeMap<RunId, Timestamp> =
-        snapshot.runs.iter().map(|r| (r.id, r.created_at)).collect();
-    // image → version → first seen; signature → image → (versions, hits, first hit).
-    let mut seen: BTreeMap<String, BTreeMap<String, Timestamp>> = BTreeMap::new();
-    type Hits = (BTreeSet<String>, u64, Option<(Timestamp, RunId)>);
-    let mut by_signature: BTreeMap<SignatureId, BTreeMap<String, Hits>> = BTreeMap::new();
+    let sightings = ImageSightings::of(snapshot);
+    // signature → image → (versions, hits, first hit).
+    type Hits<'s> = (BTreeSet<&'s str>, u64, Option<(Timestamp, RunId)>);
+    let mut by_signature: BTreeMap<SignatureId, BTreeMap<&str, Hits>> = BTreeMap::new();
     for job in jobs_run(snapshot).filter(|j| j.is_failed()) {
-        let Some(p) = snapshot.placements.get(&job.id) else {
+        let Some((image, version)) = image_of(snapshot, job) else {
             continue;
         };
-        let Some(pre) = &p.preamble else { continue };
-        let (Some(image), Some(version)) = (&pre.image, &pre.image_version) else {
-            continue;
-        };
-        let at = created.get(&job.run_id).copied().unwrap_or(job.created_at);
-        let first = seen
-            .entry(image.clone())
-            .or_default()
-            .entry(version.clone())
-            .or_insert(at);
-        *first = (*first).min(at);
+        let at = sightings.at(job);
         for s in signatures_of(snapshot, job.id) {
-            let h = by_signature
-                .entry(s)
-                .or_default()
-                .entry(image.clone())
-                .or_default();
-            h.0.insert(version.clone());
+            let h = by_signature.entry(s).or_default().entry(image).or_default();
+            h.0.insert(version);
             h.1 += 1;
             if h.2.is_none_or(|f| (at, job.run_id) < f) {
                 h.2 = Some((at, job.run_id));
@@ -385,21 +435,16 @@ fn image_onsets(snapshot: &Snapshot) -> Vec<ImageOnset> {
             if versions.len() != 1 || hits < ONSET_MIN_HITS {
                 continue;
             }
-            let mut before: Vec<(Timestamp, String)> = seen[&image]
-                .iter()
-                .filter(|(v, t)| *v != version && **t < first_at)
-                .map(|(v, t)| (*t, v.clone()))
-                .collect();
+            let before = sightings.before(image, version, first_at);
             if before.is_empty() {
                 continue;
             }
-            before.sort();
             out.push(ImageOnset {
                 signature: signature.clone(),
-                image,
-                version: version.clone(),
+                image: image.to_owned(),
+                version: (*version).to_owned(),
                 hits,
-                before: before.into_iter().map(|(_, v)| v).collect(),
+                before,
                 first_run,
                 first_at,
             });
@@ -412,66 +457,45 @@ fn image_onsets(snapshot: &Snapshot) -> Vec<ImageOnset> {
 /// [`ONSET_MIN_HITS`]) ran on, when it replaced an earlier version of that image (seen in
 /// failed jobs before the first hit) and was itself first seen no earlier than `since` (the
 /// merge the failure was placed on): the merge and the image version arrived together, and the
-/// runs cannot tell which of the two brought the failure. (Only failed jobs' logs are read, so
-/// a version is seen from its first failed job on.)
+/// runs cannot tell which of the two brought the failure.
 pub fn image_coinciding(
     snapshot: &Snapshot,
+    sightings: &ImageSightings,
     signature: &SignatureId,
     hits: &[&Job],
-    since: crate::model::Timestamp,
+    since: Timestamp,
 ) -> Option<ImageOnset> {
-    use crate::model::Timestamp;
     if (hits.len() as u64) < ONSET_MIN_HITS {
         return None;
     }
-    let created: BTreeMap<RunId, Timestamp> =
-        snapshot.runs.iter().map(|r| (r.id, r.created_at)).collect();
-    let at = |job: &Job| created.get(&job.run_id).copied().unwrap_or(job.created_at);
-    let image_of = |job: &Job| {
-        let pre = snapshot.placements.get(&job.id)?.preamble.as_ref()?;
-        Some((pre.image.clone()?, pre.image_version.clone()?))
-    };
-    let mut ran: Option<(String, String)> = None;
+    let mut ran: Option<(&str, &str)> = None;
     let mut first: Option<(Timestamp, RunId)> = None;
     for job in hits {
-        let here = image_of(job)?;
-        if ran.as_ref().is_some_and(|r| *r != here) {
+        let here = image_of(snapshot, job)?;
+        if ran.is_some_and(|r| r != here) {
             return None;
         }
         ran = Some(here);
-        let hit = (at(job), job.run_id);
+        let hit = (sightings.at(job), job.run_id);
         first = Some(first.map_or(hit, |f| f.min(hit)));
     }
     let ((image, version), (first_at, first_run)) = (ran?, first?);
-    // Each version of the image, first seen when (in any failed job).
-    let mut seen: BTreeMap<String, Timestamp> = BTreeMap::new();
-    for job in jobs_run(snapshot).filter(|j| j.is_failed()) {
-        if let Some((i, v)) = image_of(job)
-            && i == image
-        {
-            let t = at(job);
-            let first = seen.entry(v).or_insert(t);
-            *first = (*first).min(t);
-        }
-    }
-    if seen.get(&version).is_some_and(|t| *t < since) {
+    if sightings
+        .first_seen(image, version)
+        .is_some_and(|t| t < since)
+    {
         return None;
     }
-    let mut before: Vec<(Timestamp, String)> = seen
-        .into_iter()
-        .filter(|(v, t)| *v != version && *t < first_at)
-        .map(|(v, t)| (t, v))
-        .collect();
+    let before = sightings.before(image, version, first_at);
     if before.is_empty() {
         return None;
     }
-    before.sort();
     Some(ImageOnset {
         signature: signature.clone(),
-        image,
-        version,
+        image: image.to_owned(),
+        version: version.to_owned(),
         hits: hits.len() as u64,
-        before: before.into_iter().map(|(_, v)| v).collect(),
+        before,
         first_run,
         first_at,
     })

@@ -305,6 +305,9 @@ pub(super) fn analyze_signature(
 pub(super) struct Bisecting {
     merges: Vec<Merge>,
     ancestry: Ancestry,
+    /// Runner images' versions and when each was first seen: a placed failure whose hits all
+    /// ran a version that arrived with the merge names both.
+    images: super::hosts::ImageSightings,
 }
 
 impl Bisecting {
@@ -316,6 +319,7 @@ impl Bisecting {
                 &snapshot.fork_points,
                 &snapshot.parents,
             ),
+            images: super::hosts::ImageSightings::of(snapshot),
         }
     }
 }
@@ -891,7 +895,13 @@ fn impact(
     if let (Verdict::Placed { .. }, Some(top)) = (&bisection.verdict, bisection.suspects.first()) {
         let signature = matched.raw.first().map(|(_, m, _)| &m.signature);
         bisection.image_onset = signature.and_then(|s| {
-            super::hosts::image_coinciding(scene.snapshot, s, &hit_jobs, top.merged_at)
+            super::hosts::image_coinciding(
+                scene.snapshot,
+                &bisecting.images,
+                s,
+                &hit_jobs,
+                top.merged_at,
+            )
         });
     }
     let (starts_at, start) = match (&bisection.verdict, bisection.suspects.first()) {
