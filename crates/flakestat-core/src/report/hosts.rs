@@ -320,7 +320,7 @@ fn counts(v: &[(String, u64)]) -> Vec<CountWire> {
 }
 
 /// `12.5%`: a host's rate and its pool's differ by tenths.
-fn percent(rate: f64) -> String {
+pub(crate) fn percent(rate: f64) -> String {
     percent_text(crate::share::rounded(rate), 1)
 }
 

@@ -330,8 +330,8 @@ fn bad_hosts_section(blocks: &mut Vec<Block>, data: &NightlyData) {
                         ": failed {} of {} jobs ({} against the pool's {}), p = {}",
                         d.failed,
                         d.jobs,
-                        percent_text(rounded(d.rate), 1),
-                        percent_text(rounded(d.pool_rate), 1),
+                        crate::report::hosts::percent(d.rate),
+                        crate::report::hosts::percent(d.pool_rate),
                         crate::report::hosts::p_value(d.p_value)
                     )),
                 ]
