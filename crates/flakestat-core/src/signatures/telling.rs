@@ -354,10 +354,10 @@ impl TellingLines {
         if keep.iter().any(|l| l.text == line.text) {
             return;
         }
-        if let Keep::Last(n) = FORMS[i].keep {
-            if keep.len() >= n {
-                keep.pop_front();
-            }
+        if let Keep::Last(n) = FORMS[i].keep
+            && keep.len() >= n
+        {
+            keep.pop_front();
         }
         keep.push_back(line);
     }
