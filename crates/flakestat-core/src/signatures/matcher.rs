@@ -26,7 +26,7 @@ use regex::bytes::Regex;
 
 use super::literals::{anchors, required_literals};
 use super::normalize::{
-    LEADS, group_title, is_exit_code_boilerplate, needs_cleaning, normalize_into, strip_prefix,
+    LEADS, group_title, is_exit_code_boilerplate, normalize_into, plain_text, strip_prefix,
 };
 use super::telling::{self, MARKERS, TellingLines};
 use super::testids::{self, TestLines};
@@ -721,6 +721,7 @@ impl<'s> Scan<'s> {
                 number,
                 hit,
                 maybe_dirty || every_line,
+                maybe_dirty,
             );
             pos = end + 1;
         }
@@ -737,7 +738,9 @@ impl<'s> Scan<'s> {
     /// One line that may matter: it holds an anchor (`hit`), or bytes that may need cleaning,
     /// or every line must be seen (`check`). `at`: where the line starts in the chunk whose
     /// first anchor hits per finder (at or after the line's start) are in `finder_hits`.
-    fn line(&mut self, raw: &[u8], at: usize, number: u64, hit: bool, check: bool) {
+    /// `leads`: whether the chunk's scan for [`LEADS`] found one in the line (without one, only
+    /// its UTF-8 is checked before it is searched as it stands).
+    fn line(&mut self, raw: &[u8], at: usize, number: u64, hit: bool, check: bool, leads: bool) {
         // A line without a timestamp after an `##[error]` annotation is part of it.
         let mut continuation = false;
         if self.telling.annotation_open() {
@@ -755,13 +758,22 @@ impl<'s> Scan<'s> {
             }
         }
         let mut text = std::mem::take(&mut self.text);
-        let normalized = (hit || check) && needs_cleaning(raw);
-        let clean: &[u8] = if normalized {
-            normalize_into(raw, &mut text);
-            text.as_bytes()
+        // The line's text, its UTF-8 checked once: as it stands (the timestamp and a trailing
+        // CR cut off) when nothing else needs cleaning, else normalized into `text`.
+        let plain = if hit || check {
+            plain_text(raw, leads)
         } else {
-            strip_prefix(raw)
+            Some(std::str::from_utf8(strip_prefix(raw)).unwrap_or_default())
         };
+        let normalized = plain.is_none();
+        let as_str: &str = match plain {
+            Some(plain) => plain,
+            None => {
+                normalize_into(raw, &mut text);
+                &text
+            }
+        };
+        let clean = as_str.as_bytes();
         self.candidates.clear();
         // A raw line with escape codes or BOMs may hide a literal it holds once normalized; the
         // fast finders tell whether it holds any before the slower overlapping search.
@@ -774,8 +786,6 @@ impl<'s> Scan<'s> {
                 (!normalized).then(|| at + (clean.as_ptr() as usize - raw.as_ptr() as usize));
             self.collect_literals(clean, from);
         }
-        // Valid UTF-8: either normalized, or checked by needs_cleaning.
-        let as_str = std::str::from_utf8(clean).unwrap_or_default();
 
         let mut group = false;
         let mut telling = false;

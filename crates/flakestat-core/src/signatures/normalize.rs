@@ -75,28 +75,38 @@ pub fn strip_prefix(line: &[u8]) -> &[u8] {
 /// Whether `line` holds anything [`strip_prefix`] would leave in: an escape sequence, a BOM, a C1
 /// control character, or invalid UTF-8.
 pub fn needs_cleaning(line: &[u8]) -> bool {
-    let mut rest = line;
-    while let Some(i) = next_lead(rest) {
-        match rest[i] {
-            ESC => return true,
-            0xef if rest[i..].starts_with(BOM) => return true,
-            0xc2 if rest.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => {
-                return true;
+    plain_text(line, true).is_none()
+}
+
+/// The normalized text of a line that needs no cleaning but [`strip_prefix`]'s (see
+/// [`needs_cleaning`]), validated once; `None` when it needs more. `leads`: whether the line
+/// may hold one of [`LEADS`] (`false` when a scan of the text already found none there: only
+/// its UTF-8 is checked then).
+pub fn plain_text(line: &[u8], leads: bool) -> Option<&str> {
+    if leads {
+        let mut rest = line;
+        while let Some(i) = next_lead(rest) {
+            match rest[i] {
+                ESC => return None,
+                0xef if rest[i..].starts_with(BOM) => return None,
+                0xc2 if rest.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => {
+                    return None;
+                }
+                _ => {}
             }
-            _ => {}
+            rest = &rest[i + 1..];
         }
-        rest = &rest[i + 1..];
     }
-    std::str::from_utf8(line).is_err()
+    // `strip_prefix` cuts ASCII only (a timestamp, a CR; a BOM was refused above): the line is
+    // valid UTF-8 exactly when what it leaves is.
+    std::str::from_utf8(strip_prefix(line)).ok()
 }
 
 /// The normalized text of one raw line (without its LF): BOMs, the timestamp, escape sequences,
 /// C1 controls and a trailing CR removed, invalid UTF-8 replaced by U+FFFD.
 pub fn normalize_line(line: &[u8]) -> Cow<'_, str> {
-    if !needs_cleaning(line) {
-        let text = strip_prefix(line);
-        // needs_cleaning checked the whole line is UTF-8.
-        return Cow::Borrowed(std::str::from_utf8(text).unwrap_or_default());
+    if let Some(text) = plain_text(line, true) {
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(line.len());
     normalize_into(line, &mut out);
