@@ -64,6 +64,15 @@ fn report(extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The signature `id` of a JSON report (its account under `signatures`); panics, showing the
+/// report, when it has none.
+fn signature<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["signatures"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["id"] == id))
+        .unwrap_or_else(|| panic!("no signature {id} in {doc}"))
+}
+
 fn stdout(out: Output) -> String {
     String::from_utf8(ok(out).stdout).unwrap()
 }
@@ -223,12 +232,7 @@ fn the_pool_wide_night_is_one_machine_wide_incident() {
     assert_eq!(night[0]["kind"], "machine_wide");
     assert_eq!(night[0]["pool"], GPU_POOL);
     assert_eq!(night[0]["jobs"].as_array().unwrap().len(), 8);
-    let disk = doc["signatures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == "disk-full")
-        .unwrap();
+    let disk = signature(&doc, "disk-full");
     assert_eq!(disk["bisection"]["verdict"], "machine_wide");
     assert_eq!(disk["bisection"]["pr"], Value::Null);
 }
@@ -409,23 +413,13 @@ fn the_survey_overview_names_the_drained_host_and_the_image_version() {
 #[test]
 fn the_bad_host_s_failures_are_host_bound_and_blame_no_merge() {
     let doc: Value = serde_json::from_slice(&ok(report(&["--format", "json"])).stdout).unwrap();
-    let cuda = doc["signatures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == "cuda-error")
-        .unwrap();
+    let cuda = signature(&doc, "cuda-error");
     assert_eq!(cuda["bisection"]["verdict"], "host_bound", "{cuda}");
     assert_eq!(cuda["bisection"]["host"], fleet::BAD_HOST);
     assert_eq!(cuda["bisection"]["pr"], Value::Null);
     assert_eq!(cuda["suspects"], serde_json::json!([]));
     // The machine-wide night's verdict carries no host field.
-    let disk = doc["signatures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == "disk-full")
-        .unwrap();
+    let disk = signature(&doc, "disk-full");
     assert!(disk["bisection"].get("host").is_none(), "{disk}");
 
     let md = &surveyed().markdown;
@@ -483,8 +477,5 @@ fn a_failure_that_came_with_an_image_and_a_commit_names_both() {
             assert!(onset.is_null(), "{}: {onset}", s["id"]);
         }
     }
-    assert!(
-        signatures.iter().any(|s| s["id"] == "package-resolution"),
-        "{json}"
-    );
+    signature(&json, "package-resolution");
 }
