@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,6 +68,18 @@ fn run(args: &[&str]) -> std::process::Output {
     common::ok(common::flakestat().args(args).output().unwrap())
 }
 
+/// `flakestat COMMAND… --cache-dir CACHE WINDOW… --signatures (the bundled ones) EXTRA…`, the
+/// shape of every survey and tests report here, which must succeed.
+fn on_store(command: &[&str], cache: &str, window: &[&str], extra: &[&str]) -> Output {
+    let sigs = common::signatures();
+    let mut args = command.to_vec();
+    args.extend(["--cache-dir", cache]);
+    args.extend(window);
+    args.extend(["--signatures", sigs.to_str().unwrap()]);
+    args.extend(extra);
+    run(&args)
+}
+
 /// Every hidden flaky test of the sample is named with its counts (retried to a pass inside
 /// green jobs, passed, failed) and its cells (job names), all as the plan and the dataset say;
 /// a test retried to a pass is flaky; the retry budget counts each retried job.
@@ -78,8 +91,6 @@ fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
     let gh = FakeGitHub::start_blocking(ds.clone(), no_limit()).unwrap();
     let cache = dir.path().join("cache");
     let (api, cache_s) = (gh.api_url(), cache.to_str().unwrap().to_string());
-    let sigs = common::signatures();
-    let sigs = sigs.to_str().unwrap();
     let window = [
         "--repo",
         "NVIDIA/cuda-python",
@@ -88,24 +99,22 @@ fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
         "--until",
         "2026-07-31",
     ];
-    let mut survey = vec!["survey", "--api-url", &api, "--cache-dir", &cache_s];
-    survey.extend(window);
-    survey.extend([
-        "--signatures",
-        sigs,
-        "--green-logs",
-        "20%",
-        "--format",
-        "json",
-    ]);
-    let out = run(&survey);
+    let out = on_store(
+        &["survey", "--api-url", &api],
+        &cache_s,
+        &window,
+        &["--green-logs", "20%", "--format", "json"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("green logs: "), "{stderr}");
 
-    let mut report = vec!["report", "--tests", "--cache-dir", &cache_s];
-    report.extend(window);
-    report.extend(["--signatures", sigs, "--format", "json"]);
-    let wire: TestsWire = serde_json::from_slice(&run(&report).stdout).unwrap();
+    let report = on_store(
+        &["report", "--tests"],
+        &cache_s,
+        &window,
+        &["--format", "json"],
+    );
+    let wire: TestsWire = serde_json::from_slice(&report.stdout).unwrap();
     let (since, until) = (
         at(wire.since.as_deref().unwrap()),
         at(wire.until.as_deref().unwrap()),
@@ -168,10 +177,13 @@ fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
     );
 
     // The markdown names each hidden flaky test in its section.
-    let mut md = vec!["report", "--tests", "--cache-dir", &cache_s];
-    md.extend(window);
-    md.extend(["--signatures", sigs, "--format", "markdown"]);
-    let md = String::from_utf8(run(&md).stdout).unwrap();
+    let md = on_store(
+        &["report", "--tests"],
+        &cache_s,
+        &window,
+        &["--format", "markdown"],
+    );
+    let md = String::from_utf8(md.stdout).unwrap();
     let section = md.split("## Hidden flakes").nth(1).expect("the section");
     for test in want.keys() {
         assert!(
@@ -185,17 +197,13 @@ fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
     // each test the sample retried to a pass in two green jobs or more, and no other that never
     // failed; with `--min-failures 1`, every hidden flaky test.
     for (min, at_least) in [("2", 2), ("1", 1)] {
-        let mut ids = vec!["report", "--tests", "--cache-dir", &cache_s];
-        ids.extend(window);
-        ids.extend([
-            "--signatures",
-            sigs,
-            "--format",
-            "ids",
-            "--min-failures",
-            min,
-        ]);
-        let listed = String::from_utf8(run(&ids).stdout).unwrap();
+        let ids = on_store(
+            &["report", "--tests"],
+            &cache_s,
+            &window,
+            &["--format", "ids", "--min-failures", min],
+        );
+        let listed = String::from_utf8(ids.stdout).unwrap();
         let listed: BTreeSet<&str> = listed.lines().collect();
         for (test, jobs) in &want {
             assert_eq!(
@@ -214,19 +222,11 @@ fn every_hidden_flaky_test_is_named_with_its_counts_and_cells() {
 fn green_logs_zero_is_today_s_survey() {
     let dir = tempfile::tempdir().unwrap();
     let hidden = story_with(dir.path(), "hidden_flakes = true\n");
-    let sigs = common::signatures();
     let survey = |replay: &Path, cache: &str, extra: &[&str]| {
-        let mut args = vec![
-            "survey",
-            "--replay",
-            replay.to_str().unwrap(),
-            "--cache-dir",
-        ];
-        args.push(cache);
-        args.extend(common::STORY_WINDOW);
-        args.extend(["--signatures", sigs.to_str().unwrap(), "--format", "json"]);
-        args.extend(extra);
-        run(&args)
+        let mut extra = extra.to_vec();
+        extra.extend(["--format", "json"]);
+        let replay = ["survey", "--replay", replay.to_str().unwrap()];
+        on_store(&replay, cache, &common::STORY_WINDOW, &extra)
     };
     let plain = survey(&story_dir(), dir.path().join("a").to_str().unwrap(), &[]);
     let zero = survey(
@@ -477,20 +477,20 @@ fn serve_green_logs_reads_a_delivered_green_run_s_retried_test() {
     ];
     let cache = dir.path().join("cache");
     let (cache_s, story_s) = (cache.to_str().unwrap(), story.to_str().unwrap());
-    let sigs = common::signatures();
-    let sigs = sigs.to_str().unwrap();
-    let mut survey = vec!["-q", "survey", "--replay", story_s, "--cache-dir", cache_s];
-    survey.extend(window);
-    survey.extend(["--signatures", sigs, "--format", "json"]);
-    run(&survey);
+    let survey = ["-q", "survey", "--replay", story_s];
+    on_store(&survey, cache_s, &window, &["--format", "json"]);
     let report = || -> TestsWire {
-        let mut args = vec!["report", "--tests", "--cache-dir", cache_s];
-        args.extend(window);
-        args.extend(["--signatures", sigs, "--format", "json"]);
-        serde_json::from_slice(&run(&args).stdout).unwrap()
+        let report = on_store(
+            &["report", "--tests"],
+            cache_s,
+            &window,
+            &["--format", "json"],
+        );
+        serde_json::from_slice(&report.stdout).unwrap()
     };
     assert!(report().hidden_flakes.is_none(), "no green log read yet");
 
+    let sigs = common::signatures();
     let serve = Serve::start(
         dir.path(),
         &[
@@ -499,7 +499,7 @@ fn serve_green_logs_reads_a_delivered_green_run_s_retried_test() {
             "--cache-dir",
             cache_s,
             "--signatures",
-            sigs,
+            sigs.to_str().unwrap(),
             "--resync",
             "0",
             "--green-logs",
