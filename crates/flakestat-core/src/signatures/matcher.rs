@@ -50,6 +50,9 @@ const _: () = assert!(LONG_LINE <= super::MAX_TEXT, "a short line is judged whol
 /// rules (91 anchors of four bytes or more): two finders of 46 beat one of 91 (Teddy takes at
 /// most 64; past that no SIMD search) and three of 31 (one more pass over the text).
 const FINDER_LITERALS: usize = 48;
+/// Most rules waiting to be tried ([`Scan::run_rules`]) before they are run mid-chunk: memory
+/// stays bounded whatever the signatures (a rule without literals is tried on every line).
+const MAX_PENDING: usize = 4096;
 /// A finder not yet run on this chunk, or one with no hit left in it.
 const UNSEARCHED: usize = usize::MAX - 1;
 const NONE_LEFT: usize = usize::MAX;
@@ -792,6 +795,9 @@ impl<'s> Scan<'s> {
                 maybe_dirty || every_line,
                 maybe_dirty,
             );
+            if self.pending.len() >= MAX_PENDING {
+                self.run_rules(chunk);
+            }
             pos = end + 1;
         }
         if pos < chunk.len() {
@@ -1206,6 +1212,29 @@ pub(super) mod tests {
         assert_eq!(whole, set.classify_reference(&log));
         // Chunks of a line or two: the steps change in other chunks than the first matches.
         assert_eq!(set.classify_chunked(&log[..], 64, 1 << 20).unwrap(), whole);
+    }
+
+    /// More rules waiting than [`MAX_PENDING`] in one chunk are run mid-chunk: the same matches,
+    /// lines and steps as the reference.
+    #[test]
+    fn many_waiting_rules_are_run_mid_chunk_with_the_same_result() {
+        let set = SignatureSet::compile(vec![
+            spec("boom", "boom (\\d+)"),
+            spec("even", "boom \\d*[02468]$"),
+        ])
+        .unwrap();
+        let mut log = String::new();
+        for i in 0..3 * MAX_PENDING {
+            if i % 1000 == 0 {
+                log.push_str(&format!("##[group]Run part {}\n", i / 1000));
+            }
+            log.push_str(&format!("boom {i}\n"));
+        }
+        let c = set.classify(log.as_bytes());
+        assert_eq!(c, set.classify_reference(log.as_bytes()));
+        let boom = c.matches.iter().find(|m| m.signature.0 == "boom").unwrap();
+        assert_eq!(boom.count, 3 * MAX_PENDING as u64);
+        assert_eq!(boom.step.as_deref(), Some("Run part 0"));
     }
 
     /// The continuation lines of an `##[error]` annotation are attached to it, in the fast path
