@@ -468,8 +468,14 @@ impl SqliteStore {
         })?;
         let open_err = |source| open_error(path, source);
         let conn = Connection::open(path).map_err(open_err)?;
+        // SQLite opens a file it may not write for reading only: the moment to say so.
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_err)? {
+            return Err(StoreError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
-        // Fails on a read-only file or folder, which is the moment to say so.
+        // Fails on a read-only folder (no room for the WAL), which is the moment to say so.
         set_wal(&conn).map_err(open_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open_err)?;
@@ -1360,39 +1366,48 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
 
 /// Creates the file empty with mode 0600 if it does not exist, so SQLite (which gives its -wal and
 /// -shm files the database's mode) never makes it world-readable.
+///
+/// A file that exists is never opened here, only changed by its path: closing any descriptor
+/// of a file drops every `fcntl` lock this process holds on it, SQLite's included. A second
+/// connection in one process (serve's queue writer beside its ingest's) that opened and closed
+/// the store or its `-shm` would take the first one's locks away; another process then took
+/// itself for the only one, reset the shared memory the first had mapped (SIGBUS) and deleted
+/// the WAL on closing. Whether the file can be written is SQLite's to say (`open_file`).
 fn create_private_file(path: &Path) -> io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(false);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let file = options.open(path)?;
+    match options.open(path) {
+        Ok(file) => drop(file),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
     // A store made before (by hand, another umask, a copy) that others can read is made
     // private: it holds private repositories' logs. So are its WAL files, which SQLite made
-    // with the store's mode.
+    // with the store's mode. Best effort: a store another user owns (and lets us write) keeps
+    // its mode.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let private = |file: &std::fs::File| -> io::Result<()> {
-            let mode = file.metadata()?.permissions().mode();
-            if mode & 0o077 != 0 {
-                file.set_permissions(std::fs::Permissions::from_mode(mode & 0o700))?;
-            }
-            Ok(())
-        };
-        // Best effort: a store another user owns (and lets us write) keeps its mode.
-        let _ = private(&file);
-        for suffix in ["-wal", "-shm"] {
-            let mut side = path.as_os_str().to_owned();
-            side.push(suffix);
-            if let Ok(side) = std::fs::File::open(Path::new(&side)) {
-                let _ = private(&side);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            let file = Path::new(&file);
+            if let Ok(meta) = std::fs::metadata(file) {
+                let mode = meta.permissions().mode();
+                if mode & 0o077 != 0 {
+                    let _ = std::fs::set_permissions(
+                        file,
+                        std::fs::Permissions::from_mode(mode & 0o700),
+                    );
+                }
             }
         }
     }
-    drop(file);
     Ok(())
 }
 

@@ -133,6 +133,72 @@ fn open_creates_private_versioned_store_and_reopens() {
     assert_eq!(version, SCHEMA_VERSION);
 }
 
+/// Where `another_process_opens_and_closes_the_store` finds the store it opens (set only by
+/// the test that runs it as a child process).
+const CHILD_STORE: &str = "FLAKESTAT_STORE_TEST_CHILD_STORE";
+
+/// A second connection in one process (serve's queue writer beside its ingest's) leaves the
+/// first one's locks in place: opening the store never opens and closes a descriptor of a file
+/// SQLite holds locked, for closing any descriptor of a file drops every `fcntl` lock the
+/// process holds on it. Without them another process took itself for the only one: it reset
+/// the shared memory serve had mapped (serve died of SIGBUS in CI), and on closing it
+/// checkpointed and deleted the WAL under serve.
+#[cfg(unix)]
+#[test]
+fn a_second_connection_leaves_the_first_one_s_locks_to_other_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SqliteStore::open(dir.path()).unwrap();
+    let second = SqliteStore::open(dir.path()).unwrap();
+    let wal = dir.path().join("store-v1/flakestat.sqlite3-wal");
+    assert!(wal.exists(), "the store is in WAL mode");
+    let ran = dir.path().join("child ran");
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tests::another_process_opens_and_closes_the_store",
+            "--ignored",
+            "--quiet",
+        ])
+        .env(CHILD_STORE, first.path())
+        .output()
+        .unwrap();
+    assert!(child.status.success(), "{child:?}");
+    assert!(
+        ran.exists(),
+        "the child process opened the store: {child:?}"
+    );
+    assert!(
+        wal.exists(),
+        "another process took itself for the store's last connection and removed its WAL"
+    );
+    for store in [&first, &second] {
+        let version: u32 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+    }
+}
+
+/// Run only as the child process of the test above: opens the store it names with SQLite
+/// alone, reads it, closes it, and leaves a file beside the store's folder to say it ran.
+#[test]
+#[ignore = "a child process of a_second_connection_leaves_the_first_one_s_locks_to_other_processes"]
+fn another_process_opens_and_closes_the_store() {
+    let Some(path) = std::env::var_os(CHILD_STORE) else {
+        return;
+    };
+    let path = PathBuf::from(path);
+    let conn = Connection::open(&path).unwrap();
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert!(tables > 0);
+    drop(conn);
+    let dir = path.parent().unwrap().parent().unwrap();
+    std::fs::write(dir.join("child ran"), tables.to_string()).unwrap();
+}
+
 #[test]
 fn a_store_from_a_newer_flakestat_is_refused() {
     let (dir, store) = open();
