@@ -537,13 +537,14 @@ impl SignatureSet {
             }
             scan.tests.consider_any(number, &text);
             if !is_exit_code_boilerplate(&text) {
+                let step = scan.step().clone();
                 for &r in &all {
                     try_rule(
                         &mut scan.found[r as usize],
                         &self.rules[r as usize],
                         number,
                         text.as_bytes(),
-                        &scan.step,
+                        &step,
                     );
                 }
             }
@@ -654,7 +655,6 @@ struct Scan<'s> {
     set: &'s SignatureSet,
     /// Lines consumed so far.
     lines: u64,
-    step: Option<String>,
     step_is_run: bool,
     found: Vec<Option<Found>>,
     telling: TellingLines,
@@ -674,8 +674,12 @@ struct Scan<'s> {
     pending: Vec<Pending>,
     /// The normalized text of this chunk's pending lines that are not the chunk's bytes.
     arena: String,
-    /// The steps this chunk's lines belong to, the current one last ([`Pending::step`]).
+    /// The steps this chunk's lines belong to, the current one last ([`Pending::step`]); never
+    /// empty.
     steps: Vec<Option<String>>,
+    /// The most rules that ever waited at once (tests check the [`MAX_PENDING`] bound).
+    #[cfg(test)]
+    most_pending: usize,
 }
 
 /// One rule to try on one line of the chunk being scanned.
@@ -699,7 +703,6 @@ impl<'s> Scan<'s> {
         Scan {
             set,
             lines: 0,
-            step: None,
             step_is_run: false,
             found: (0..set.rules.len()).map(|_| None).collect(),
             telling: TellingLines::default(),
@@ -713,6 +716,8 @@ impl<'s> Scan<'s> {
             pending: Vec::new(),
             arena: String::new(),
             steps: vec![None],
+            #[cfg(test)]
+            most_pending: 0,
         }
     }
 
@@ -814,6 +819,10 @@ impl<'s> Scan<'s> {
     /// Tries the rules gathered in `pending` on their lines of `chunk`, rule by rule, each
     /// rule's lines in log order (so its first match is the same as line by line).
     fn run_rules(&mut self, chunk: &[u8]) {
+        #[cfg(test)]
+        {
+            self.most_pending = self.most_pending.max(self.pending.len());
+        }
         // Stable: each rule's lines stay in log order.
         self.pending.sort_by_key(|p| p.rule);
         for p in &self.pending {
@@ -1028,15 +1037,19 @@ impl<'s> Scan<'s> {
         }
     }
 
+    /// The step the line last seen belongs to.
+    fn step(&self) -> &Option<String> {
+        self.steps.last().expect("the current step is always kept")
+    }
+
     /// Follows the step a line belongs to: `##[group]Run …` opens a step; other groups name
     /// the step only until the first `Run` step (the "Set up job" groups).
     fn step_line(&mut self, text: &str) {
         if let Some(title) = group_title(text) {
             let is_run = title.starts_with("Run ");
             if is_run || !self.step_is_run {
-                self.step = Some(bounded_text(title));
                 self.step_is_run = is_run;
-                self.steps.push(self.step.clone());
+                self.steps.push(Some(bounded_text(title)));
             }
         }
     }
@@ -1214,8 +1227,8 @@ pub(super) mod tests {
         assert_eq!(set.classify_chunked(&log[..], 64, 1 << 20).unwrap(), whole);
     }
 
-    /// More rules waiting than [`MAX_PENDING`] in one chunk are run mid-chunk: the same matches,
-    /// lines and steps as the reference.
+    /// More rules waiting than [`MAX_PENDING`] in one chunk are run mid-chunk: never more wait
+    /// than the limit and one line's rules, and the matches, lines and steps are the reference's.
     #[test]
     fn many_waiting_rules_are_run_mid_chunk_with_the_same_result() {
         let set = SignatureSet::compile(vec![
@@ -1230,7 +1243,15 @@ pub(super) mod tests {
             }
             log.push_str(&format!("boom {i}\n"));
         }
-        let c = set.classify(log.as_bytes());
+        // One chunk, as `classify` feeds a log in memory.
+        let mut scan = Scan::new(&set);
+        scan.feed(log.as_bytes());
+        assert!(
+            (MAX_PENDING..MAX_PENDING + set.rules.len()).contains(&scan.most_pending),
+            "{} rules waited at most",
+            scan.most_pending
+        );
+        let c = scan.finish();
         assert_eq!(c, set.classify_reference(log.as_bytes()));
         let boom = c.matches.iter().find(|m| m.signature.0 == "boom").unwrap();
         assert_eq!(boom.count, 3 * MAX_PENDING as u64);
