@@ -97,8 +97,9 @@ pub fn plain_text(line: &[u8], leads: bool) -> Option<&str> {
             rest = &rest[i + 1..];
         }
     }
-    // `strip_prefix` cuts ASCII only (a timestamp, a CR; a BOM was refused above): the line is
-    // valid UTF-8 exactly when what it leaves is.
+    // `strip_prefix` cuts ASCII only (a timestamp, a CR): the line is valid UTF-8 exactly when
+    // what it leaves is. It holds no BOM: refused above, or, with `leads` false, no 0xEF byte at
+    // all (the caller's scan found none).
     std::str::from_utf8(strip_prefix(line)).ok()
 }
 
