@@ -342,7 +342,7 @@ pub const ONSET_MIN_HITS: u64 = 2;
 /// every placed signature). Only failed jobs' logs are downloaded, and GitHub-hosted runners
 /// print their image there: a version is seen from its first failed job on, and an earlier
 /// version is known to have run because other failures ran on it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ImageSightings {
     /// When each run was created: a job is placed in time by its run.
     created: BTreeMap<RunId, Timestamp>,
