@@ -265,7 +265,7 @@ fn the_cost_of_pr_on_a_stored_repository() {
         .values()
         .find(|p| ![RELATED_PR, FORK_PR].contains(p))
         .unwrap();
-    pr(&gh, cache.path(), n, &["--format", "json"]);
+    let first = pr(&gh, cache.path(), n, &["--format", "json"]);
     gh.clear_requests();
     // Everything stored: the repository, the PR, its files and the two run listings (its mirror
     // branch and its pull_request runs), nothing else (docs/pr.md).
@@ -279,7 +279,14 @@ fn the_cost_of_pr_on_a_stored_repository() {
     ]
     .into_iter()
     .collect();
-    assert_eq!(counts, expected);
+    // On a failure, which requests were made (and the first call's stderr) say why.
+    let paths: Vec<String> = gh.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        counts,
+        expected,
+        "{paths:#?}\nfirst call's stderr: {}",
+        String::from_utf8_lossy(&first.stderr)
+    );
 }
 
 #[test]
