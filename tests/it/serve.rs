@@ -50,6 +50,37 @@ impl Serve {
         }
     }
 
+    /// `serve --replay` of the bundled story into the store in `cache`, with the bundled
+    /// signatures and `extra` flags.
+    pub(crate) fn on_story(dir: &Path, cache: &Path, extra: &[&str]) -> Serve {
+        let (story, sigs) = (story_dir(), signatures());
+        let mut args = vec![
+            "--replay",
+            story.to_str().unwrap(),
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--signatures",
+            sigs.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        Serve::start(dir, &args)
+    }
+
+    /// `serve` of `repo` into the store in `cache` with no GitHub to reach (`--api-url` a
+    /// closed port): what it does with deliveries alone, with `extra` flags.
+    pub(crate) fn unreachable(dir: &Path, repo: &str, cache: &Path, extra: &[&str]) -> Serve {
+        let mut args = vec![
+            "--repo",
+            repo,
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--api-url",
+            "http://127.0.0.1:1",
+        ];
+        args.extend_from_slice(extra);
+        Serve::start(dir, &args)
+    }
+
     /// One request (HTTP/1.1, `Connection: close`): the status and the body.
     pub(crate) fn request(
         &self,
@@ -224,19 +255,11 @@ pub(crate) fn query<T: rusqlite::types::FromSql>(cache: &Path, sql: &str) -> Vec
 fn refused_deliveries_store_nothing_and_a_redelivery_is_stored_once() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let cache_arg = cache.to_str().unwrap();
-    let serve = Serve::start(
+    let serve = Serve::unreachable(
         dir.path(),
-        &[
-            "--repo",
-            "Codertocat/Hello-World",
-            "--cache-dir",
-            cache_arg,
-            "--max-body",
-            "32KiB",
-            "--api-url",
-            "http://127.0.0.1:1",
-        ],
+        "Codertocat/Hello-World",
+        &cache,
+        &["--max-body", "32KiB"],
     );
     let job = example("workflow_job.queued");
     assert!(job.len() < 32 << 10, "the example fits the cap");
@@ -411,23 +434,18 @@ fn rows_of_runs(cache: &Path, runs: &[(u64, String)]) -> Vec<String> {
 fn a_stop_keeps_the_queue_and_the_next_start_ingests_it_as_a_survey_would() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let cache_arg = cache.to_str().unwrap();
     let sigs = signatures();
     let sigs_arg = sigs.to_str().unwrap();
     let runs = failed_story_runs(3);
 
     // GitHub unreachable: each ingest fails and its delivery stays queued.
-    let offline = Serve::start(
+    let offline = Serve::unreachable(
         dir.path(),
+        "NVIDIA/cuda-python",
+        &cache,
         &[
-            "--repo",
-            "NVIDIA/cuda-python",
-            "--cache-dir",
-            cache_arg,
             "--signatures",
             sigs_arg,
-            "--api-url",
-            "http://127.0.0.1:1",
             "--max-retries",
             "0",
             "--max-tries",
@@ -457,17 +475,7 @@ fn a_stop_keeps_the_queue_and_the_next_start_ingests_it_as_a_survey_would() {
     assert_eq!(states, ["queued", "queued", "queued"]);
 
     // Started again: the queue drains without a new delivery.
-    let serve = Serve::start(
-        dir.path(),
-        &[
-            "--replay",
-            story_dir().to_str().unwrap(),
-            "--cache-dir",
-            cache_arg,
-            "--signatures",
-            sigs_arg,
-        ],
-    );
+    let serve = Serve::on_story(dir.path(), &cache, &[]);
     serve.wait_until("the queue drained", |s| {
         s.metric("flakestat_queue_depth") == 0
     });
@@ -548,20 +556,10 @@ fn serve_refuses_to_start_without_a_secret() {
 fn the_resync_fills_in_runs_no_delivery_brought() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let serve = Serve::start(
+    let serve = Serve::on_story(
         dir.path(),
-        &[
-            "--replay",
-            story_dir().to_str().unwrap(),
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--signatures",
-            signatures().to_str().unwrap(),
-            "--resync",
-            "1s",
-            "--resync-window",
-            "48h",
-        ],
+        &cache,
+        &["--resync", "1s", "--resync-window", "48h"],
     );
     serve.wait_until("a resync", |s| {
         s.metric("flakestat_ingests_total{outcome=\"resync\"}") >= 1
@@ -678,18 +676,11 @@ fn a_sigterm_right_after_the_address_is_said_is_a_graceful_stop() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     for i in 0..20 {
-        let serve = Serve::start(
+        let serve = Serve::unreachable(
             dir.path(),
-            &[
-                "--repo",
-                "Codertocat/Hello-World",
-                "--cache-dir",
-                cache.to_str().unwrap(),
-                "--api-url",
-                "http://127.0.0.1:1",
-                "--resync",
-                "0",
-            ],
+            "Codertocat/Hello-World",
+            &cache,
+            &["--resync", "0"],
         );
         let (code, stderr) = serve.stop();
         assert_eq!(code, 0, "start {i}: {stderr}");

@@ -14,19 +14,6 @@ fn healthz(serve: &Serve) -> (u16, String) {
     serve.request("GET", "/healthz", &[], b"")
 }
 
-fn replay_args<'a>(cache: &'a str, sigs: &'a str, story: &'a str) -> Vec<&'a str> {
-    vec![
-        "--replay",
-        story,
-        "--cache-dir",
-        cache,
-        "--signatures",
-        sigs,
-        "--resync",
-        "0",
-    ]
-}
-
 /// Issue 41 §1: a signed `workflow_run completed` whose run id is 2^63+5 is refused (400,
 /// nothing stored), and a queue row an older `serve` stored wrapped (a negative run id, the
 /// oldest in the queue) is set aside as `failed` with its error while the good deliveries
@@ -35,13 +22,7 @@ fn replay_args<'a>(cache: &'a str, sigs: &'a str, story: &'a str) -> Vec<&'a str
 fn a_poison_delivery_is_refused_and_a_poison_row_never_blocks_the_queue() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let (sigs, story) = (signatures(), story_dir());
-    let args = replay_args(
-        cache.to_str().unwrap(),
-        sigs.to_str().unwrap(),
-        story.to_str().unwrap(),
-    );
-    let serve = Serve::start(dir.path(), &args);
+    let serve = Serve::on_story(dir.path(), &cache, &["--resync", "0"]);
     let poison = serde_json::to_vec(&serde_json::json!({
         "action": "completed",
         "repository": { "full_name": "NVIDIA/cuda-python" },
@@ -108,14 +89,11 @@ fn a_poison_delivery_is_refused_and_a_poison_row_never_blocks_the_queue() {
 fn a_panicking_worker_shows_in_healthz_and_ends_serve_non_zero() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let (sigs, story) = (signatures(), story_dir());
-    let mut args = replay_args(
-        cache.to_str().unwrap(),
-        sigs.to_str().unwrap(),
-        story.to_str().unwrap(),
+    let serve = Serve::on_story(
+        dir.path(),
+        &cache,
+        &["--resync", "0", "--panic-in-ingest", "--max-tries", "100"],
     );
-    args.extend(["--panic-in-ingest", "--max-tries", "100"]);
-    let serve = Serve::start(dir.path(), &args);
     serve.wait_up_to(Duration::from_secs(10), "healthy at the start", |s| {
         healthz(s).0 == 200
     });
@@ -151,20 +129,11 @@ fn a_panicking_worker_shows_in_healthz_and_ends_serve_non_zero() {
 fn slow_and_idle_clients_do_not_keep_a_delivery_out() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let serve = Serve::start(
+    let serve = Serve::unreachable(
         dir.path(),
-        &[
-            "--repo",
-            "Codertocat/Hello-World",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--api-url",
-            "http://127.0.0.1:1",
-            "--max-connections",
-            "200",
-            "--header-timeout-ms",
-            "2000",
-        ],
+        "Codertocat/Hello-World",
+        &cache,
+        &["--max-connections", "200", "--header-timeout-ms", "2000"],
     );
     // A byte every 200 ms: closed after the 2 s header timeout, not 62 s later.
     let mut slow = TcpStream::connect(&serve.addr).unwrap();
@@ -261,18 +230,11 @@ fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
     }
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let serve = Serve::start(
+    let serve = Serve::unreachable(
         dir.path(),
-        &[
-            "--repo",
-            "NVIDIA/cuda-python",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--api-url",
-            "http://127.0.0.1:1",
-            "--body-timeout-ms",
-            "60000",
-        ],
+        "NVIDIA/cuda-python",
+        &cache,
+        &["--body-timeout-ms", "60000"],
     );
     assert_eq!(healthz(&serve).0, 200);
     let before = rss_bytes(serve.pid()).unwrap();
@@ -355,18 +317,11 @@ fn unfinished_unsigned_bodies_do_not_hold_their_size_in_memory() {
 fn a_store_held_by_another_writer_still_gets_answers_in_time() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let serve = Serve::start(
+    let serve = Serve::unreachable(
         dir.path(),
-        &[
-            "--repo",
-            "Codertocat/Hello-World",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--api-url",
-            "http://127.0.0.1:1",
-            "--queue-wait-ms",
-            "1000",
-        ],
+        "Codertocat/Hello-World",
+        &cache,
+        &["--queue-wait-ms", "1000"],
     );
     let job = crate::serve::example("workflow_job.queued");
     let hold = Duration::from_secs(12);

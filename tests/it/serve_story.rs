@@ -17,22 +17,6 @@ use flakestat::fake::webhooks::{EventWindow, WebhookEvent, webhook_events};
 const SINCE: &str = "2026-07-20";
 const UNTIL: &str = "2026-08-01T06:30:00Z";
 
-/// `serve --replay` of the story into `cache`, with `extra` flags.
-fn serve_story(dir: &Path, cache: &Path, extra: &[&str]) -> Serve {
-    let story = story_dir();
-    let sigs = signatures();
-    let mut args = vec![
-        "--replay",
-        story.to_str().unwrap(),
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--signatures",
-        sigs.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    Serve::start(dir, &args)
-}
-
 /// `report` of the window from the store in `cache`, in `format`: its stdout.
 fn report(cache: &Path, format: &str) -> Vec<u8> {
     ok(flakestat()
@@ -61,7 +45,7 @@ fn the_storys_webhooks_with_mischief_and_one_resync_report_as_a_survey_does() {
     std::fs::write(&secret, format!("{SECRET}\n")).unwrap();
 
     // The deliveries, no resync yet.
-    let serve = serve_story(dir.path(), &cache, &["--resync", "0"]);
+    let serve = Serve::on_story(dir.path(), &cache, &["--resync", "0"]);
     let out = ok(flakestat()
         .args(["-q", "replay", "deliver", "--replay"])
         .arg(story_dir())
@@ -124,7 +108,7 @@ fn the_storys_webhooks_with_mischief_and_one_resync_report_as_a_survey_does() {
 
     // One resync of exactly the window (the recording's end back to SINCE).
     let window_seconds = (dataset.now - since).num_seconds();
-    let serve = serve_story(
+    let serve = Serve::on_story(
         dir.path(),
         &cache,
         &[
@@ -236,7 +220,7 @@ fn store_rows(cache: &Path) -> Vec<String> {
 /// until the queue is drained, stops it: the store's rows.
 fn deliver_in(dir: &Path, name: &str, events: &[(String, &WebhookEvent)]) -> Vec<String> {
     let cache = dir.join(name);
-    let serve = serve_story(dir, &cache, &["--resync", "0"]);
+    let serve = Serve::on_story(dir, &cache, &["--resync", "0"]);
     for (id, event) in events {
         let (status, body) = serve.deliver(event.event, id, &event.body, None);
         assert_eq!(status, 202, "{id}: {body}");
