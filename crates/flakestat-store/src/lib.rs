@@ -1374,15 +1374,28 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// itself for the only one, reset the shared memory the first had mapped (SIGBUS) and deleted
 /// the WAL on closing. Whether the file can be written is SQLite's to say (`open_file`).
 fn create_private_file(path: &Path) -> io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    match options.open(path) {
+    let options = |create_new: bool| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true);
+        if create_new {
+            options.create_new(true);
+        } else {
+            options.create(true);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options
+    };
+    match options(true).open(path) {
         Ok(file) => drop(file),
+        // A symbolic link to a file not made yet: made here 0600 too (nothing can hold a lock
+        // on a file that does not exist).
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && !path.exists() => {
+            drop(options(false).open(path)?);
+        }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }

@@ -133,6 +133,28 @@ fn open_creates_private_versioned_store_and_reopens() {
     assert_eq!(version, SCHEMA_VERSION);
 }
 
+/// A store file that is a symbolic link to a file not made yet is made `0600` through it, as a
+/// store file of its own is.
+#[cfg(unix)]
+#[test]
+fn a_store_linked_to_a_file_not_made_yet_is_made_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("elsewhere.sqlite3");
+    std::fs::create_dir(dir.path().join("store-v1")).unwrap();
+    let link = dir.path().join("store-v1/flakestat.sqlite3");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    drop(SqliteStore::open(dir.path()).unwrap());
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
 /// Where `another_process_opens_and_closes_the_store` finds the store it opens (set only by
 /// the test that runs it as a child process).
 const CHILD_STORE: &str = "FLAKESTAT_STORE_TEST_CHILD_STORE";
