@@ -537,14 +537,14 @@ impl SignatureSet {
             }
             scan.tests.consider_any(number, &text);
             if !is_exit_code_boilerplate(&text) {
-                let step = scan.step().clone();
+                let step = scan.steps.last().expect("the current step is always kept");
                 for &r in &all {
                     try_rule(
                         &mut scan.found[r as usize],
                         &self.rules[r as usize],
                         number,
                         text.as_bytes(),
-                        &step,
+                        step,
                     );
                 }
             }
@@ -1035,11 +1035,6 @@ impl<'s> Scan<'s> {
                 self.candidates.push(m.pattern().as_u32());
             }
         }
-    }
-
-    /// The step the line last seen belongs to.
-    fn step(&self) -> &Option<String> {
-        self.steps.last().expect("the current step is always kept")
     }
 
     /// Follows the step a line belongs to: `##[group]Run …` opens a step; other groups name
