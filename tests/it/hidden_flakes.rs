@@ -490,21 +490,11 @@ fn serve_green_logs_reads_a_delivered_green_run_s_retried_test() {
     };
     assert!(report().hidden_flakes.is_none(), "no green log read yet");
 
-    let sigs = common::signatures();
-    let serve = Serve::start(
+    let serve = Serve::replaying(
         dir.path(),
-        &[
-            "--replay",
-            story_s,
-            "--cache-dir",
-            cache_s,
-            "--signatures",
-            sigs.to_str().unwrap(),
-            "--resync",
-            "0",
-            "--green-logs",
-            "1",
-        ],
+        &story,
+        &cache,
+        &["--resync", "0", "--green-logs", "1"],
     );
     let created = green_run
         .run

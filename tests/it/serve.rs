@@ -53,7 +53,13 @@ impl Serve {
     /// `serve --replay` of the bundled story into the store in `cache`, with the bundled
     /// signatures and `extra` flags.
     pub(crate) fn on_story(dir: &Path, cache: &Path, extra: &[&str]) -> Serve {
-        let (story, sigs) = (story_dir(), signatures());
+        Serve::replaying(dir, &story_dir(), cache, extra)
+    }
+
+    /// `serve --replay STORY` into the store in `cache`, with the bundled signatures and
+    /// `extra` flags.
+    pub(crate) fn replaying(dir: &Path, story: &Path, cache: &Path, extra: &[&str]) -> Serve {
+        let sigs = signatures();
         let mut args = vec![
             "--replay",
             story.to_str().unwrap(),

@@ -184,19 +184,7 @@ fn serve_ingests_while_a_survey_writes_the_same_store() {
     let dir = tempfile::tempdir().unwrap();
     let (shared, alone) = (dir.path().join("shared"), dir.path().join("alone"));
     let (story, sigs) = (story_dir(), signatures());
-    let serve = Serve::start(
-        dir.path(),
-        &[
-            "--replay",
-            story.to_str().unwrap(),
-            "--cache-dir",
-            shared.to_str().unwrap(),
-            "--signatures",
-            sigs.to_str().unwrap(),
-            "--resync",
-            "0",
-        ],
-    );
+    let serve = Serve::on_story(dir.path(), &shared, &["--resync", "0"]);
     let survey = |cache: &Path| {
         flakestat()
             .args(["-q", "survey", "--replay"])
@@ -278,18 +266,11 @@ fn a_held_write_lock_stalls_neither_serve_s_answers_nor_the_survey_s_requests() 
     const HOLD: Duration = Duration::from_secs(5);
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let serve = Serve::start(
+    let serve = Serve::unreachable(
         dir.path(),
-        &[
-            "--repo",
-            "Codertocat/Hello-World",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--api-url",
-            "http://127.0.0.1:1",
-            "--queue-wait-ms",
-            "1000",
-        ],
+        "Codertocat/Hello-World",
+        &cache,
+        &["--queue-wait-ms", "1000"],
     );
     let spec = SyntheticSpec {
         runs: 40,
