@@ -454,17 +454,10 @@ impl SqliteStore {
 
     /// Opens (creating if needed) the store at exactly `path`; the file is created 0600.
     pub fn open_file(path: &Path) -> Result<SqliteStore, StoreError> {
-        create_private_file(path).map_err(|source| {
-            if source.kind() == io::ErrorKind::PermissionDenied && path.exists() {
-                StoreError::ReadOnly {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                StoreError::CreateFile {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            }
+        // Only a file not made yet is opened there: a read-only store is SQLite's to say, below.
+        create_private_file(path).map_err(|source| StoreError::CreateFile {
+            path: path.to_path_buf(),
+            source,
         })?;
         let open_err = |source| open_error(path, source);
         let conn = Connection::open(path).map_err(open_err)?;
@@ -1374,27 +1367,19 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// itself for the only one, reset the shared memory the first had mapped (SIGBUS) and deleted
 /// the WAL on closing. Whether the file can be written is SQLite's to say (`open_file`).
 fn create_private_file(path: &Path) -> io::Result<()> {
-    let options = |create_new: bool| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true);
-        if create_new {
-            options.create_new(true);
-        } else {
-            options.create(true);
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        options
-    };
-    match options(true).open(path) {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
         Ok(file) => drop(file),
         // A symbolic link to a file not made yet: made here 0600 too (nothing can hold a lock
         // on a file that does not exist).
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && !path.exists() => {
-            drop(options(false).open(path)?);
+            drop(options.create_new(false).create(true).open(path)?);
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
