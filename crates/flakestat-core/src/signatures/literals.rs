@@ -5,7 +5,8 @@
 //! extractor finds prefixes and suffixes only; log patterns usually start with `^.*` or `\s*`, so
 //! this walks the HIR for literals anywhere in the pattern.
 
-use regex_syntax::hir::{Class, Hir, HirKind};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 /// Most strings a set may hold: more makes the prefilter slower than it is worth.
 const MAX_SET: usize = 64;
@@ -22,6 +23,32 @@ type Set = Vec<Vec<u8>>;
 pub fn required_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     let set = required(hir)?;
     usable(&set).then_some(set)
+}
+
+/// Most prefixes kept by [`line_start_prefixes`].
+const MAX_PREFIXES: usize = 32;
+
+/// When every match of `hir` begins at the start of the text (`^` or `\A` before each of its
+/// alternatives) with one of a few non-empty strings: those strings (regex-syntax's prefix
+/// extraction, sound for every match when finite). `None` otherwise. A text without `\n` (a
+/// log line) can then match only when it begins with one of them.
+pub fn line_start_prefixes(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    let looks = hir.properties().look_set_prefix();
+    if !looks.contains(Look::Start) && !looks.contains(Look::StartLF) {
+        return None;
+    }
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
+    let mut prefixes: Vec<Vec<u8>> = seq
+        .literals()?
+        .iter()
+        .map(|p| p.as_bytes().to_vec())
+        .collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let usable = !prefixes.is_empty()
+        && prefixes.len() <= MAX_PREFIXES
+        && prefixes.iter().all(|p| !p.is_empty());
+    usable.then_some(prefixes)
 }
 
 fn usable(set: &Set) -> bool {
@@ -350,6 +377,44 @@ mod tests {
             v.sort();
             v
         })
+    }
+
+    fn starts(pattern: &str) -> Option<Vec<String>> {
+        let hir = regex_syntax::parse(pattern).unwrap();
+        line_start_prefixes(&hir).map(|set| {
+            let mut v: Vec<String> = set
+                .into_iter()
+                .map(|s| String::from_utf8(s).unwrap())
+                .collect();
+            v.sort();
+            v
+        })
+    }
+
+    /// Only a pattern whose every match begins at the text's start, with one of a few
+    /// non-empty strings, has line-start prefixes.
+    #[test]
+    fn line_start_prefixes_begin_every_match() {
+        let some = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            starts(r"^##\[error\]Error: (.+) failed"),
+            some(&["##[error]Error: "])
+        );
+        assert_eq!(starts(r"^(?:foo|bar)\d"), some(&["bar", "foo"]));
+        assert_eq!(starts(r"^foo|^bar"), some(&["bar", "foo"]));
+        assert_eq!(starts(r"(?m)^Killed$"), some(&["Killed"]));
+        assert_eq!(starts(r"\Aab"), some(&["ab"]));
+        assert_eq!(starts(r"(?i)^no"), some(&["NO", "No", "nO", "no"]));
+        // A match may begin elsewhere.
+        assert_eq!(starts(r"foo"), None);
+        assert_eq!(starts(r"^foo|bar"), None);
+        assert_eq!(starts(r"(?:^|\s)TEST-UNEXPECTED"), None);
+        // No finite set of non-empty prefixes.
+        assert_eq!(starts(r"^\s*Error"), None);
+        assert_eq!(starts(r"^.*failed"), None);
+        assert_eq!(starts(r"^(?:x|)y"), some(&["xy", "y"]));
+        assert_eq!(starts(r"^\w+: error"), None);
+        assert_eq!(starts(r"^[a-z]{3}"), None, "too many prefixes");
     }
 
     #[test]

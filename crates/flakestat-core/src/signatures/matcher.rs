@@ -14,6 +14,9 @@
 //!    searched again. Every other line's normalized text is a sub-slice of the raw chunk.
 //! 4. Only on those candidate lines do the signatures' regexes run. Signatures without a usable
 //!    literal run on every line.
+//! 5. Lines longer than `LONG_LINE` are found first (`long_lines`), kept out of the finders'
+//!    passes, and searched with fewer anchors: their head for everything, the rest for what can
+//!    matter there.
 //!
 //! [`SignatureSet::classify_reference`] is the naive line-by-line reference the tests compare
 //! this against.
@@ -24,7 +27,8 @@ use std::io::{self, Read};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::Regex;
 
-use super::literals::{anchors, required_literals};
+use super::literals::{anchors, line_start_prefixes, required_literals};
+use super::long_lines::{self, LONG_LINE, LongLineSearch};
 use super::normalize::{
     LEADS, group_title, is_exit_code_boilerplate, normalize_into, plain_text, strip_prefix,
 };
@@ -42,9 +46,6 @@ pub const MAX_LINES_PER_MATCH: usize = 100_000;
 /// Most distinct test ids recorded per match.
 pub const MAX_TESTS_PER_MATCH: usize = 1_000;
 
-/// Lines longer than this are searched for literals only around anchor hits, and judged as
-/// telling lines on their head alone.
-const LONG_LINE: usize = 4096;
 const _: () = assert!(LONG_LINE <= super::MAX_TEXT, "a short line is judged whole");
 /// Most anchors in one candidate-line finder. Measured on the benchmark corpus with PyTorch's
 /// rules (91 anchors of four bytes or more): two finders of 46 beat one of 91 (Teddy takes at
@@ -53,9 +54,8 @@ const FINDER_LITERALS: usize = 48;
 /// Most rules waiting to be tried ([`Scan::run_rules`]) before they are run mid-chunk: memory
 /// stays bounded whatever the signatures (a rule without literals is tried on every line).
 const MAX_PENDING: usize = 4096;
-/// A finder not yet run on this chunk, or one with no hit left in it.
-const UNSEARCHED: usize = usize::MAX - 1;
-const NONE_LEFT: usize = usize::MAX;
+/// A finder not yet run since the chunk's start or its last long line.
+const UNSEARCHED: usize = usize::MAX;
 
 thread_local! {
     static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -92,10 +92,9 @@ pub struct SignatureSet {
     automaton: LiteralSearch,
     /// The anchors in groups, to find the next candidate line fast.
     finders: Vec<AhoCorasick>,
+    /// How a line longer than [`LONG_LINE`] is searched beyond its head.
+    long: LongLineSearch,
     targets: Vec<Target>,
-    /// Length of the longest literal (how far from an anchor's hit a literal holding it can
-    /// reach).
-    longest_literal: usize,
     /// Whether a literal holds U+FFFD, which lossy decoding of invalid UTF-8 produces.
     literal_has_replacement: bool,
     /// Rules with no usable literal: run on every line.
@@ -179,14 +178,17 @@ fn duplicate_ids(specs: &[SignatureSpec]) -> Vec<Problem> {
 
 /// The literals every match of a rule's pattern contains; `None`: no usable ones.
 type RequiredLiterals = Option<Vec<Vec<u8>>>;
+/// The prefixes one of which begins every match of a rule's pattern, all at the line's start;
+/// `None`: its matches may begin elsewhere, or with too many prefixes.
+type LinePrefixes = Option<Vec<Vec<u8>>>;
 
-/// Each spec's regexes, and the literals every match of its pattern must contain (`None`: it
-/// must be tried on every line). A regex that does not compile adds a problem; a spec whose
-/// pattern does not compile has no rule.
+/// Each spec's regexes, the literals every match of its pattern must contain (`None`: it
+/// must be tried on every line) and its line-start prefixes. A regex that does not compile
+/// adds a problem; a spec whose pattern does not compile has no rule.
 fn compile_rules(
     specs: &[SignatureSpec],
     problems: &mut Vec<Problem>,
-) -> (Vec<Rule>, Vec<RequiredLiterals>) {
+) -> (Vec<Rule>, Vec<RequiredLiterals>, Vec<LinePrefixes>) {
     // Each spec compiles on its own: on several threads, results in the specs' order.
     let compiled = super::par_map(specs, |spec| {
         let mut problems = Vec::new();
@@ -210,29 +212,31 @@ fn compile_rules(
             .filter_map(|x| compile("exclude", x))
             .collect();
         let rule = pattern.map(|pattern| {
-            let literals = regex_syntax::parse(&spec.pattern)
-                .ok()
-                .and_then(|hir| required_literals(&hir));
+            let hir = regex_syntax::parse(&spec.pattern).ok();
+            let literals = hir.as_ref().and_then(required_literals);
+            let prefixes = hir.as_ref().and_then(line_start_prefixes);
             let rule = Rule {
                 pattern,
                 test,
                 exclude,
             };
-            (rule, literals)
+            (rule, literals, prefixes)
         });
         (rule, problems)
     });
     let mut rules = Vec::with_capacity(specs.len());
     let mut literal_sets = Vec::with_capacity(specs.len());
+    let mut prefixes = Vec::with_capacity(specs.len());
     for (rule, mut found) in compiled {
         problems.append(&mut found);
         // A spec whose pattern does not compile has no rule.
-        if let Some((rule, literals)) = rule {
+        if let Some((rule, literals, starts)) = rule {
             rules.push(rule);
             literal_sets.push(literals);
+            prefixes.push(starts);
         }
     }
-    (rules, literal_sets)
+    (rules, literal_sets, prefixes)
 }
 
 /// The literals searched for, what each one's match means, and the rules without literals.
@@ -315,6 +319,27 @@ fn line_finders(literals: &[Vec<u8>], searched: usize) -> Result<Vec<AhoCorasick
     anchor_finders(anchors(&literals[..searched]))
 }
 
+/// How a long line is searched beyond its head (see `long_lines`): for the literals of
+/// `literals` (those that decide which lines are looked at, with their `targets`) that matter
+/// there, those of the test runners and of the rules whose matches may begin anywhere in a line
+/// (`prefixes[rule]` is `None`). The markers, `##[group]` and the forms' literals matter only in
+/// the head, and the other rules are tried when the line begins with one of their prefixes.
+fn long_line_search(
+    literals: &[Vec<u8>],
+    targets: &[Target],
+    prefixes: &[LinePrefixes],
+) -> Result<LongLineSearch, SignatureError> {
+    let beyond_head: Vec<&[u8]> = literals
+        .iter()
+        .zip(targets)
+        .filter(|(_, t)| t.tests || t.rules.iter().any(|&r| prefixes[r as usize].is_none()))
+        .map(|(l, _)| l.as_slice())
+        .collect();
+    let owned: Vec<Vec<u8>> = beyond_head.iter().map(|l| l.to_vec()).collect();
+    let finders = anchor_finders(anchors(&owned))?;
+    Ok(LongLineSearch::new(finders, &beyond_head, prefixes))
+}
+
 /// Leftmost-first automata over `anchors`, in groups: aho-corasick's SIMD (Teddy) prefilter
 /// takes a limited number of patterns, so the anchors go in groups searched one after the
 /// other. Teddy compares the first bytes of every anchor of a group, as many as its shortest
@@ -360,7 +385,7 @@ impl SignatureSet {
     pub fn compile(mut specs: Vec<SignatureSpec>) -> Result<SignatureSet, SignatureError> {
         specs.sort_by(|a, b| a.id.cmp(&b.id));
         let mut problems = duplicate_ids(&specs);
-        let (rules, literal_sets) = compile_rules(&specs, &mut problems);
+        let (rules, literal_sets, prefixes) = compile_rules(&specs, &mut problems);
         if !problems.is_empty() {
             return Err(SignatureError::Invalid { problems });
         }
@@ -372,14 +397,15 @@ impl SignatureSet {
         } = Targets::of(&literal_sets);
         let automaton = LiteralSearch::new(&literals)?;
         let finders = line_finders(&literals, searched)?;
+        let long = long_line_search(&literals[..searched], &targets, &prefixes)?;
         let fingerprint = fingerprint(&specs);
         Ok(SignatureSet {
             specs,
             rules,
             automaton,
             finders,
+            long,
             targets,
-            longest_literal: literals.iter().map(Vec::len).max().unwrap_or(0),
             literal_has_replacement: literals[..searched]
                 .iter()
                 .any(|l| l.windows(3).any(|w| w == "\u{fffd}".as_bytes())),
@@ -588,19 +614,18 @@ fn try_rule(
     }
 }
 
-/// Adds to `windows` the stretch of `text` around every hit of `finder` from `start` on, wide
-/// enough to hold every literal (at most `reach` bytes long) holding an anchor found there.
+/// Adds to `windows` the stretch of `text` around every hit of `finder`, wide enough to hold
+/// every literal (at most `reach` bytes long) holding an anchor found there.
 /// Non-overlapping hits suffice: an anchor hidden under another hit starts within that hit.
 /// So `reach` on either side of the hit is enough: a literal holding an anchor that starts at
 /// `a` (the hit's start, or within it) starts after `a - reach` and ends before `a + reach`.
 fn anchor_windows(
     finder: &AhoCorasick,
     text: &[u8],
-    start: usize,
     reach: usize,
     windows: &mut Vec<(usize, usize)>,
 ) {
-    for m in finder.find_iter(aho_corasick::Input::new(text).range(start..)) {
+    for m in finder.find_iter(text) {
         windows.push((
             m.start().saturating_sub(reach),
             (m.end() + reach).min(text.len()),
@@ -661,6 +686,8 @@ struct Scan<'s> {
     tests: TestLines,
     finder_hits: Vec<usize>,
     dirty: Vec<usize>,
+    /// This chunk's lines longer than [`LONG_LINE`] (`long_lines::find`).
+    long_lines: Vec<(usize, usize)>,
     candidates: Vec<u32>,
     /// Scratch: the stretches of a long line to search.
     windows: Vec<(usize, usize)>,
@@ -709,6 +736,7 @@ impl<'s> Scan<'s> {
             tests: TestLines::default(),
             finder_hits: Vec::new(),
             dirty: Vec::new(),
+            long_lines: Vec::new(),
             candidates: Vec::new(),
             windows: Vec::new(),
             rules: Vec::new(),
@@ -745,38 +773,76 @@ impl<'s> Scan<'s> {
             self.dirty.sort_unstable();
         }
 
+        // The long lines are looked at one by one, whatever they hold: the finders stop at
+        // the next one (`limit`) and never pass over it.
+        let mut long_lines = std::mem::take(&mut self.long_lines);
+        long_lines.clear();
+        long_lines::find(chunk, &mut long_lines);
+        let mut next_long = long_lines.iter().copied().peekable();
+
         let every_line = !self.set.always.is_empty();
         let mut d = 0;
         // Start of the first line not yet consumed, and the number of the line before it.
         let mut pos = 0;
         let mut number = self.lines;
-        // Per finder, its first hit at or after `pos` (searched lazily: one search per candidate
-        // line). Each search starts at a line start, so it finds the first line holding any of
-        // its anchors: anchors never span lines.
+        // Per finder, its first hit at or after `pos` and before `limit`, or `limit` (searched
+        // lazily: one search per candidate line). Each search starts at a line start, so it
+        // finds the first line holding any of its anchors: anchors never span lines.
         self.finder_hits.clear();
         self.finder_hits.resize(self.set.finders.len(), UNSEARCHED);
         while pos < chunk.len() {
-            let mut next_hit = NONE_LEFT;
+            let limit = next_long.peek().map_or(chunk.len(), |&(start, _)| start);
+            if pos == limit {
+                let (start, end) = next_long.next().expect("a long line starts here");
+                number += 1;
+                let mut maybe_dirty = false;
+                while self.dirty.get(d).is_some_and(|&dp| dp < end) {
+                    maybe_dirty = true;
+                    d += 1;
+                }
+                self.line(
+                    &chunk[start..end],
+                    start,
+                    number,
+                    true,
+                    maybe_dirty || every_line,
+                    maybe_dirty,
+                );
+                if self.pending.len() >= MAX_PENDING {
+                    self.run_rules(chunk);
+                }
+                pos = end + 1;
+                self.finder_hits.fill(UNSEARCHED);
+                continue;
+            }
+            let mut next_hit = limit;
             for (k, finder) in self.set.finders.iter().enumerate() {
                 let f = self.finder_hits[k];
                 if f == UNSEARCHED || f < pos {
                     self.finder_hits[k] = finder
-                        .find(aho_corasick::Input::new(chunk).range(pos..))
-                        .map_or(NONE_LEFT, |m| m.start());
+                        .find(aho_corasick::Input::new(chunk).range(pos..limit))
+                        .map_or(limit, |m| m.start());
                 }
                 next_hit = next_hit.min(self.finder_hits[k]);
             }
-            let next_hit = (next_hit != NONE_LEFT).then_some(next_hit);
+            let next_hit = (next_hit < limit).then_some(next_hit);
             // An open `##[error]` annotation: the next line may be one of its continuation
             // lines, whatever it holds.
             let start = if every_line || self.telling.annotation_open() || self.tests.wants_lines()
             {
                 pos
             } else {
-                let next = match (next_hit, self.dirty.get(d)) {
-                    (Some(hp), Some(&dp)) => hp.min(dp),
+                let dirty = self.dirty.get(d).copied().filter(|&dp| dp < limit);
+                let next = match (next_hit, dirty) {
+                    (Some(hp), Some(dp)) => hp.min(dp),
                     (Some(hp), None) => hp,
-                    (None, Some(&dp)) => dp,
+                    (None, Some(dp)) => dp,
+                    (None, None) if limit < chunk.len() => {
+                        // Nothing to look at before the next long line.
+                        number += memchr::memchr_iter(b'\n', &chunk[pos..limit]).count() as u64;
+                        pos = limit;
+                        continue;
+                    }
                     (None, None) => break,
                 };
                 memchr::memrchr(b'\n', &chunk[pos..next]).map_or(pos, |i| pos + i + 1)
@@ -805,6 +871,7 @@ impl<'s> Scan<'s> {
             }
             pos = end + 1;
         }
+        self.long_lines = long_lines;
         if pos < chunk.len() {
             number += memchr::memchr_iter(b'\n', &chunk[pos..]).count() as u64;
             if !chunk.ends_with(b"\n") {
@@ -845,10 +912,9 @@ impl<'s> Scan<'s> {
         self.steps.push(current);
     }
 
-    /// One line that may matter: it holds an anchor (`hit`), or bytes that may need cleaning,
-    /// or every line must be seen (`check`). `at`: where the line starts in the chunk whose
-    /// first anchor hits per finder (at or after the line's start) are in `finder_hits`.
-    /// `leads`: whether the chunk's scan for [`LEADS`] found one in the line (without one, only
+    /// One line that may matter: it holds an anchor, or is long (`hit`: it is searched), or
+    /// holds bytes that may need cleaning, or every line must be seen (`check`). `at`: where
+    /// the line starts in the chunk. `leads`: whether the chunk's scan for [`LEADS`] found one in the line (without one, only
     /// its UTF-8 is checked before it is searched as it stands).
     fn line(&mut self, raw: &[u8], at: usize, number: u64, hit: bool, check: bool, leads: bool) {
         // A line without a timestamp after an `##[error]` annotation is part of it.
@@ -889,20 +955,24 @@ impl<'s> Scan<'s> {
         // fast finders tell whether it holds any before the slower overlapping search.
         let worth_searching =
             hit || (normalized && self.set.finders.iter().any(|f| f.find(clean).is_some()));
+        let mut rules = std::mem::take(&mut self.rules);
+        rules.clear();
+        // A long line's head: whether it holds a marker, and the forms whose literals it holds.
+        let mut head = None;
         if worth_searching {
-            // Where `clean` starts in the chunk, when it is a slice of `raw` (the timestamp
-            // and a trailing CR cut off): each finder's first hit there is known.
-            let from =
-                (!normalized).then(|| at + (clean.as_ptr() as usize - raw.as_ptr() as usize));
-            self.collect_literals(clean, from);
+            if clean.len() > LONG_LINE {
+                head = Some(self.search_long(as_str, &mut rules));
+            } else {
+                for m in self.set.automaton.get().find_overlapping_iter(clean) {
+                    self.candidates.push(m.pattern().as_u32());
+                }
+            }
         }
 
         let mut group = false;
         let mut telling = false;
         let mut tests = self.tests.wants_lines();
         let mut forms = 0u128;
-        let mut rules = std::mem::take(&mut self.rules);
-        rules.clear();
         for &lit in &self.candidates {
             let target = &self.set.targets[lit as usize];
             group |= target.group;
@@ -918,12 +988,8 @@ impl<'s> Scan<'s> {
         if telling && !continuation {
             // A short line was searched whole, so `forms` holds every form whose literals it
             // holds. A long one is judged on its head alone (`telling::judged`: the text a
-            // report shows of it), searched whole here for markers and forms' literals.
-            let (telling, forms) = if clean.len() > LONG_LINE {
-                self.head_forms(as_str)
-            } else {
-                (true, forms)
-            };
+            // report shows of it), searched whole for markers and forms' literals.
+            let (telling, forms) = head.unwrap_or((true, forms));
             if telling {
                 self.telling
                     .consider_among(number, as_str, is_stamped(raw), Some(forms));
@@ -959,55 +1025,38 @@ impl<'s> Scan<'s> {
         self.text = text;
     }
 
-    /// Puts the ids of every literal in `text` into `self.candidates`. A long line is searched
-    /// only around its anchor hits: every literal that decides which lines are looked at holds
-    /// an anchor, so each of its occurrences lies within the longest one's length of one. (The
-    /// telling-line forms' own literals may be missed there; a long line is judged as a telling
-    /// line on its head, which [`head_forms`](Self::head_forms) searches whole.)
-    ///
-    /// `from`: where `text` starts in the chunk, when it is the chunk's bytes; each finder's
-    /// search then starts at its first hit found by `feed` (none before it), and a finder whose
-    /// first hit lies past the line is not run at all: a long line is not searched twice.
-    fn collect_literals(&mut self, text: &[u8], from: Option<usize>) {
+    /// Searches a line longer than [`LONG_LINE`] (see `long_lines`): its head, the text a telling
+    /// line is judged on ([`telling::judged`]), whole for every literal; the rest only around the
+    /// hits of the long-line anchors, which every literal that matters beyond the head holds (a
+    /// literal holding one lies within the longest such literal's length of its hit). Puts the
+    /// literals found into `self.candidates`, and into `rules` each rule whose matches all begin
+    /// with a prefix the line begins with. Returns whether the head holds a marker, and the
+    /// forms whose literals it holds.
+    fn search_long(&mut self, text: &str, rules: &mut Vec<u32>) -> (bool, u128) {
         let set = self.set;
-        if text.len() <= LONG_LINE {
-            for m in set.automaton.get().find_overlapping_iter(text) {
+        let mut marker = false;
+        let mut forms = 0;
+        let head = telling::judged(text);
+        // The head matters for its markers and `##[group]`, which hold anchors, and for the
+        // forms' literals, which matter only beside a marker: without an anchor it holds
+        // nothing to look for (its other literals are found with the rest of the line).
+        if set.finders.iter().any(|f| f.find(head).is_some()) {
+            for m in set.automaton.get().find_overlapping_iter(head) {
+                let target = &set.targets[m.pattern().as_usize()];
+                marker |= target.telling;
+                forms |= target.forms;
                 self.candidates.push(m.pattern().as_u32());
             }
-            return;
         }
+        let text = text.as_bytes();
         let mut windows = std::mem::take(&mut self.windows);
         windows.clear();
-        for (k, finder) in set.finders.iter().enumerate() {
-            let start = match from {
-                Some(at) => match self.finder_hits.get(k) {
-                    Some(&hit) if hit < at + text.len() => hit.saturating_sub(at),
-                    Some(_) => continue,
-                    None => 0,
-                },
-                None => 0,
-            };
-            anchor_windows(finder, text, start, set.longest_literal, &mut windows);
+        for finder in &set.long.finders {
+            anchor_windows(finder, text, set.long.reach, &mut windows);
         }
         self.search_windows(text, &mut windows);
         self.windows = windows;
-    }
-
-    /// Whether the head of a long line that a telling line is judged on
-    /// ([`telling::judged`]) holds a marker, and the forms whose literals it holds.
-    fn head_forms(&self, text: &str) -> (bool, u128) {
-        let mut marker = false;
-        let mut forms = 0;
-        for m in self
-            .set
-            .automaton
-            .get()
-            .find_overlapping_iter(telling::judged(text))
-        {
-            let target = &self.set.targets[m.pattern().as_usize()];
-            marker |= target.telling;
-            forms |= target.forms;
-        }
+        set.long.rules_at_start(text, rules);
         (marker, forms)
     }
 
@@ -1404,6 +1453,87 @@ pub(super) mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A long line is found before the anchor finders reach it and searched apart: its head
+    /// for markers and `##[group]`, the rest for the literals of the rules whose matches may
+    /// begin anywhere and of the test runners, and a rule whose matches all begin at the
+    /// line's start is tried when the line begins with one of its prefixes, wherever its
+    /// literals lie. Every case here is read as the reference reads it: literals far beyond the
+    /// head, markers only beyond it, escape codes, a long last line without its LF, short lines
+    /// with anchors between long ones (their numbers too), in one chunk and in small ones.
+    #[test]
+    fn a_long_line_is_searched_apart_as_the_reference_reads_it() {
+        let set = SignatureSet::compile(vec![
+            spec("shard", r"^Running \d+ items .*BOOM_IN_SHARD"),
+            spec("segv", r"Segfault in (\w+)"),
+            spec("short", r"^Killed$"),
+        ])
+        .unwrap();
+        let ids = |n: usize| {
+            (0..n)
+                .map(|i| format!("test/test_x.py::TestX::test_{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let stamp = "2026-07-15T21:26:03.1234567Z ";
+        let lines = [
+            // The prefixed rule's literal 60 KB in.
+            format!(
+                "Running 3000 items in this shard: {}, BOOM_IN_SHARD",
+                ids(2000)
+            ),
+            "Killed".to_string(),
+            // The same literal, no prefix: not a match.
+            format!("Ran 3000 items in this shard: {}, BOOM_IN_SHARD", ids(2000)),
+            // A rule whose match may begin anywhere, far in; a marker only beyond the head.
+            format!("{} error {} Segfault in main", ids(300), ids(300)),
+            // A marker in the head: a telling line, judged on its head.
+            format!("FAILED to run {}", ids(500)),
+            // A test runner's line whose anchor lies beyond the head.
+            format!("tests/test_a.py::test_big[{}] FAILED", "p".repeat(6000)),
+            // A long `##[group]` title, then escape codes in a long line.
+            format!("##[group]Run {}", "x".repeat(5000)),
+            format!(
+                "\u{1b}[31m{}\u{1b}[0m Segfault in \u{1b}[1mloop\u{1b}[0m",
+                ids(400)
+            ),
+            "Killed".to_string(),
+            // Last, without its LF.
+            format!(
+                "Running 9 items in this shard: {}BOOM_IN_SHARD",
+                "y".repeat(5000)
+            ),
+        ];
+        let log: String = lines
+            .iter()
+            .map(|l| format!("{stamp}{l}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let log = log.as_bytes();
+        let whole = set.classify(log);
+        assert_eq!(whole, set.classify_reference(log));
+        let lines_of = |id: &str| {
+            whole
+                .matches
+                .iter()
+                .find(|m| m.signature.0 == id)
+                .map(|m| m.lines.clone())
+        };
+        assert_eq!(lines_of("shard"), Some(vec![1, 10]));
+        assert_eq!(lines_of("segv"), Some(vec![4, 8]));
+        assert_eq!(lines_of("short"), Some(vec![2, 9]));
+        let telling: Vec<u64> = whole.error_lines.iter().map(|l| l.line).collect();
+        assert!(telling.contains(&5) && !telling.contains(&4), "{telling:?}");
+        let failed: Vec<&str> = whole.tests.failed.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(failed[0].starts_with("tests/test_a.py::test_big[ppp"));
+        for chunk in [4096, 10_000] {
+            let small = set
+                .classify_chunked(std::io::Cursor::new(log), chunk, 1 << 20)
+                .unwrap();
+            assert_eq!(small, whole, "chunks of {chunk} bytes");
         }
     }
 

@@ -21,6 +21,7 @@ pub mod forms;
 pub mod import;
 mod literals;
 pub mod load;
+mod long_lines;
 pub mod matcher;
 pub mod normalize;
 pub mod preamble;
