@@ -99,8 +99,9 @@ pub fn plain_text(line: &[u8], leads: bool) -> Option<&str> {
     }
     // `strip_prefix` cuts ASCII only (a timestamp, a CR): the line is valid UTF-8 exactly when
     // what it leaves is. It holds no BOM: refused above, or, with `leads` false, no 0xEF byte at
-    // all (the caller's scan found none).
-    std::str::from_utf8(strip_prefix(line)).ok()
+    // all (the caller's scan found none). simdutf8's check: a long line's is most of the
+    // bytes a log's scan checks, and std's takes twice as long.
+    simdutf8::basic::from_utf8(strip_prefix(line)).ok()
 }
 
 /// The normalized text of one raw line (without its LF): BOMs, the timestamp, escape sequences,
