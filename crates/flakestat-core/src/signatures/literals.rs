@@ -367,9 +367,10 @@ fn required(hir: &Hir) -> Option<Set> {
 mod tests {
     use super::*;
 
-    fn lits(pattern: &str) -> Option<Vec<String>> {
+    /// What `extract` makes of `pattern`, as sorted strings.
+    fn strings(pattern: &str, extract: fn(&Hir) -> Option<Vec<Vec<u8>>>) -> Option<Vec<String>> {
         let hir = regex_syntax::parse(pattern).unwrap();
-        required_literals(&hir).map(|set| {
+        extract(&hir).map(|set| {
             let mut v: Vec<String> = set
                 .into_iter()
                 .map(|s| String::from_utf8(s).unwrap())
@@ -379,16 +380,12 @@ mod tests {
         })
     }
 
+    fn lits(pattern: &str) -> Option<Vec<String>> {
+        strings(pattern, required_literals)
+    }
+
     fn starts(pattern: &str) -> Option<Vec<String>> {
-        let hir = regex_syntax::parse(pattern).unwrap();
-        line_start_prefixes(&hir).map(|set| {
-            let mut v: Vec<String> = set
-                .into_iter()
-                .map(|s| String::from_utf8(s).unwrap())
-                .collect();
-            v.sort();
-            v
-        })
+        strings(pattern, line_start_prefixes)
     }
 
     /// Only a pattern whose every match begins at the text's start, with one of a few

@@ -795,22 +795,7 @@ impl<'s> Scan<'s> {
             if pos == limit {
                 let (start, end) = next_long.next().expect("a long line starts here");
                 number += 1;
-                let mut maybe_dirty = false;
-                while self.dirty.get(d).is_some_and(|&dp| dp < end) {
-                    maybe_dirty = true;
-                    d += 1;
-                }
-                self.line(
-                    &chunk[start..end],
-                    start,
-                    number,
-                    true,
-                    maybe_dirty || every_line,
-                    maybe_dirty,
-                );
-                if self.pending.len() >= MAX_PENDING {
-                    self.run_rules(chunk);
-                }
+                self.take_line(chunk, start..end, number, true, every_line, &mut d);
                 pos = end + 1;
                 self.finder_hits.fill(UNSEARCHED);
                 continue;
@@ -850,25 +835,7 @@ impl<'s> Scan<'s> {
             number += memchr::memchr_iter(b'\n', &chunk[pos..start]).count() as u64 + 1;
             let end = memchr::memchr(b'\n', &chunk[start..]).map_or(chunk.len(), |i| start + i);
             let hit = next_hit.is_some_and(|h| h >= start && h < end);
-            let mut maybe_dirty = false;
-            while let Some(&dp) = self.dirty.get(d) {
-                if dp >= end {
-                    break;
-                }
-                maybe_dirty = true;
-                d += 1;
-            }
-            self.line(
-                &chunk[start..end],
-                start,
-                number,
-                hit,
-                maybe_dirty || every_line,
-                maybe_dirty,
-            );
-            if self.pending.len() >= MAX_PENDING {
-                self.run_rules(chunk);
-            }
+            self.take_line(chunk, start..end, number, hit, every_line, &mut d);
             pos = end + 1;
         }
         self.long_lines = long_lines;
@@ -881,6 +848,36 @@ impl<'s> Scan<'s> {
         }
         self.lines = number;
         self.run_rules(chunk);
+    }
+
+    /// Looks at the line `chunk[line]` (number `number`; `hit`: it is to be searched): it may
+    /// need cleaning when one of the chunk's [`LEADS`] or bad bytes, from `dirty[*d]` on, lies
+    /// in it (`*d` moves past them). Runs the waiting rules when they are too many.
+    fn take_line(
+        &mut self,
+        chunk: &[u8],
+        line: std::ops::Range<usize>,
+        number: u64,
+        hit: bool,
+        every_line: bool,
+        d: &mut usize,
+    ) {
+        let mut maybe_dirty = false;
+        while self.dirty.get(*d).is_some_and(|&dp| dp < line.end) {
+            maybe_dirty = true;
+            *d += 1;
+        }
+        self.line(
+            &chunk[line.clone()],
+            line.start,
+            number,
+            hit,
+            maybe_dirty || every_line,
+            maybe_dirty,
+        );
+        if self.pending.len() >= MAX_PENDING {
+            self.run_rules(chunk);
+        }
     }
 
     /// Tries the rules gathered in `pending` on their lines of `chunk`, rule by rule, each
