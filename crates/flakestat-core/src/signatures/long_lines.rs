@@ -63,19 +63,18 @@ impl LongLineSearch {
     /// prefixes of rule `i` when its every match begins at the line's start with one.
     pub(super) fn new(
         finders: Vec<AhoCorasick>,
-        literals: &[&[u8]],
+        literals: &[Vec<u8>],
         prefixes: &[Option<Vec<Vec<u8>>>],
     ) -> LongLineSearch {
-        let mut heads: Vec<(Vec<u8>, u32)> = prefixes
+        let heads = prefixes
             .iter()
             .enumerate()
             .filter_map(|(rule, p)| Some((p.as_ref()?, rule as u32)))
             .flat_map(|(p, rule)| p.iter().map(move |p| (p.clone(), rule)))
             .collect();
-        heads.sort_unstable();
         LongLineSearch {
             finders,
-            reach: literals.iter().map(|l| l.len()).max().unwrap_or(0),
+            reach: literals.iter().map(Vec::len).max().unwrap_or(0),
             heads,
         }
     }
@@ -161,7 +160,7 @@ mod tests {
     fn a_rule_is_named_by_each_prefix_a_line_begins_with() {
         let search = LongLineSearch::new(
             Vec::new(),
-            &[b"abc".as_slice(), b"abcdef"],
+            &[b"abc".to_vec(), b"abcdef".to_vec()],
             &[
                 Some(vec![b"##[error]".to_vec(), b"Error: ".to_vec()]),
                 None,

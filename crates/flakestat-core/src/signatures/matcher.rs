@@ -329,14 +329,13 @@ fn long_line_search(
     targets: &[Target],
     prefixes: &[LinePrefixes],
 ) -> Result<LongLineSearch, SignatureError> {
-    let beyond_head: Vec<&[u8]> = literals
+    let beyond_head: Vec<Vec<u8>> = literals
         .iter()
         .zip(targets)
         .filter(|(_, t)| t.tests || t.rules.iter().any(|&r| prefixes[r as usize].is_none()))
-        .map(|(l, _)| l.as_slice())
+        .map(|(l, _)| l.clone())
         .collect();
-    let owned: Vec<Vec<u8>> = beyond_head.iter().map(|l| l.to_vec()).collect();
-    let finders = anchor_finders(anchors(&owned))?;
+    let finders = anchor_finders(anchors(&beyond_head))?;
     Ok(LongLineSearch::new(finders, &beyond_head, prefixes))
 }
 
@@ -911,8 +910,8 @@ impl<'s> Scan<'s> {
 
     /// One line that may matter: it holds an anchor, or is long (`hit`: it is searched), or
     /// holds bytes that may need cleaning, or every line must be seen (`check`). `at`: where
-    /// the line starts in the chunk. `leads`: whether the chunk's scan for [`LEADS`] found one in the line (without one, only
-    /// its UTF-8 is checked before it is searched as it stands).
+    /// the line starts in the chunk. `leads`: whether the chunk's scan for [`LEADS`] found one
+    /// in the line (without one, only its UTF-8 is checked before it is searched as it stands).
     fn line(&mut self, raw: &[u8], at: usize, number: u64, hit: bool, check: bool, leads: bool) {
         // A line without a timestamp after an `##[error]` annotation is part of it.
         let mut continuation = false;
